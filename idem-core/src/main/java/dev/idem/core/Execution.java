@@ -1,0 +1,119 @@
+package dev.idem.core;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What the executor decided for one request, and the answer to give. Immutable.
+ *
+ * <p>Exceptions thrown by the work are not represented here: they propagate to the caller after the key was
+ * released.
+ */
+public final class Execution {
+
+  /** The executor's decision. */
+  public enum Outcome {
+    /** The work ran and its response was kept. */
+    STORED,
+    /** A record existed with the same fingerprint; its stored response is returned. */
+    REPLAYED,
+    /** The work ran but its response is not kept (transient status): the key is free for the retry. */
+    NOT_STORED,
+    /** A record exists with another fingerprint: the key was reused for a different request. */
+    PAYLOAD_MISMATCH,
+    /** The first request with this key is still running. */
+    IN_PROGRESS
+  }
+
+  private final RecordKey key;
+  private final Outcome outcome;
+  private final StoredResponse response;
+  private final List<String> differingFields;
+  private final Duration retryAfter;
+  private final Duration keyAge;
+
+  private Execution(RecordKey key, Outcome outcome, StoredResponse response, List<String> differingFields,
+      Duration retryAfter, Duration keyAge) {
+    this.key = Objects.requireNonNull(key, "key");
+    this.outcome = Objects.requireNonNull(outcome, "outcome");
+    this.response = response;
+    this.differingFields = List.copyOf(differingFields);
+    this.retryAfter = retryAfter;
+    this.keyAge = keyAge;
+  }
+
+  public static Execution stored(RecordKey key, StoredResponse response) {
+    return new Execution(key, Outcome.STORED, Objects.requireNonNull(response), List.of(), null, Duration.ZERO);
+  }
+
+  public static Execution replayed(RecordKey key, StoredResponse response, Duration keyAge) {
+    return new Execution(key, Outcome.REPLAYED, Objects.requireNonNull(response), List.of(), null, keyAge);
+  }
+
+  public static Execution notStored(RecordKey key, StoredResponse response) {
+    return new Execution(key, Outcome.NOT_STORED, Objects.requireNonNull(response), List.of(), null, null);
+  }
+
+  public static Execution payloadMismatch(RecordKey key, List<String> differingFields) {
+    return new Execution(key, Outcome.PAYLOAD_MISMATCH, null, differingFields, null, null);
+  }
+
+  public static Execution inProgress(RecordKey key, Duration retryAfter) {
+    return new Execution(key, Outcome.IN_PROGRESS, null, List.of(), Objects.requireNonNull(retryAfter), null);
+  }
+
+  public RecordKey key() {
+    return key;
+  }
+
+  public Outcome outcome() {
+    return outcome;
+  }
+
+  /** The answer to give: present for STORED, REPLAYED and NOT_STORED; {@code null} otherwise. */
+  public StoredResponse response() {
+    return response;
+  }
+
+  /**
+   * The answer, or an exception describing why there is none: {@link PayloadMismatchException} or
+   * {@link RequestInProgressException}.
+   */
+  public StoredResponse responseOrThrow() {
+    switch (outcome) {
+      case PAYLOAD_MISMATCH:
+        throw new PayloadMismatchException(key, differingFields);
+      case IN_PROGRESS:
+        throw new RequestInProgressException(key, retryAfter);
+      default:
+        return response;
+    }
+  }
+
+  /** For PAYLOAD_MISMATCH: the top-level fields that differ, sorted; empty when unknown (non-JSON bodies). */
+  public List<String> differingFields() {
+    return differingFields;
+  }
+
+  /** For IN_PROGRESS: how long the caller should wait before retrying (whole seconds, at least one). */
+  public Duration retryAfter() {
+    return retryAfter;
+  }
+
+  /** For REPLAYED: how old the record is; zero for STORED; {@code null} otherwise. */
+  public Duration keyAge() {
+    return keyAge;
+  }
+
+  public boolean isReplay() {
+    return outcome == Outcome.REPLAYED;
+  }
+
+  @Override
+  public String toString() {
+    return "Execution[" + key + ", " + outcome + (response == null ? "" : ", status " + response.status())
+        + (differingFields.isEmpty() ? "" : ", differing " + differingFields)
+        + (retryAfter == null ? "" : ", retryAfter " + retryAfter) + "]";
+  }
+}

@@ -1,0 +1,105 @@
+package dev.idem.core;
+
+import dev.idem.core.fingerprint.Fingerprint;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * The stored row for (scope, operation, key): state, fingerprint, response, lease and expiry. Immutable.
+ *
+ * @param key the record's identity
+ * @param state its state; never {@code null} (an absent record is not represented)
+ * @param fingerprint the fingerprint of the request that created it
+ * @param response what a replay returns; present exactly when the state is final
+ * @param recoveryPoint the last committed phase of a phased operation, or {@code null} before the first
+ * @param checkpoint the values the committed phases recorded
+ * @param leaseOwner who holds the lease, or {@code null} when nobody does
+ * @param lockedUntil when the lease ends, or {@code null} for final records
+ * @param version the fencing token: every write increments it, and a write succeeds only at the version it read
+ * @param createdAt when the record was first written
+ * @param updatedAt when it was last written
+ * @param expiresAt after this instant the record counts as absent and purge may delete it
+ */
+public record IdempotencyRecord(
+    RecordKey key,
+    RecordState state,
+    Fingerprint fingerprint,
+    StoredResponse response,
+    String recoveryPoint,
+    Checkpoint checkpoint,
+    String leaseOwner,
+    Instant lockedUntil,
+    long version,
+    Instant createdAt,
+    Instant updatedAt,
+    Instant expiresAt) {
+
+  public IdempotencyRecord {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(fingerprint, "fingerprint");
+    Objects.requireNonNull(checkpoint, "checkpoint");
+    Objects.requireNonNull(createdAt, "createdAt");
+    Objects.requireNonNull(updatedAt, "updatedAt");
+    Objects.requireNonNull(expiresAt, "expiresAt");
+    if (state.isFinal() && response == null) {
+      throw new IllegalArgumentException("a " + state + " record needs a response");
+    }
+    if (!state.isFinal() && response != null) {
+      throw new IllegalArgumentException("an IN_PROGRESS record has no response yet");
+    }
+    if (version < 1) {
+      throw new IllegalArgumentException("version starts at 1, got " + version);
+    }
+  }
+
+  /** A record that is final from its first write (atomic mode inserts these at the end of the transaction). */
+  public static IdempotencyRecord finished(
+      RecordKey key, Fingerprint fingerprint, StoredResponse response, RecordState state, Instant now, Duration ttl) {
+    return new IdempotencyRecord(
+        key, state, fingerprint, response, null, Checkpoint.empty(), null, null, 1, now, now, now.plus(ttl));
+  }
+
+  /** A freshly claimed record under a lease (phased and leased modes). */
+  public static IdempotencyRecord claimed(
+      RecordKey key, Fingerprint fingerprint, String owner, Instant now, Duration lease, Duration ttl) {
+    return new IdempotencyRecord(key, RecordState.IN_PROGRESS, fingerprint, null, null, Checkpoint.empty(), owner,
+        now.plus(lease), 1, now, now, now.plus(ttl));
+  }
+
+  /**
+   * Whether the record counts as absent: its TTL has passed, unless it is in progress with committed phases. Such a
+   * record is never dropped silently (a new execution would repeat the committed phases): it stays until a retry or
+   * the completer finishes it, and purge leaves it alone.
+   */
+  public boolean isExpired(Instant now) {
+    return !expiresAt.isAfter(now) && !(state == RecordState.IN_PROGRESS && recoveryPoint != null);
+  }
+
+  /** Whether an in-progress record's lease has run out, so another worker may take it over. */
+  public boolean isLeaseExpired(Instant now) {
+    return state == RecordState.IN_PROGRESS && (lockedUntil == null || !lockedUntil.isAfter(now));
+  }
+
+  /** The next version of this record under a new lease, as a takeover or a phase writes it. */
+  public IdempotencyRecord withLease(String owner, Instant until, Instant now) {
+    return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
+        version + 1, createdAt, now, expiresAt);
+  }
+
+  /** The next version after a committed phase. */
+  public IdempotencyRecord withRecoveryPoint(String phase, Checkpoint values, Instant until, Instant now) {
+    return new IdempotencyRecord(key, state, fingerprint, response, phase, values, leaseOwner, until,
+        version + 1, createdAt, now, expiresAt);
+  }
+
+  /** The next version, final. The lease is cleared. */
+  public IdempotencyRecord finish(RecordState finalState, StoredResponse finalResponse, Instant now) {
+    if (!finalState.isFinal()) {
+      throw new IllegalArgumentException("finish needs COMPLETED or FAILED, got " + finalState);
+    }
+    return new IdempotencyRecord(key, finalState, fingerprint, finalResponse, recoveryPoint, checkpoint, null, null,
+        version + 1, createdAt, now, expiresAt);
+  }
+}

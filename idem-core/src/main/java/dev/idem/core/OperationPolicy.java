@@ -1,0 +1,175 @@
+package dev.idem.core;
+
+import dev.idem.core.fingerprint.FingerprintPolicy;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How one operation is made idempotent: record lifetime, lease, what is kept, what an in-flight duplicate gets,
+ * which parts of the request the fingerprint covers, and bounds. Immutable and thread-safe; built with
+ * {@link #builder()}, which validates every value eagerly.
+ */
+public final class OperationPolicy {
+  private static final OperationPolicy DEFAULTS = builder().build();
+
+  private final Duration ttl;
+  private final Duration lease;
+  private final KeepPolicy keep;
+  private final Duration inFlightWait;
+  private final FingerprintPolicy fingerprint;
+  private final int maxResponseBytes;
+  private final boolean lookupFirst;
+
+  private OperationPolicy(Builder b) {
+    this.ttl = b.ttl;
+    this.lease = b.lease;
+    this.keep = b.keep;
+    this.inFlightWait = b.inFlightWait;
+    this.fingerprint = b.fingerprint;
+    this.maxResponseBytes = b.maxResponseBytes;
+    this.lookupFirst = b.lookupFirst;
+  }
+
+  /** TTL 24 h, lease 30 s, default keep policy, reject in-flight duplicates, 1 MiB responses. */
+  public static OperationPolicy ofDefaults() {
+    return DEFAULTS;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.ttl = ttl;
+    b.lease = lease;
+    b.keep = keep;
+    b.inFlightWait = inFlightWait;
+    b.fingerprint = fingerprint;
+    b.maxResponseBytes = maxResponseBytes;
+    b.lookupFirst = lookupFirst;
+    return b;
+  }
+
+  /** How long a record lives; after that it counts as absent and the key may be used again. */
+  public Duration ttl() {
+    return ttl;
+  }
+
+  /** How long a worker holds an in-progress record before another worker (or the completer) may take it over. */
+  public Duration lease() {
+    return lease;
+  }
+
+  public KeepPolicy keep() {
+    return keep;
+  }
+
+  /**
+   * How long a duplicate that finds the record in progress waits for it to finish before it gets the in-progress
+   * answer. {@link Duration#ZERO} (the default) answers at once.
+   */
+  public Duration inFlightWait() {
+    return inFlightWait;
+  }
+
+  public FingerprintPolicy fingerprint() {
+    return fingerprint;
+  }
+
+  /** The largest response (body plus headers) that may be kept; a larger one fails the execution. */
+  public int maxResponseBytes() {
+    return maxResponseBytes;
+  }
+
+  /**
+   * Atomic mode: whether the record is looked up (one read, outside any transaction) before the work runs. On (the
+   * default), a duplicate arriving after the first committed replays for the price of one primary-key read. Off,
+   * a first execution saves that read, and a duplicate is found only when its insert collides at the end: it then
+   * has done the work for nothing, rolls it back and replays. Either way exactly one execution commits; see
+   * docs/design-decisions.md.
+   */
+  public boolean lookupFirst() {
+    return lookupFirst;
+  }
+
+  @Override
+  public String toString() {
+    return "OperationPolicy[ttl=" + ttl + ", lease=" + lease + ", inFlightWait=" + inFlightWait + ", maxResponseBytes=" + maxResponseBytes
+        + ", lookupFirst=" + lookupFirst + "]";
+  }
+
+  /** Mutable, not thread-safe. Each setter validates its value at once. */
+  public static final class Builder {
+    private Duration ttl = Duration.ofHours(24);
+    private Duration lease = Duration.ofSeconds(30);
+    private KeepPolicy keep = KeepPolicy.ofDefaults();
+    private Duration inFlightWait = Duration.ZERO;
+    private FingerprintPolicy fingerprint = FingerprintPolicy.ofDefaults();
+    private int maxResponseBytes = 1 << 20;
+    private boolean lookupFirst = true;
+
+    private Builder() {}
+
+    public Builder ttl(Duration ttl) {
+      this.ttl = positive("ttl", ttl);
+      return this;
+    }
+
+    public Builder lease(Duration lease) {
+      this.lease = positive("lease", lease);
+      return this;
+    }
+
+    public Builder keep(KeepPolicy keep) {
+      this.keep = Objects.requireNonNull(keep, "keep");
+      return this;
+    }
+
+    /** Reject in-flight duplicates at once (the default). */
+    public Builder rejectInFlight() {
+      this.inFlightWait = Duration.ZERO;
+      return this;
+    }
+
+    /** Let an in-flight duplicate wait up to {@code bound} for the first to finish, then replay it. */
+    public Builder waitInFlight(Duration bound) {
+      this.inFlightWait = positive("inFlightWait", bound);
+      return this;
+    }
+
+    public Builder fingerprint(FingerprintPolicy fingerprint) {
+      this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
+      return this;
+    }
+
+    public Builder maxResponseBytes(int maxResponseBytes) {
+      if (maxResponseBytes < 1) {
+        throw new IllegalArgumentException("maxResponseBytes must be positive, got " + maxResponseBytes);
+      }
+      this.maxResponseBytes = maxResponseBytes;
+      return this;
+    }
+
+    /** See {@link OperationPolicy#lookupFirst()}. */
+    public Builder lookupFirst(boolean lookupFirst) {
+      this.lookupFirst = lookupFirst;
+      return this;
+    }
+
+    public OperationPolicy build() {
+      if (lease.compareTo(ttl) >= 0) {
+        throw new IllegalArgumentException("lease " + lease + " must be shorter than ttl " + ttl);
+      }
+      return new OperationPolicy(this);
+    }
+
+    private static Duration positive(String name, Duration d) {
+      Objects.requireNonNull(d, name);
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive, got " + d);
+      }
+      return d;
+    }
+  }
+}

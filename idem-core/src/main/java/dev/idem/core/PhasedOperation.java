@@ -1,0 +1,122 @@
+package dev.idem.core;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * An operation run in named phases, for work that calls outside the database. Immutable and thread-safe.
+ *
+ * <p>The first phase runs in a transaction and puts into the checkpoint what the later phases need: until it commits,
+ * a failure simply frees the key, and after it, a retry or the completer resumes from the checkpoint alone. Each
+ * phase is its own unit: a phase declared {@link Builder#inTransaction inTransaction} runs in a store
+ * transaction that also moves the recovery point; a phase declared {@link Builder#outside outside} runs with no
+ * transaction open (an external call, such as a payment provider), and its result is then committed as the new
+ * recovery point in a short transaction. A crash between an external call and that commit re-runs the call on
+ * resume, so external calls must carry a key derived from the record ({@code ctx.derivedKey("charge")}) to a
+ * system that is idempotent on it.
+ *
+ * <pre>{@code
+ * PhasedOperation payments = PhasedOperation.builder("POST /payments")
+ *     .inTransaction("create", ctx -> PhaseResult.next(createPending(ctx)))
+ *     .outside("charge", ctx -> PhaseResult.next(charge(ctx.derivedKey("charge"), ctx.checkpoint())))
+ *     .inTransaction("capture", ctx -> PhaseResult.respond(capture(ctx)))
+ *     .build();
+ * }</pre>
+ */
+public final class PhasedOperation {
+
+  /** One phase and whether it runs inside a transaction. */
+  public record Step(String name, boolean transactional, Phase phase) {}
+
+  private final Operation operation;
+  private final List<Step> steps;
+
+  private PhasedOperation(Operation operation, List<Step> steps) {
+    this.operation = operation;
+    this.steps = List.copyOf(steps);
+  }
+
+  public static Builder builder(String operation) {
+    return new Builder(Operation.of(operation));
+  }
+
+  public static Builder builder(Operation operation) {
+    return new Builder(operation);
+  }
+
+  public Operation operation() {
+    return operation;
+  }
+
+  public List<Step> steps() {
+    return steps;
+  }
+
+  /** The index of the first phase to run after {@code recoveryPoint} ({@code null}: from the start). */
+  public int indexAfter(String recoveryPoint) {
+    if (recoveryPoint == null) {
+      return 0;
+    }
+    for (int i = 0; i < steps.size(); i++) {
+      if (steps.get(i).name().equals(recoveryPoint)) {
+        return i + 1;
+      }
+    }
+    throw new ConfigurationException("operation " + operation + " has no phase '" + recoveryPoint
+        + "' (a stored recovery point); phases are " + names() + ". Keep old phase names while records use them.");
+  }
+
+  public List<String> names() {
+    List<String> names = new ArrayList<>();
+    steps.forEach(s -> names.add(s.name()));
+    return names;
+  }
+
+  /** Mutable, not thread-safe. */
+  public static final class Builder {
+    private final Operation operation;
+    private final List<Step> steps = new ArrayList<>();
+    private final Set<String> names = new HashSet<>();
+
+    private Builder(Operation operation) {
+      this.operation = Objects.requireNonNull(operation, "operation");
+    }
+
+    /** A phase that runs inside a store transaction, committed together with the new recovery point. */
+    public Builder inTransaction(String name, Phase phase) {
+      return add(name, true, phase);
+    }
+
+    /** A phase that runs with no transaction open, typically one external call with a derived key. */
+    public Builder outside(String name, Phase phase) {
+      return add(name, false, phase);
+    }
+
+    private Builder add(String name, boolean transactional, Phase phase) {
+      Objects.requireNonNull(phase, "phase");
+      if (name == null || name.isBlank() || name.length() > 64) {
+        throw new IllegalArgumentException("phase name must be 1 to 64 characters, got '" + name + "'");
+      }
+      if (!names.add(name)) {
+        throw new IllegalArgumentException("phase name '" + name + "' is used twice in " + operation);
+      }
+      steps.add(new Step(name, transactional, phase));
+      return this;
+    }
+
+    public PhasedOperation build() {
+      if (steps.isEmpty()) {
+        throw new IllegalArgumentException("phased operation " + operation + " needs at least one phase");
+      }
+      if (!steps.get(0).transactional()) {
+        throw new IllegalArgumentException("the first phase of " + operation + " ('" + steps.get(0).name()
+            + "') must run inTransaction: it records in the checkpoint what later phases need, so that a retry or"
+            + " the completer can resume after it; an external call before it could not be resumed");
+      }
+      return new PhasedOperation(operation, steps);
+    }
+  }
+}

@@ -1,0 +1,674 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.AtomicWork;
+import dev.idem.core.Checkpoint;
+import dev.idem.core.ConfigurationException;
+import dev.idem.core.Execution;
+import dev.idem.core.IdemException;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.KeepPolicy;
+import dev.idem.core.LeaseLostException;
+import dev.idem.core.LeasedWork;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationPolicy;
+import dev.idem.core.PhaseContext;
+import dev.idem.core.PhaseResult;
+import dev.idem.core.PhasedOperation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.ResponseTooLargeException;
+import dev.idem.core.StoreException;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.WorkFailedException;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprinter;
+import dev.idem.core.spi.IdemListener;
+import dev.idem.core.spi.IdempotencyStore;
+import dev.idem.core.spi.Sleeper;
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The engine behind {@link dev.idem.core.Idem}. Thread-safe.
+ *
+ * <p>Implementation note: the database decides every race. Atomic mode reads the record first only to replay
+ * cheaply; the decision that a request runs is the insert of the finished record at the end of the business
+ * transaction, guarded by the primary key. A concurrent duplicate runs its work too, then its insert waits on the
+ * winner's uncommitted row; when the winner commits, the insert fails, the duplicate's transaction (with its
+ * business writes) rolls back, and the duplicate replays the winner's response. One insert per execution is the
+ * cheapest correct write: claim-first (insert, then update) costs a second write of the same row. Phased and
+ * leased modes must claim first, because their work spans several transactions; every later write there is
+ * conditional on the version read (fencing).
+ */
+public final class Executor {
+  private static final int MAX_ROUNDS = 8;
+  private static final Duration MIN_POLL = Duration.ofMillis(10);
+  private static final Duration MAX_POLL = Duration.ofMillis(250);
+
+  private final String name;
+  private final IdempotencyStore store;
+  private final Clock clock;
+  private final Sleeper sleeper;
+  private final IdemListener listener;
+  private final OperationPolicy defaultPolicy;
+  private final Map<Operation, OperationPolicy> policies;
+  private final Map<Operation, PhasedOperation> phased;
+  private final Map<OperationPolicy, Fingerprinter> fingerprinters = new ConcurrentHashMap<>();
+  private final String owner;
+  private final boolean timed;
+
+  public Executor(String name, IdempotencyStore store, Clock clock, Sleeper sleeper, IdemListener listener,
+      OperationPolicy defaultPolicy, Map<Operation, OperationPolicy> policies,
+      Map<Operation, PhasedOperation> phased) {
+    this.name = name;
+    this.store = store;
+    this.clock = clock;
+    this.sleeper = sleeper;
+    this.listener = listener;
+    this.defaultPolicy = defaultPolicy;
+    this.policies = policies;
+    this.phased = phased;
+    this.owner = name + "/" + ProcessHandle.current().pid() + "/" + UUID.randomUUID().toString().substring(0, 8);
+    this.timed = listener != IdemListener.NOOP;
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public IdempotencyStore store() {
+    return store;
+  }
+
+  public Clock clock() {
+    return clock;
+  }
+
+  public IdemListener listener() {
+    return listener;
+  }
+
+  public OperationPolicy policy(Operation operation) {
+    return policies.getOrDefault(operation, defaultPolicy);
+  }
+
+  public Optional<PhasedOperation> phasedOperation(Operation operation) {
+    return Optional.ofNullable(phased.get(operation));
+  }
+
+  /** The operations registered for phased mode: the completer's view of the store. */
+  public java.util.Set<Operation> phasedOperations() {
+    return phased.keySet();
+  }
+
+  /** The fingerprint of a request under its operation's policy. */
+  public Fingerprint fingerprint(IdempotentRequest request, OperationPolicy policy) {
+    if (request.fingerprint() != null) {
+      return request.fingerprint();
+    }
+    Fingerprinter f = fingerprinters.computeIfAbsent(policy, p -> Fingerprinter.of(p.fingerprint()));
+    return f.fingerprint(request.operation().name(), request.body(), request.contentType());
+  }
+
+  // ---------------------------------------------------------------- atomic
+
+  public Execution atomic(IdempotentRequest request, AtomicWork work) {
+    try {
+      return atomicRounds(request, work);
+    } catch (AnsweredByExisting answered) {
+      return answered.execution;
+    }
+  }
+
+  private Execution atomicRounds(IdempotentRequest request, AtomicWork work) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(work, "work");
+    if (!store.transactional()) {
+      throw new ConfigurationException("store '" + store.name() + "' has no transactions, so atomic mode cannot"
+          + " run on it; use leased mode (Idem.leased) or a transactional store");
+    }
+    long started = System.nanoTime();
+    OperationPolicy policy = policy(request.operation());
+    Fingerprint fingerprint = fingerprint(request, policy);
+    RecordKey key = request.recordKey();
+    boolean lookup = policy.lookupFirst();
+    for (int round = 1; round <= MAX_ROUNDS; round++) {
+      if (round > 1) {
+        // After a collision or a transient failure, read the committed record on a fresh connection: a joined
+        // caller's transaction may hold a snapshot older than the record that collided.
+        Optional<IdempotencyRecord> existing = findCommitted(key);
+        Instant now = clock.instant();
+        if (existing.isPresent() && !existing.get().isExpired(now)) {
+          return done(decideExisting(existing.get(), fingerprint, now), started);
+        }
+      }
+      boolean lookupThisRound = lookup;
+      Execution decided;
+      try {
+        decided = transaction(tx -> atomicRound(tx, key, fingerprint, policy, work, lookupThisRound));
+      } catch (StoreException e) {
+        if (e.isLockTimeout()) {
+          return done(Execution.inProgress(key, Duration.ofSeconds(1)), started);
+        }
+        if (e.isTransient() && round < MAX_ROUNDS) {
+          lookup = true;
+          continue;
+        }
+        throw released(key, fingerprint, e, started);
+      } catch (RuntimeException e) {
+        throw released(key, fingerprint, e, started);
+      }
+      if (decided != null) {
+        if (decided.outcome() == Execution.Outcome.STORED) {
+          listener.onTransition(name, key, null, KeepPolicy.stateFor(decided.response().status()), null);
+        } else if (decided.outcome() == Execution.Outcome.NOT_STORED) {
+          listener.onReleased(name, key, null);
+        }
+        return done(decided, started);
+      }
+      // The insert collided: a concurrent duplicate committed first, or an expired record is in the way. The next
+      // round looks it up, then replays it or replaces it.
+      lookup = true;
+    }
+    return done(Execution.inProgress(key, Duration.ofSeconds(1)), started);
+  }
+
+  /**
+   * The work failed and its transaction rolled back. The failure may be only the echo of a concurrent duplicate: its
+   * business insert collided with the original's row (a payment id derived from the key, say), which it waited for
+   * until the original committed. If a live record exists now, the answer is that record's, not the failure. Costs
+   * one read, on failures only.
+   */
+  private RuntimeException released(RecordKey key, Fingerprint fingerprint, RuntimeException e, long started) {
+    try {
+      Optional<IdempotencyRecord> existing = findCommitted(key);
+      Instant now = clock.instant();
+      if (existing.isPresent() && !existing.get().isExpired(now)) {
+        throw new AnsweredByExisting(done(decideExisting(existing.get(), fingerprint, now), started));
+      }
+    } catch (StoreException lookupFailed) {
+      e.addSuppressed(lookupFailed);
+    }
+    listener.onReleased(name, key, e);
+    return e;
+  }
+
+  /** Carries a decision out of {@link #released}; caught in {@link #atomic}. */
+  private static final class AnsweredByExisting extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient Execution execution;
+
+    AnsweredByExisting(Execution execution) {
+      super(null, null, false, false);
+      this.execution = execution;
+    }
+  }
+
+  private Execution atomicRound(StoreTransaction tx, RecordKey key, Fingerprint fingerprint, OperationPolicy policy,
+      AtomicWork work, boolean lookup) throws Exception {
+    Instant now = clock.instant();
+    if (lookup) {
+      Optional<IdempotencyRecord> existing = find(tx, key);
+      if (existing.isPresent()) {
+        IdempotencyRecord record = existing.get();
+        if (!record.isExpired(now)) {
+          return decideExisting(record, fingerprint, now);
+        }
+        deleteIfExpired(tx, key, now);
+      }
+    }
+    StoredResponse response;
+    try {
+      response = work.execute(tx);
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new WorkFailedException(key, e);
+    }
+    if (response == null) {
+      throw new IllegalStateException("work of " + key.operation() + " returned no response");
+    }
+    if (!policy.keep().keeps(response.status())) {
+      tx.setRollbackOnly();
+      return Execution.notStored(key, response);
+    }
+    checkSize(key, response, policy);
+    IdempotencyRecord record = IdempotencyRecord.finished(
+        key, stored(fingerprint), response, KeepPolicy.stateFor(response.status()), now, policy.ttl());
+    if (!insertLast(tx, record)) {
+      tx.setRollbackOnly();
+      return null;
+    }
+    return Execution.stored(key, response);
+  }
+
+  // ---------------------------------------------------------------- phased
+
+  public Execution phased(IdempotentRequest request) {
+    Objects.requireNonNull(request, "request");
+    PhasedOperation operation = phased.get(request.operation());
+    if (operation == null) {
+      throw new ConfigurationException("Idem '" + name + "': no phased operation is registered for "
+          + request.operation() + "; register it with Idem.builder().phased(...)");
+    }
+    long started = System.nanoTime();
+    OperationPolicy policy = policy(request.operation());
+    Fingerprint fingerprint = fingerprint(request, policy);
+    Claim claim = claim(request.recordKey(), fingerprint, policy);
+    if (claim.decided != null) {
+      return done(claim.decided, started);
+    }
+    return done(runPhases(operation, claim.record, request, claim.resumed, policy, Duration.ZERO), started);
+  }
+
+  /**
+   * Runs the phases after the record's recovery point, each in its own unit, and finishes or releases the record.
+   * Used by client requests and by the completer ({@code request == null}). After a failure the lease is released
+   * for {@code holdAfterFailure}: zero for a client (its retry may resume at once), a lease for the completer (the
+   * record waits its turn).
+   */
+  public Execution runPhases(PhasedOperation operation, IdempotencyRecord held, IdempotentRequest request,
+      boolean resumed, OperationPolicy policy, Duration holdAfterFailure) {
+    IdempotencyRecord current = held;
+    RecordKey key = held.key();
+    var steps = operation.steps();
+    for (int i = operation.indexAfter(held.recoveryPoint()); i < steps.size(); i++) {
+      PhasedOperation.Step step = steps.get(i);
+      boolean last = i == steps.size() - 1;
+      IdempotencyRecord before = current;
+      Object[] outcome = new Object[2];
+      try {
+        if (step.transactional()) {
+          current = transaction(tx -> {
+            PhaseResult result = step.phase().run(new Context(key, before, request, resumed, tx));
+            outcome[0] = result;
+            return advance(tx, before, step.name(), result, last, policy);
+          });
+        } else {
+          PhaseResult result = step.phase().run(new Context(key, before, request, resumed, null));
+          outcome[0] = result;
+          current = transaction(tx -> advance(tx, before, step.name(), result, last, policy));
+        }
+      } catch (LeaseLostException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        release(before, e, holdAfterFailure, step.transactional());
+        throw e;
+      } catch (Exception e) {
+        release(before, e, holdAfterFailure, step.transactional());
+        throw new WorkFailedException(key, e);
+      }
+      PhaseResult result = (PhaseResult) outcome[0];
+      if (result.isResponse()) {
+        StoredResponse response = result.response();
+        if (current == null) {
+          // not kept: the phase's transaction rolled back; give the lease up so a retry can resume
+          release(before, null, holdAfterFailure, step.transactional());
+          return Execution.notStored(key, response);
+        }
+        listener.onTransition(name, key, RecordState.IN_PROGRESS, current.state(), step.name());
+        return Execution.stored(key, response);
+      }
+    }
+    throw new IllegalStateException("phased operation " + operation.operation() + " ended without a response");
+  }
+
+  /** Writes one phase's outcome, conditional on the version held. Returns the new record, or null if not kept. */
+  private IdempotencyRecord advance(StoreTransaction tx, IdempotencyRecord held, String phase, PhaseResult result,
+      boolean last, OperationPolicy policy) {
+    Instant now = clock.instant();
+    IdempotencyRecord next;
+    if (result.isResponse()) {
+      StoredResponse response = result.response();
+      if (!policy.keep().keeps(response.status())) {
+        tx.setRollbackOnly();
+        return null;
+      }
+      checkSize(held.key(), response, policy);
+      next = held.finish(KeepPolicy.stateFor(response.status()), response, now);
+    } else if (last) {
+      throw new IllegalStateException("the last phase '" + phase + "' of " + held.key().operation()
+          + " must respond (PhaseResult.respond), not go on");
+    } else {
+      next = held.withRecoveryPoint(phase, result.checkpoint(), now.plus(policy.lease()), now);
+    }
+    if (!update(tx, next)) {
+      tx.setRollbackOnly();
+      throw new LeaseLostException(held.key(), held.version(), phase);
+    }
+    return next;
+  }
+
+  // ---------------------------------------------------------------- leased
+
+  public Execution leased(IdempotentRequest request, LeasedWork work) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(work, "work");
+    long started = System.nanoTime();
+    OperationPolicy policy = policy(request.operation());
+    Fingerprint fingerprint = fingerprint(request, policy);
+    Claim claim = claim(request.recordKey(), fingerprint, policy);
+    if (claim.decided != null) {
+      return done(claim.decided, started);
+    }
+    IdempotencyRecord held = claim.record;
+    RecordKey key = held.key();
+    StoredResponse response;
+    try {
+      response = work.execute(key.key());
+      if (response == null) {
+        throw new IllegalStateException("work of " + key.operation() + " returned no response");
+      }
+      if (policy.keep().keeps(response.status())) {
+        checkSize(key, response, policy);
+      }
+    } catch (RuntimeException e) {
+      release(held, e, Duration.ZERO, true);
+      throw e;
+    } catch (Exception e) {
+      release(held, e, Duration.ZERO, true);
+      throw new WorkFailedException(key, e);
+    }
+    if (!policy.keep().keeps(response.status())) {
+      release(held, null, Duration.ZERO, true);
+      return done(Execution.notStored(key, response), started);
+    }
+    IdempotencyRecord next = held.finish(KeepPolicy.stateFor(response.status()), response, clock.instant());
+    boolean written = transaction(tx -> update(tx, next));
+    if (!written) {
+      throw new LeaseLostException(key, held.version(), null);
+    }
+    listener.onTransition(name, key, RecordState.IN_PROGRESS, next.state(), null);
+    return done(Execution.stored(key, response), started);
+  }
+
+  // ---------------------------------------------------------------- claim, shared by phased and leased
+
+  private static final class Claim {
+    final Execution decided;
+    final IdempotencyRecord record;
+    final boolean resumed;
+
+    Claim(Execution decided, IdempotencyRecord record, boolean resumed) {
+      this.decided = decided;
+      this.record = record;
+      this.resumed = resumed;
+    }
+  }
+
+  private Claim claim(RecordKey key, Fingerprint fingerprint, OperationPolicy policy) {
+    Instant waitUntil = clock.instant().plus(policy.inFlightWait());
+    Duration poll = MIN_POLL;
+    for (int round = 1; ; round++) {
+      Instant now = clock.instant();
+      Optional<IdempotencyRecord> existing = findCommitted(key);
+      if (existing.isPresent() && existing.get().isExpired(now)) {
+        transaction(tx -> deleteIfExpired(tx, key, now));
+        existing = Optional.empty();
+      }
+      if (existing.isEmpty()) {
+        IdempotencyRecord claimed =
+            IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl());
+        boolean inserted = transaction(tx -> {
+          if (insert(tx, claimed)) {
+            return true;
+          }
+          tx.setRollbackOnly();
+          return false;
+        });
+        if (inserted) {
+          listener.onTransition(name, key, null, RecordState.IN_PROGRESS, null);
+          return new Claim(null, claimed, false);
+        }
+        if (round >= MAX_ROUNDS) {
+          return new Claim(Execution.inProgress(key, Duration.ofSeconds(1)), null, false);
+        }
+        continue;
+      }
+      IdempotencyRecord record = existing.get();
+      if (!record.fingerprint().matches(fingerprint) || record.state().isFinal()) {
+        return new Claim(decideExisting(record, fingerprint, now), null, false);
+      }
+      if (record.isLeaseExpired(now)) {
+        IdempotencyRecord taken = record.withLease(owner, now.plus(policy.lease()), now);
+        if (transaction(tx -> update(tx, taken))) {
+          listener.onLeaseExpired(name, record);
+          return new Claim(null, taken, true);
+        }
+        continue;
+      }
+      if (!now.isBefore(waitUntil) || round >= 10_000) {
+        return new Claim(decideExisting(record, fingerprint, now), null, false);
+      }
+      Duration left = Duration.between(now, waitUntil);
+      Duration untilLeaseEnds = Duration.between(now, record.lockedUntil());
+      Duration nap = min(min(poll, left), untilLeaseEnds.isNegative() ? MIN_POLL : untilLeaseEnds);
+      try {
+        sleeper.sleep(nap.isZero() ? MIN_POLL : nap);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return new Claim(decideExisting(record, fingerprint, now), null, false);
+      }
+      poll = min(poll.multipliedBy(2), MAX_POLL);
+    }
+  }
+
+  /** The decision for a live record found in the store. */
+  private Execution decideExisting(IdempotencyRecord record, Fingerprint fingerprint, Instant now) {
+    RecordKey key = record.key();
+    if (!record.fingerprint().matches(fingerprint)) {
+      return Execution.payloadMismatch(key, record.fingerprint().differingFields(fingerprint));
+    }
+    if (record.state().isFinal()) {
+      return Execution.replayed(key, record.response(), Duration.between(record.createdAt(), now));
+    }
+    return Execution.inProgress(key, retryAfter(record, now));
+  }
+
+  private static Duration retryAfter(IdempotencyRecord record, Instant now) {
+    if (record.lockedUntil() == null) {
+      return Duration.ofSeconds(1);
+    }
+    long millis = Duration.between(now, record.lockedUntil()).toMillis();
+    return Duration.ofSeconds(Math.max(1, (millis + 999) / 1000));
+  }
+
+  /**
+   * Gives up the key after a failure: deletes a record no phase committed when the failed step left nothing behind
+   * ({@code undone}: its transaction rolled back; leased work is the caller's to judge), or ends the lease (after
+   * {@code hold}) of one that has committed phases.
+   */
+  private void release(IdempotencyRecord held, Throwable cause, Duration hold, boolean undone) {
+    try {
+      if (held.recoveryPoint() == null && undone) {
+        transaction(tx -> delete(tx, held.key(), held.version()));
+        listener.onTransition(name, held.key(), RecordState.IN_PROGRESS, null, null);
+      } else {
+        Instant now = clock.instant();
+        transaction(tx -> update(tx, held.withLease(null, now.plus(hold), now)));
+      }
+    } catch (RuntimeException suppressed) {
+      if (cause != null) {
+        cause.addSuppressed(suppressed);
+      }
+      // the lease runs out on its own; the completer or a retry takes over then
+    }
+    listener.onReleased(name, held.key(), cause);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** The most field hashes a record keeps, and the longest member name: beyond, only the overall hash is kept. */
+  static final int MAX_FIELD_HASHES = 64;
+  static final int MAX_FIELD_NAME = 128;
+
+  /**
+   * What a record stores of a fingerprint: the field hashes only when they are few and short, so that a hostile
+   * body cannot make every record large. Without them a mismatch names no field; the decision is unchanged.
+   */
+  private static Fingerprint stored(Fingerprint fingerprint) {
+    Map<String, String> fields = fingerprint.fieldHashes();
+    if (fields.size() > MAX_FIELD_HASHES) {
+      return Fingerprint.ofHash(fingerprint.hash());
+    }
+    for (String name : fields.keySet()) {
+      if (name.length() > MAX_FIELD_NAME) {
+        return Fingerprint.ofHash(fingerprint.hash());
+      }
+    }
+    return fingerprint;
+  }
+
+  private void checkSize(RecordKey key, StoredResponse response, OperationPolicy policy) {
+    long size = response.size();
+    if (size > policy.maxResponseBytes()) {
+      throw new ResponseTooLargeException(key, size, policy.maxResponseBytes());
+    }
+  }
+
+  private Execution done(Execution execution, long startedNanos) {
+    listener.onExecution(name, execution, Duration.ofNanos(System.nanoTime() - startedNanos));
+    return execution;
+  }
+
+  private <R> R transaction(TransactionWork<R> work) {
+    try {
+      return store.inTransaction(work);
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IdemException("Idem '" + name + "': unexpected checked exception from the work", e);
+    }
+  }
+
+  /** Runs one store call, reporting its latency to the listener when there is one. */
+  private <T> T timed(String call, java.util.function.Supplier<T> storeCall) {
+    if (!timed) {
+      return storeCall.get();
+    }
+    long t = System.nanoTime();
+    boolean ok = false;
+    try {
+      T result = storeCall.get();
+      ok = true;
+      return result;
+    } finally {
+      listener.onStoreCall(store.name(), call, System.nanoTime() - t, ok);
+    }
+  }
+
+  private Optional<IdempotencyRecord> find(StoreTransaction tx, RecordKey key) {
+    return timed("find", () -> store.find(tx, key));
+  }
+
+  private Optional<IdempotencyRecord> findCommitted(RecordKey key) {
+    return timed("find", () -> store.find(key));
+  }
+
+  private boolean insertLast(StoreTransaction tx, IdempotencyRecord record) {
+    return timed("insert", () -> store.insertLast(tx, record));
+  }
+
+  private boolean insert(StoreTransaction tx, IdempotencyRecord record) {
+    return timed("insert", () -> store.insert(tx, record));
+  }
+
+  private boolean update(StoreTransaction tx, IdempotencyRecord next) {
+    return timed("update", () -> store.update(tx, next));
+  }
+
+  private boolean delete(StoreTransaction tx, RecordKey key, long version) {
+    return timed("delete", () -> store.delete(tx, key, version));
+  }
+
+  private boolean deleteIfExpired(StoreTransaction tx, RecordKey key, Instant now) {
+    return timed("delete", () -> store.deleteIfExpired(tx, key, now));
+  }
+
+  /**
+   * Deletes a record whose lease expired before its first phase committed (version-conditional): nothing of it was
+   * committed (the first phase is transactional), and the completer cannot run that phase without the request. The
+   * key is free for the client's retry.
+   */
+  public boolean releaseUnstarted(IdempotencyRecord expired) {
+    boolean deleted = transaction(tx -> delete(tx, expired.key(), expired.version()));
+    if (deleted) {
+      listener.onLeaseExpired(name, expired);
+      listener.onTransition(name, expired.key(), RecordState.IN_PROGRESS, null, null);
+    }
+    return deleted;
+  }
+
+  /** Takes over a record whose lease expired (used by the completer). Returns the held record or null. */
+  public IdempotencyRecord takeOver(IdempotencyRecord expired, OperationPolicy policy) {
+    Instant now = clock.instant();
+    if (!expired.isLeaseExpired(now)) {
+      return null;
+    }
+    IdempotencyRecord taken = expired.withLease(owner, now.plus(policy.lease()), now);
+    if (transaction(tx -> update(tx, taken))) {
+      listener.onLeaseExpired(name, expired);
+      return taken;
+    }
+    return null;
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  /** What a phase sees. */
+  private static final class Context implements PhaseContext {
+    private final RecordKey key;
+    private final IdempotencyRecord held;
+    private final IdempotentRequest request;
+    private final boolean resumed;
+    private final StoreTransaction tx;
+
+    Context(RecordKey key, IdempotencyRecord held, IdempotentRequest request, boolean resumed,
+        StoreTransaction tx) {
+      this.key = key;
+      this.held = held;
+      this.request = request;
+      this.resumed = resumed;
+      this.tx = tx;
+    }
+
+    @Override
+    public RecordKey recordKey() {
+      return key;
+    }
+
+    @Override
+    public Checkpoint checkpoint() {
+      return held.checkpoint();
+    }
+
+    @Override
+    public Optional<IdempotentRequest> request() {
+      return Optional.ofNullable(request);
+    }
+
+    @Override
+    public boolean resumed() {
+      return resumed;
+    }
+
+    @Override
+    public StoreTransaction transaction() {
+      if (tx == null) {
+        throw new IllegalStateException("this phase runs outside any transaction (declared with outside(...))");
+      }
+      return tx;
+    }
+  }
+}

@@ -1,0 +1,167 @@
+package dev.idem.core.memory;
+
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.Operation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.spi.IdempotencyStore;
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentSkipListMap;
+
+/**
+ * A store in the JVM's memory, for tests and single-node services that accept losing records on restart.
+ * Thread-safe. It has no transactions: its {@link #inTransaction} only runs the work, so it supports the leased and
+ * phased modes (each write is atomic on its own) but not the atomic mode.
+ */
+public final class InMemoryIdempotencyStore implements IdempotencyStore {
+  private static final Comparator<RecordKey> ORDER = Comparator.comparing((RecordKey k) -> k.scope().value())
+      .thenComparing(k -> k.operation().name())
+      .thenComparing(k -> k.key().value());
+
+  private final String name;
+  private final ConcurrentSkipListMap<RecordKey, IdempotencyRecord> records = new ConcurrentSkipListMap<>(ORDER);
+
+  public InMemoryIdempotencyStore(String name) {
+    this.name = Objects.requireNonNull(name, "name");
+  }
+
+  public InMemoryIdempotencyStore() {
+    this("memory");
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public boolean transactional() {
+    return false;
+  }
+
+  @Override
+  public <R> R inTransaction(TransactionWork<R> work) throws Exception {
+    return work.execute(new NoTransaction());
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> find(StoreTransaction tx, RecordKey key) {
+    return Optional.ofNullable(records.get(key));
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> find(RecordKey key) {
+    return Optional.ofNullable(records.get(key));
+  }
+
+  @Override
+  public boolean insert(StoreTransaction tx, IdempotencyRecord record) {
+    return records.putIfAbsent(record.key(), record) == null;
+  }
+
+  @Override
+  public boolean update(StoreTransaction tx, IdempotencyRecord next) {
+    long expected = next.version() - 1;
+    // A compare-and-replace on the exact current value: ConcurrentSkipListMap's compute methods may run their
+    // function more than once under contention, so a flag set inside one cannot tell which attempt won.
+    while (true) {
+      IdempotencyRecord current = records.get(next.key());
+      if (current == null || current.version() != expected) {
+        return false;
+      }
+      if (records.replace(next.key(), current, next)) {
+        return true;
+      }
+    }
+  }
+
+  @Override
+  public boolean delete(StoreTransaction tx, RecordKey key, long version) {
+    IdempotencyRecord current = records.get(key);
+    return current != null && current.version() == version && records.remove(key, current);
+  }
+
+  @Override
+  public boolean deleteIfExpired(StoreTransaction tx, RecordKey key, Instant now) {
+    IdempotencyRecord current = records.get(key);
+    return current != null && current.isExpired(now) && records.remove(key, current);
+  }
+
+  @Override
+  public List<IdempotencyRecord> findLeaseExpired(Instant now, Collection<Operation> operations, int limit) {
+    List<IdempotencyRecord> found = new ArrayList<>();
+    for (IdempotencyRecord r : records.values()) {
+      if (r.isLeaseExpired(now) && operations.contains(r.key().operation())) {
+        found.add(r);
+      }
+    }
+    found.sort(Comparator.comparing(IdempotencyRecord::lockedUntil, Comparator.nullsFirst(Comparator.naturalOrder())));
+    return found.size() > limit ? List.copyOf(found.subList(0, limit)) : found;
+  }
+
+  @Override
+  public int purgeExpired(Instant now, int limit) {
+    int deleted = 0;
+    for (IdempotencyRecord r : records.values()) {
+      if (deleted >= limit) {
+        break;
+      }
+      if (r.isExpired(now) && records.remove(r.key(), r)) {
+        deleted++;
+      }
+    }
+    return deleted;
+  }
+
+  @Override
+  public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
+    List<IdempotencyRecord> page = new ArrayList<>();
+    var view = after == null ? records : records.tailMap(after, false);
+    for (IdempotencyRecord r : view.values()) {
+      if (page.size() >= limit) {
+        break;
+      }
+      if (r.state() == state) {
+        page.add(r);
+      }
+    }
+    return page;
+  }
+
+  @Override
+  public boolean evict(RecordKey key) {
+    return records.remove(key) != null;
+  }
+
+  /** How many records are held, whatever their state or expiry. */
+  public int size() {
+    return records.size();
+  }
+
+  private static final class NoTransaction implements StoreTransaction {
+    private boolean rollbackOnly;
+
+    @Override
+    public <T> T unwrap(Class<T> type) {
+      throw new IllegalArgumentException("the in-memory store's transactions hold no " + type.getName());
+    }
+
+    @Override
+    public void setRollbackOnly() {
+      rollbackOnly = true;
+    }
+
+    @Override
+    public boolean isRollbackOnly() {
+      return rollbackOnly;
+    }
+  }
+}

@@ -1,0 +1,48 @@
+package dev.idem.core.spi;
+
+import dev.idem.core.Execution;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import java.time.Duration;
+
+/**
+ * Receives what the executor, the completer and the stores do, for meters and logs (DESIGN section 7). Every
+ * method has a no-op default. Called synchronously on the executing thread: implementations must be fast,
+ * thread-safe and must not throw (an exception from a listener is caught and dropped).
+ *
+ * <p>Keys reach listeners so that logs can carry them; meter tags must not use them (unbounded cardinality).
+ */
+public interface IdemListener {
+  /** A listener that does nothing. */
+  IdemListener NOOP = new IdemListener() {};
+
+  /**
+   * An execution ended with a decision.
+   *
+   * @param instance the name of the {@code Idem} instance
+   * @param execution the decision; {@link Execution#keyAge()} gives the key age at replay
+   * @param elapsed how long the execution took
+   */
+  default void onExecution(String instance, Execution execution, Duration elapsed) {}
+
+  /**
+   * A record moved between states. {@code null} stands for absent (a claim starts from it, a release ends in it).
+   */
+  default void onTransition(String instance, RecordKey key, RecordState from, RecordState to, String phase) {}
+
+  /** A worker's exception released the key (or the lease) so that a retry can run; the cause is given. */
+  default void onReleased(String instance, RecordKey key, Throwable cause) {}
+
+  /** An in-progress record's lease had expired and a worker (a retry or the completer) took it over. */
+  default void onLeaseExpired(String instance, IdempotencyRecord expired) {}
+
+  /**
+   * The completer drove an expired record forward: to a final state ({@code recovered}), or it failed and the
+   * record waits for the next round.
+   */
+  default void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {}
+
+  /** A store call finished. {@code call} is a short fixed name such as {@code "find"} or {@code "insert"}. */
+  default void onStoreCall(String store, String call, long nanos, boolean success) {}
+}

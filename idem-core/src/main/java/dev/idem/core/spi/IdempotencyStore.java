@@ -1,0 +1,108 @@
+package dev.idem.core.spi;
+
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.Operation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Where records live. Implementations must make {@link #insert} the arbiter of a race: of two concurrent inserts of
+ * the same {@link RecordKey}, exactly one succeeds, and the other returns {@code false} once the first has
+ * committed (or succeeds if the first rolled back). No method may decide a race by reading first.
+ *
+ * <p>Every method that takes a {@link StoreTransaction} runs inside it; the others run in their own short
+ * transaction. Implementations are thread-safe. The contract test kit in {@code idem-test}
+ * ({@code IdempotencyStoreContract}) pins all of this down; every implementation must pass it.
+ */
+public interface IdempotencyStore {
+
+  /** The store's name, used in log lines, meter tags and exception messages. */
+  String name();
+
+  /**
+   * Whether the store has transactions that can hold the caller's own writes, which atomic mode needs. The
+   * in-memory store does not.
+   */
+  boolean transactional();
+
+  /**
+   * Runs the work in a new transaction and commits it, unless the work throws or marked the transaction
+   * rollback-only, in which case the transaction rolls back. Exceptions from the work propagate unchanged
+   * (checked ones wrapped in {@link dev.idem.core.StoreException} only when they are the store's own).
+   */
+  <R> R inTransaction(TransactionWork<R> work) throws Exception;
+
+  /**
+   * The record, whatever its expiry (callers judge expiry with their clock). Called first in a transaction, before
+   * any write, it may run outside the transaction proper (a JDBC store reads in auto-commit mode and begins the
+   * transaction only at the first write), so that a replay costs one read.
+   */
+  Optional<IdempotencyRecord> find(StoreTransaction tx, RecordKey key);
+
+  /**
+   * The committed record, read outside any transaction (one auto-commit read), whatever its expiry. The replay
+   * path: it costs one round trip and holds nothing.
+   */
+  Optional<IdempotencyRecord> find(RecordKey key);
+
+  /**
+   * Inserts a new record. Returns {@code false} when a record with that key exists (including one committed by a
+   * concurrent transaction this call waited for). After {@code false} the transaction may only roll back.
+   *
+   * @throws dev.idem.core.StoreException on any other failure, including a lock timeout (see
+   *     {@link dev.idem.core.StoreException#isLockTimeout()})
+   */
+  boolean insert(StoreTransaction tx, IdempotencyRecord record);
+
+  /**
+   * Inserts a finished record as the last write of a transaction this store began: a store may commit the
+   * transaction in the same round trip (PostgreSQL does). Same results as {@link #insert}; after {@code true} the
+   * transaction takes no more writes. The default is {@link #insert}.
+   */
+  default boolean insertLast(StoreTransaction tx, IdempotencyRecord record) {
+    return insert(tx, record);
+  }
+
+  /**
+   * Replaces the record's mutable columns with {@code next}'s, if and only if the stored version is
+   * {@code next.version() - 1}. Returns {@code false} otherwise: another writer got there first (fencing).
+   */
+  boolean update(StoreTransaction tx, IdempotencyRecord next);
+
+  /** Deletes the record if its stored version is {@code version}. */
+  boolean delete(StoreTransaction tx, RecordKey key, long version);
+
+  /**
+   * Deletes the record if it expired at or before {@code now} and is not in progress with a recovery point (see
+   * {@link IdempotencyRecord#isExpired}); returns whether it did.
+   */
+  boolean deleteIfExpired(StoreTransaction tx, RecordKey key, Instant now);
+
+  /**
+   * Up to {@code limit} in-progress records of the given operations whose lease ended at or before {@code now},
+   * whatever their expiry, oldest lease first. A snapshot: takeover is decided by {@link #update}'s version check.
+   * Only the given operations: a completer must never see records of operations it cannot resume (another
+   * service sharing the table, say).
+   */
+  List<IdempotencyRecord> findLeaseExpired(Instant now, Collection<Operation> operations, int limit);
+
+  /**
+   * Deletes up to {@code limit} records that expired at or before {@code now}, except in-progress records with a
+   * recovery point (they wait for their completion), in one short transaction that does not block claims of live
+   * keys. Returns how many it deleted; callers loop until it returns less than the limit.
+   */
+  int purgeExpired(Instant now, int limit);
+
+  /**
+   * A page of records in a state, ordered by key, starting after {@code after} (exclusive; {@code null} for the
+   * first page).
+   */
+  List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit);
+
+  /** Deletes a record whatever its state (operator eviction). Returns whether it existed. */
+  boolean evict(RecordKey key);
+}

@@ -1,0 +1,6 @@
+/**
+ * What users implement: {@link dev.idem.core.spi.IdempotencyStore} (where records live; every implementation must
+ * pass the contract test kit in {@code idem-test}), {@link dev.idem.core.spi.IdemListener} (meters and logs) and
+ * {@link dev.idem.core.spi.Sleeper}.
+ */
+package dev.idem.core.spi;

@@ -1,0 +1,668 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.Checkpoint;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.Operation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.StoreException;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.spi.IdempotencyStore;
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
+import dev.idem.jdbc.internal.RecordCodec;
+import dev.idem.jdbc.internal.SchemaScript;
+import dev.idem.jdbc.internal.Sql;
+import dev.idem.jdbc.internal.SqlErrors;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * Idempotency records in a relational database: PostgreSQL, MariaDB/MySQL or H2, behind one dialect seam.
+ * Thread-safe; share one per table.
+ *
+ * <p>Transactions come from the {@link DataSource}, one connection per transaction, unless the calling thread has
+ * bound its own connection with {@link #useConnection(Connection)}: then the store runs on that connection, and if
+ * the caller's transaction is already open the store joins it under a savepoint instead of committing.
+ *
+ * <p>Every statement is parameterised; failures become {@link StoreException}s that keep the SQLState and name the
+ * store and the statement.
+ */
+public final class JdbcIdempotencyStore implements IdempotencyStore {
+  private final String name;
+  private final DataSource dataSource;
+  private final JdbcDialect dialect;
+  private final Sql sql;
+  private final int lockTimeoutSeconds;
+  private final boolean commitWithRecordInsert;
+  private final ThreadLocal<Connection> bound = new ThreadLocal<>();
+
+  private JdbcIdempotencyStore(Builder b, JdbcDialect dialect) {
+    this.name = b.name;
+    this.dataSource = b.dataSource;
+    this.dialect = dialect;
+    this.sql = new Sql(dialect, b.table);
+    this.lockTimeoutSeconds = (int) b.lockTimeout.toSeconds();
+    this.commitWithRecordInsert = b.commitWithRecordInsert && dialect == JdbcDialect.POSTGRESQL;
+  }
+
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  public JdbcDialect dialect() {
+    return dialect;
+  }
+
+  public String table() {
+    return sql.table;
+  }
+
+  @Override
+  public boolean transactional() {
+    return true;
+  }
+
+  /**
+   * Makes this store run on the caller's connection, on this thread, until the returned binding is closed. If the
+   * connection is in auto-commit mode, each store transaction begins and commits on it; if the caller's own
+   * transaction is open, store transactions join it under a savepoint and the caller commits.
+   */
+  public Binding useConnection(Connection connection) {
+    Objects.requireNonNull(connection, "connection");
+    if (bound.get() != null) {
+      throw new IllegalStateException("store '" + name + "' already has a connection bound on this thread");
+    }
+    bound.set(connection);
+    return new Binding();
+  }
+
+  /** Undoes {@link #useConnection}. */
+  public final class Binding implements AutoCloseable {
+    private Binding() {}
+
+    @Override
+    public void close() {
+      bound.remove();
+    }
+  }
+
+  @Override
+  public <R> R inTransaction(TransactionWork<R> work) throws Exception {
+    Connection caller = bound.get();
+    if (caller != null) {
+      return caller.getAutoCommit() ? runOwned(caller, work) : runJoined(caller, work);
+    }
+    Connection connection;
+    try {
+      connection = dataSource.getConnection();
+    } catch (SQLException e) {
+      // not retried by the executor: an exhausted pool would multiply every wait
+      throw new StoreException(name, "getting a connection failed: " + e.getMessage(), e.getSQLState(), false, false,
+          e);
+    }
+    try (connection) {
+      return runOwned(connection, work);
+    }
+  }
+
+  private <R> R runOwned(Connection c, TransactionWork<R> work) throws Exception {
+    JdbcTransaction tx;
+    try {
+      tx = new JdbcTransaction(c, true, name, dialect);
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "beginning a transaction", e);
+    }
+    try {
+      R result = work.execute(tx);
+      if (tx.begun()) {
+        if (tx.isRollbackOnly()) {
+          try {
+            c.rollback();
+          } catch (SQLException e) {
+            throw SqlErrors.wrap(name, dialect, "rollback", e);
+          }
+        } else if (!tx.committed()) {
+          try {
+            c.commit();
+          } catch (SQLException e) {
+            throw SqlErrors.wrap(name, dialect, "commit", e);
+          }
+        }
+      }
+      return result;
+    } catch (Throwable t) {
+      if (tx.begun()) {
+        rollbackQuietly(c, t);
+      }
+      throw t;
+    } finally {
+      if (tx.switchedAutoCommit()) {
+        try {
+          c.setAutoCommit(true);
+        } catch (SQLException ignored) {
+          // the pool resets or discards the connection
+        }
+      }
+    }
+  }
+
+  private <R> R runJoined(Connection c, TransactionWork<R> work) throws Exception {
+    Savepoint savepoint;
+    try {
+      savepoint = c.setSavepoint();
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "setting a savepoint in the caller's transaction", e);
+    }
+    JdbcTransaction tx = new JdbcTransaction(c, false, name, dialect);
+    try {
+      R result = work.execute(tx);
+      if (tx.isRollbackOnly()) {
+        rollbackToSavepoint(c, savepoint, null);
+      } else {
+        try {
+          c.releaseSavepoint(savepoint);
+        } catch (SQLException e) {
+          throw SqlErrors.wrap(name, dialect, "releasing the savepoint", e);
+        }
+      }
+      return result;
+    } catch (StoreException e) {
+      rollbackToSavepoint(c, savepoint, e);
+      if (e.isTransient()) {
+        // A deadlock or serialization failure may have rolled back the caller's whole transaction (InnoDB, H2):
+        // retrying here would commit without the caller's earlier writes. Only the caller can retry.
+        throw new StoreException(name, "a transient failure inside the caller's transaction; not retried here,"
+            + " roll back and retry the whole transaction: " + e.getMessage(), e.sqlState(), e.isLockTimeout(),
+            false, e);
+      }
+      throw e;
+    } catch (Throwable t) {
+      rollbackToSavepoint(c, savepoint, t);
+      throw t;
+    }
+  }
+
+  private void rollbackToSavepoint(Connection c, Savepoint savepoint, Throwable cause) {
+    try {
+      c.rollback(savepoint);
+    } catch (SQLException e) {
+      StoreException gone = new StoreException(name, "the caller's transaction was rolled back by the database"
+          + " (rollback to the savepoint failed: " + e.getMessage() + "); roll back and retry the whole transaction",
+          e.getSQLState(), false, false, cause);
+      gone.addSuppressed(e);
+      throw gone;
+    }
+  }
+
+  private static void rollbackQuietly(Connection c, Throwable cause) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  private Connection connection(StoreTransaction tx) {
+    if (tx instanceof JdbcTransaction) {
+      return ((JdbcTransaction) tx).connection();
+    }
+    return tx.unwrap(Connection.class);
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> find(StoreTransaction tx, RecordKey key) {
+    Connection c = tx instanceof JdbcTransaction ? ((JdbcTransaction) tx).connectionForRead() : connection(tx);
+    try (PreparedStatement ps = c.prepareStatement(sql.find)) {
+      bindKey(ps, 1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(read(rs)) : Optional.empty();
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "find " + key, e);
+    }
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> find(RecordKey key) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.find)) {
+      bindKey(ps, 1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        Optional<IdempotencyRecord> found = rs.next() ? Optional.of(read(rs)) : Optional.empty();
+        if (!c.getAutoCommit()) {
+          c.commit();
+        }
+        return found;
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "find " + key, e);
+    }
+  }
+
+  @Override
+  public boolean insert(StoreTransaction tx, IdempotencyRecord r) {
+    return insert(tx, r, sql.insert);
+  }
+
+  /**
+   * On PostgreSQL, when the store owns the transaction, the insert and the COMMIT go to the server as one
+   * multi-statement execution: one round trip instead of two. If the insert fails, the server skips the COMMIT (it
+   * discards the rest of the pipeline up to the sync), and the transaction rolls back as usual.
+   */
+  @Override
+  public boolean insertLast(StoreTransaction tx, IdempotencyRecord r) {
+    if (commitWithRecordInsert && tx instanceof JdbcTransaction && ((JdbcTransaction) tx).owned()) {
+      boolean inserted = insert(tx, r, sql.insertAndCommit);
+      if (inserted) {
+        ((JdbcTransaction) tx).markCommitted();
+      }
+      return inserted;
+    }
+    return insert(tx, r, sql.insert);
+  }
+
+  private boolean insert(StoreTransaction tx, IdempotencyRecord r, String statement) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(statement)) {
+      ps.setQueryTimeout(lockTimeoutSeconds);
+      bindKey(ps, 1, r.key());
+      ps.setString(4, stateName(r.state()));
+      ps.setString(5, r.fingerprint().hash());
+      ps.setString(6, RecordCodec.encodeMap(r.fingerprint().fieldHashes()));
+      bindResponse(ps, 7, r.response());
+      ps.setString(10, r.recoveryPoint());
+      ps.setString(11, RecordCodec.encodeMap(r.checkpoint().values()));
+      ps.setString(12, r.leaseOwner());
+      setMillis(ps, 13, r.lockedUntil());
+      ps.setLong(14, r.version());
+      ps.setLong(15, r.createdAt().toEpochMilli());
+      ps.setLong(16, r.updatedAt().toEpochMilli());
+      ps.setLong(17, r.expiresAt().toEpochMilli());
+      ps.executeUpdate();
+      return true;
+    } catch (SQLException e) {
+      if (SqlErrors.isUniqueViolation(dialect, e) && (statement != sql.insertAndCommit || onRecordKey(e))) {
+        return false;
+      }
+      throw SqlErrors.wrap(name, dialect, "insert " + r.key(), e);
+    }
+  }
+
+  /**
+   * Whether a unique violation is on the record table. With the COMMIT in the same execution, a violation may also
+   * come from a deferred constraint of the caller's own tables, which is the caller's error. pgjdbc reports the
+   * table in its server error message; read reflectively so that the driver stays the application's choice.
+   */
+  private boolean onRecordKey(SQLException e) {
+    try {
+      Object serverMessage = e.getClass().getMethod("getServerErrorMessage").invoke(e);
+      Object table = serverMessage == null ? null : serverMessage.getClass().getMethod("getTable").invoke(serverMessage);
+      return table == null || table.toString().equalsIgnoreCase(sql.simpleTable);
+    } catch (ReflectiveOperationException | RuntimeException notPgjdbc) {
+      return true;
+    }
+  }
+
+  @Override
+  public boolean update(StoreTransaction tx, IdempotencyRecord next) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(sql.update)) {
+      ps.setQueryTimeout(lockTimeoutSeconds);
+      ps.setString(1, stateName(next.state()));
+      bindResponse(ps, 2, next.response());
+      ps.setString(5, next.recoveryPoint());
+      ps.setString(6, RecordCodec.encodeMap(next.checkpoint().values()));
+      ps.setString(7, next.leaseOwner());
+      setMillis(ps, 8, next.lockedUntil());
+      ps.setLong(9, next.version());
+      ps.setLong(10, next.updatedAt().toEpochMilli());
+      bindKey(ps, 11, next.key());
+      ps.setLong(14, next.version() - 1);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "update " + next.key(), e);
+    }
+  }
+
+  @Override
+  public boolean delete(StoreTransaction tx, RecordKey key, long version) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(sql.delete)) {
+      ps.setQueryTimeout(lockTimeoutSeconds);
+      bindKey(ps, 1, key);
+      ps.setLong(4, version);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "delete " + key, e);
+    }
+  }
+
+  @Override
+  public boolean deleteIfExpired(StoreTransaction tx, RecordKey key, Instant now) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(sql.deleteIfExpired)) {
+      ps.setQueryTimeout(lockTimeoutSeconds);
+      bindKey(ps, 1, key);
+      ps.setLong(4, now.toEpochMilli());
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "delete expired " + key, e);
+    }
+  }
+
+  @Override
+  public List<IdempotencyRecord> findLeaseExpired(Instant now, Collection<Operation> operations, int limit) {
+    if (operations.isEmpty()) {
+      return List.of();
+    }
+    List<Operation> ops = List.copyOf(operations);
+    return query("find lease-expired records", sql.findLeaseExpired(ops.size()), ps -> {
+      ps.setLong(1, now.toEpochMilli());
+      for (int i = 0; i < ops.size(); i++) {
+        ps.setString(2 + i, ops.get(i).name());
+      }
+      ps.setInt(2 + ops.size(), limit);
+    });
+  }
+
+  @Override
+  public int purgeExpired(Instant now, int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be positive, got " + limit);
+    }
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      int isolation = c.getTransactionIsolation();
+      try {
+        if (dialect == JdbcDialect.MARIADB) {
+          c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        }
+        c.setAutoCommit(false);
+        int deleted = dialect == JdbcDialect.MARIADB ? purgeSkippingLocked(c, now, limit) : purgeOneStatement(c, now,
+            limit);
+        c.commit();
+        return deleted;
+      } catch (SQLException e) {
+        rollbackQuietly(c, e);
+        throw e;
+      } finally {
+        c.setAutoCommit(autoCommit);
+        if (dialect == JdbcDialect.MARIADB) {
+          c.setTransactionIsolation(isolation);
+        }
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "purge expired records", e);
+    }
+  }
+
+  private int purgeOneStatement(Connection c, Instant now, int limit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.purge)) {
+      ps.setQueryTimeout(lockTimeoutSeconds);
+      ps.setLong(1, now.toEpochMilli());
+      ps.setInt(2, limit);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** MariaDB: lock a batch with SKIP LOCKED (rows a live transaction holds wait for the next round), then delete it. */
+  private int purgeSkippingLocked(Connection c, Instant now, int limit) throws SQLException {
+    List<String[]> keys = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql.purgeSelect)) {
+      ps.setQueryTimeout(lockTimeoutSeconds);
+      ps.setLong(1, now.toEpochMilli());
+      ps.setInt(2, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          keys.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
+        }
+      }
+    }
+    if (keys.isEmpty()) {
+      return 0;
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql.purgeByKey)) {
+      for (String[] k : keys) {
+        ps.setString(1, k[0]);
+        ps.setString(2, k[1]);
+        ps.setString(3, k[2]);
+        ps.setLong(4, now.toEpochMilli());
+        ps.addBatch();
+      }
+      int deleted = 0;
+      for (int n : ps.executeBatch()) {
+        deleted += Math.max(n, 0);
+      }
+      return deleted;
+    }
+  }
+
+  /**
+   * Purges all records expired at {@code now}, batch after batch of {@code batchSize}, each batch its own short
+   * transaction. Returns the total deleted.
+   */
+  public long purgeAllExpired(Instant now, int batchSize) {
+    long total = 0;
+    int deleted;
+    do {
+      deleted = purgeExpired(now, batchSize);
+      total += deleted;
+    } while (deleted == batchSize);
+    return total;
+  }
+
+  @Override
+  public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
+    if (after == null) {
+      return query("list " + state, sql.listFirst, ps -> {
+        ps.setString(1, stateName(state));
+        ps.setInt(2, limit);
+      });
+    }
+    return query("list " + state, sql.listAfter, ps -> {
+      ps.setString(1, stateName(state));
+      ps.setString(2, after.scope().value());
+      ps.setString(3, after.scope().value());
+      ps.setString(4, after.operation().name());
+      ps.setString(5, after.operation().name());
+      ps.setString(6, after.key().value());
+      ps.setInt(7, limit);
+    });
+  }
+
+  @Override
+  public boolean evict(RecordKey key) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.evict)) {
+      ps.setQueryTimeout(lockTimeoutSeconds);
+      bindKey(ps, 1, key);
+      boolean deleted = ps.executeUpdate() == 1;
+      if (!c.getAutoCommit()) {
+        c.commit();
+      }
+      return deleted;
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "evict " + key, e);
+    }
+  }
+
+  /** Creates the table and its indexes if they do not exist, from this dialect's schema file. */
+  public void createSchemaIfMissing() {
+    try (Connection c = dataSource.getConnection()) {
+      SchemaScript.run(c, dialect, sql.table);
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "creating the schema", e);
+    }
+  }
+
+  private interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  private List<IdempotencyRecord> query(String what, String statement, Binder binder) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(statement)) {
+      binder.bind(ps);
+      List<IdempotencyRecord> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(read(rs));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, what, e);
+    }
+  }
+
+  private static void bindKey(PreparedStatement ps, int at, RecordKey key) throws SQLException {
+    ps.setString(at, key.scope().value());
+    ps.setString(at + 1, key.operation().name());
+    ps.setString(at + 2, key.key().value());
+  }
+
+  private static void bindResponse(PreparedStatement ps, int at, StoredResponse response) throws SQLException {
+    if (response == null) {
+      ps.setNull(at, Types.INTEGER);
+      ps.setNull(at + 1, Types.VARCHAR);
+      ps.setNull(at + 2, Types.VARBINARY);
+    } else {
+      ps.setInt(at, response.status());
+      ps.setString(at + 1, RecordCodec.encodeHeaders(response.headers()));
+      ps.setBytes(at + 2, response.body());
+    }
+  }
+
+  private static void setMillis(PreparedStatement ps, int at, Instant instant) throws SQLException {
+    if (instant == null) {
+      ps.setNull(at, Types.BIGINT);
+    } else {
+      ps.setLong(at, instant.toEpochMilli());
+    }
+  }
+
+  private static String stateName(RecordState state) {
+    return state.name().toLowerCase(Locale.ROOT);
+  }
+
+  private static IdempotencyRecord read(ResultSet rs) throws SQLException {
+    RecordKey key = RecordKey.of(rs.getString(1), rs.getString(2), rs.getString(3));
+    RecordState state = RecordState.valueOf(rs.getString(4).toUpperCase(Locale.ROOT));
+    Fingerprint fingerprint = new Fingerprint(rs.getString(5).trim(), RecordCodec.decodeMap(rs.getString(6)));
+    int status = rs.getInt(7);
+    StoredResponse response = rs.wasNull() ? null
+        : StoredResponse.of(status, RecordCodec.decodeHeaders(rs.getString(8)), nonNull(rs.getBytes(9)));
+    String recoveryPoint = rs.getString(10);
+    Checkpoint checkpoint = Checkpoint.of(RecordCodec.decodeMap(rs.getString(11)));
+    String owner = rs.getString(12);
+    long lockedUntil = rs.getLong(13);
+    Instant until = rs.wasNull() ? null : Instant.ofEpochMilli(lockedUntil);
+    return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
+        rs.getLong(14), Instant.ofEpochMilli(rs.getLong(15)), Instant.ofEpochMilli(rs.getLong(16)),
+        Instant.ofEpochMilli(rs.getLong(17)));
+  }
+
+  private static byte[] nonNull(byte[] b) {
+    return b == null ? new byte[0] : b;
+  }
+
+  @Override
+  public String toString() {
+    return "JdbcIdempotencyStore[" + name + ", " + dialect + ", table " + sql.table + "]";
+  }
+
+  /** Mutable, not thread-safe. {@link #build()} validates the settings and, by default, checks the database. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private String name = "jdbc";
+    private String table = "idem_record";
+    private JdbcDialect dialect;
+    private Duration lockTimeout = Duration.ofSeconds(5);
+    private boolean createSchemaIfMissing;
+    private boolean commitWithRecordInsert = true;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    public Builder name(String name) {
+      Objects.requireNonNull(name, "name");
+      if (name.isBlank() || name.length() > 64) {
+        throw new IllegalArgumentException("name must be 1 to 64 characters, got '" + name + "'");
+      }
+      this.name = name;
+      return this;
+    }
+
+    /** The table name (default {@code idem_record}); an SQL identifier, optionally schema-qualified. */
+    public Builder table(String table) {
+      this.table = Sql.checkTable(table);
+      return this;
+    }
+
+    /** The dialect; detected from the database when not set. */
+    public Builder dialect(JdbcDialect dialect) {
+      this.dialect = Objects.requireNonNull(dialect, "dialect");
+      return this;
+    }
+
+    /**
+     * How long an insert waits behind a concurrent transaction holding the same key before the duplicate gets the
+     * in-progress answer (default 5 s). Whole seconds, 1 to 300.
+     */
+    public Builder lockTimeout(Duration lockTimeout) {
+      Objects.requireNonNull(lockTimeout, "lockTimeout");
+      long s = lockTimeout.getSeconds();
+      if (lockTimeout.getNano() != 0 || s < 1 || s > 300) {
+        throw new IllegalArgumentException("lockTimeout must be whole seconds between 1 and 300, got " + lockTimeout);
+      }
+      this.lockTimeout = lockTimeout;
+      return this;
+    }
+
+    /** Runs the dialect's schema file (CREATE ... IF NOT EXISTS) when the store is built. Off by default. */
+    public Builder createSchemaIfMissing(boolean create) {
+      this.createSchemaIfMissing = create;
+      return this;
+    }
+
+    /**
+     * PostgreSQL only: send the COMMIT of a transaction the store began in the same round trip as the record's
+     * insert, as one multi-statement execution (default on). Turn it off behind a proxy that refuses
+     * multi-statement queries. Ignored on other databases.
+     */
+    public Builder commitWithRecordInsert(boolean combine) {
+      this.commitWithRecordInsert = combine;
+      return this;
+    }
+
+    public JdbcIdempotencyStore build() {
+      JdbcDialect d = dialect;
+      if (d == null) {
+        try (Connection c = dataSource.getConnection()) {
+          d = JdbcDialect.fromProductName(c.getMetaData().getDatabaseProductName());
+        } catch (SQLException e) {
+          throw SqlErrors.wrap(name, JdbcDialect.H2, "detecting the database dialect", e);
+        }
+      }
+      JdbcIdempotencyStore store = new JdbcIdempotencyStore(this, d);
+      if (createSchemaIfMissing) {
+        store.createSchemaIfMissing();
+      }
+      return store;
+    }
+  }
+}

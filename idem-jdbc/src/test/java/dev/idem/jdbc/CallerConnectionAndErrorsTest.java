@@ -1,0 +1,163 @@
+package dev.idem.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.idem.core.Execution;
+import dev.idem.core.Idem;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.RecordKey;
+import dev.idem.core.StoreException;
+import dev.idem.core.StoredResponse;
+import java.sql.Connection;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** Running on the caller's connection, and what a failing statement tells the caller (PostgreSQL). */
+class CallerConnectionAndErrorsTest {
+  private final JdbcIdempotencyStore store = Databases.store(JdbcDialect.POSTGRESQL);
+  private final Idem idem = Idem.builder().name("caller").store(store).build();
+  private final String scope = "caller-" + UUID.randomUUID();
+
+  private IdempotentRequest request(String key) {
+    return IdempotentRequest.of(RecordKey.of(scope, "POST /payments", key), "{}".getBytes(), "application/json");
+  }
+
+  private Execution pay(String key, Connection expected) {
+    return idem.atomic(request(key), tx -> {
+      Connection c = JdbcTransaction.connectionOf(tx);
+      assertThat(c).isSameAs(expected);
+      Databases.insertEffect(c, scope + "/" + key);
+      return StoredResponse.json(201, "{}");
+    });
+  }
+
+  @Test
+  void boundAutoCommitConnectionRunsAndCommitsEachExecution() throws Exception {
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection();
+        var binding = store.useConnection(c)) {
+
+      Execution e = pay("auto-1", c);
+
+      assertThat(e.outcome()).isEqualTo(Execution.Outcome.STORED);
+      assertThat(c.getAutoCommit()).as("auto-commit is restored").isTrue();
+    }
+    assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, scope + "/auto-1")).isEqualTo(1);
+  }
+
+  @Test
+  void callersOpenTransactionIsJoinedAndTheCallerDecidesTheCommit() throws Exception {
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection()) {
+      c.setAutoCommit(false);
+      try (var binding = store.useConnection(c)) {
+
+        Execution stored = pay("join-1", c);
+        Execution notKept = idem.atomic(request("join-2"), tx -> {
+          Databases.insertEffect(JdbcTransaction.connectionOf(tx), scope + "/join-2");
+          return StoredResponse.json(503, "{}");
+        });
+        c.rollback();
+
+        assertThat(stored.outcome()).isEqualTo(Execution.Outcome.STORED);
+        assertThat(notKept.outcome()).isEqualTo(Execution.Outcome.NOT_STORED);
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+    assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, scope + "/join-1"))
+        .as("the caller rolled its transaction back, record and effect with it").isZero();
+    assertThat(store.find(RecordKey.of(scope, "POST /payments", "join-1"))).isEmpty();
+  }
+
+  @Test
+  void joinedTransactionKeepsTheCallersEarlierWritesWhenTheWorkIsNotKept() throws Exception {
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection()) {
+      c.setAutoCommit(false);
+      try (var binding = store.useConnection(c)) {
+        Databases.insertEffect(c, scope + "/before");
+
+        idem.atomic(request("join-3"), tx -> {
+          Databases.insertEffect(JdbcTransaction.connectionOf(tx), scope + "/join-3");
+          return StoredResponse.json(503, "{}");
+        });
+        c.commit();
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+    assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, scope + "/before")).isEqualTo(1);
+    assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, scope + "/join-3"))
+        .as("rolled back to the savepoint").isZero();
+  }
+
+  @Test
+  void transientFailureInsideTheCallersTransactionIsNotRetriedAndLeavesTheCallersWritesAlone() throws Exception {
+    dev.idem.test.FaultInjectingStore faulty = new dev.idem.test.FaultInjectingStore(store)
+        .failNext(dev.idem.test.FaultInjectingStore.Call.INSERT, dev.idem.test.FaultInjectingStore.deadlock());
+    Idem joined = Idem.builder().name("joined").store(faulty).build();
+    StoreException thrown;
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection()) {
+      c.setAutoCommit(false);
+      try (var binding = store.useConnection(c)) {
+        Databases.insertEffect(c, scope + "/mine");
+
+        thrown = catchThrowableOfType(() -> joined.atomic(request("joined-deadlock"), tx -> {
+          Databases.insertEffect(JdbcTransaction.connectionOf(tx), scope + "/joined-deadlock");
+          return StoredResponse.json(201, "{}");
+        }), StoreException.class);
+        c.commit();
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+
+    assertThat(thrown.isTransient()).isFalse();
+    assertThat(thrown).hasMessageContaining("not retried here, roll back and retry the whole transaction");
+    assertThat(faulty.calls(dev.idem.test.FaultInjectingStore.Call.INSERT)).isEqualTo(1);
+    assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, scope + "/mine")).isEqualTo(1);
+    assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, scope + "/joined-deadlock")).isZero();
+  }
+
+  @Test
+  void deferredUniqueViolationAtCommitIsTheCallersErrorNotACollision() throws Exception {
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection(); var st = c.createStatement()) {
+      st.execute("CREATE TABLE IF NOT EXISTS idem_test_deferred (v VARCHAR(200),"
+          + " CONSTRAINT idem_test_deferred_v UNIQUE (v) DEFERRABLE INITIALLY DEFERRED)");
+    }
+
+    StoreException thrown = catchThrowableOfType(() -> idem.atomic(request("deferred"), tx -> {
+      try (var ps = JdbcTransaction.connectionOf(tx).prepareStatement(
+          "INSERT INTO idem_test_deferred (v) VALUES (?), (?)")) {
+        ps.setString(1, scope);
+        ps.setString(2, scope);
+        ps.executeUpdate();
+      }
+      return StoredResponse.json(201, "{}");
+    }), StoreException.class);
+
+    assertThat(thrown.sqlState()).isEqualTo("23505");
+    assertThat(store.find(RecordKey.of(scope, "POST /payments", "deferred"))).isEmpty();
+  }
+
+  @Test
+  void failingStatementNamesTheStoreAndKeepsTheSqlState() {
+    JdbcIdempotencyStore missing = JdbcIdempotencyStore.builder(Databases.pool(JdbcDialect.POSTGRESQL))
+        .name("orders").table("no_such_table").build();
+
+    StoreException e = catchThrowableOfType(
+        () -> missing.find(RecordKey.of("s", "POST /x", "k")), StoreException.class);
+
+    assertThat(e.getMessage()).startsWith("store 'orders': find s/POST /x/k failed").contains("(SQLState 42P01)");
+    assertThat(e.sqlState()).isEqualTo("42P01");
+    assertThat(e.storeName()).isEqualTo("orders");
+    assertThat(e.isTransient()).isFalse();
+  }
+
+  @Test
+  void builderRefusesATableNameThatIsNotAnIdentifier() {
+    Throwable e = catchThrowableOfType(() -> JdbcIdempotencyStore.builder(Databases.pool(JdbcDialect.POSTGRESQL))
+        .table("idem; DROP TABLE x"), IllegalArgumentException.class);
+
+    assertThat(e).hasMessageContaining("table must be an SQL identifier").hasMessageContaining("idem; DROP TABLE x");
+  }
+}

@@ -1,0 +1,8 @@
+package dev.idem.jdbc;
+
+class MariaDbPurgeWhileClaimingTest extends PurgeWhileClaimingContract {
+  @Override
+  JdbcDialect dialect() {
+    return JdbcDialect.MARIADB;
+  }
+}

@@ -1,0 +1,338 @@
+package dev.idem.test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.Execution;
+import dev.idem.core.Execution.Outcome;
+import dev.idem.core.Idem;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.OperationPolicy;
+import dev.idem.core.RecordState;
+import dev.idem.core.ResponseTooLargeException;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.StoreTransaction;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Atomic mode on a transactional store: the record and the business writes commit or roll back together. Extend it
+ * with a store and a way to write and count one business row in the store's transaction.
+ */
+public abstract class AtomicExecutorContract extends IdemExecutorContract {
+
+  /** Writes one business row tagged {@code marker} in the transaction. */
+  protected abstract void writeBusinessRow(StoreTransaction tx, String marker) throws Exception;
+
+  /** Counts committed business rows tagged {@code marker}. */
+  protected abstract int countBusinessRows(String marker) throws Exception;
+
+  /**
+   * Writes one business row whose primary key is {@code id} in the transaction, as a handler does when it derives a
+   * resource id from the idempotency key: a second insert of the same id must fail (after waiting for the first's
+   * transaction). Also tagged {@code id} for {@link #countBusinessRows}.
+   */
+  protected abstract void writeUniqueBusinessRow(StoreTransaction tx, String id) throws Exception;
+
+  /** Rounds of the race test (at least 200 in CI). */
+  protected int raceRounds() {
+    return 200;
+  }
+
+  /** Concurrent callers per round of the race test. */
+  protected int raceThreads() {
+    return 16;
+  }
+
+  private String marker(String key) {
+    return scope.value() + "/" + key;
+  }
+
+  /** Whether {@link #pay} writes a row keyed by the idempotency key (a natural key) instead of a tagged row. */
+  private boolean uniqueRows;
+
+  private Execution pay(Idem idem, String key, String body, AtomicInteger calls) {
+    return idem.atomic(request(key, body), tx -> {
+      calls.incrementAndGet();
+      if (uniqueRows) {
+        writeUniqueBusinessRow(tx, marker(key));
+      } else {
+        writeBusinessRow(tx, marker(key));
+      }
+      return StoredResponse.json(201, "{\"id\":\"pay_" + key + "\",\"call\":" + calls.get() + "}");
+    });
+  }
+
+  @Test
+  void atomicStoresTheAnswerWithTheBusinessWriteAndReplaysIt() throws Exception {
+    Idem idem = idem();
+    AtomicInteger calls = new AtomicInteger();
+
+    Execution first = pay(idem, "a-1", "{\"amount\":100}", calls);
+    Execution replay = pay(idem, "a-1", "{\"amount\":100}", calls);
+
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(replay.response().body()).isEqualTo(first.response().body());
+    assertThat(replay.response().headers()).isEqualTo(first.response().headers());
+    assertThat(calls).hasValue(1);
+    assertThat(countBusinessRows(marker("a-1"))).isEqualTo(1);
+    assertThat(record("a-1").state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  @Test
+  void atomicMismatchRunsNothing() throws Exception {
+    Idem idem = idem();
+    AtomicInteger calls = new AtomicInteger();
+    pay(idem, "a-2", "{\"amount\":100,\"currency\":\"EUR\"}", calls);
+
+    Execution mismatch = pay(idem, "a-2", "{\"amount\":101,\"currency\":\"EUR\"}", calls);
+
+    assertThat(mismatch.outcome()).isEqualTo(Outcome.PAYLOAD_MISMATCH);
+    assertThat(mismatch.differingFields()).containsExactly("amount");
+    assertThat(calls).hasValue(1);
+  }
+
+  @Test
+  void transientAnswerRollsBackTheBusinessWriteAndFreesTheKey() throws Exception {
+    Idem idem = idem();
+
+    Execution unavailable = idem.atomic(request("a-3", "{}"), tx -> {
+      writeBusinessRow(tx, marker("a-3"));
+      return StoredResponse.json(503, "{\"code\":\"DEPENDENCY.unavailable\"}");
+    });
+    int rowsAfterTransient = countBusinessRows(marker("a-3"));
+    Execution retry = pay(idem, "a-3", "{}", new AtomicInteger());
+
+    assertThat(unavailable.outcome()).isEqualTo(Outcome.NOT_STORED);
+    assertThat(rowsAfterTransient).isZero();
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(countBusinessRows(marker("a-3"))).isEqualTo(1);
+  }
+
+  @Test
+  void exceptionRollsBackTheBusinessWriteAndLeavesNoRecord() throws Exception {
+    Idem idem = idem();
+
+    assertThatThrownBy(() -> idem.atomic(request("a-4", "{}"), tx -> {
+      writeBusinessRow(tx, marker("a-4"));
+      throw new IllegalStateException("provider exploded");
+    })).hasMessage("provider exploded");
+
+    assertThat(record("a-4")).isNull();
+    assertThat(countBusinessRows(marker("a-4"))).isZero();
+  }
+
+  @Test
+  void deterministicFailureIsKeptAndReplayed() throws Exception {
+    Idem idem = idem();
+    AtomicInteger calls = new AtomicInteger();
+
+    Execution first = idem.atomic(request("a-5", "{}"), tx -> {
+      calls.incrementAndGet();
+      return StoredResponse.json(400, "{\"code\":\"VALIDATION.amount\"}");
+    });
+    Execution replay = idem.atomic(request("a-5", "{}"), tx -> {
+      calls.incrementAndGet();
+      return StoredResponse.json(201, "{}");
+    });
+
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(replay.response().status()).isEqualTo(400);
+    assertThat(record("a-5").state()).isEqualTo(RecordState.FAILED);
+    assertThat(calls).hasValue(1);
+  }
+
+  @Test
+  void responseOverTheLimitRollsBackAndSaysWhy() throws Exception {
+    Idem idem = idemBuilder().policy(PAYMENTS, OperationPolicy.builder().maxResponseBytes(64).build()).build();
+
+    assertThatThrownBy(() -> idem.atomic(request("a-6", "{}"), tx -> {
+      writeBusinessRow(tx, marker("a-6"));
+      return StoredResponse.of(200, "x".repeat(65));
+    })).isInstanceOf(ResponseTooLargeException.class).hasMessageContaining("65 bytes; the limit is 64");
+
+    assertThat(record("a-6")).isNull();
+    assertThat(countBusinessRows(marker("a-6"))).isZero();
+  }
+
+  @Test
+  void expiredRecordIsReplacedByANewExecution() throws Exception {
+    Idem idem = idem();
+    AtomicInteger calls = new AtomicInteger();
+    pay(idem, "a-7", "{\"v\":1}", calls);
+    clock.advance(Duration.ofHours(1).plusMillis(1));
+
+    Execution again = pay(idem, "a-7", "{\"v\":2}", calls);
+
+    assertThat(again.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(calls).hasValue(2);
+    IdempotencyRecord r = record("a-7");
+    assertThat(r.createdAt()).isEqualTo(clock.instant());
+  }
+
+  @Test
+  void racingDuplicatesGiveExactlyOneBusinessWriteAndOneAnswer() throws Exception {
+    race(idem());
+  }
+
+  @Test
+  void racingDuplicatesWithoutLookupFirstGiveExactlyOneBusinessWriteAndOneAnswer() throws Exception {
+    race(idemBuilder().policy(PAYMENTS, OperationPolicy.builder().lookupFirst(false).build()).build());
+  }
+
+  @Test
+  void racingDuplicatesWhoseBusinessRowsCollideStillReplayTheOneAnswer() throws Exception {
+    uniqueRows = true;
+    race(idem());
+  }
+
+  @Test
+  void withoutLookupFirstADuplicateRollsBackItsWorkAndReplays() throws Exception {
+    Idem idem = idemBuilder().policy(PAYMENTS, OperationPolicy.builder().lookupFirst(false).build()).build();
+    AtomicInteger calls = new AtomicInteger();
+    Execution first = pay(idem, "o-1", "{\"amount\":1}", calls);
+
+    Execution replay = pay(idem, "o-1", "{\"amount\":1}", calls);
+    Execution mismatch = pay(idem, "o-1", "{\"amount\":2}", calls);
+
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(replay.response().body()).isEqualTo(first.response().body());
+    assertThat(mismatch.outcome()).isEqualTo(Outcome.PAYLOAD_MISMATCH);
+    assertThat(calls).as("the duplicates ran the work, then rolled it back").hasValue(3);
+    assertThat(countBusinessRows(marker("o-1"))).isEqualTo(1);
+  }
+
+  @Test
+  void withoutLookupFirstADuplicateWhoseWorkFailsOnTheOriginalsRowsStillReplays() throws Exception {
+    Idem idem = idemBuilder().policy(PAYMENTS, OperationPolicy.builder().lookupFirst(false).build()).build();
+    AtomicInteger calls = new AtomicInteger();
+    Execution first = pay(idem, "o-2", "{\"amount\":1}", calls);
+
+    Execution replay = idem.atomic(request("o-2", "{\"amount\":1}"), tx -> {
+      throw new IllegalStateException("duplicate key value violates unique constraint \"payment_pkey\"");
+    });
+
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(replay.response().body()).isEqualTo(first.response().body());
+  }
+
+  @Test
+  void checkedExceptionFromTheWorkArrivesAsWorkFailedWithItsCause() throws Exception {
+    Idem idem = idem();
+    java.io.IOException cause = new java.io.IOException("socket closed");
+
+    assertThatThrownBy(() -> idem.atomic(request("a-8", "{}"), tx -> {
+      writeBusinessRow(tx, marker("a-8"));
+      throw cause;
+    })).isInstanceOf(dev.idem.core.WorkFailedException.class).hasCause(cause);
+
+    assertThat(record("a-8")).isNull();
+    assertThat(countBusinessRows(marker("a-8"))).isZero();
+  }
+
+  @Test
+  void transientStoreFailureIsRetriedAndGivesOneEffect() throws Exception {
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.INSERT, FaultInjectingStore.deadlock());
+    Idem idem = idemBuilder().store(faulty).build();
+    AtomicInteger calls = new AtomicInteger();
+
+    Execution e = pay(idem, "f-1", "{}", calls);
+
+    assertThat(e.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(calls).as("the deadlock victim's round ran the work, rolled back, and ran again").hasValue(2);
+    assertThat(countBusinessRows(marker("f-1"))).isEqualTo(1);
+  }
+
+  @Test
+  void lockTimeoutBehindAnotherTransactionAnswersInProgressAndKeepsNothing() throws Exception {
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.INSERT, FaultInjectingStore.lockTimeout());
+    Idem idem = idemBuilder().store(faulty).build();
+
+    Execution e = pay(idem, "f-2", "{}", new AtomicInteger());
+
+    assertThat(e.outcome()).isEqualTo(Outcome.IN_PROGRESS);
+    assertThat(e.retryAfter()).isPositive();
+    assertThat(record("f-2")).isNull();
+    assertThat(countBusinessRows(marker("f-2"))).isZero();
+  }
+
+  @Test
+  void brokenStoreFailsTheExecutionAndKeepsNothing() throws Exception {
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.INSERT, FaultInjectingStore.broken());
+    Idem idem = idemBuilder().store(faulty).build();
+
+    assertThatThrownBy(() -> pay(idem, "f-3", "{}", new AtomicInteger()))
+        .isInstanceOf(dev.idem.core.StoreException.class).hasMessageContaining("injected failure");
+
+    assertThat(record("f-3")).isNull();
+    assertThat(countBusinessRows(marker("f-3"))).isZero();
+  }
+
+  @Test
+  void failureReportedAfterTheCommitIsAnsweredFromTheRecordOnTheNextRound() throws Exception {
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.COMMIT, FaultInjectingStore.deadlock());
+    Idem idem = idemBuilder().store(faulty).build();
+    AtomicInteger calls = new AtomicInteger();
+
+    Execution e = pay(idem, "f-4", "{}", calls);
+
+    // Stores that commit with the record insert (PostgreSQL) replay it; the others rolled back and ran again.
+    assertThat(e.outcome()).isIn(Outcome.STORED, Outcome.REPLAYED);
+    assertThat(countBusinessRows(marker("f-4"))).isEqualTo(1);
+    assertThat(pay(idem, "f-4", "{}", calls).response()).isEqualTo(e.response());
+  }
+
+  private void race(Idem idem) throws Exception {
+    int threads = raceThreads();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    int raced = 0;
+    try {
+      for (int round = 0; round < raceRounds(); round++) {
+        String key = "race-" + round;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        AtomicInteger calls = new AtomicInteger();
+        List<Future<Execution>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          futures.add(pool.submit(() -> {
+            start.await(30, TimeUnit.SECONDS);
+            return pay(idem, key, "{\"amount\":100}", calls);
+          }));
+        }
+        List<Execution> results = new ArrayList<>();
+        for (Future<Execution> f : futures) {
+          results.add(f.get(60, TimeUnit.SECONDS));
+        }
+
+        assertThat(countBusinessRows(marker(key))).as("business rows in round %d", round).isEqualTo(1);
+        List<Execution> answered = results.stream().filter(e -> e.response() != null).toList();
+        assertThat(answered.stream().filter(e -> e.outcome() == Outcome.STORED)).as("round %d", round).hasSize(1);
+        byte[] body = answered.get(0).response().body();
+        for (Execution e : results) {
+          assertThat(e.outcome()).as("round %d", round).isIn(Outcome.STORED, Outcome.REPLAYED, Outcome.IN_PROGRESS);
+          if (e.response() != null) {
+            assertThat(e.response().body()).as("round %d", round).isEqualTo(body);
+          }
+        }
+        raced += calls.get() > 1 ? 1 : 0;
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    // proves the contended path ran: in some rounds several callers did the work and all but one rolled back
+    assertThat(raced).as("rounds where duplicates ran the work concurrently").isPositive();
+  }
+}

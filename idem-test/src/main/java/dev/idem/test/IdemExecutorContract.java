@@ -1,0 +1,597 @@
+package dev.idem.test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.Checkpoint;
+import dev.idem.core.Completer;
+import dev.idem.core.Execution;
+import dev.idem.core.Execution.Outcome;
+import dev.idem.core.Idem;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.LeaseLostException;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationPolicy;
+import dev.idem.core.PhaseResult;
+import dev.idem.core.PhasedOperation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.spi.IdemListener;
+import dev.idem.core.spi.IdempotencyStore;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The executor's behaviour in phased and leased modes, on any store. Extend it with {@link #createStore()};
+ * {@link AtomicExecutorContract} adds the atomic mode for transactional stores.
+ */
+public abstract class IdemExecutorContract {
+  protected static final String PAYMENTS = "POST /payments";
+  protected static final Duration LEASE = Duration.ofSeconds(30);
+  private static final String HASH = "0".repeat(64);
+
+  protected IdempotencyStore store;
+  protected MutableClock clock;
+  protected Scope scope;
+  protected final List<String> events = new CopyOnWriteArrayList<>();
+  /** Calls to the fake external system, per derived key. */
+  protected final Map<String, AtomicInteger> externalCalls = new ConcurrentHashMap<>();
+  /** Phase runs, per key and phase name. */
+  protected final Map<String, AtomicInteger> phaseRuns = new ConcurrentHashMap<>();
+  /** Makes the next call to the external system fail once. */
+  protected final AtomicBoolean externalFailsOnce = new AtomicBoolean();
+  /** Runs inside the "charge" phase, once, before the external call; for takeover scenarios. */
+  protected volatile Runnable duringCharge;
+
+  protected abstract IdempotencyStore createStore() throws Exception;
+
+  protected void closeStore(IdempotencyStore store) throws Exception {}
+
+  @BeforeEach
+  void setUpExecutor() throws Exception {
+    store = createStore();
+    clock = MutableClock.startingNow();
+    scope = Scope.of("exec-" + UUID.randomUUID());
+  }
+
+  @AfterEach
+  void tearDownExecutor() throws Exception {
+    closeStore(store);
+  }
+
+  protected IdemListener recordingListener() {
+    return new IdemListener() {
+      @Override
+      public void onExecution(String instance, Execution execution, Duration elapsed) {
+        events.add("execution " + execution.outcome());
+      }
+
+      @Override
+      public void onTransition(String instance, RecordKey key, RecordState from, RecordState to, String phase) {
+        events.add("transition " + from + " -> " + to);
+      }
+
+      @Override
+      public void onLeaseExpired(String instance, IdempotencyRecord expired) {
+        events.add("lease expired");
+      }
+
+      @Override
+      public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
+        events.add("completer " + (recovered ? "recovered" : "failed"));
+      }
+    };
+  }
+
+  protected Idem.Builder idemBuilder() {
+    return Idem.builder().name("contract").store(store).clock(clock).listener(recordingListener())
+        .sleeper(d -> clock.advance(d))
+        .policy(PAYMENTS, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1)).build())
+        .phased(payments());
+  }
+
+  protected Idem idem() {
+    return idemBuilder().build();
+  }
+
+  protected IdempotentRequest request(String key, String json) {
+    return IdempotentRequest.of(scope, Operation.of(PAYMENTS), IdempotencyKey.of(key),
+        json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private void ran(String key, String phase) {
+    phaseRuns.computeIfAbsent(key + "/" + phase, k -> new AtomicInteger()).incrementAndGet();
+  }
+
+  protected int runs(String key, String phase) {
+    AtomicInteger n = phaseRuns.get(key + "/" + phase);
+    return n == null ? 0 : n.get();
+  }
+
+  /** create (in a transaction) -> charge (external, derived key) -> capture (respond). */
+  protected PhasedOperation payments() {
+    return PhasedOperation.builder(PAYMENTS)
+        .inTransaction("create", ctx -> {
+          ran(ctx.key().value(), "create");
+          String amount = ctx.request().map(r -> new String(r.body(), StandardCharsets.UTF_8)).orElse("?");
+          return PhaseResult.next(Checkpoint.empty().with("payment_id", "pay_" + ctx.key()).with("body", amount));
+        })
+        .outside("charge", ctx -> {
+          ran(ctx.key().value(), "charge");
+          Runnable hook = duringCharge;
+          if (hook != null) {
+            duringCharge = null;
+            hook.run();
+          }
+          String derived = ctx.derivedKey("charge");
+          if (externalFailsOnce.getAndSet(false)) {
+            return PhaseResult.respond(StoredResponse.json(503, "{\"code\":\"DEPENDENCY.unavailable\"}"));
+          }
+          externalCalls.computeIfAbsent(derived, k -> new AtomicInteger()).incrementAndGet();
+          return PhaseResult.next(ctx.checkpoint().with("charge_id", "ch_" + derived));
+        })
+        .inTransaction("capture", ctx -> {
+          ran(ctx.key().value(), "capture");
+          Checkpoint cp = ctx.checkpoint();
+          return PhaseResult.respond(StoredResponse.json(201,
+              "{\"id\":\"" + cp.require("payment_id") + "\",\"charge\":\"" + cp.require("charge_id") + "\"}"));
+        })
+        .build();
+  }
+
+  /** The derived key of the "charge" call of a payment key in this test's scope. */
+  protected String derived(String key) {
+    return new RecordKey(scope, Operation.of(PAYMENTS), IdempotencyKey.of(key)).derive("charge");
+  }
+
+  protected IdempotencyRecord record(String key) throws Exception {
+    RecordKey rk = new RecordKey(scope, Operation.of(PAYMENTS), IdempotencyKey.of(key));
+    Optional<IdempotencyRecord> r = store.inTransaction(tx -> store.find(tx, rk));
+    return r.orElse(null);
+  }
+
+  // ------------------------------------------------------------------ phased
+
+  @Test
+  void phasedRunsEveryPhaseOnceAndStoresTheAnswer() throws Exception {
+    Idem idem = idem();
+
+    Execution first = idem.phased(request("p-1", "{\"amount\":100}"));
+
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(first.response().status()).isEqualTo(201);
+    assertThat(first.response().bodyAsString())
+        .isEqualTo("{\"id\":\"pay_p-1\",\"charge\":\"ch_" + derived("p-1") + "\"}");
+    assertThat(List.of(runs("p-1", "create"), runs("p-1", "charge"), runs("p-1", "capture")))
+        .containsExactly(1, 1, 1);
+    IdempotencyRecord stored = record("p-1");
+    assertThat(stored.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(stored.recoveryPoint()).isEqualTo("charge");
+    assertThat(stored.leaseOwner()).isNull();
+  }
+
+  @Test
+  void phasedReplayReturnsTheStoredAnswerByteForByteWithoutRunningPhases() throws Exception {
+    Idem idem = idem();
+    Execution first = idem.phased(request("p-2", "{\"amount\":100}"));
+    clock.advance(Duration.ofMinutes(3));
+
+    Execution replay = idem.phased(request("p-2", "{ \"amount\" : 100 }"));
+
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(replay.response()).isEqualTo(first.response());
+    assertThat(replay.response().body()).isEqualTo(first.response().body());
+    assertThat(replay.keyAge()).isEqualTo(Duration.ofMinutes(3));
+    assertThat(runs("p-2", "create")).isEqualTo(1);
+  }
+
+  @Test
+  void sameKeyWithAnotherBodyIsAMismatchNamingTheFields() throws Exception {
+    Idem idem = idem();
+    idem.phased(request("p-3", "{\"amount\":100,\"currency\":\"EUR\",\"note\":\"x\"}"));
+
+    Execution mismatch = idem.phased(request("p-3", "{\"amount\":200,\"currency\":\"EUR\",\"extra\":1}"));
+
+    assertThat(mismatch.outcome()).isEqualTo(Outcome.PAYLOAD_MISMATCH);
+    assertThat(mismatch.differingFields()).containsExactly("amount", "extra", "note");
+    assertThat(mismatch.response()).isNull();
+  }
+
+  @Test
+  void sameKeyInAnotherScopeIsAnIndependentRequest() throws Exception {
+    Idem idem = idem();
+    idem.phased(request("p-shared", "{\"amount\":100}"));
+    IdempotentRequest other = IdempotentRequest.of(Scope.of(scope.value() + "-bob"), Operation.of(PAYMENTS),
+        IdempotencyKey.of("p-shared"), "{\"amount\":999}".getBytes(StandardCharsets.UTF_8));
+
+    Execution second = idem.phased(other);
+
+    assertThat(second.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(runs("p-shared", "create")).isEqualTo(2);
+  }
+
+  @Test
+  void inFlightDuplicateGetsInProgressWithTheLeaseSecondsLeft() throws Exception {
+    Idem idem = idem();
+    Execution[] duplicate = new Execution[1];
+    duringCharge = () -> {
+      clock.advance(Duration.ofMillis(10_500));
+      duplicate[0] = idem.phased(request("p-4", "{\"amount\":100}"));
+    };
+
+    Execution first = idem.phased(request("p-4", "{\"amount\":100}"));
+
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(duplicate[0].outcome()).isEqualTo(Outcome.IN_PROGRESS);
+    assertThat(duplicate[0].retryAfter()).isEqualTo(Duration.ofSeconds(20));
+  }
+
+  @Test
+  void inFlightDuplicateWaitsUpToTheBoundAndThenAnswersInProgress() throws Exception {
+    Idem idem = idemBuilder().policy(PAYMENTS, OperationPolicy.builder().lease(LEASE)
+        .waitInFlight(Duration.ofSeconds(2)).build()).build();
+    Execution[] duplicate = new Execution[1];
+    Instant[] waited = new Instant[2];
+    duringCharge = () -> {
+      waited[0] = clock.instant();
+      duplicate[0] = idem.phased(request("p-wait", "{\"amount\":1}"));
+      waited[1] = clock.instant();
+    };
+
+    idem.phased(request("p-wait", "{\"amount\":1}"));
+
+    assertThat(duplicate[0].outcome()).isEqualTo(Outcome.IN_PROGRESS);
+    assertThat(Duration.between(waited[0], waited[1])).isEqualTo(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void transientFailureReleasesTheLeaseAndTheRetryResumesAfterTheRecoveryPoint() throws Exception {
+    Idem idem = idem();
+    externalFailsOnce.set(true);
+
+    Execution failed = idem.phased(request("p-5", "{\"amount\":100}"));
+    IdempotencyRecord between = record("p-5");
+    Execution retry = idem.phased(request("p-5", "{\"amount\":100}"));
+
+    assertThat(failed.outcome()).isEqualTo(Outcome.NOT_STORED);
+    assertThat(failed.response().status()).isEqualTo(503);
+    assertThat(between.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(between.recoveryPoint()).isEqualTo("create");
+    assertThat(between.lockedUntil()).isBeforeOrEqualTo(clock.instant());
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(runs("p-5", "create")).isEqualTo(1);
+    assertThat(runs("p-5", "charge")).isEqualTo(2);
+    assertThat(externalCalls.get(derived("p-5"))).hasValue(1);
+  }
+
+  @Test
+  void exceptionInTheFirstPhaseFreesTheKey() throws Exception {
+    AtomicBoolean failNext = new AtomicBoolean(true);
+    Idem idem = idemBuilder().name("first-fails").phased(PhasedOperation.builder("POST /fragile")
+        .inTransaction("only", ctx -> {
+          if (failNext.getAndSet(false)) {
+            throw new IllegalStateException("database hiccup");
+          }
+          return PhaseResult.respond(StoredResponse.of(200, "ok"));
+        }).build()).build();
+    IdempotentRequest request = IdempotentRequest.of(scope, Operation.of("POST /fragile"),
+        IdempotencyKey.of("f-1"), new byte[0]);
+
+    assertThatThrownBy(() -> idem.phased(request)).hasMessage("database hiccup");
+    Optional<IdempotencyRecord> between = store.inTransaction(tx -> store.find(tx, request.recordKey()));
+    Execution retry = idem.phased(request);
+
+    assertThat(between).isEmpty();
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+  }
+
+  @Test
+  void deterministicFailureIsKeptAsFailedAndReplayed() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    Idem idem = idemBuilder().phased(PhasedOperation.builder("POST /declines")
+        .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("amount", "100")))
+        .outside("charge", ctx -> {
+          calls.incrementAndGet();
+          return PhaseResult.respond(StoredResponse.json(402, "{\"code\":\"PAYMENT.declined\"}"));
+        }).build()).build();
+    IdempotentRequest request = IdempotentRequest.of(scope, Operation.of("POST /declines"),
+        IdempotencyKey.of("d-1"), "{}".getBytes(StandardCharsets.UTF_8));
+
+    Execution first = idem.phased(request);
+    Execution replay = idem.phased(request);
+
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(replay.response().status()).isEqualTo(402);
+    assertThat(calls).hasValue(1);
+    Optional<IdempotencyRecord> stored = store.inTransaction(tx -> store.find(tx, request.recordKey()));
+    assertThat(stored.orElseThrow().state()).isEqualTo(RecordState.FAILED);
+  }
+
+  @Test
+  void retryAfterTheLeaseExpiredTakesOverAndResumes() throws Exception {
+    Idem idem = idem();
+    duringCharge = () -> {
+      throw new Crash();
+    };
+    try {
+      idem.phased(request("p-6", "{\"amount\":100}"));
+    } catch (Crash expected) {
+      // the worker "dies" during the external call; its release is what a crash would skip, so undo it below
+    }
+    forceLeaseHeld("p-6");
+    clock.advance(LEASE.plusSeconds(1));
+
+    Execution retry = idem.phased(request("p-6", "{\"amount\":100}"));
+
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(events).contains("lease expired");
+    assertThat(runs("p-6", "create")).isEqualTo(1);
+    assertThat(externalCalls.get(derived("p-6"))).hasValue(1);
+  }
+
+  @Test
+  void workerWhoseLeaseExpiredIsFencedOutByTheWorkerThatTookOver() throws Exception {
+    Idem idem = idem();
+    Execution[] takeover = new Execution[1];
+    duringCharge = () -> {
+      clock.advance(LEASE.plusSeconds(5));
+      takeover[0] = idem.phased(request("p-7", "{\"amount\":100}"));
+    };
+
+    assertThatThrownBy(() -> idem.phased(request("p-7", "{\"amount\":100}")))
+        .isInstanceOf(LeaseLostException.class);
+
+    assertThat(takeover[0].outcome()).isEqualTo(Outcome.STORED);
+    IdempotencyRecord stored = record("p-7");
+    assertThat(stored.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(stored.response()).isEqualTo(takeover[0].response());
+    assertThat(idem.phased(request("p-7", "{\"amount\":100}")).response()).isEqualTo(takeover[0].response());
+  }
+
+  @Test
+  void completerResumesExpiredRecordsFromTheirRecoveryPoint() throws Exception {
+    Idem idem = idem();
+    for (int i = 0; i < 3; i++) {
+      duringCharge = () -> {
+        throw new Crash();
+      };
+      try {
+        idem.phased(request("c-" + i, "{\"amount\":" + i + "}"));
+      } catch (Crash expected) {
+        // simulated crash
+      }
+      forceLeaseHeld("c-" + i);
+    }
+    clock.advance(LEASE.plusSeconds(1));
+    Completer completer = idem.completer().batchSize(1000).build();
+
+    Completer.Round round = completer.runOnce();
+    Execution replay = idem.phased(request("c-1", "{\"amount\":1}"));
+
+    assertThat(round.recovered()).isGreaterThanOrEqualTo(3);
+    for (int i = 0; i < 3; i++) {
+      assertThat(record("c-" + i).state()).isEqualTo(RecordState.COMPLETED);
+      assertThat(runs("c-" + i, "create")).isEqualTo(1);
+    }
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(replay.response().bodyAsString()).contains("ch_" + derived("c-1"));
+    assertThat(events).contains("completer recovered");
+  }
+
+  @Test
+  void twoCompletersRunningAtOnceRecoverEachRecordExactlyOnce() throws Exception {
+    Idem idem = idem();
+    int records = 20;
+    for (int i = 0; i < records; i++) {
+      duringCharge = () -> {
+        throw new Crash();
+      };
+      try {
+        idem.phased(request("cc-" + i, "{\"n\":" + i + "}"));
+      } catch (Crash expected) {
+        // simulated crash
+      }
+      forceLeaseHeld("cc-" + i);
+    }
+    clock.advance(LEASE.plusSeconds(1));
+    Completer first = idem.completer().batchSize(1000).build();
+    Completer second = idem.completer().batchSize(1000).build();
+    java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+
+    java.util.concurrent.Future<Completer.Round> a = pool.submit(() -> {
+      start.await();
+      return first.runOnce();
+    });
+    java.util.concurrent.Future<Completer.Round> b = pool.submit(() -> {
+      start.await();
+      return second.runOnce();
+    });
+    Completer.Round ra = a.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    Completer.Round rb = b.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    pool.shutdown();
+
+    for (int i = 0; i < records; i++) {
+      assertThat(record("cc-" + i).state()).isEqualTo(RecordState.COMPLETED);
+      assertThat(runs("cc-" + i, "capture")).as("capture of cc-%d", i).isEqualTo(1);
+      assertThat(externalCalls.get(derived("cc-" + i))).as("charge of cc-%d", i).hasValue(1);
+    }
+    assertThat(ra.found() + rb.found()).isGreaterThanOrEqualTo(records);
+    assertThat(first.recoveredTotal() + second.recoveredTotal()).isGreaterThanOrEqualTo(records);
+  }
+
+  @Test
+  void completerNeverTouchesRecordsOfOperationsItCannotResume() throws Exception {
+    Idem idem = idem();
+    IdempotentRequest leased = IdempotentRequest.of(scope, Operation.of("POST /leased"),
+        IdempotencyKey.of("l-crash"), new byte[0]);
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(leased.recordKey(), Fingerprint.ofHash(HASH),
+        "dead-worker", clock.instant(), LEASE, Duration.ofHours(1));
+    store.inTransaction(tx -> store.insert(tx, claimed));
+    clock.advance(LEASE.plusSeconds(1));
+
+    idem.completer().batchSize(1000).build().runOnce();
+    Optional<IdempotencyRecord> afterCompleter = store.inTransaction(tx -> store.find(tx, leased.recordKey()));
+    Execution retry = idem.leased(IdempotentRequest.withFingerprint(leased.recordKey(), Fingerprint.ofHash(HASH)),
+        key -> StoredResponse.of(200, "done by the retry"));
+
+    assertThat(afterCompleter).contains(claimed);
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(events).contains("lease expired");
+  }
+
+  @Test
+  void completerFreesTheKeyOfAWorkerThatDiedBeforeItsFirstPhaseCommitted() throws Exception {
+    Idem idem = idem();
+    RecordKey key = new RecordKey(scope, Operation.of(PAYMENTS), IdempotencyKey.of("died-early"));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key, Fingerprint.ofHash(HASH), "dead-worker",
+        clock.instant(), LEASE, Duration.ofHours(1));
+    store.inTransaction(tx -> store.insert(tx, claimed));
+    clock.advance(LEASE.plusSeconds(1));
+
+    Completer.Round round = idem.completer().batchSize(1000).build().runOnce();
+    Optional<IdempotencyRecord> after = store.inTransaction(tx -> store.find(tx, key));
+    Execution retry = idem.phased(request("died-early", "{\"amount\":3}"));
+
+    assertThat(round.released()).isGreaterThanOrEqualTo(1);
+    assertThat(after).isEmpty();
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(runs("died-early", "create")).isEqualTo(1);
+  }
+
+  @Test
+  void firstPhaseMustRunInATransaction() {
+    assertThatThrownBy(() -> PhasedOperation.builder("POST /x")
+        .outside("charge", ctx -> PhaseResult.respond(StoredResponse.of(200, "x"))).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("the first phase of POST /x ('charge') must run inTransaction");
+  }
+
+  @Test
+  void recordWhoseResumptionFailsWaitsALeaseSoTheOthersGetTheirTurn() throws Exception {
+    AtomicBoolean poisonFails = new AtomicBoolean(true);
+    Operation poisonous = Operation.of("POST /poison-" + UUID.randomUUID());
+    Idem idem = idemBuilder().name("poison").phased(PhasedOperation.builder(poisonous)
+        .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("k", ctx.key().value())))
+        .inTransaction("finish", ctx -> {
+          if (ctx.key().value().equals("poison") && poisonFails.get()) {
+            throw new IllegalStateException("cannot finish " + ctx.key());
+          }
+          return PhaseResult.respond(StoredResponse.of(200, ctx.key().value()));
+        }).build()).build();
+    for (String key : List.of("poison", "healthy")) {
+      RecordKey rk = new RecordKey(scope, poisonous, IdempotencyKey.of(key));
+      IdempotencyRecord atCreate = IdempotencyRecord.claimed(rk, Fingerprint.ofHash(HASH), "dead-worker",
+          clock.instant(), LEASE, Duration.ofHours(1))
+          .withRecoveryPoint("create", Checkpoint.empty().with("k", key), clock.instant().plus(LEASE), clock.instant());
+      store.inTransaction(tx -> store.insert(tx, atCreate));
+      clock.advance(Duration.ofMillis(5));
+    }
+    clock.advance(LEASE.plusSeconds(1));
+    Completer completer = idem.completer().batchSize(1).build();
+
+    Completer.Round first = completer.runOnce();
+    Completer.Round second = completer.runOnce();
+
+    assertThat(first.failed()).isEqualTo(1);
+    assertThat(second.recovered()).isEqualTo(1);
+    RecordKey poison = new RecordKey(scope, poisonous, IdempotencyKey.of("poison"));
+    IdempotencyRecord waiting = store.inTransaction(tx -> store.find(tx, poison)).orElseThrow();
+    assertThat(waiting.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(waiting.lockedUntil()).isEqualTo(clock.instant().plus(LEASE));
+    assertThat(events).contains("completer failed", "completer recovered");
+  }
+
+  @Test
+  void expiredRecordCountsAsAbsent() throws Exception {
+    Idem idem = idem();
+    idem.phased(request("p-exp", "{\"amount\":1}"));
+    clock.advance(Duration.ofHours(1).plusSeconds(1));
+
+    Execution again = idem.phased(request("p-exp", "{\"amount\":2}"));
+
+    assertThat(again.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(runs("p-exp", "create")).isEqualTo(2);
+  }
+
+  // ------------------------------------------------------------------ leased
+
+  @Test
+  void leasedStoresReplaysAndReleasesTransientAnswers() throws Exception {
+    Idem idem = idem();
+    IdempotentRequest request = IdempotentRequest.of(scope, Operation.of("POST /leased"),
+        IdempotencyKey.of("l-1"), "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+    AtomicInteger calls = new AtomicInteger();
+
+    Execution transientAnswer = idem.leased(request, key -> {
+      calls.incrementAndGet();
+      return StoredResponse.of(429, "slow down");
+    });
+    Execution first = idem.leased(request, key -> {
+      calls.incrementAndGet();
+      return StoredResponse.json(201, "{\"id\":" + calls.get() + "}");
+    });
+    Execution replay = idem.leased(request, key -> {
+      calls.incrementAndGet();
+      return StoredResponse.json(201, "{\"id\":\"never\"}");
+    });
+
+    assertThat(transientAnswer.outcome()).isEqualTo(Outcome.NOT_STORED);
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(replay.response().bodyAsString()).isEqualTo("{\"id\":2}");
+    assertThat(calls).hasValue(2);
+    assertThat(events).contains("transition null -> IN_PROGRESS", "transition IN_PROGRESS -> COMPLETED");
+  }
+
+  @Test
+  void leasedExceptionFreesTheKey() throws Exception {
+    Idem idem = idem();
+    IdempotentRequest request = IdempotentRequest.of(scope, Operation.of("POST /leased"),
+        IdempotencyKey.of("l-2"), new byte[0]);
+
+    assertThatThrownBy(() -> idem.leased(request, key -> {
+      throw new java.io.IOException("connection reset");
+    })).hasRootCauseMessage("connection reset");
+    Execution retry = idem.leased(request, key -> StoredResponse.of(200, "ok"));
+
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+  }
+
+  /** Stands for a process dying mid-phase. */
+  protected static final class Crash extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Crash() {
+      super("simulated crash");
+    }
+  }
+
+  /**
+   * A crash skips the release that an exception triggers; put the record back under a live lease, at its recovery
+   * point, as a killed process would have left it.
+   */
+  protected void forceLeaseHeld(String key) throws Exception {
+    IdempotencyRecord r = record(key);
+    IdempotencyRecord held = r.withLease("dead-worker", clock.instant().plus(LEASE), clock.instant());
+    store.inTransaction(tx -> store.update(tx, held));
+  }
+}

@@ -1,0 +1,466 @@
+package dev.idem.test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.core.Checkpoint;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.Operation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.spi.IdempotencyStore;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every {@link IdempotencyStore} must pass. Extend it and implement {@link #createStore()}; the tests
+ * use a fresh random scope each, so they can share a database with other data.
+ */
+public abstract class IdempotencyStoreContract {
+  protected static final String HASH_A = "a".repeat(64);
+  protected static final String HASH_B = "b".repeat(64);
+
+  protected IdempotencyStore store;
+  protected Scope scope;
+  protected Instant now;
+
+  /** A store to test. Called before each test. */
+  protected abstract IdempotencyStore createStore() throws Exception;
+
+  /** Releases what {@link #createStore()} made. */
+  protected void closeStore(IdempotencyStore store) throws Exception {}
+
+  @BeforeEach
+  void setUpStore() throws Exception {
+    store = createStore();
+    scope = Scope.of("contract-" + UUID.randomUUID());
+    now = Instant.ofEpochMilli(System.currentTimeMillis());
+  }
+
+  @AfterEach
+  void tearDownStore() throws Exception {
+    closeStore(store);
+  }
+
+  protected RecordKey key(String key) {
+    return new RecordKey(scope, Operation.of("POST /things"), IdempotencyKey.of(key));
+  }
+
+  protected IdempotencyRecord completed(RecordKey key, Instant at, Duration ttl) {
+    StoredResponse response = StoredResponse.of(201,
+        Map.of("Content-Type", List.of("application/json"), "Location", List.of("/things/1")),
+        "{\"id\":\"thing_1\",\"note\":\"h\u00e9llo \u2603\"}".getBytes(StandardCharsets.UTF_8));
+    Fingerprint fingerprint = new Fingerprint(HASH_A, Map.of("amount", HASH_B, "currency", HASH_A));
+    return IdempotencyRecord.finished(key, fingerprint, response, RecordState.COMPLETED, at, ttl);
+  }
+
+  protected IdempotencyRecord claimed(RecordKey key, Instant at, Duration lease) {
+    return IdempotencyRecord.claimed(key, Fingerprint.ofHash(HASH_A), "worker-1", at, lease, Duration.ofHours(24));
+  }
+
+  protected boolean insert(IdempotencyRecord record) throws Exception {
+    return store.inTransaction(tx -> {
+      boolean inserted = store.insert(tx, record);
+      if (!inserted) {
+        tx.setRollbackOnly();
+      }
+      return inserted;
+    });
+  }
+
+  protected IdempotencyRecord find(RecordKey key) throws Exception {
+    return store.inTransaction(tx -> store.find(tx, key)).orElse(null);
+  }
+
+  protected boolean update(IdempotencyRecord next) throws Exception {
+    return store.inTransaction(tx -> store.update(tx, next));
+  }
+
+  @Test
+  void findsNothingForAnUnknownKey() throws Exception {
+    assertThat(find(key("unknown"))).isNull();
+  }
+
+  @Test
+  void insertedRecordReadsBackFieldForField() throws Exception {
+    IdempotencyRecord record = completed(key("k-1"), now, Duration.ofHours(1));
+
+    boolean inserted = insert(record);
+
+    assertThat(inserted).isTrue();
+    assertThat(find(record.key())).isEqualTo(record);
+  }
+
+  @Test
+  void inProgressRecordWithLeaseAndCheckpointReadsBack() throws Exception {
+    IdempotencyRecord claimed = claimed(key("k-lease"), now, Duration.ofSeconds(30));
+    IdempotencyRecord advanced = claimed.withRecoveryPoint("charge",
+        Checkpoint.of(Map.of("payment_id", "pay_1", "quote", "say \"hi\"\n\u00e9")), now.plusSeconds(60), now);
+
+    insert(claimed);
+    boolean updated = update(advanced);
+
+    assertThat(updated).isTrue();
+    IdempotencyRecord read = find(claimed.key());
+    assertThat(read).isEqualTo(advanced);
+    assertThat(read.checkpoint().get("quote")).isEqualTo("say \"hi\"\n\u00e9");
+    assertThat(read.lockedUntil()).isEqualTo(now.plusSeconds(60));
+    assertThat(read.version()).isEqualTo(2);
+  }
+
+  @Test
+  void secondInsertOfTheSameKeyIsRefused() throws Exception {
+    RecordKey key = key("dup");
+    insert(completed(key, now, Duration.ofHours(1)));
+
+    boolean second = insert(claimed(key, now, Duration.ofSeconds(30)));
+
+    assertThat(second).isFalse();
+    assertThat(find(key).state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  @Test
+  void keysAreCaseSensitiveAndScopedByScopeAndOperation() throws Exception {
+    RecordKey lower = key("key-a");
+    RecordKey upper = key("KEY-A");
+    RecordKey otherScope = new RecordKey(Scope.of(scope.value() + "-other"), lower.operation(), lower.key());
+    RecordKey otherOperation = new RecordKey(scope, Operation.of("POST /other"), lower.key());
+
+    boolean[] inserted = {
+        insert(completed(lower, now, Duration.ofHours(1))),
+        insert(completed(upper, now, Duration.ofHours(1))),
+        insert(completed(otherScope, now, Duration.ofHours(1))),
+        insert(completed(otherOperation, now, Duration.ofHours(1)))
+    };
+
+    assertThat(inserted).containsOnly(true);
+    assertThat(find(upper).key()).isEqualTo(upper);
+    assertThat(find(otherScope).key()).isEqualTo(otherScope);
+  }
+
+  @Test
+  void scopesThatDifferOnlyInTrailingSpaceOrCaseAreDistinct() throws Exception {
+    RecordKey plain = key("pad");
+    RecordKey padded = new RecordKey(Scope.of(scope.value() + " "), plain.operation(), plain.key());
+    RecordKey upper = new RecordKey(Scope.of(scope.value().toUpperCase()), plain.operation(), plain.key());
+
+    boolean[] inserted = {
+        insert(completed(plain, now, Duration.ofHours(1))),
+        insert(completed(padded, now, Duration.ofHours(1))),
+        insert(completed(upper, now, Duration.ofHours(1)))
+    };
+
+    assertThat(inserted).containsOnly(true);
+    assertThat(find(padded).key().scope().value()).endsWith(" ");
+  }
+
+  @Test
+  void longestKeyAndUnicodeScopeRoundTrip() throws Exception {
+    RecordKey key = new RecordKey(Scope.of("t\u00e9nant-\u6771\u4eac-" + UUID.randomUUID()),
+        Operation.of("POST /\u00fcber"), IdempotencyKey.of("~".repeat(255)));
+    IdempotencyRecord record = completed(key, now, Duration.ofHours(1));
+
+    insert(record);
+
+    assertThat(find(key)).isEqualTo(record);
+  }
+
+  @Test
+  void emptyAndBinaryBodiesRoundTrip() throws Exception {
+    byte[] binary = new byte[256];
+    for (int i = 0; i < binary.length; i++) {
+      binary[i] = (byte) i;
+    }
+    IdempotencyRecord empty = IdempotencyRecord.finished(key("empty"), Fingerprint.ofHash(HASH_A),
+        StoredResponse.of(204, new byte[0]), RecordState.COMPLETED, now, Duration.ofHours(1));
+    IdempotencyRecord bin = IdempotencyRecord.finished(key("binary"), Fingerprint.ofHash(HASH_A),
+        StoredResponse.of(200, Map.of("content-type", List.of("application/octet-stream")), binary),
+        RecordState.COMPLETED, now, Duration.ofHours(1));
+
+    insert(empty);
+    insert(bin);
+
+    assertThat(find(empty.key()).response().bodyLength()).isZero();
+    assertThat(find(bin.key()).response().body()).isEqualTo(binary);
+  }
+
+  @Test
+  void multiValuedHeadersKeepTheirOrder() throws Exception {
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    headers.put("X-B", List.of("2", "1"));
+    headers.put("X-A", List.of("only"));
+    IdempotencyRecord record = IdempotencyRecord.finished(key("headers"), Fingerprint.ofHash(HASH_A),
+        StoredResponse.of(200, headers, new byte[] {1}), RecordState.COMPLETED, now, Duration.ofHours(1));
+
+    insert(record);
+
+    assertThat(find(record.key()).response().headers()).containsExactly(
+        Map.entry("x-b", List.of("2", "1")), Map.entry("x-a", List.of("only")));
+  }
+
+  @Test
+  void updateAtTheReadVersionWinsAndAStaleWriterIsFencedOut() throws Exception {
+    IdempotencyRecord claimed = claimed(key("fence"), now, Duration.ofSeconds(30));
+    insert(claimed);
+    IdempotencyRecord takeover = claimed.withLease("worker-2", now.plusSeconds(90), now);
+
+    boolean tookOver = update(takeover);
+    boolean staleWrite = update(claimed.finish(RecordState.COMPLETED, StoredResponse.of(200, "stale"), now));
+
+    assertThat(tookOver).isTrue();
+    assertThat(staleWrite).isFalse();
+    IdempotencyRecord read = find(claimed.key());
+    assertThat(read.leaseOwner()).isEqualTo("worker-2");
+    assertThat(read.state()).isEqualTo(RecordState.IN_PROGRESS);
+  }
+
+  @Test
+  void updateToFinalClearsTheLease() throws Exception {
+    IdempotencyRecord claimed = claimed(key("finish"), now, Duration.ofSeconds(30));
+    insert(claimed);
+
+    update(claimed.finish(RecordState.FAILED, StoredResponse.json(402, "{\"code\":\"declined\"}"), now));
+
+    IdempotencyRecord read = find(claimed.key());
+    assertThat(read.state()).isEqualTo(RecordState.FAILED);
+    assertThat(read.leaseOwner()).isNull();
+    assertThat(read.lockedUntil()).isNull();
+    assertThat(read.response().status()).isEqualTo(402);
+  }
+
+  @Test
+  void deleteNeedsTheCurrentVersion() throws Exception {
+    IdempotencyRecord claimed = claimed(key("delete"), now, Duration.ofSeconds(30));
+    insert(claimed);
+
+    boolean wrong = store.inTransaction(tx -> store.delete(tx, claimed.key(), 7));
+    boolean right = store.inTransaction(tx -> store.delete(tx, claimed.key(), 1));
+
+    assertThat(wrong).isFalse();
+    assertThat(right).isTrue();
+    assertThat(find(claimed.key())).isNull();
+  }
+
+  @Test
+  void deleteIfExpiredLeavesLiveRecordsAlone() throws Exception {
+    IdempotencyRecord live = completed(key("live"), now, Duration.ofHours(1));
+    IdempotencyRecord old = completed(key("old"), now.minus(Duration.ofHours(2)), Duration.ofHours(1));
+    insert(live);
+    insert(old);
+
+    boolean liveDeleted = store.inTransaction(tx -> store.deleteIfExpired(tx, live.key(), now));
+    boolean oldDeleted = store.inTransaction(tx -> store.deleteIfExpired(tx, old.key(), now));
+
+    assertThat(liveDeleted).isFalse();
+    assertThat(oldDeleted).isTrue();
+    assertThat(find(live.key())).isNotNull();
+    assertThat(find(old.key())).isNull();
+  }
+
+  @Test
+  void findLeaseExpiredReturnsInProgressRecordsWhoseLeaseEndedWhateverTheirExpiry() throws Exception {
+    Instant past = now.minus(Duration.ofMinutes(10));
+    IdempotencyRecord expiredLease = claimed(key("lease-over"), past, Duration.ofSeconds(30));
+    IdempotencyRecord activeLease = claimed(key("lease-on"), now, Duration.ofMinutes(5));
+    IdempotencyRecord finished = completed(key("done"), past, Duration.ofHours(1));
+    IdempotencyRecord dead = IdempotencyRecord.claimed(key("record-expired"), Fingerprint.ofHash(HASH_A), "w",
+        past, Duration.ofSeconds(1), Duration.ofMinutes(1));
+    for (IdempotencyRecord r : List.of(expiredLease, activeLease, finished, dead)) {
+      insert(r);
+    }
+
+    List<IdempotencyRecord> found = store.findLeaseExpired(now, List.of(Operation.of("POST /things")), 10_000);
+
+    List<RecordKey> mine = found.stream().map(IdempotencyRecord::key)
+        .filter(k -> k.scope().equals(scope)).toList();
+    assertThat(mine).containsExactlyInAnyOrder(expiredLease.key(), dead.key());
+  }
+
+  @Test
+  void purgeAndDeleteIfExpiredKeepAnInProgressRecordWithCommittedPhases() throws Exception {
+    Instant past = now.minus(Duration.ofDays(2));
+    IdempotencyRecord stuck = IdempotencyRecord.claimed(key("stuck"), Fingerprint.ofHash(HASH_A), "w", past,
+        Duration.ofSeconds(30), Duration.ofHours(1))
+        .withRecoveryPoint("charge", Checkpoint.of(Map.of("charge_id", "ch_1")), past.plusSeconds(30), past);
+    IdempotencyRecord unstarted = IdempotencyRecord.claimed(key("unstarted"), Fingerprint.ofHash(HASH_A), "w", past,
+        Duration.ofSeconds(30), Duration.ofHours(1));
+    insert(stuck);
+    insert(unstarted);
+
+    boolean deletedStuck = store.inTransaction(tx -> store.deleteIfExpired(tx, stuck.key(), now));
+    while (store.purgeExpired(now, 1000) > 0) {
+      // drain
+    }
+
+    assertThat(deletedStuck).isFalse();
+    assertThat(stuck.isExpired(now)).isFalse();
+    assertThat(find(stuck.key())).isEqualTo(stuck);
+    assertThat(find(unstarted.key())).isNull();
+  }
+
+  @Test
+  void findLeaseExpiredHonoursTheLimit() throws Exception {
+    for (int i = 0; i < 5; i++) {
+      insert(claimed(key("limit-" + i), now.minus(Duration.ofMinutes(10)), Duration.ofSeconds(1)));
+    }
+
+    List<IdempotencyRecord> found = store.findLeaseExpired(now, List.of(Operation.of("POST /things")), 3);
+
+    assertThat(found).hasSize(3);
+  }
+
+  @Test
+  void findLeaseExpiredSeesOnlyTheGivenOperations() throws Exception {
+    Instant past = now.minus(Duration.ofMinutes(10));
+    IdempotencyRecord mine = claimed(key("op-mine"), past, Duration.ofSeconds(1));
+    RecordKey foreignKey = new RecordKey(scope, Operation.of("POST /someone-elses"), IdempotencyKey.of("op-foreign"));
+    insert(mine);
+    insert(claimed(foreignKey, past, Duration.ofSeconds(1)));
+
+    List<RecordKey> none = store.findLeaseExpired(now, List.of(), 100).stream().map(IdempotencyRecord::key).toList();
+    List<RecordKey> found = store.findLeaseExpired(now,
+        List.of(Operation.of("POST /things"), Operation.of("POST /unused")), 10_000).stream()
+        .map(IdempotencyRecord::key).filter(k -> k.scope().equals(scope)).toList();
+
+    assertThat(none).isEmpty();
+    assertThat(found).containsExactly(mine.key());
+  }
+
+  @Test
+  void purgeDeletesExpiredRecordsInBoundedBatches() throws Exception {
+    Instant past = now.minus(Duration.ofDays(2));
+    for (int i = 0; i < 7; i++) {
+      insert(completed(key("expired-" + i), past, Duration.ofHours(1)));
+    }
+    IdempotencyRecord live = completed(key("live"), now, Duration.ofHours(1));
+    insert(live);
+
+    int first = store.purgeExpired(now, 3);
+    int total = first;
+    int round;
+    while ((round = store.purgeExpired(now, 3)) > 0) {
+      assertThat(round).isLessThanOrEqualTo(3);
+      total += round;
+    }
+
+    assertThat(first).isEqualTo(3);
+    assertThat(total).isGreaterThanOrEqualTo(7);
+    for (int i = 0; i < 7; i++) {
+      assertThat(find(key("expired-" + i))).isNull();
+    }
+    assertThat(find(live.key())).isNotNull();
+  }
+
+  @Test
+  void listPagesThroughOneStateInKeyOrder() throws Exception {
+    for (int i = 0; i < 5; i++) {
+      insert(completed(key("page-" + i), now, Duration.ofHours(1)));
+    }
+    insert(claimed(key("page-x"), now, Duration.ofSeconds(30)));
+
+    List<RecordKey> seen = new ArrayList<>();
+    RecordKey after = new RecordKey(scope, Operation.of("POST /things"), IdempotencyKey.of("!"));
+    while (true) {
+      List<IdempotencyRecord> page = store.list(RecordState.COMPLETED, after, 2);
+      List<IdempotencyRecord> mine = page.stream().filter(r -> r.key().scope().equals(scope)).toList();
+      mine.forEach(r -> seen.add(r.key()));
+      if (mine.size() < 2) {
+        break;
+      }
+      after = page.get(page.size() - 1).key();
+    }
+
+    assertThat(seen).extracting(k -> k.key().value())
+        .containsExactly("page-0", "page-1", "page-2", "page-3", "page-4");
+  }
+
+  @Test
+  void evictRemovesARecordWhateverItsState() throws Exception {
+    IdempotencyRecord claimed = claimed(key("evict"), now, Duration.ofSeconds(30));
+    insert(claimed);
+
+    boolean evicted = store.evict(claimed.key());
+    boolean again = store.evict(claimed.key());
+
+    assertThat(evicted).isTrue();
+    assertThat(again).isFalse();
+    assertThat(find(claimed.key())).isNull();
+  }
+
+  @Test
+  void concurrentInsertsOfOneKeyHaveExactlyOneWinner() throws Exception {
+    int threads = 8;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 20; round++) {
+        RecordKey key = key("race-" + round);
+        CyclicBarrier barrier = new CyclicBarrier(threads);
+        List<Future<Boolean>> results = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          Callable<Boolean> attempt = () -> {
+            barrier.await(10, TimeUnit.SECONDS);
+            return insert(claimed(key, now, Duration.ofSeconds(30)));
+          };
+          results.add(pool.submit(attempt));
+        }
+        int winners = 0;
+        for (Future<Boolean> f : results) {
+          winners += f.get(30, TimeUnit.SECONDS) ? 1 : 0;
+        }
+        assertThat(winners).as("winners of round %d", round).isEqualTo(1);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void concurrentUpdatesFromOneVersionHaveExactlyOneWinner() throws Exception {
+    int threads = 8;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 50; round++) {
+        IdempotencyRecord claimed = claimed(key("update-race-" + round), now, Duration.ofSeconds(30));
+        insert(claimed);
+        CyclicBarrier barrier = new CyclicBarrier(threads);
+        List<Future<Boolean>> results = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          IdempotencyRecord takeover = claimed.withLease("worker-" + t, now.plusSeconds(60 + t), now);
+          Callable<Boolean> attempt = () -> {
+            barrier.await(10, TimeUnit.SECONDS);
+            return update(takeover);
+          };
+          results.add(pool.submit(attempt));
+        }
+        List<Integer> winners = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          if (results.get(t).get(30, TimeUnit.SECONDS)) {
+            winners.add(t);
+          }
+        }
+        assertThat(winners).as("winners of round %d", round).hasSize(1);
+        assertThat(find(claimed.key()).leaseOwner()).isEqualTo("worker-" + winners.get(0));
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
