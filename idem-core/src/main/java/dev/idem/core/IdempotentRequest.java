@@ -39,6 +39,14 @@ public final class IdempotentRequest {
     return new IdempotentRequest(recordKey, null, null, Objects.requireNonNull(fingerprint, "fingerprint"));
   }
 
+  /**
+   * This request with a fingerprint the caller already computed from its body (an HTTP layer that validated the
+   * JSON while hashing it, say). The body stays available to phases.
+   */
+  public IdempotentRequest fingerprinted(Fingerprint fingerprint) {
+    return new IdempotentRequest(recordKey, body, contentType, Objects.requireNonNull(fingerprint, "fingerprint"));
+  }
+
   public RecordKey recordKey() {
     return recordKey;
   }

@@ -1,0 +1,521 @@
+package dev.idem.servlet;
+
+import dev.idem.core.Execution;
+import dev.idem.core.Idem;
+import dev.idem.core.IdemException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InvalidKeyException;
+import dev.idem.core.RecordKey;
+import dev.idem.core.ResponseTooLargeException;
+import dev.idem.core.Scope;
+import dev.idem.core.StoreException;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.WorkFailedException;
+import dev.idem.core.OperationPolicy;
+import dev.idem.core.fingerprint.Fingerprinter;
+import dev.idem.core.fingerprint.MalformedJsonException;
+import dev.idem.servlet.internal.BufferedRequest;
+import dev.idem.servlet.internal.CapturedResponse;
+import dev.idem.servlet.spi.RouteResolver;
+import dev.idem.servlet.spi.ScopeResolver;
+import dev.idem.servlet.spi.TransactionBoundary;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The HTTP contract of Idem (DESIGN section 4) as a Jakarta Servlet filter. For each unsafe request on an
+ * {@link IdempotentRoute} it validates the {@code Idempotency-Key}, resolves the scope, buffers the body (up to a
+ * limit) and lets the {@link Idem} executor decide: run the handler and keep its answer, replay a kept answer byte
+ * for byte, or refuse with an RFC 9457 problem (payload mismatch, request in progress). Safe methods and requests
+ * on other routes pass untouched.
+ *
+ * <pre>{@code
+ * IdempotencyFilter filter = IdempotencyFilter.builder(idem)
+ *     .route(IdempotentRoute.atomic("POST", "/orders"))
+ *     .route(IdempotentRoute.phased("POST", "/payments"))
+ *     .build();
+ * }</pre>
+ *
+ * <p>Responses of idempotent routes are buffered up to the operation's {@code maxResponseBytes}; a handler that
+ * writes more gets an {@code IOException} on write, nothing is kept, and the client gets a 500 problem
+ * {@code INTERNAL.response_too_large}. Routes that stream large or unbounded bodies should not be idempotent
+ * routes. Thread-safe once built.
+ */
+public final class IdempotencyFilter implements Filter {
+  public static final String KEY_HEADER = "Idempotency-Key";
+  public static final String STATUS_HEADER = "Idempotency-Status";
+  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+  /** The default request body limit: 1 MiB. */
+  public static final int DEFAULT_MAX_REQUEST_BYTES = 1 << 20;
+  /** Response headers kept for replays unless configured otherwise; Content-Type is always kept. */
+  public static final Set<String> DEFAULT_KEPT_HEADERS =
+      Set.of("Location", "Content-Language", "Content-Location", "ETag", "Last-Modified", "Link");
+
+  private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
+  private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE");
+
+  private final Idem idem;
+  private final RouteResolver routes;
+  private final ScopeResolver scopes;
+  private final TransactionBoundary boundary;
+  private final int maxRequestBytes;
+  private final int mismatchStatus;
+  private final Set<String> keptHeaders;
+  private final Map<OperationPolicy, Fingerprinter> fingerprinters = new ConcurrentHashMap<>();
+
+  private IdempotencyFilter(Builder b) {
+    this.idem = b.idem;
+    this.routes = b.resolver != null ? b.resolver : table(b.routes);
+    this.scopes = b.scopes;
+    this.boundary = b.boundary;
+    this.maxRequestBytes = b.maxRequestBytes;
+    this.mismatchStatus = b.mismatchStatus;
+    Set<String> kept = new LinkedHashSet<>();
+    b.keptHeaders.forEach(h -> kept.add(h.toLowerCase(Locale.ROOT)));
+    this.keptHeaders = Collections.unmodifiableSet(kept);
+  }
+
+  public static Builder builder(Idem idem) {
+    return new Builder(idem);
+  }
+
+  private static RouteResolver table(List<IdempotentRoute> configured) {
+    List<IdempotentRoute> sorted = new ArrayList<>(configured);
+    sorted.sort(Comparator.comparingInt(IdempotentRoute::specificity).reversed());
+    List<IdempotentRoute> frozen = List.copyOf(sorted);
+    return request -> {
+      String method = request.getMethod();
+      String path = pathWithinApplication(request);
+      for (IdempotentRoute r : frozen) {
+        if (r.matches(method, path)) {
+          return Optional.of(r);
+        }
+      }
+      return Optional.empty();
+    };
+  }
+
+  /** The request path without the context path: servlet path plus path info. */
+  public static String pathWithinApplication(HttpServletRequest request) {
+    String servletPath = request.getServletPath();
+    String pathInfo = request.getPathInfo();
+    String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
+    return path.isEmpty() ? "/" : path;
+  }
+
+  @Override
+  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
+    if (!(req instanceof HttpServletRequest) || !(res instanceof HttpServletResponse)
+        || SAFE_METHODS.contains(((HttpServletRequest) req).getMethod())) {
+      chain.doFilter(req, res);
+      return;
+    }
+    HttpServletRequest request = (HttpServletRequest) req;
+    HttpServletResponse response = (HttpServletResponse) res;
+    Optional<IdempotentRoute> match = routes.resolve(request);
+    if (match.isEmpty()) {
+      chain.doFilter(req, res);
+      return;
+    }
+    IdempotentRoute route = match.get();
+    List<String> values = Collections.list(request.getHeaders(KEY_HEADER));
+    if (values.isEmpty()) {
+      if (route.keyRequired()) {
+        Problem.of(400, "VALIDATION.idempotency_key_missing", "Idempotency-Key header is required")
+            .withDetail(route.operation() + " requires an Idempotency-Key header: a unique value per intent,"
+                + " such as a UUID, sent again unchanged on every retry")
+            .write(response);
+      } else {
+        chain.doFilter(req, res);
+      }
+      return;
+    }
+    IdempotencyKey key;
+    try {
+      key = parseKey(values);
+    } catch (InvalidKeyException e) {
+      Problem.of(400, "VALIDATION.idempotency_key_invalid", "Idempotency-Key header is invalid")
+          .withDetail(keyProblem(values)).write(response);
+      return;
+    }
+    String keyHeader = values.get(0);
+    Optional<Scope> scope;
+    try {
+      scope = scopes.resolve(request);
+    } catch (IllegalArgumentException e) {
+      scope = Optional.empty();
+    }
+    if (scope.isEmpty()) {
+      Problem.of(401, "AUTH.unauthenticated", "Authentication required")
+          .withDetail("idempotent requests must be authenticated: keys belong to the caller's scope")
+          .write(response);
+      return;
+    }
+    byte[] body = BufferedRequest.readBody(request, maxRequestBytes);
+    if (body == null) {
+      response.setHeader(KEY_HEADER, keyHeader);
+      Problem.of(413, "VALIDATION.request_too_large", "Request body too large")
+          .withDetail("the request body is larger than the limit of " + maxRequestBytes + " bytes")
+          .write(response);
+      return;
+    }
+    IdempotentRequest idempotent =
+        IdempotentRequest.of(new RecordKey(scope.get(), route.operation(), key), body, request.getContentType());
+    if (body.length > 0 && Fingerprinter.isJsonMediaType(request.getContentType())) {
+      // A body declared as JSON must be JSON: refuse it before anything runs, instead of hashing it raw.
+      try {
+        idempotent = idempotent.fingerprinted(fingerprinter(route).fingerprintJson(route.operation().name(), body));
+      } catch (MalformedJsonException e) {
+        response.setHeader(KEY_HEADER, keyHeader);
+        Problem.of(400, "VALIDATION.malformed_json", "Request body is not valid JSON")
+            .withDetail(e.reason() + " at line " + e.line() + ", column " + e.column()).write(response);
+        return;
+      }
+    }
+    IdempotentExchange exchange = new IdempotentExchange(this, route, idempotent, keyHeader);
+    BufferedRequest buffered = new BufferedRequest(request, body);
+    buffered.setAttribute(IdempotentExchange.ATTRIBUTE, exchange);
+    try {
+      switch (route.mode()) {
+        case PHASED:
+          chain.doFilter(buffered, response);
+          break;
+        case ATOMIC:
+        case LEASED:
+          runAround(exchange, buffered, response, chain);
+          break;
+        default:
+          throw new IllegalStateException(route.mode().name());
+      }
+    } catch (IOException | ServletException | RuntimeException e) {
+      if (!answerFailure(exchange, e, response)) {
+        throw e;
+      }
+    } finally {
+      buffered.removeAttribute(IdempotentExchange.ATTRIBUTE);
+    }
+  }
+
+  private Fingerprinter fingerprinter(IdempotentRoute route) {
+    OperationPolicy policy = idem.policy(route.operation());
+    return fingerprinters.computeIfAbsent(policy, p -> Fingerprinter.of(p.fingerprint()));
+  }
+
+  private void runAround(IdempotentExchange exchange, BufferedRequest request, HttpServletResponse response,
+      FilterChain chain) throws IOException, ServletException {
+    int limit = idem.policy(exchange.recordKey().operation()).maxResponseBytes();
+    CapturedResponse[] live = new CapturedResponse[1];
+    Execution execution;
+    try {
+      execution = boundary.around(exchange, () -> {
+        if (exchange.route().mode() == IdempotentRoute.Mode.ATOMIC) {
+          return idem.atomic(exchange.request(), tx -> {
+            exchange.bind(tx);
+            try {
+              return handle(request, response, chain, limit, live);
+            } finally {
+              exchange.bind(null);
+            }
+          });
+        }
+        return idem.leased(exchange.request(), k -> handle(request, response, chain, limit, live));
+      });
+    } catch (IOException | ServletException | RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new ServletException("transaction boundary of " + exchange.recordKey() + " failed", e);
+    }
+    exchange.executed(execution);
+    write(exchange, execution, live[0], response);
+  }
+
+  private StoredResponse handle(BufferedRequest request, HttpServletResponse response, FilterChain chain, int limit,
+      CapturedResponse[] live) throws IOException, ServletException {
+    CapturedResponse captured = new CapturedResponse(response, limit);
+    live[0] = captured;
+    chain.doFilter(request, captured);
+    return StoredResponse.of(captured.getStatus(), captured.headersToKeep(keptHeaders), captured.body());
+  }
+
+  Execution runPhased(IdempotentExchange exchange, HttpServletResponse response) throws IOException {
+    Execution execution = idem.phased(exchange.request());
+    exchange.executed(execution);
+    write(exchange, execution, null, response);
+    return execution;
+  }
+
+  /** Writes the executor's decision with the contract's headers. */
+  private void write(IdempotentExchange exchange, Execution execution, CapturedResponse live,
+      HttpServletResponse response) throws IOException {
+    response.setHeader(KEY_HEADER, exchange.keyHeader());
+    switch (execution.outcome()) {
+      case STORED:
+        response.setHeader(STATUS_HEADER, "stored");
+        send(live != null ? live.allHeaders() : execution.response().headers(), live != null ? live.getStatus()
+            : execution.response().status(), execution.response().body(), response);
+        break;
+      case NOT_STORED:
+        send(live != null ? live.allHeaders() : execution.response().headers(), live != null ? live.getStatus()
+            : execution.response().status(), execution.response().body(), response);
+        break;
+      case REPLAYED:
+        response.setHeader(STATUS_HEADER, "replayed");
+        response.setHeader(REPLAYED_HEADER, "true");
+        StoredResponse stored = execution.response();
+        send(stored.headers(), stored.status(), stored.body(), response);
+        break;
+      case PAYLOAD_MISMATCH:
+        List<String> fields = execution.differingFields();
+        Problem mismatch = Problem.of(mismatchStatus, "CONFLICT.idempotency.payload_mismatch",
+            "Idempotency-Key reused with a different request")
+            .withDetail(fields.isEmpty()
+                ? "this key was first used with a different request body; use a new key for a new request"
+                : "this key was first used with a request whose fields " + String.join(", ", fields)
+                    + " differ; use a new key for a new request");
+        if (!fields.isEmpty()) {
+          mismatch = mismatch.with("fields", fields);
+        }
+        mismatch.write(response);
+        break;
+      case IN_PROGRESS:
+        long seconds = Math.max(1, execution.retryAfter().toSeconds()
+            + (execution.retryAfter().toNanosPart() > 0 ? 1 : 0));
+        response.setHeader("Retry-After", Long.toString(seconds));
+        Problem.of(409, "CONFLICT.idempotency.in_progress", "A request with this Idempotency-Key is in progress")
+            .withDetail("the first request with this key has not finished; retry after " + seconds + " s")
+            .withRetryable(true).write(response);
+        break;
+      default:
+        throw new IllegalStateException(execution.outcome().name());
+    }
+  }
+
+  private static void send(Map<String, List<String>> headers, int status, byte[] body, HttpServletResponse response)
+      throws IOException {
+    response.setStatus(status);
+    for (Map.Entry<String, List<String>> h : headers.entrySet()) {
+      boolean first = true;
+      for (String v : h.getValue()) {
+        if (first) {
+          response.setHeader(h.getKey(), v);
+          first = false;
+        } else {
+          response.addHeader(h.getKey(), v);
+        }
+      }
+    }
+    response.setContentLength(body.length);
+    if (body.length > 0) {
+      response.getOutputStream().write(body);
+    }
+  }
+
+  /**
+   * Answers the failures the contract names with a problem; returns false for the handler's own failures, which
+   * propagate to the container (nothing was kept: the transaction rolled back, or the lease was released).
+   */
+  private boolean answerFailure(IdempotentExchange exchange, Exception e, HttpServletResponse response)
+      throws IOException {
+    Throwable cause = unwrap(e);
+    Problem problem;
+    if (cause instanceof MalformedJsonException) {
+      MalformedJsonException m = (MalformedJsonException) cause;
+      problem = Problem.of(400, "VALIDATION.malformed_json", "Request body is not valid JSON")
+          .withDetail(m.reason() + " at line " + m.line() + ", column " + m.column());
+    } else if (cause instanceof ResponseTooLargeException || cause instanceof CapturedResponse.BodyTooLargeException) {
+      LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the answer to " + exchange.recordKey()
+          + " is larger than the operation's maxResponseBytes; nothing was kept", cause);
+      problem = Problem.of(500, "INTERNAL.response_too_large", "Response too large to keep")
+          .withDetail("the answer to this request is larger than the server keeps for idempotent requests;"
+              + " nothing was applied");
+    } else if (cause instanceof StoreException) {
+      LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': store failure on "
+          + exchange.recordKey(), cause);
+      response.setHeader("Retry-After", "1");
+      problem = Problem.of(503, "DEPENDENCY.unavailable", "Idempotency store unavailable")
+          .withDetail("the idempotency store could not be reached; nothing was applied, retry with the same key")
+          .withRetryable(true);
+    } else {
+      return false;
+    }
+    if (response.isCommitted()) {
+      return false;
+    }
+    response.reset();
+    response.setHeader(KEY_HEADER, exchange.keyHeader());
+    problem.write(response);
+    return true;
+  }
+
+  private static Throwable unwrap(Throwable e) {
+    Throwable t = e;
+    for (int i = 0; i < 10 && t != null; i++) {
+      if (t instanceof MalformedJsonException || t instanceof ResponseTooLargeException
+          || t instanceof CapturedResponse.BodyTooLargeException || t instanceof StoreException) {
+        return t;
+      }
+      if (t instanceof WorkFailedException || t instanceof ServletException || t instanceof IdemException
+          || t.getCause() != null && t.getClass().getName().startsWith("org.springframework.")) {
+        t = t.getCause();
+      } else {
+        return t;
+      }
+    }
+    return t;
+  }
+
+  /**
+   * Reads the key from the header's values: exactly one value, either a bare token ({@code abc-123}, as most
+   * clients send it) or a Structured Field string ({@code "abc-123"}, as the IETF draft writes it).
+   */
+  static IdempotencyKey parseKey(List<String> values) {
+    if (values.size() != 1) {
+      throw new InvalidKeyException("expected exactly one Idempotency-Key value, got " + values.size());
+    }
+    String v = values.get(0);
+    if (v.length() >= 2 && v.charAt(0) == '"' && v.charAt(v.length() - 1) == '"') {
+      StringBuilder unquoted = new StringBuilder(v.length());
+      for (int i = 1; i < v.length() - 1; i++) {
+        char c = v.charAt(i);
+        if (c == '\\' && i + 1 < v.length() - 1) {
+          c = v.charAt(++i);
+        } else if (c == '"' || c == '\\') {
+          throw new InvalidKeyException("malformed quoted Idempotency-Key");
+        }
+        unquoted.append(c);
+      }
+      v = unquoted.toString();
+    }
+    return IdempotencyKey.of(v);
+  }
+
+  /** Why a key was refused, without echoing it (it may hold control characters). */
+  private static String keyProblem(List<String> values) {
+    if (values.size() != 1) {
+      return "send exactly one Idempotency-Key header; this request has " + values.size();
+    }
+    String v = values.get(0);
+    if (v.isEmpty() || v.equals("\"\"")) {
+      return "the Idempotency-Key is empty";
+    }
+    int length = v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"") ? v.length() - 2 : v.length();
+    if (length > IdempotencyKey.MAX_LENGTH) {
+      return "the Idempotency-Key is " + length + " characters long; the limit is " + IdempotencyKey.MAX_LENGTH;
+    }
+    return "the Idempotency-Key must be 1 to " + IdempotencyKey.MAX_LENGTH
+        + " visible ASCII characters (no spaces, no control characters)";
+  }
+
+  @Override
+  public String toString() {
+    return "IdempotencyFilter[" + idem.name() + "]";
+  }
+
+  /** Mutable, not thread-safe. {@link #build()} validates the settings. */
+  public static final class Builder {
+    private final Idem idem;
+    private final List<IdempotentRoute> routes = new ArrayList<>();
+    private RouteResolver resolver;
+    private ScopeResolver scopes = ScopeResolver.principal();
+    private TransactionBoundary boundary = TransactionBoundary.none();
+    private int maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES;
+    private int mismatchStatus = 422;
+    private final Set<String> keptHeaders = new LinkedHashSet<>(DEFAULT_KEPT_HEADERS);
+
+    private Builder(Idem idem) {
+      this.idem = Objects.requireNonNull(idem, "idem");
+    }
+
+    /** Adds a route to the filter's route table. Not combinable with {@link #routes(RouteResolver)}. */
+    public Builder route(IdempotentRoute route) {
+      routes.add(Objects.requireNonNull(route, "route"));
+      return this;
+    }
+
+    /** Uses a resolver instead of the route table. */
+    public Builder routes(RouteResolver resolver) {
+      this.resolver = Objects.requireNonNull(resolver, "resolver");
+      return this;
+    }
+
+    /** Who owns a key; default {@link ScopeResolver#principal()}. */
+    public Builder scope(ScopeResolver scopes) {
+      this.scopes = Objects.requireNonNull(scopes, "scopes");
+      return this;
+    }
+
+    public Builder transactionBoundary(TransactionBoundary boundary) {
+      this.boundary = Objects.requireNonNull(boundary, "boundary");
+      return this;
+    }
+
+    /** The largest request body buffered (default 1 MiB); larger bodies get 413 and nothing runs. */
+    public Builder maxRequestBytes(int maxRequestBytes) {
+      if (maxRequestBytes < 1) {
+        throw new IllegalArgumentException("maxRequestBytes must be positive, got " + maxRequestBytes);
+      }
+      this.maxRequestBytes = maxRequestBytes;
+      return this;
+    }
+
+    /** The status of a payload mismatch: 422 (default) or 409. */
+    public Builder mismatchStatus(int status) {
+      if (status != 422 && status != 409) {
+        throw new IllegalArgumentException("mismatchStatus must be 422 or 409, got " + status);
+      }
+      this.mismatchStatus = status;
+      return this;
+    }
+
+    /**
+     * Replaces the response headers kept for replays (Content-Type is always kept). {@code Authorization},
+     * {@code Cookie} and {@code Set-Cookie} are never kept, whatever this list says.
+     */
+    public Builder keepHeaders(String... names) {
+      keptHeaders.clear();
+      for (String n : names) {
+        Objects.requireNonNull(n, "header name");
+        if (n.isBlank()) {
+          throw new IllegalArgumentException("kept header names must not be blank");
+        }
+        keptHeaders.add(n.trim());
+      }
+      return this;
+    }
+
+    public IdempotencyFilter build() {
+      if (resolver != null && !routes.isEmpty()) {
+        throw new IllegalStateException("configure either routes(resolver) or route(...), not both");
+      }
+      if (resolver == null && routes.isEmpty()) {
+        throw new IllegalStateException("IdempotencyFilter for Idem '" + idem.name() + "' has no routes");
+      }
+      Set<String> seen = new LinkedHashSet<>();
+      for (IdempotentRoute r : routes) {
+        if (!seen.add(r.operation().name())) {
+          throw new IllegalStateException("route " + r.operation() + " is configured twice");
+        }
+      }
+      return new IdempotencyFilter(this);
+    }
+  }
+}

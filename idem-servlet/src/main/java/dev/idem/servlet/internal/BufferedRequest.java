@@ -1,0 +1,121 @@
+package dev.idem.servlet.internal;
+
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.nio.charset.UnsupportedCharsetException;
+
+/** The request with its body read into memory once, so that the fingerprint and the handler see the same bytes. */
+public final class BufferedRequest extends HttpServletRequestWrapper {
+  private final byte[] body;
+
+  public BufferedRequest(HttpServletRequest request, byte[] body) {
+    super(request);
+    this.body = body;
+  }
+
+  /**
+   * Reads the whole body, refusing more than {@code limit} bytes.
+   *
+   * @return the body, or {@code null} when it is larger than the limit
+   */
+  public static byte[] readBody(HttpServletRequest request, int limit) throws IOException {
+    long declared = request.getContentLengthLong();
+    if (declared > limit) {
+      return null;
+    }
+    InputStream in = request.getInputStream();
+    byte[] buf = new byte[(int) Math.min(limit + 1L, declared >= 0 ? declared + 1 : 8192)];
+    int n = 0;
+    while (true) {
+      if (n == buf.length) {
+        if (n > limit) {
+          return null;
+        }
+        buf = java.util.Arrays.copyOf(buf, (int) Math.min(limit + 1L, (long) buf.length * 2));
+      }
+      int r = in.read(buf, n, buf.length - n);
+      if (r < 0) {
+        break;
+      }
+      n += r;
+      if (n > limit) {
+        return null;
+      }
+    }
+    return java.util.Arrays.copyOf(buf, n);
+  }
+
+  public byte[] body() {
+    return body;
+  }
+
+  @Override
+  public ServletInputStream getInputStream() {
+    ByteArrayInputStream in = new ByteArrayInputStream(body);
+    return new ServletInputStream() {
+      @Override
+      public boolean isFinished() {
+        return in.available() == 0;
+      }
+
+      @Override
+      public boolean isReady() {
+        return true;
+      }
+
+      @Override
+      public void setReadListener(ReadListener listener) {
+        try {
+          listener.onDataAvailable();
+          listener.onAllDataRead();
+        } catch (IOException e) {
+          listener.onError(e);
+        }
+      }
+
+      @Override
+      public int read() {
+        return in.read();
+      }
+
+      @Override
+      public int read(byte[] b, int off, int len) {
+        int r = in.read(b, off, len);
+        return r;
+      }
+    };
+  }
+
+  @Override
+  public BufferedReader getReader() {
+    Charset charset = StandardCharsets.UTF_8;
+    String encoding = getCharacterEncoding();
+    if (encoding != null) {
+      try {
+        charset = Charset.forName(encoding);
+      } catch (UnsupportedCharsetException | java.nio.charset.IllegalCharsetNameException e) {
+        charset = StandardCharsets.UTF_8;
+      }
+    }
+    return new BufferedReader(new InputStreamReader(new ByteArrayInputStream(body), charset));
+  }
+
+  @Override
+  public int getContentLength() {
+    return body.length;
+  }
+
+  @Override
+  public long getContentLengthLong() {
+    return body.length;
+  }
+}

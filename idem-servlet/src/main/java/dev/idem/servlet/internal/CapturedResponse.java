@@ -1,0 +1,453 @@
+package dev.idem.servlet.internal;
+
+import dev.idem.servlet.Problem;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Holds everything the handler writes (status, headers, body up to a bound) and touches the real response only in
+ * {@link #writeTo}. Nothing is committed while the handler runs, so the filter can still decide what to send after
+ * the transaction ends. Not thread-safe, like the response it wraps.
+ */
+public final class CapturedResponse extends HttpServletResponseWrapper {
+  /** Thrown from a write that would take the body past the bound. */
+  public static final class BodyTooLargeException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    BodyTooLargeException(int limit) {
+      super("the response body is larger than the " + limit + " bytes an idempotent route may keep");
+    }
+  }
+
+  private static final DateTimeFormatter HTTP_DATE =
+      DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
+
+  private final int limit;
+  private final Map<String, Header> headers = new LinkedHashMap<>();
+  private final Bounded body;
+  private int status = 200;
+  private String contentType;
+  private String charset;
+  private ServletOutputStream stream;
+  private PrintWriter writer;
+
+  public CapturedResponse(HttpServletResponse response, int limit) {
+    super(response);
+    this.limit = limit;
+    this.body = new Bounded(limit);
+  }
+
+  private static final class Header {
+    final String name;
+    final List<String> values = new ArrayList<>(1);
+
+    Header(String name) {
+      this.name = name;
+    }
+  }
+
+  private final class Bounded extends ByteArrayOutputStream {
+    private final int max;
+
+    Bounded(int max) {
+      super(Math.min(max, 1024));
+      this.max = max;
+    }
+
+    void check(int more) throws BodyTooLargeException {
+      if ((long) count + more > max) {
+        throw new BodyTooLargeException(limit);
+      }
+    }
+
+    byte[] bytes() {
+      return toByteArray();
+    }
+  }
+
+  // ------------------------------------------------------------------ status
+
+  @Override
+  public void setStatus(int sc) {
+    status = sc;
+  }
+
+  @Override
+  public int getStatus() {
+    return status;
+  }
+
+  @Override
+  public void sendError(int sc) throws IOException {
+    sendError(sc, null);
+  }
+
+  @Override
+  public void sendError(int sc, String msg) throws IOException {
+    resetBuffer();
+    headers.remove("content-type");
+    status = sc;
+    contentType = Problem.MEDIA_TYPE;
+    charset = null;
+    Problem problem = Problem.of(sc >= 400 && sc <= 599 ? sc : 500, "HTTP." + sc, reason(sc));
+    if (msg != null && !msg.isBlank()) {
+      problem = problem.withDetail(msg);
+    }
+    problem = problem.withRetryable(sc >= 500 || sc == 408 || sc == 429);
+    body.write(problem.toJson());
+  }
+
+  private static String reason(int sc) {
+    switch (sc) {
+      case 400: return "Bad request";
+      case 401: return "Unauthorized";
+      case 403: return "Forbidden";
+      case 404: return "Not found";
+      case 405: return "Method not allowed";
+      case 406: return "Not acceptable";
+      case 409: return "Conflict";
+      case 413: return "Content too large";
+      case 415: return "Unsupported media type";
+      case 422: return "Unprocessable content";
+      case 429: return "Too many requests";
+      case 503: return "Service unavailable";
+      default: return "HTTP " + sc;
+    }
+  }
+
+  @Override
+  public void sendRedirect(String location) {
+    sendRedirect(location, 302, true);
+  }
+
+  @Override
+  public void sendRedirect(String location, int sc) {
+    sendRedirect(location, sc, true);
+  }
+
+  @Override
+  public void sendRedirect(String location, boolean clearBuffer) {
+    sendRedirect(location, 302, clearBuffer);
+  }
+
+  @Override
+  public void sendRedirect(String location, int sc, boolean clearBuffer) {
+    if (clearBuffer) {
+      resetBuffer();
+    }
+    status = sc;
+    setHeader("Location", location);
+  }
+
+  // ------------------------------------------------------------------ headers
+
+  @Override
+  public void setHeader(String name, String value) {
+    if (special(name, value)) {
+      return;
+    }
+    headers.remove(name.toLowerCase(Locale.ROOT));
+    if (value != null) {
+      addHeader(name, value);
+    }
+  }
+
+  @Override
+  public void addHeader(String name, String value) {
+    if (value == null || special(name, value)) {
+      return;
+    }
+    headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new Header(name)).values.add(value);
+  }
+
+  /** Content-Type and Content-Length are kept apart: the first has its own accessors, the second is computed. */
+  private boolean special(String name, String value) {
+    if (name.equalsIgnoreCase("Content-Type")) {
+      setContentType(value);
+      return true;
+    }
+    return name.equalsIgnoreCase("Content-Length") || name.equalsIgnoreCase("Transfer-Encoding")
+        || name.equalsIgnoreCase("Connection");
+  }
+
+  @Override
+  public void setIntHeader(String name, int value) {
+    setHeader(name, Integer.toString(value));
+  }
+
+  @Override
+  public void addIntHeader(String name, int value) {
+    addHeader(name, Integer.toString(value));
+  }
+
+  @Override
+  public void setDateHeader(String name, long date) {
+    setHeader(name, HTTP_DATE.format(Instant.ofEpochMilli(date)));
+  }
+
+  @Override
+  public void addDateHeader(String name, long date) {
+    addHeader(name, HTTP_DATE.format(Instant.ofEpochMilli(date)));
+  }
+
+  @Override
+  public boolean containsHeader(String name) {
+    return name.equalsIgnoreCase("Content-Type") ? contentType != null
+        : headers.containsKey(name.toLowerCase(Locale.ROOT));
+  }
+
+  @Override
+  public String getHeader(String name) {
+    if (name.equalsIgnoreCase("Content-Type")) {
+      return getContentType();
+    }
+    Header h = headers.get(name.toLowerCase(Locale.ROOT));
+    return h == null ? null : h.values.get(0);
+  }
+
+  @Override
+  public Collection<String> getHeaders(String name) {
+    if (name.equalsIgnoreCase("Content-Type")) {
+      return contentType == null ? List.of() : List.of(getContentType());
+    }
+    Header h = headers.get(name.toLowerCase(Locale.ROOT));
+    return h == null ? List.of() : List.copyOf(h.values);
+  }
+
+  @Override
+  public Collection<String> getHeaderNames() {
+    List<String> names = new ArrayList<>();
+    if (contentType != null) {
+      names.add("Content-Type");
+    }
+    headers.values().forEach(h -> names.add(h.name));
+    return names;
+  }
+
+  @Override
+  public void setContentLength(int len) {}
+
+  @Override
+  public void setContentLengthLong(long len) {}
+
+  @Override
+  public void setContentType(String type) {
+    if (type == null) {
+      contentType = null;
+      return;
+    }
+    int semi = type.indexOf(';');
+    if (semi < 0) {
+      contentType = type.trim();
+      return;
+    }
+    contentType = type.substring(0, semi).trim();
+    for (String param : type.substring(semi + 1).split(";")) {
+      String p = param.trim();
+      if (p.regionMatches(true, 0, "charset=", 0, 8) && writer == null) {
+        charset = p.substring(8).replace("\"", "").trim();
+      }
+    }
+  }
+
+  @Override
+  public String getContentType() {
+    if (contentType == null) {
+      return null;
+    }
+    return charset == null ? contentType : contentType + ";charset=" + charset;
+  }
+
+  @Override
+  public void setCharacterEncoding(String encoding) {
+    if (writer == null) {
+      charset = encoding;
+    }
+  }
+
+  @Override
+  public void setCharacterEncoding(Charset encoding) {
+    setCharacterEncoding(encoding == null ? null : encoding.name());
+  }
+
+  @Override
+  public String getCharacterEncoding() {
+    return charset != null ? charset : StandardCharsets.ISO_8859_1.name();
+  }
+
+  @Override
+  public void setLocale(Locale loc) {
+    if (loc != null) {
+      setHeader("Content-Language", loc.toLanguageTag());
+    }
+  }
+
+  // ------------------------------------------------------------------ body
+
+  @Override
+  public ServletOutputStream getOutputStream() {
+    if (writer != null) {
+      throw new IllegalStateException("getWriter() has already been called on this response");
+    }
+    if (stream == null) {
+      stream = new ServletOutputStream() {
+        @Override
+        public boolean isReady() {
+          return true;
+        }
+
+        @Override
+        public void setWriteListener(WriteListener listener) {
+          try {
+            listener.onWritePossible();
+          } catch (IOException e) {
+            listener.onError(e);
+          }
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+          body.check(1);
+          body.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+          body.check(len);
+          body.write(b, off, len);
+        }
+      };
+    }
+    return stream;
+  }
+
+  @Override
+  public PrintWriter getWriter() {
+    if (stream != null) {
+      throw new IllegalStateException("getOutputStream() has already been called on this response");
+    }
+    if (writer == null) {
+      if (charset == null) {
+        charset = StandardCharsets.ISO_8859_1.name();
+      }
+      Charset cs;
+      try {
+        cs = Charset.forName(charset);
+      } catch (RuntimeException e) {
+        cs = StandardCharsets.UTF_8;
+        charset = cs.name();
+      }
+      writer = new PrintWriter(new OutputStreamWriter(new java.io.OutputStream() {
+        @Override
+        public void write(int b) throws IOException {
+          body.check(1);
+          body.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+          body.check(len);
+          body.write(b, off, len);
+        }
+      }, cs), false);
+    }
+    return writer;
+  }
+
+  @Override
+  public void flushBuffer() {
+    flushWriter();
+  }
+
+  @Override
+  public boolean isCommitted() {
+    return false;
+  }
+
+  @Override
+  public void reset() {
+    resetBuffer();
+    headers.clear();
+    status = 200;
+    contentType = null;
+    charset = null;
+  }
+
+  @Override
+  public void resetBuffer() {
+    flushWriter();
+    body.reset();
+  }
+
+  @Override
+  public int getBufferSize() {
+    return limit;
+  }
+
+  @Override
+  public void setBufferSize(int size) {}
+
+  private void flushWriter() {
+    if (writer != null) {
+      writer.flush();
+    }
+  }
+
+  /**
+   * The captured body. A writer that failed on the bound (a {@link PrintWriter} swallows exceptions) is reported
+   * here.
+   *
+   * @throws BodyTooLargeException when the handler wrote more than the bound through a writer
+   */
+  public byte[] body() throws BodyTooLargeException {
+    flushWriter();
+    if (writer != null && writer.checkError()) {
+      throw new BodyTooLargeException(limit);
+    }
+    return body.bytes();
+  }
+
+  /**
+   * The headers to keep for replays: those whose (case-insensitive) name is in the allow-list, in the order the
+   * handler set them, plus Content-Type.
+   */
+  public Map<String, List<String>> headersToKeep(java.util.Set<String> allowListLowerCase) {
+    Map<String, List<String>> kept = new LinkedHashMap<>();
+    if (contentType != null) {
+      kept.put("Content-Type", List.of(getContentType()));
+    }
+    for (Map.Entry<String, Header> e : headers.entrySet()) {
+      if (allowListLowerCase.contains(e.getKey())) {
+        kept.put(e.getValue().name, List.copyOf(e.getValue().values));
+      }
+    }
+    return kept;
+  }
+
+  /** Every header the handler set, for the live answer (which may carry headers that are not kept). */
+  public Map<String, List<String>> allHeaders() {
+    Map<String, List<String>> all = new LinkedHashMap<>();
+    if (contentType != null) {
+      all.put("Content-Type", List.of(getContentType()));
+    }
+    headers.values().forEach(h -> all.put(h.name, List.copyOf(h.values)));
+    return all;
+  }
+}

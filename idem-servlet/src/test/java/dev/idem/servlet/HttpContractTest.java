@@ -1,0 +1,541 @@
+package dev.idem.servlet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Operation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.Scope;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Every row of the HTTP contract (DESIGN section 4), over real HTTP against embedded Jetty 12, on a real database.
+ * Each test uses fresh keys, so the tests share one service.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class HttpContractTest {
+  private TestService service;
+  private HttpClient http;
+
+  protected abstract String database();
+
+  @BeforeAll
+  void start() throws Exception {
+    service = new TestService(database(), b -> b);
+    http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5))
+        .build();
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    service.close();
+  }
+
+  private static String newKey() {
+    return "k-" + UUID.randomUUID();
+  }
+
+  private HttpResponse<byte[]> post(String path, String tenant, String key, String body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(service.url(path))).timeout(Duration.ofSeconds(60))
+        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+    if (tenant != null) {
+      b.header("Authorization", "Bearer " + tenant);
+    }
+    if (key != null) {
+      b.header("Idempotency-Key", key);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  private static String text(HttpResponse<byte[]> r) {
+    return new String(r.body(), StandardCharsets.UTF_8);
+  }
+
+  private boolean recordExists(String tenant, String operation, String key) {
+    return service.store.find(new RecordKey(Scope.of(tenant), Operation.of(operation), IdempotencyKey.of(key)))
+        .isPresent();
+  }
+
+  // ------------------------------------------------------------------ key validation
+
+  @Test
+  void unsafeRequestWithoutKeyOnARouteThatRequiresOneIs400Missing() throws Exception {
+    HttpResponse<byte[]> r = post("/orders", "alice", null, "{\"item\":\"book\"}");
+
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(text(r)).contains("\"code\":\"VALIDATION.idempotency_key_missing\"", "\"retryable\":false",
+        "\"type\":\"urn:idem:problem:VALIDATION.idempotency_key_missing\"", "\"status\":400", "\"title\":");
+  }
+
+  @Test
+  void keyOptionalRouteRunsAsUsualWithoutAKey() throws Exception {
+    HttpResponse<byte[]> r = post("/notes", "alice", null, "{\"item\":\"note\"}");
+
+    assertThat(r.statusCode()).isEqualTo(201);
+    assertThat(r.headers().firstValue("Idempotency-Status")).isEmpty();
+  }
+
+  @Test
+  void emptyKeyIs400Invalid() throws Exception {
+    assertThat(rawPost("alice", List.of(""), "{}")).startsWith("HTTP/1.1 400").contains(
+        "VALIDATION.idempotency_key_invalid");
+  }
+
+  @Test
+  void keyLongerThan255Is400InvalidAndNothingIsStored() throws Exception {
+    String key = "a".repeat(256);
+
+    HttpResponse<byte[]> r = post("/orders", "alice", key, "{\"item\":\"book\"}");
+
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(text(r)).contains("VALIDATION.idempotency_key_invalid", "256 characters");
+    assertThat(service.orders("alice", key.substring(0, 255))).isZero();
+  }
+
+  @Test
+  void keyOf255CharactersIsAccepted() throws Exception {
+    String key = "b".repeat(254) + UUID.randomUUID().toString().charAt(0);
+
+    HttpResponse<byte[]> r = post("/orders", "alice", key, "{\"item\":\"book\"}");
+
+    assertThat(r.statusCode()).isEqualTo(201);
+  }
+
+  @Test
+  void keyWithATabIs400Invalid() throws Exception {
+    String key = "abc\tdef" + UUID.randomUUID();
+
+    String answer = rawPost("alice", List.of(key), "{\"item\":\"book\"}");
+
+    assertThat(answer).startsWith("HTTP/1.1 400").contains("VALIDATION.idempotency_key_invalid")
+        .doesNotContain(key);
+  }
+
+  /** Jetty's parser refuses control characters other than tab in any header before a filter runs. */
+  @Test
+  void keyWithAControlCharacterIsRefusedWith400BeforeAnythingRuns() throws Exception {
+    String key = "abc\u0001def" + UUID.randomUUID();
+
+    String answer = rawPost("alice", List.of(key), "{\"item\":\"book\"}");
+
+    assertThat(answer).startsWith("HTTP/1.1 400");
+    assertThat(service.orders("alice", key)).isZero();
+  }
+
+  @Test
+  void keyWithNonAsciiBytesIs400Invalid() throws Exception {
+    assertThat(rawPost("alice", List.of("caf\u00e9-1"), "{}")).startsWith("HTTP/1.1 400")
+        .contains("VALIDATION.idempotency_key_invalid");
+  }
+
+  @Test
+  void keyWithASpaceIs400Invalid() throws Exception {
+    assertThat(rawPost("alice", List.of("two words"), "{}")).startsWith("HTTP/1.1 400")
+        .contains("VALIDATION.idempotency_key_invalid");
+  }
+
+  @Test
+  void twoKeyHeadersAre400InvalidAndNothingIsStored() throws Exception {
+    String a = newKey();
+    String b = newKey();
+
+    String answer = rawPost("alice", List.of(a, b), "{\"item\":\"book\"}");
+
+    assertThat(answer).startsWith("HTTP/1.1 400").contains("VALIDATION.idempotency_key_invalid", "exactly one");
+    assertThat(service.orders("alice", a) + service.orders("alice", b)).isZero();
+  }
+
+  @Test
+  void quotedStructuredFieldKeyIsTheSameKeyAsTheBareToken() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> first = post("/orders", "alice", "\"" + key + "\"", "{\"item\":\"book\"}");
+    HttpResponse<byte[]> second = post("/orders", "alice", key, "{\"item\":\"book\"}");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.headers().firstValue("Idempotency-Key")).hasValue("\"" + key + "\"");
+    assertThat(second.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(second.body()).isEqualTo(first.body());
+  }
+
+  // ------------------------------------------------------------------ first request, replay, mismatch
+
+  @Test
+  void firstRequestRunsOnceAndIsMarkedStoredWithTheKeyEchoed() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> r = post("/orders", "alice", key, "{\"item\":\"book\",\"qty\":1}");
+
+    assertThat(r.statusCode()).isEqualTo(201);
+    assertThat(r.headers().firstValue("Idempotency-Status")).hasValue("stored");
+    assertThat(r.headers().firstValue("Idempotency-Key")).hasValue(key);
+    assertThat(r.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    assertThat(r.headers().firstValue("Set-Cookie")).isPresent();
+    assertThat(r.headers().firstValue("Location")).hasValueSatisfying(l -> assertThat(l).startsWith("/orders/ord_"));
+    assertThat(service.orders("alice", key)).isEqualTo(1);
+    assertThat(service.store.find(new RecordKey(Scope.of("alice"), Operation.of("POST /orders"),
+        IdempotencyKey.of(key))).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  @Test
+  void replayReturnsTheStoredStatusKeptHeadersAndBodyByteForByte() throws Exception {
+    String key = newKey();
+    HttpResponse<byte[]> first = post("/orders", "alice", key, "{\"item\":\"book\",\"qty\":1}");
+
+    HttpResponse<byte[]> replay = post("/orders", "alice", key, "{ \"qty\": 1, \"item\": \"book\" }");
+
+    assertThat(replay.statusCode()).isEqualTo(first.statusCode());
+    assertThat(replay.body()).isEqualTo(first.body());
+    assertThat(replay.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(replay.headers().firstValue("Idempotency-Key")).hasValue(key);
+    assertThat(replay.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
+    assertThat(replay.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
+    assertThat(replay.headers().firstValue("Set-Cookie")).as("Set-Cookie is never kept").isEmpty();
+    assertThat(replay.headers().firstValue("X-Trace")).as("headers off the allow-list are not kept").isEmpty();
+    assertThat(service.orders("alice", key)).isEqualTo(1);
+  }
+
+  @Test
+  void sameKeyWithAnotherBodyIs422NamingTheDifferingFields() throws Exception {
+    String key = newKey();
+    post("/orders", "alice", key, "{\"item\":\"book\",\"qty\":1}");
+
+    HttpResponse<byte[]> r = post("/orders", "alice", key, "{\"item\":\"lamp\",\"qty\":1}");
+
+    assertThat(r.statusCode()).isEqualTo(422);
+    assertThat(r.headers().firstValue("Idempotency-Key")).hasValue(key);
+    assertThat(text(r)).contains("\"code\":\"CONFLICT.idempotency.payload_mismatch\"", "\"retryable\":false",
+        "\"fields\":[\"item\"]");
+    assertThat(service.orders("alice", key)).isEqualTo(1);
+  }
+
+  @Test
+  void deterministicFailureIsKeptAndReplayed() throws Exception {
+    String key = newKey();
+    HttpResponse<byte[]> first = post("/orders", "alice", key, "{\"mode\":\"invalid\"}");
+
+    HttpResponse<byte[]> replay = post("/orders", "alice", key, "{\"mode\":\"invalid\"}");
+
+    assertThat(first.statusCode()).isEqualTo(400);
+    assertThat(first.headers().firstValue("Idempotency-Status")).hasValue("stored");
+    assertThat(replay.statusCode()).isEqualTo(400);
+    assertThat(replay.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(replay.body()).isEqualTo(first.body());
+    assertThat(replay.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+  }
+
+  @Test
+  void transientFailureRollsTheHandlersWriteBackAndLeavesTheKeyFree() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> first = post("/orders", "alice", key, "{\"mode\":\"transient\"}");
+
+    assertThat(first.statusCode()).isEqualTo(503);
+    assertThat(first.headers().firstValue("Idempotency-Status")).isEmpty();
+    assertThat(first.headers().firstValue("Idempotency-Key")).hasValue(key);
+    assertThat(service.orders("alice", key)).as("the handler's write rolled back with the record").isZero();
+    assertThat(recordExists("alice", "POST /orders", key)).isFalse();
+  }
+
+  @Test
+  void handlerExceptionRollsBackAndKeepsNothing() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> r = post("/orders", "alice", key, "{\"mode\":\"throw\"}");
+
+    assertThat(r.statusCode()).isEqualTo(500);
+    assertThat(service.orders("alice", key)).isZero();
+    assertThat(recordExists("alice", "POST /orders", key)).isFalse();
+  }
+
+  @Test
+  void responseOverTheKeptLimitIs500ProblemAndNothingIsApplied() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> r = post("/orders", "alice", key, "{\"mode\":\"big\"}");
+
+    assertThat(r.statusCode()).isEqualTo(500);
+    assertThat(text(r)).contains("INTERNAL.response_too_large");
+    assertThat(service.orders("alice", key)).isZero();
+    assertThat(recordExists("alice", "POST /orders", key)).isFalse();
+  }
+
+  // ------------------------------------------------------------------ bad input
+
+  @Test
+  void malformedJsonIs400AndNothingIsStoredSoTheKeyStaysFree() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> bad = post("/orders", "alice", key, "{\"item\": \"book\",");
+    HttpResponse<byte[]> good = post("/orders", "alice", key, "{\"item\":\"book\"}");
+
+    assertThat(bad.statusCode()).isEqualTo(400);
+    assertThat(text(bad)).contains("\"code\":\"VALIDATION.malformed_json\"", "line 1");
+    assertThat(good.statusCode()).isEqualTo(201);
+    assertThat(good.headers().firstValue("Idempotency-Status")).hasValue("stored");
+  }
+
+  @Test
+  void bodyOverTheLimitIs413AndNothingRuns() throws Exception {
+    String key = newKey();
+    String big = "{\"item\":\"" + "x".repeat(TestService.MAX_REQUEST_BYTES) + "\"}";
+
+    HttpResponse<byte[]> r = post("/orders", "alice", key, big);
+
+    assertThat(r.statusCode()).isEqualTo(413);
+    assertThat(text(r)).contains("\"code\":\"VALIDATION.request_too_large\"");
+    assertThat(service.orders("alice", key)).isZero();
+    assertThat(recordExists("alice", "POST /orders", key)).isFalse();
+  }
+
+  @Test
+  void chunkedBodyOverTheLimitIs413() throws Exception {
+    String key = newKey();
+    byte[] big = ("{\"item\":\"" + "y".repeat(TestService.MAX_REQUEST_BYTES) + "\"}").getBytes(StandardCharsets.UTF_8);
+    HttpRequest request = HttpRequest.newBuilder(URI.create(service.url("/orders")))
+        .header("Authorization", "Bearer alice").header("Idempotency-Key", key)
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(big))).build();
+
+    HttpResponse<byte[]> r = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+
+    assertThat(r.statusCode()).isEqualTo(413);
+    assertThat(recordExists("alice", "POST /orders", key)).isFalse();
+  }
+
+  @Test
+  void unauthenticatedIdempotentRequestIs401() throws Exception {
+    HttpResponse<byte[]> r = post("/orders", null, newKey(), "{\"item\":\"book\"}");
+
+    assertThat(r.statusCode()).isEqualTo(401);
+    assertThat(text(r)).contains("\"code\":\"AUTH.unauthenticated\"");
+  }
+
+  // ------------------------------------------------------------------ scopes and safe methods
+
+  @Test
+  void sameKeyFromAnotherScopeIsANewIndependentRequest() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> alice = post("/orders", "alice", key, "{\"item\":\"book\"}");
+    HttpResponse<byte[]> bob = post("/orders", "bob", key, "{\"item\":\"book\"}");
+
+    assertThat(alice.statusCode()).isEqualTo(201);
+    assertThat(bob.statusCode()).isEqualTo(201);
+    assertThat(bob.headers().firstValue("Idempotency-Status")).hasValue("stored");
+    assertThat(bob.body()).isNotEqualTo(alice.body());
+    assertThat(service.orders("alice", key)).isEqualTo(1);
+    assertThat(service.orders("bob", key)).isEqualTo(1);
+  }
+
+  @Test
+  void safeMethodsAreUntouchedEvenWithAKey() throws Exception {
+    HttpRequest get = HttpRequest.newBuilder(URI.create(service.url("/orders"))).header("Authorization", "Bearer alice")
+        .header("Idempotency-Key", newKey()).GET().build();
+
+    HttpResponse<String> r = http.send(get, HttpResponse.BodyHandlers.ofString());
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).isEqualTo("{\"orders\":[]}");
+    assertThat(r.headers().firstValue("Idempotency-Status")).isEmpty();
+    assertThat(r.headers().firstValue("Idempotency-Key")).isEmpty();
+  }
+
+  // ------------------------------------------------------------------ in flight
+
+  @Test
+  void duplicateWhileTheFirstIsInFlightIs409WithRetryAfterThenReplays() throws Exception {
+    String key = newKey();
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    service.chargeEntered = entered;
+    service.chargeRelease = release;
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<HttpResponse<byte[]>> first = pool.submit(() -> post("/payments", "alice", key, "{\"amount\":100}"));
+      assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+      service.chargeEntered = null;
+      service.chargeRelease = null;
+
+      HttpResponse<byte[]> duplicate = post("/payments", "alice", key, "{\"amount\":100}");
+      release.countDown();
+      HttpResponse<byte[]> firstAnswer = first.get(60, TimeUnit.SECONDS);
+      HttpResponse<byte[]> after = post("/payments", "alice", key, "{\"amount\":100}");
+
+      assertThat(duplicate.statusCode()).isEqualTo(409);
+      assertThat(text(duplicate)).contains("\"code\":\"CONFLICT.idempotency.in_progress\"", "\"retryable\":true");
+      long retryAfter = Long.parseLong(duplicate.headers().firstValue("Retry-After").orElseThrow());
+      assertThat(retryAfter).isBetween(1L, TestService.LEASE.toSeconds());
+      assertThat(duplicate.headers().firstValue("Idempotency-Key")).hasValue(key);
+      assertThat(firstAnswer.statusCode()).isEqualTo(201);
+      assertThat(firstAnswer.headers().firstValue("Idempotency-Status")).hasValue("stored");
+      assertThat(after.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+      assertThat(after.body()).isEqualTo(firstAnswer.body());
+    } finally {
+      release.countDown();
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void waitModeHoldsTheDuplicateUntilTheFirstFinishesThenReplays() throws Exception {
+    String key = newKey();
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    service.chargeEntered = entered;
+    service.chargeRelease = release;
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      Future<HttpResponse<byte[]>> first = pool.submit(() -> post("/payments-wait", "alice", key, "{\"amount\":7}"));
+      assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+      service.chargeEntered = null;
+      service.chargeRelease = null;
+      Future<HttpResponse<byte[]>> duplicate = pool.submit(() -> post("/payments-wait", "alice", key,
+          "{\"amount\":7}"));
+      waitUntilWaiting(duplicate);
+
+      release.countDown();
+      HttpResponse<byte[]> firstAnswer = first.get(60, TimeUnit.SECONDS);
+      HttpResponse<byte[]> duplicateAnswer = duplicate.get(60, TimeUnit.SECONDS);
+
+      assertThat(firstAnswer.statusCode()).isEqualTo(201);
+      assertThat(duplicateAnswer.statusCode()).isEqualTo(201);
+      assertThat(duplicateAnswer.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+      assertThat(duplicateAnswer.body()).isEqualTo(firstAnswer.body());
+    } finally {
+      release.countDown();
+      pool.shutdownNow();
+    }
+  }
+
+  /** The duplicate is sent; whether it arrives before or after the release, it must replay (never run twice). */
+  private static void waitUntilWaiting(Future<?> duplicate) {
+    assertThat(duplicate.isDone()).as("the duplicate must wait, not answer, while the first is in flight").isFalse();
+  }
+
+  // ------------------------------------------------------------------ races
+
+  @Test
+  void concurrentDuplicatesOfAnAtomicRequestHaveOneEffectAndIdenticalAnswers() throws Exception {
+    int rounds = 10;
+    int concurrency = 32;
+    ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+    try {
+      for (int round = 0; round < rounds; round++) {
+        String key = newKey();
+        CyclicBarrier barrier = new CyclicBarrier(concurrency);
+        List<Future<HttpResponse<byte[]>>> futures = new ArrayList<>();
+        for (int i = 0; i < concurrency; i++) {
+          futures.add(pool.submit(() -> {
+            barrier.await(30, TimeUnit.SECONDS);
+            return post("/orders", "alice", key, "{\"item\":\"race\"}");
+          }));
+        }
+        Set<String> bodies201 = new HashSet<>();
+        int stored = 0;
+        for (Future<HttpResponse<byte[]>> f : futures) {
+          HttpResponse<byte[]> r = f.get(120, TimeUnit.SECONDS);
+          assertThat(r.statusCode()).as("round %d: %s", round, text(r)).isIn(201, 409);
+          if (r.statusCode() == 201) {
+            bodies201.add(text(r));
+            stored += "stored".equals(r.headers().firstValue("Idempotency-Status").orElse("")) ? 1 : 0;
+          }
+        }
+        assertThat(service.orders("alice", key)).as("effects of round %d", round).isEqualTo(1);
+        assertThat(bodies201).as("distinct 201 bodies of round %d", round).hasSize(1);
+        assertThat(stored).as("answers marked stored in round %d", round).isEqualTo(1);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void concurrentDuplicatesOfAPhasedRequestChargeOnce() throws Exception {
+    int rounds = 5;
+    int concurrency = 32;
+    ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+    try {
+      for (int round = 0; round < rounds; round++) {
+        String tenant = round % 2 == 0 ? "alice" : "bob";
+        String key = newKey();
+        CyclicBarrier barrier = new CyclicBarrier(concurrency);
+        List<Future<HttpResponse<byte[]>>> futures = new ArrayList<>();
+        for (int i = 0; i < concurrency; i++) {
+          futures.add(pool.submit(() -> {
+            barrier.await(30, TimeUnit.SECONDS);
+            return post("/payments", tenant, key, "{\"amount\":250}");
+          }));
+        }
+        Set<String> bodies201 = new HashSet<>();
+        for (Future<HttpResponse<byte[]>> f : futures) {
+          HttpResponse<byte[]> r = f.get(120, TimeUnit.SECONDS);
+          assertThat(r.statusCode()).as("round %d: %s", round, text(r)).isIn(201, 409);
+          if (r.statusCode() == 201) {
+            bodies201.add(text(r));
+          } else {
+            assertThat(r.headers().firstValue("Retry-After")).isPresent();
+          }
+        }
+        String chargeKey = new RecordKey(Scope.of(tenant), Operation.of("POST /payments"), IdempotencyKey.of(key))
+            .derive("charge");
+        assertThat(service.charges.get(chargeKey)).as("charges of round %d", round).hasValue(1);
+        assertThat(bodies201).hasSizeLessThanOrEqualTo(1);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  // ------------------------------------------------------------------ raw HTTP for what java.net.http refuses to send
+
+  private String rawPost(String tenant, List<String> keys, String body) throws Exception {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    try (Socket socket = new Socket("127.0.0.1", service.port)) {
+      socket.setSoTimeout(30_000);
+      ByteArrayOutputStream req = new ByteArrayOutputStream();
+      req.write(("POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+          + "Authorization: Bearer " + tenant + "\r\nContent-Type: application/json\r\nContent-Length: "
+          + bytes.length + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
+      for (String k : keys) {
+        req.write("Idempotency-Key: ".getBytes(StandardCharsets.ISO_8859_1));
+        req.write(k.getBytes(StandardCharsets.UTF_8));
+        req.write("\r\n".getBytes(StandardCharsets.ISO_8859_1));
+      }
+      req.write("\r\n".getBytes(StandardCharsets.ISO_8859_1));
+      req.write(bytes);
+      OutputStream out = socket.getOutputStream();
+      out.write(req.toByteArray());
+      out.flush();
+      InputStream in = socket.getInputStream();
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+}

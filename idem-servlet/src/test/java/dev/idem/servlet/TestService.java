@@ -1,0 +1,304 @@
+package dev.idem.servlet;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.core.Checkpoint;
+import dev.idem.core.Idem;
+import dev.idem.core.OperationPolicy;
+import dev.idem.core.PhaseResult;
+import dev.idem.core.PhasedOperation;
+import dev.idem.core.StoredResponse;
+import dev.idem.jdbc.JdbcIdempotencyStore;
+import dev.idem.jdbc.JdbcTransaction;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import org.eclipse.jetty.ee11.servlet.FilterHolder;
+import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+
+/**
+ * A small service in embedded Jetty 12 with the filter in front: {@code POST /orders} (atomic: the handler writes a
+ * row through the exchange's transaction), {@code POST /payments} and {@code POST /payments-wait} (phased: create,
+ * charge outside the database, capture), {@code GET /orders}. Bearer tokens {@code alice} and {@code bob} are
+ * tenants; a request without a token is anonymous.
+ */
+final class TestService implements AutoCloseable {
+  static final String DB_H2 = "h2";
+  static final String DB_POSTGRES = "postgres";
+  static final String DB_MARIADB = "mariadb";
+  static final int MAX_RESPONSE_BYTES = 4096;
+  static final int MAX_REQUEST_BYTES = 2048;
+  static final Duration LEASE = Duration.ofSeconds(20);
+
+  final HikariDataSource dataSource;
+  final JdbcIdempotencyStore store;
+  final Idem idem;
+  final Server server;
+  final int port;
+  /** Provider charges per derived key. */
+  final Map<String, AtomicInteger> charges = new ConcurrentHashMap<>();
+  /** When set, the charge phase signals {@code entered} and waits for {@code release}. */
+  volatile CountDownLatch chargeEntered;
+  volatile CountDownLatch chargeRelease;
+
+  TestService(String db, UnaryOperator<IdempotencyFilter.Builder> filterConfig) throws Exception {
+    this.dataSource = open(db);
+    createTables(db);
+    this.store = JdbcIdempotencyStore.builder(dataSource).name("servlet-test-" + db).table("idem_servlet_record")
+        .createSchemaIfMissing(true).build();
+    OperationPolicy phasedPolicy = OperationPolicy.builder().lease(LEASE).build();
+    this.idem = Idem.builder().name("servlet-test").store(store)
+        .policy("POST /orders", OperationPolicy.builder().maxResponseBytes(MAX_RESPONSE_BYTES).build())
+        .policy("POST /payments", phasedPolicy)
+        .policy("POST /payments-wait", phasedPolicy.toBuilder().waitInFlight(Duration.ofSeconds(30)).build())
+        .phased(paymentsOperation("POST /payments"))
+        .phased(paymentsOperation("POST /payments-wait"))
+        .build();
+    IdempotencyFilter filter = filterConfig.apply(IdempotencyFilter.builder(idem)
+        .route(IdempotentRoute.atomic("POST", "/orders"))
+        .route(IdempotentRoute.phased("POST", "/payments"))
+        .route(IdempotentRoute.phased("POST", "/payments-wait"))
+        .route(IdempotentRoute.atomic("POST", "/notes").withKeyOptional())
+        .maxRequestBytes(MAX_REQUEST_BYTES)).build();
+
+    server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    server.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler("/");
+    context.addFilter(new FilterHolder(bearerAuth()), "/*", EnumSet.of(DispatcherType.REQUEST));
+    context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
+    context.addServlet(new ServletHolder(new Orders()), "/orders");
+    context.addServlet(new ServletHolder(new Orders()), "/notes");
+    context.addServlet(new ServletHolder(new Payments()), "/payments");
+    context.addServlet(new ServletHolder(new Payments()), "/payments-wait");
+    server.setHandler(context);
+    server.start();
+    port = connector.getLocalPort();
+  }
+
+  String url(String path) {
+    return "http://127.0.0.1:" + port + path;
+  }
+
+  private static HikariDataSource open(String db) {
+    HikariConfig config = new HikariConfig();
+    switch (db) {
+      case DB_POSTGRES:
+        config.setJdbcUrl(System.getProperty("idem.test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/test"));
+        config.setUsername(System.getProperty("idem.test.postgres.user", "postgres"));
+        break;
+      case DB_MARIADB:
+        config.setJdbcUrl(System.getProperty("idem.test.mariadb.url", "jdbc:mariadb://127.0.0.1:3306/test"));
+        config.setUsername(System.getProperty("idem.test.mariadb.user", "root"));
+        break;
+      default:
+        config.setJdbcUrl("jdbc:h2:mem:servlet-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+        config.setUsername("sa");
+    }
+    config.setPassword("");
+    config.setMaximumPoolSize(80);
+    config.setConnectionTimeout(20_000);
+    try {
+      HikariDataSource ds = new HikariDataSource(config);
+      ds.getConnection().close();
+      return ds;
+    } catch (RuntimeException | SQLException e) {
+      throw new IllegalStateException(db + " is not reachable at " + config.getJdbcUrl() + ". Start it (bash .ci/run"
+          + " does) and run the tests again; tests that need a database never skip.", e);
+    }
+  }
+
+  private void createTables(String db) throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
+      String engine = db.equals(DB_MARIADB) ? " ENGINE=InnoDB" : "";
+      st.execute("CREATE TABLE IF NOT EXISTS servlet_order (id VARCHAR(64) PRIMARY KEY, scope VARCHAR(255) NOT NULL,"
+          + " idem_key VARCHAR(255) NOT NULL, body VARCHAR(4000) NOT NULL)" + engine);
+      st.execute("CREATE TABLE IF NOT EXISTS servlet_payment (id VARCHAR(300) PRIMARY KEY,"
+          + " scope VARCHAR(255) NOT NULL, status VARCHAR(20) NOT NULL)" + engine);
+    }
+  }
+
+  private Filter bearerAuth() {
+    return (req, res, chain) -> {
+      HttpServletRequest http = (HttpServletRequest) req;
+      String auth = http.getHeader("Authorization");
+      if (auth == null) {
+        chain.doFilter(req, res);
+        return;
+      }
+      String tenant = auth.startsWith("Bearer ") ? auth.substring(7) : "";
+      if (!tenant.equals("alice") && !tenant.equals("bob")) {
+        Problem.of(401, "AUTH.unauthenticated", "Unknown API key").write((HttpServletResponse) res);
+        return;
+      }
+      Principal principal = () -> tenant;
+      chain.doFilter(new HttpServletRequestWrapper(http) {
+        @Override
+        public Principal getUserPrincipal() {
+          return principal;
+        }
+      }, res);
+    };
+  }
+
+  /** Rows the order handler committed for a scope and key. */
+  int orders(String scope, String key) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM servlet_order WHERE scope = ? AND idem_key = ?")) {
+      ps.setString(1, scope);
+      ps.setString(2, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  int payments(String scope) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM servlet_payment WHERE scope = ?")) {
+      ps.setString(1, scope);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  /**
+   * The order handler. The body's {@code "mode"} picks the behaviour: {@code ok} (201, kept), {@code invalid} (400,
+   * kept), {@code transient} (writes a row, then 503: rolled back, not kept), {@code throw} (writes a row, then
+   * throws), {@code big} (a body over the kept limit).
+   */
+  private static final class Orders extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      resp.setContentType("application/json");
+      resp.getWriter().write("{\"orders\":[]}");
+    }
+
+    @Override
+    protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      String body = new String(req.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      IdempotentExchange exchange = IdempotentExchange.find(req).orElse(null);
+      if (body.contains("\"mode\":\"invalid\"")) {
+        Problem.of(400, "VALIDATION.qty", "Invalid quantity").withDetail("qty must be positive").write(resp);
+        return;
+      }
+      String id = "ord_" + UUID.randomUUID();
+      if (exchange != null) {
+        Connection c = JdbcTransaction.connectionOf(exchange.transaction());
+        try (PreparedStatement ps = c.prepareStatement(
+            "INSERT INTO servlet_order (id, scope, idem_key, body) VALUES (?, ?, ?, ?)")) {
+          ps.setString(1, id);
+          ps.setString(2, exchange.scope().value());
+          ps.setString(3, exchange.key().value());
+          ps.setString(4, body);
+          ps.executeUpdate();
+        } catch (SQLException e) {
+          throw new IOException(e);
+        }
+      }
+      if (body.contains("\"mode\":\"transient\"")) {
+        Problem.of(503, "DEPENDENCY.unavailable", "Try again").withRetryable(true).write(resp);
+        return;
+      }
+      if (body.contains("\"mode\":\"throw\"")) {
+        throw new IllegalStateException("handler failed after its write");
+      }
+      resp.setStatus(201);
+      resp.setContentType("application/json");
+      resp.setHeader("Location", "/orders/" + id);
+      resp.addHeader("Set-Cookie", "session=secret-" + id);
+      resp.setHeader("X-Trace", UUID.randomUUID().toString());
+      if (body.contains("\"mode\":\"big\"")) {
+        resp.getOutputStream().write(new byte[MAX_RESPONSE_BYTES + 1]);
+        return;
+      }
+      resp.getOutputStream().write(("{\"id\":\"" + id + "\",\"request\":" + body + "}")
+          .getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  private static final class Payments extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      IdempotentExchange.current(req).phased(resp);
+    }
+  }
+
+  private PhasedOperation paymentsOperation(String operation) {
+    return PhasedOperation.builder(operation)
+        .inTransaction("create", ctx -> {
+          String id = "pay_" + ctx.derivedKey("payment");
+          Connection c = JdbcTransaction.connectionOf(ctx.transaction());
+          try (PreparedStatement ps = c.prepareStatement(
+              "INSERT INTO servlet_payment (id, scope, status) VALUES (?, ?, 'pending')")) {
+            ps.setString(1, id);
+            ps.setString(2, ctx.recordKey().scope().value());
+            ps.executeUpdate();
+          }
+          return PhaseResult.next(Checkpoint.empty().with("payment_id", id));
+        })
+        .outside("charge", ctx -> {
+          CountDownLatch entered = chargeEntered;
+          CountDownLatch release = chargeRelease;
+          if (entered != null && release != null) {
+            entered.countDown();
+            if (!release.await(60, TimeUnit.SECONDS)) {
+              throw new IllegalStateException("the test never released the charge");
+            }
+          }
+          String chargeKey = ctx.derivedKey("charge");
+          int n = charges.computeIfAbsent(chargeKey, k -> new AtomicInteger()).incrementAndGet();
+          return PhaseResult.next(ctx.checkpoint().with("charge_id", "ch_" + n + "_" + chargeKey.hashCode()));
+        })
+        .inTransaction("capture", ctx -> {
+          String id = ctx.checkpoint().require("payment_id");
+          Connection c = JdbcTransaction.connectionOf(ctx.transaction());
+          try (PreparedStatement ps = c.prepareStatement("UPDATE servlet_payment SET status = 'captured' WHERE id = ?")) {
+            ps.setString(1, id);
+            ps.executeUpdate();
+          }
+          return PhaseResult.respond(StoredResponse.of(201, Map.of("Content-Type", java.util.List.of("application/json"),
+              "Location", java.util.List.of("/payments/" + id)),
+              ("{\"id\":\"" + id + "\",\"status\":\"captured\"}").getBytes(StandardCharsets.UTF_8)));
+        })
+        .build();
+  }
+
+  @Override
+  public void close() throws Exception {
+    server.stop();
+    dataSource.close();
+  }
+}
