@@ -1,0 +1,159 @@
+package dev.idem.spring.boot;
+
+import dev.idem.core.Idem;
+import dev.idem.core.OperationPolicy;
+import dev.idem.core.PhasedOperation;
+import dev.idem.core.spi.IdemListener;
+import dev.idem.core.spi.IdempotencyStore;
+import dev.idem.jdbc.JdbcIdempotencyStore;
+import dev.idem.servlet.IdempotencyFilter;
+import dev.idem.servlet.IdempotentRoute;
+import dev.idem.servlet.spi.ScopeResolver;
+import dev.idem.servlet.spi.TransactionBoundary;
+import dev.idem.spring.internal.AnnotatedRoutes;
+import dev.idem.spring.internal.BackgroundWork;
+import dev.idem.spring.internal.SpringTransactionBoundary;
+import jakarta.servlet.DispatcherType;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/**
+ * Idem on the application's {@link DataSource}: a {@link JdbcIdempotencyStore} (dialect detected), an {@link Idem}
+ * with every {@link PhasedOperation} bean and the policies of {@code @Idempotent} methods, the servlet filter, the
+ * Spring transaction join for atomic routes, and the completer and purge running with the application. Every bean
+ * backs off when the application defines its own.
+ */
+@AutoConfiguration(after = {DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class})
+@ConditionalOnClass({Idem.class, JdbcIdempotencyStore.class})
+@ConditionalOnProperty(prefix = "idem", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(IdemProperties.class)
+public class IdemAutoConfiguration {
+  private static final System.Logger LOG = System.getLogger(IdemAutoConfiguration.class.getName());
+
+  @Bean
+  @ConditionalOnMissingBean(IdempotencyStore.class)
+  @ConditionalOnSingleCandidate(DataSource.class)
+  public JdbcIdempotencyStore idempotencyStore(DataSource dataSource, IdemProperties properties) {
+    properties.validate();
+    return JdbcIdempotencyStore.builder(dataSource).name(properties.getName())
+        .table(properties.getStore().getTable()).lockTimeout(properties.getStore().getLockTimeout())
+        .createSchemaIfMissing(properties.getStore().isInitializeSchema()).build();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  public Idem idem(IdempotencyStore store, IdemProperties properties, ObjectProvider<PhasedOperation> phased,
+      ObjectProvider<IdemListener> listeners, ObjectProvider<Clock> clock, ListableBeanFactory beans) {
+    properties.validate();
+    OperationPolicy defaults = defaults(properties);
+    Idem.Builder builder = Idem.builder().name(properties.getName()).store(store).defaultPolicy(defaults)
+        .clock(clock.getIfAvailable(Clock::systemUTC));
+    listeners.orderedStream().forEach(builder::listener);
+    Map<String, PhasedOperation> operations = phased.orderedStream()
+        .collect(Collectors.toMap(p -> p.operation().name(), Function.identity(), (a, b) -> {
+          throw new IllegalStateException("two PhasedOperation beans for " + a.operation());
+        }));
+    operations.values().forEach(builder::phased);
+    for (AnnotatedRoutes.Entry entry : AnnotatedRoutes.scan(beans, defaults)) {
+      builder.policy(entry.route().operation(), entry.policy());
+      if (entry.route().mode() == IdempotentRoute.Mode.PHASED
+          && !operations.containsKey(entry.route().operation().name())) {
+        throw new IllegalStateException("@Idempotent(mode = PHASED) on " + entry.source() + " needs a PhasedOperation"
+            + " bean for operation '" + entry.route().operation() + "'; found: " + operations.keySet());
+      }
+    }
+    return builder.build();
+  }
+
+  static OperationPolicy defaults(IdemProperties properties) {
+    return OperationPolicy.builder().ttl(properties.getDefaultTtl()).lease(properties.getDefaultLease()).build();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  public BackgroundWork idemBackgroundWork(Idem idem, IdemProperties properties, ObjectProvider<Clock> clock) {
+    IdemProperties.Completer c = properties.getCompleter();
+    IdemProperties.Purge p = properties.getPurge();
+    return new BackgroundWork(idem, clock.getIfAvailable(Clock::systemUTC), c.isEnabled(), c.getInterval(),
+        c.getBatchSize(), p.isEnabled(), p.getInterval(), p.getBatchSize());
+  }
+
+  /** The filter and what it plugs in; only in servlet web applications. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(IdempotencyFilter.class)
+  static class Web {
+
+    @Bean
+    @ConditionalOnMissingBean
+    ScopeResolver idemScopeResolver(IdemProperties properties) {
+      String header = properties.getFilter().getScopeHeader();
+      return header == null || header.isBlank() ? ScopeResolver.principal() : ScopeResolver.header(header.trim());
+    }
+
+    @Bean
+    FilterRegistrationBean<jakarta.servlet.Filter> idempotencyFilter(Idem idem, IdemProperties properties,
+        ScopeResolver scopes, ObjectProvider<TransactionBoundary> boundary,
+        ObjectProvider<PlatformTransactionManager> transactions, ObjectProvider<DataSource> dataSource,
+        ListableBeanFactory beans) {
+      List<AnnotatedRoutes.Entry> routes = AnnotatedRoutes.scan(beans, defaults(properties));
+      FilterRegistrationBean<jakarta.servlet.Filter> registration = new FilterRegistrationBean<>();
+      registration.setName("idempotencyFilter");
+      registration.setOrder(properties.getFilter().getOrder());
+      registration.setDispatcherTypes(DispatcherType.REQUEST);
+      registration.addUrlPatterns("/*");
+      if (routes.isEmpty()) {
+        LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': no @Idempotent handler methods; the"
+            + " idempotency filter is not registered");
+        registration.setFilter((request, response, chain) -> chain.doFilter(request, response));
+        registration.setEnabled(false);
+        return registration;
+      }
+      IdemProperties.Filter f = properties.getFilter();
+      IdempotencyFilter.Builder builder = IdempotencyFilter.builder(idem).scope(scopes)
+          .transactionBoundary(boundary.getIfAvailable(() -> springBoundary(idem, transactions, dataSource)))
+          .maxRequestBytes(f.getMaxRequestBytes()).mismatchStatus(f.getMismatchStatus())
+          .keepHeaders(f.getKeepHeaders().toArray(String[]::new));
+      routes.forEach(r -> builder.route(r.route()));
+      registration.setFilter(builder.build());
+      LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': idempotent routes " + routes.stream()
+          .map(r -> r.route().toString()).collect(Collectors.joining(", ")));
+      return registration;
+    }
+
+    /**
+     * Atomic routes join Spring's transaction when the store is the JDBC store on the application's single
+     * DataSource and a transaction manager exists; otherwise the store's own transaction is the only one.
+     */
+    private static TransactionBoundary springBoundary(Idem idem, ObjectProvider<PlatformTransactionManager> tm,
+        ObjectProvider<DataSource> dataSource) {
+      PlatformTransactionManager transactions = tm.getIfUnique();
+      DataSource ds = dataSource.getIfUnique();
+      if (transactions != null && ds != null && idem.store() instanceof JdbcIdempotencyStore) {
+        return new SpringTransactionBoundary(transactions, ds, (JdbcIdempotencyStore) idem.store());
+      }
+      LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': no single transaction manager and DataSource"
+          + " for the JDBC store; atomic routes use the store's own transaction (IdempotentExchange.transaction())");
+      return TransactionBoundary.none();
+    }
+  }
+}

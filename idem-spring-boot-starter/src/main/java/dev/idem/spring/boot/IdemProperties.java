@@ -1,0 +1,258 @@
+package dev.idem.spring.boot;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/** The {@code idem.*} properties. Validated once at startup by {@link #validate()}. */
+@ConfigurationProperties(prefix = "idem")
+public class IdemProperties {
+  /** Whether Idem is auto-configured at all. */
+  private boolean enabled = true;
+  /** The instance name, used in log lines, meter tags, lease owners and messages. */
+  private String name = "idem";
+  /** How long kept answers are replayed, for operations without their own {@code @Idempotent(ttl)}. */
+  private Duration defaultTtl = Duration.ofHours(24);
+  /** How long a phased or leased execution holds a key before the completer may take it over. */
+  private Duration defaultLease = Duration.ofSeconds(30);
+
+  private final Store store = new Store();
+  private final Filter filter = new Filter();
+  private final Completer completer = new Completer();
+  private final Purge purge = new Purge();
+
+  public static class Store {
+    /** The record table; an SQL identifier, optionally schema-qualified. */
+    private String table = "idem_record";
+    /** Create the record table and its indexes at startup when they are missing. */
+    private boolean initializeSchema = false;
+    /** How long a duplicate waits behind the first request's uncommitted record before it gets 409. */
+    private Duration lockTimeout = Duration.ofSeconds(5);
+
+    public String getTable() {
+      return table;
+    }
+
+    public void setTable(String table) {
+      this.table = table;
+    }
+
+    public boolean isInitializeSchema() {
+      return initializeSchema;
+    }
+
+    public void setInitializeSchema(boolean initializeSchema) {
+      this.initializeSchema = initializeSchema;
+    }
+
+    public Duration getLockTimeout() {
+      return lockTimeout;
+    }
+
+    public void setLockTimeout(Duration lockTimeout) {
+      this.lockTimeout = lockTimeout;
+    }
+  }
+
+  public static class Filter {
+    /** The servlet filter's order; authentication must run before it. */
+    private int order = 0;
+    /** The largest request body an idempotent route buffers; larger bodies get 413. */
+    private int maxRequestBytes = 1 << 20;
+    /** The status of a payload mismatch: 422 or 409. */
+    private int mismatchStatus = 422;
+    /** Response headers kept for replays (Content-Type is always kept; credentials and cookies never are). */
+    private List<String> keepHeaders =
+        new ArrayList<>(List.of("Location", "Content-Language", "Content-Location", "ETag", "Last-Modified", "Link"));
+    /**
+     * Take the scope from this header (set by a trusted gateway) instead of the authenticated principal. Leave
+     * empty unless a layer in front of the service sets and strips it.
+     */
+    private String scopeHeader;
+
+    public int getOrder() {
+      return order;
+    }
+
+    public void setOrder(int order) {
+      this.order = order;
+    }
+
+    public int getMaxRequestBytes() {
+      return maxRequestBytes;
+    }
+
+    public void setMaxRequestBytes(int maxRequestBytes) {
+      this.maxRequestBytes = maxRequestBytes;
+    }
+
+    public int getMismatchStatus() {
+      return mismatchStatus;
+    }
+
+    public void setMismatchStatus(int mismatchStatus) {
+      this.mismatchStatus = mismatchStatus;
+    }
+
+    public List<String> getKeepHeaders() {
+      return keepHeaders;
+    }
+
+    public void setKeepHeaders(List<String> keepHeaders) {
+      this.keepHeaders = keepHeaders;
+    }
+
+    public String getScopeHeader() {
+      return scopeHeader;
+    }
+
+    public void setScopeHeader(String scopeHeader) {
+      this.scopeHeader = scopeHeader;
+    }
+  }
+
+  public static class Completer {
+    /** Run the completer, which drives phased records whose lease expired to a final state. */
+    private boolean enabled = true;
+    /** Time between completer rounds. */
+    private Duration interval = Duration.ofSeconds(5);
+    /** Records per completer round. */
+    private int batchSize = 100;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getInterval() {
+      return interval;
+    }
+
+    public void setInterval(Duration interval) {
+      this.interval = interval;
+    }
+
+    public int getBatchSize() {
+      return batchSize;
+    }
+
+    public void setBatchSize(int batchSize) {
+      this.batchSize = batchSize;
+    }
+  }
+
+  public static class Purge {
+    /** Delete expired records in the background, in bounded batches. */
+    private boolean enabled = true;
+    /** Time between purge runs. */
+    private Duration interval = Duration.ofMinutes(10);
+    /** Rows per purge batch (each batch is its own short transaction). */
+    private int batchSize = 1000;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getInterval() {
+      return interval;
+    }
+
+    public void setInterval(Duration interval) {
+      this.interval = interval;
+    }
+
+    public int getBatchSize() {
+      return batchSize;
+    }
+
+    public void setBatchSize(int batchSize) {
+      this.batchSize = batchSize;
+    }
+  }
+
+  /** Checks every setting; the message names the property and the bad value. */
+  public void validate() {
+    if (name == null || name.isBlank() || name.length() > 64) {
+      throw new IllegalStateException("idem.name must be 1 to 64 characters, got '" + name + "'");
+    }
+    positive("idem.default-ttl", defaultTtl);
+    positive("idem.default-lease", defaultLease);
+    positive("idem.store.lock-timeout", store.lockTimeout);
+    positive("idem.completer.interval", completer.interval);
+    positive("idem.purge.interval", purge.interval);
+    if (filter.maxRequestBytes < 1) {
+      throw new IllegalStateException("idem.filter.max-request-bytes must be positive, got " + filter.maxRequestBytes);
+    }
+    if (filter.mismatchStatus != 422 && filter.mismatchStatus != 409) {
+      throw new IllegalStateException("idem.filter.mismatch-status must be 422 or 409, got " + filter.mismatchStatus);
+    }
+    if (completer.batchSize < 1 || completer.batchSize > 10_000) {
+      throw new IllegalStateException("idem.completer.batch-size must be 1..10000, got " + completer.batchSize);
+    }
+    if (purge.batchSize < 1 || purge.batchSize > 100_000) {
+      throw new IllegalStateException("idem.purge.batch-size must be 1..100000, got " + purge.batchSize);
+    }
+  }
+
+  private static void positive(String property, Duration d) {
+    if (d == null || d.isZero() || d.isNegative()) {
+      throw new IllegalStateException(property + " must be a positive duration, got " + d);
+    }
+  }
+
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public String getName() {
+    return name;
+  }
+
+  public void setName(String name) {
+    this.name = name;
+  }
+
+  public Duration getDefaultTtl() {
+    return defaultTtl;
+  }
+
+  public void setDefaultTtl(Duration defaultTtl) {
+    this.defaultTtl = defaultTtl;
+  }
+
+  public Duration getDefaultLease() {
+    return defaultLease;
+  }
+
+  public void setDefaultLease(Duration defaultLease) {
+    this.defaultLease = defaultLease;
+  }
+
+  public Store getStore() {
+    return store;
+  }
+
+  public Filter getFilter() {
+    return filter;
+  }
+
+  public Completer getCompleter() {
+    return completer;
+  }
+
+  public Purge getPurge() {
+    return purge;
+  }
+}

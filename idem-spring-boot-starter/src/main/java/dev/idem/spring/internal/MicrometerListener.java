@@ -1,0 +1,94 @@
+package dev.idem.spring.internal;
+
+import dev.idem.core.Execution;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.RecordKey;
+import dev.idem.core.spi.IdemListener;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Idem's meters (DESIGN section 7). Tags are the instance name, the operation and a small fixed set of outcomes;
+ * never the key or the scope, whose cardinality is unbounded. Thread-safe.
+ *
+ * <ul>
+ *   <li>{@code idem.requests} (counter): outcome = created, replayed, mismatch, in_progress, released
+ *   <li>{@code idem.request.duration} (timer): the same tags
+ *   <li>{@code idem.replay.key.age} (distribution, seconds, with a histogram): how old a key is when it replays
+ *   <li>{@code idem.lease.expired} (counter) and {@code idem.completer.recoveries} (counter, result)
+ *   <li>{@code idem.store.latency} (timer): store, call, success
+ * </ul>
+ */
+public final class MicrometerListener implements IdemListener {
+  private final MeterRegistry registry;
+
+  public MicrometerListener(MeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  static String outcome(Execution.Outcome outcome) {
+    switch (outcome) {
+      case STORED:
+        return "created";
+      case REPLAYED:
+        return "replayed";
+      case PAYLOAD_MISMATCH:
+        return "mismatch";
+      case IN_PROGRESS:
+        return "in_progress";
+      case NOT_STORED:
+        return "released";
+      default:
+        return outcome.name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  @Override
+  public void onExecution(String instance, Execution execution, Duration elapsed) {
+    String operation = execution.key().operation().name();
+    String outcome = outcome(execution.outcome());
+    Counter.builder("idem.requests").description("Idempotent requests by outcome")
+        .tags("instance", instance, "operation", operation, "outcome", outcome).register(registry).increment();
+    Timer.builder("idem.request.duration").description("Time the executor took, including the work")
+        .tags("instance", instance, "operation", operation, "outcome", outcome).register(registry)
+        .record(elapsed.toNanos(), TimeUnit.NANOSECONDS);
+    if (execution.outcome() == Execution.Outcome.REPLAYED && execution.keyAge() != null) {
+      DistributionSummary.builder("idem.replay.key.age").baseUnit("seconds")
+          .description("Age of a key when its answer was replayed").publishPercentileHistogram()
+          .tags("instance", instance, "operation", operation).register(registry)
+          .record(execution.keyAge().toMillis() / 1000.0);
+    }
+  }
+
+  @Override
+  public void onReleased(String instance, RecordKey key, Throwable cause) {
+    Counter.builder("idem.requests").description("Idempotent requests by outcome")
+        .tags("instance", instance, "operation", key.operation().name(), "outcome", "released").register(registry)
+        .increment();
+  }
+
+  @Override
+  public void onLeaseExpired(String instance, IdempotencyRecord expired) {
+    Counter.builder("idem.lease.expired").description("In-progress records taken over after their lease expired")
+        .tags("instance", instance, "operation", expired.key().operation().name()).register(registry).increment();
+  }
+
+  @Override
+  public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
+    Counter.builder("idem.completer.recoveries").description("Records the completer resumed")
+        .tags("instance", instance, "operation", key.operation().name(), "result", recovered ? "recovered" : "failed")
+        .register(registry).increment();
+  }
+
+  @Override
+  public void onStoreCall(String store, String call, long nanos, boolean success) {
+    Timer.builder("idem.store.latency").description("Latency of idempotency store calls")
+        .tags("store", store, "call", call, "success", Boolean.toString(success)).register(registry)
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+}

@@ -1,0 +1,57 @@
+package dev.idem.spring.internal;
+
+import dev.idem.jdbc.JdbcIdempotencyStore;
+import dev.idem.servlet.IdempotentExchange;
+import dev.idem.servlet.IdempotentRoute;
+import dev.idem.servlet.spi.TransactionBoundary;
+import java.sql.Connection;
+import java.util.concurrent.Callable;
+import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Runs an atomic route inside a Spring transaction and binds that transaction's connection to the store, so the
+ * record, the handler's {@code @Transactional} services and its {@code JdbcTemplate} writes commit (or roll back)
+ * together. The store joins under a savepoint: a lost race or an answer that is not kept rolls back everything the
+ * handler wrote. Other modes run as they are (a phased operation commits phase by phase).
+ */
+public final class SpringTransactionBoundary implements TransactionBoundary {
+  private final TransactionTemplate transactions;
+  private final DataSource dataSource;
+  private final JdbcIdempotencyStore store;
+
+  public SpringTransactionBoundary(PlatformTransactionManager transactionManager, DataSource dataSource,
+      JdbcIdempotencyStore store) {
+    this.transactions = new TransactionTemplate(transactionManager);
+    this.dataSource = dataSource;
+    this.store = store;
+  }
+
+  @Override
+  public <T> T around(IdempotentExchange exchange, Callable<T> execution) throws Exception {
+    if (exchange.route().mode() != IdempotentRoute.Mode.ATOMIC) {
+      return execution.call();
+    }
+    Exception[] checked = new Exception[1];
+    T result = transactions.execute(status -> {
+      Connection connection = DataSourceUtils.getConnection(dataSource);
+      try (JdbcIdempotencyStore.Binding binding = store.useConnection(connection)) {
+        return execution.call();
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        checked[0] = e;
+        status.setRollbackOnly();
+        return null;
+      } finally {
+        DataSourceUtils.releaseConnection(connection, dataSource);
+      }
+    });
+    if (checked[0] != null) {
+      throw checked[0];
+    }
+    return result;
+  }
+}

@@ -1,0 +1,246 @@
+package dev.idem.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.Idem;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Operation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.Scope;
+import dev.idem.spring.app.OrdersApp;
+import dev.idem.spring.bad.NoMethodApp;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The starter in a running Spring Boot application over real HTTP: auto-configuration on the application's
+ * DataSource, {@code @Idempotent} routes, the transaction join through Spring's transaction manager, meters and the
+ * actuator endpoint.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class StarterTest {
+  private ConfigurableApplicationContext context;
+  private HttpClient http;
+  private int port;
+
+  protected abstract String[] databaseProperties();
+
+  @BeforeAll
+  void start() {
+    List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
+        "--idem.name=starter-test", "--idem.store.initialize-schema=true", "--idem.store.table=idem_starter_record",
+        "--spring.datasource.hikari.maximum-pool-size=40",
+        "--management.endpoints.web.exposure.include=health,prometheus,idempotency",
+        "--management.endpoint.idempotency.access=unrestricted"));
+    args.addAll(List.of(databaseProperties()));
+    context = new SpringApplicationBuilder(OrdersApp.class).run(args.toArray(String[]::new));
+    port = ((WebServerApplicationContext) context).getWebServer().getPort();
+    http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  }
+
+  @AfterAll
+  void stop() {
+    context.close();
+  }
+
+  private HttpResponse<String> send(String method, String path, String tenant, String key, String body)
+      throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    if (tenant != null) {
+      b.header("Authorization", "Bearer " + tenant);
+    }
+    if (key != null) {
+      b.header("Idempotency-Key", key);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+  }
+
+  private int count(String tenant, String key) throws Exception {
+    HttpResponse<String> r = send("GET", "/orders/count?tenant=" + tenant + "&key=" + key, null, null, null);
+    return Integer.parseInt(r.body().replaceAll("[^0-9]", ""));
+  }
+
+  private boolean recordExists(String tenant, String operation, String key) {
+    return context.getBean(Idem.class).store()
+        .find(new RecordKey(Scope.of(tenant), Operation.of(operation), IdempotencyKey.of(key))).isPresent();
+  }
+
+  @Test
+  void atomicRouteRunsInTheSameTransactionAsTheRecordAndReplays() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> first = send("POST", "/orders", "alice", key, "{\"item\":\"a\",\"sent_at\":1}");
+    HttpResponse<String> replay = send("POST", "/orders", "alice", key, "{\"item\":\"a\",\"sent_at\":2}");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.body()).contains("\"joined\":true");
+    assertThat(first.headers().firstValue("Idempotency-Status")).hasValue("stored");
+    assertThat(replay.statusCode()).isEqualTo(201);
+    assertThat(replay.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(replay.body()).as("sent_at is excluded from the fingerprint").isEqualTo(first.body());
+    assertThat(replay.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
+    assertThat(count("alice", key)).isEqualTo(1);
+  }
+
+  @Test
+  void answerThatIsNotKeptRollsBackTheHandlersTransactionalWrite() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> r = send("POST", "/orders", "alice", key, "{\"mode\":\"transient\"}");
+
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(count("alice", key)).isZero();
+    assertThat(recordExists("alice", "POST /orders", key)).isFalse();
+  }
+
+  @Test
+  void handlerExceptionRollsBackTheWriteAndKeepsNothing() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> r = send("POST", "/orders", "alice", key, "{\"mode\":\"throw\"}");
+
+    assertThat(r.statusCode()).isEqualTo(500);
+    assertThat(count("alice", key)).isZero();
+    assertThat(recordExists("alice", "POST /orders", key)).isFalse();
+  }
+
+  @Test
+  void missingKeyMismatchAndOtherScopeFollowTheContract() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+    send("POST", "/orders", "alice", key, "{\"item\":\"a\"}");
+
+    HttpResponse<String> missing = send("POST", "/orders", "alice", null, "{\"item\":\"a\"}");
+    HttpResponse<String> mismatch = send("POST", "/orders", "alice", key, "{\"item\":\"b\"}");
+    HttpResponse<String> bob = send("POST", "/orders", "bob", key, "{\"item\":\"a\"}");
+    HttpResponse<String> anonymous = send("POST", "/orders", null, key, "{\"item\":\"a\"}");
+
+    assertThat(missing.statusCode()).isEqualTo(400);
+    assertThat(missing.body()).contains("VALIDATION.idempotency_key_missing");
+    assertThat(mismatch.statusCode()).isEqualTo(422);
+    assertThat(mismatch.body()).contains("CONFLICT.idempotency.payload_mismatch", "\"fields\":[\"item\"]");
+    assertThat(bob.statusCode()).isEqualTo(201);
+    assertThat(bob.headers().firstValue("Idempotency-Status")).hasValue("stored");
+    assertThat(anonymous.statusCode()).isEqualTo(401);
+    assertThat(count("alice", key)).isEqualTo(1);
+    assertThat(count("bob", key)).isEqualTo(1);
+  }
+
+  @Test
+  void concurrentDuplicatesThroughSpringHaveOneEffect() throws Exception {
+    int concurrency = 32;
+    ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+    try {
+      for (int round = 0; round < 5; round++) {
+        String key = "race-" + UUID.randomUUID();
+        CyclicBarrier barrier = new CyclicBarrier(concurrency);
+        List<Future<HttpResponse<String>>> futures = new ArrayList<>();
+        for (int i = 0; i < concurrency; i++) {
+          futures.add(pool.submit(() -> {
+            barrier.await(30, TimeUnit.SECONDS);
+            return send("POST", "/orders", "alice", key, "{\"item\":\"race\"}");
+          }));
+        }
+        Set<String> bodies = new HashSet<>();
+        for (Future<HttpResponse<String>> f : futures) {
+          HttpResponse<String> r = f.get(120, TimeUnit.SECONDS);
+          assertThat(r.statusCode()).as(r.body()).isIn(201, 409);
+          if (r.statusCode() == 201) {
+            bodies.add(r.body());
+          }
+        }
+        assertThat(count("alice", key)).as("round %d", round).isEqualTo(1);
+        assertThat(bodies).hasSize(1);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void phasedRouteRunsThePhasedOperationBean() throws Exception {
+    String key = "p-" + UUID.randomUUID();
+
+    HttpResponse<String> first = send("POST", "/charges", "alice", key, "{\"amount\":5}");
+    HttpResponse<String> replay = send("POST", "/charges", "alice", key, "{\"amount\":5}");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(replay.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(replay.body()).isEqualTo(first.body());
+    String charge = new RecordKey(Scope.of("alice"), Operation.of("POST /charges"), IdempotencyKey.of(key))
+        .derive("charge");
+    assertThat(OrdersApp.CHARGES.get(charge)).hasValue(1);
+  }
+
+  @Test
+  void metersCountOutcomesWithoutKeysInTheirTags() throws Exception {
+    String key = "m-" + UUID.randomUUID();
+    send("POST", "/orders", "alice", key, "{\"item\":\"m\"}");
+    send("POST", "/orders", "alice", key, "{\"item\":\"m\"}");
+
+    HttpResponse<String> prometheus = send("GET", "/actuator/prometheus", null, null, null);
+
+    assertThat(prometheus.statusCode()).isEqualTo(200);
+    assertThat(prometheus.body()).contains("idem_requests_total{", "outcome=\"created\"", "outcome=\"replayed\"",
+        "operation=\"POST /orders\"", "instance=\"starter-test\"", "idem_store_latency_seconds",
+        "idem_replay_key_age_seconds_bucket");
+    assertThat(prometheus.body()).doesNotContain(key);
+  }
+
+  @Test
+  void actuatorEndpointListsInspectsAndEvictsRecords() throws Exception {
+    String key = "a-" + UUID.randomUUID();
+    send("POST", "/orders", "alice", key, "{\"item\":\"x\"}");
+    String one = "/actuator/idempotency/alice/" + key + "?operation=POST%20/orders";
+
+    HttpResponse<String> list = send("GET", "/actuator/idempotency?state=completed&limit=500", null, null, null);
+    HttpResponse<String> inspect = send("GET", one, null, null, null);
+    HttpResponse<String> evict = send("DELETE", one, null, null, null);
+    HttpResponse<String> retried = send("POST", "/orders", "alice", key, "{\"item\":\"y\"}");
+
+    assertThat(list.statusCode()).isEqualTo(200);
+    assertThat(list.body()).contains("\"state\":\"completed\"", "\"records\":[");
+    assertThat(inspect.body()).contains("\"key\":\"" + key + "\"", "\"response_status\":201");
+    assertThat(evict.body()).contains("\"evicted\":true");
+    assertThat(retried.headers().firstValue("Idempotency-Status")).as("an evicted key is free").hasValue("stored");
+  }
+
+  @Test
+  void idempotentMethodWithoutAnExplicitHttpMethodFailsStartupNamingIt() {
+    assertThatThrownBy(() -> new SpringApplicationBuilder(NoMethodApp.class)
+        .run("--server.port=0", "--spring.datasource.url=jdbc:h2:mem:bad-" + UUID.randomUUID()).close())
+        .hasStackTraceContaining("NoMethodApp$Bad.any")
+        .hasStackTraceContaining("explicit HTTP method");
+  }
+
+  @Test
+  void invalidPropertyFailsStartupNamingIt() {
+    assertThatThrownBy(() -> new SpringApplicationBuilder(OrdersApp.class)
+        .run("--server.port=0", "--spring.datasource.url=jdbc:h2:mem:bad-" + UUID.randomUUID(),
+            "--idem.filter.mismatch-status=418").close())
+        .hasStackTraceContaining("idem.filter.mismatch-status must be 422 or 409, got 418");
+  }
+}
