@@ -1,56 +1,36 @@
 package dev.idem.cli;
 
-import dev.idem.core.Checkpoint;
-import dev.idem.core.Completer;
-import dev.idem.core.Execution;
-import dev.idem.core.Execution.Outcome;
-import dev.idem.core.Idem;
-import dev.idem.core.IdempotencyRecord;
-import dev.idem.core.IdempotentRequest;
-import dev.idem.core.OperationPolicy;
-import dev.idem.core.PhaseResult;
-import dev.idem.core.PhasedOperation;
-import dev.idem.core.RecordKey;
-import dev.idem.core.RecordState;
-import dev.idem.core.StoredResponse;
-import dev.idem.core.UuidV7;
-import dev.idem.jdbc.JdbcIdempotencyStore;
-import dev.idem.jdbc.JdbcTransaction;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.UUID;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import org.h2.jdbcx.JdbcConnectionPool;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * {@code idem demo}: walks through the engine's contract on an embedded H2 database (a fresh file under
- * {@code ./data}), printing each exchange, and exits 0 only if every step behaved as the contract says.
+ * {@code idem demo}: starts the reference payments service on a free port with a fresh H2 database, walks through
+ * the HTTP contract over real HTTP, prints every exchange, and exits 0 only if every step behaved as the contract
+ * says.
  */
 final class DemoCommand implements Command {
-  private static final String PAYMENTS = "POST /payments";
-  private static final String CHARGES = "POST /charges";
+  private static final String ALICE = "sk_test_alice";
+  private static final String BOB = "sk_test_bob";
 
   @Override
   public String name() {
@@ -59,52 +39,29 @@ final class DemoCommand implements Command {
 
   @Override
   public String summary() {
-    return "walk through the engine on an embedded H2 database and check every step";
+    return "start the payments service and walk through the HTTP contract, checking every step";
   }
 
   @Override
   public String usage() {
-    return "usage: idem demo [--data DIR]\n\n"
-        + "Runs the engine's scenarios on a fresh embedded H2 database under DIR (default ./data) and prints each\n"
-        + "exchange: a payment, its replay, a reused key with another body, 20 concurrent duplicates, a transient\n"
-        + "failure, a phased charge whose worker dies after calling the provider (finished by the completer), another\n"
-        + "tenant reusing the key, and purge. Exit status 0 when every step behaved as the contract says, 1 otherwise.\n";
+    return "usage: idem demo [--data DIR] [--quiet]\n\n"
+        + "Starts the reference payments service on a free port of 127.0.0.1 with a fresh embedded H2 database\n"
+        + "under DIR (default: a new temporary directory) and walks through the HTTP contract: a payment, its replay,\n"
+        + "the same key with another body, 20 concurrent duplicates, a provider timeout after its commit and the\n"
+        + "retry, a refund the same three ways, and another tenant reusing a key. Prints each exchange (--quiet: only\n"
+        + "the checks). Exit status 0 when every step behaved as the contract says, 1 otherwise.\n";
   }
-
-  /** Moves by hand; the demo uses it to expire leases and records without waiting. */
-  private static final class DemoClock extends Clock {
-    private final AtomicReference<Instant> now = new AtomicReference<>(Instant.ofEpochMilli(System.currentTimeMillis()));
-
-    void advance(Duration d) {
-      now.updateAndGet(i -> i.plus(d));
-    }
-
-    @Override
-    public Instant instant() {
-      return now.get();
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-  }
-
-  private PrintStream out;
-  private int failures;
 
   @Override
   public int run(List<String> args, InputStream in, PrintStream out, PrintStream err) {
-    Path data = Path.of("data");
+    Path data = null;
+    boolean quiet = false;
     for (int i = 0; i < args.size(); i++) {
       String a = args.get(i);
-      if ((a.equals("--data")) && i + 1 < args.size()) {
+      if (a.equals("--data") && i + 1 < args.size()) {
         data = Path.of(args.get(++i));
+      } else if (a.equals("--quiet")) {
+        quiet = true;
       } else if (a.equals("--help") || a.equals("-h")) {
         out.print(usage());
         return Main.OK;
@@ -114,270 +71,254 @@ final class DemoCommand implements Command {
         return Main.USAGE;
       }
     }
-    this.out = out;
-    this.failures = 0;
-    Path db = data.toAbsolutePath().resolve("demo-" + UuidV7.next());
-    JdbcConnectionPool pool = JdbcConnectionPool.create("jdbc:h2:file:" + db + ";DB_CLOSE_DELAY=-1;WRITE_DELAY=0", "sa", "");
-    pool.setMaxConnections(32);
     try {
-      Files.createDirectories(data);
-      out.println("idem demo: embedded H2 database at " + db + ".mv.db");
-      walkThrough(pool);
+      Path dir = data != null ? Files.createDirectories(data).resolve("demo-" + UUID.randomUUID())
+          : Files.createTempDirectory("idem-demo-");
+      String url = "jdbc:h2:file:" + dir.toAbsolutePath().resolve("payments") + ";WRITE_DELAY=0";
+      out.println("Starting the payments service (H2 at " + dir + ") ...");
+      try (PaymentsService service = PaymentsService.start(0, url, true,
+          List.of("--idem.name=demo"))) {
+        out.println("Listening on " + service.url("/") + "\n");
+        Walkthrough walk = new Walkthrough(service, out, quiet);
+        walk.run();
+        out.println();
+        if (walk.failures == 0) {
+          out.println("Done: " + walk.checks + " checks; every step behaved as the contract says.");
+          return Main.OK;
+        }
+        out.println("FAILED: " + walk.failures + " of " + walk.checks + " checks did not hold (see FAIL above).");
+        return Main.FAILED;
+      }
     } catch (Exception e) {
-      err.println("idem demo: failed: " + e);
-      e.printStackTrace(err);
+      err.println("idem demo: " + e);
       return Main.FAILED;
-    } finally {
-      pool.dispose();
     }
-    out.println();
-    if (failures == 0) {
-      out.println("every step behaved as the contract says");
-      return Main.OK;
-    }
-    out.println(failures + " step(s) did not behave as the contract says");
-    return Main.FAILED;
   }
 
-  private void walkThrough(JdbcConnectionPool pool) throws Exception {
-    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-      st.execute("CREATE TABLE payment (id VARCHAR(300) PRIMARY KEY, tenant VARCHAR(64) NOT NULL,"
-          + " amount BIGINT NOT NULL)");
-      st.execute("CREATE TABLE provider_charge (derived_key VARCHAR(300) PRIMARY KEY, calls INT NOT NULL)");
+  /** One run of the scenarios against a started service. */
+  private static final class Walkthrough {
+    private final PaymentsService service;
+    private final PrintStream out;
+    private final boolean quiet;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(5)).build();
+    private final String run = UUID.randomUUID().toString().substring(0, 8);
+    int checks;
+    int failures;
+
+    Walkthrough(PaymentsService service, PrintStream out, boolean quiet) {
+      this.service = service;
+      this.out = out;
+      this.quiet = quiet;
     }
-    DemoClock clock = new DemoClock();
-    JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(pool).name("demo").createSchemaIfMissing(true).build();
-    AtomicInteger providerCalls = new AtomicInteger();
-    AtomicReference<Runnable> crashAfterProviderCall = new AtomicReference<>();
-    Idem idem = Idem.builder().name("demo").store(store).clock(clock)
-        .policy(CHARGES, OperationPolicy.builder().lease(Duration.ofSeconds(10)).build())
-        .phased(charges(pool, providerCalls, crashAfterProviderCall))
-        .build();
 
-    section("1. first request");
-    Execution first = pay(idem, pool, "alice", "key-1", "{\"amount\":1000,\"currency\":\"EUR\"}");
-    check(first.outcome() == Outcome.STORED && first.response().status() == 201, "stored, 201");
+    void run() throws Exception {
+      String payKey = "demo-pay-" + run;
+      String body = "{\"account_id\":\"acct_demo\",\"amount\":1250,\"currency\":\"EUR\",\"description\":\"demo\"}";
 
-    section("2. the retry: same key, same body (members reordered, other whitespace)");
-    Execution replay = pay(idem, pool, "alice", "key-1", "{ \"currency\": \"EUR\", \"amount\": 1000 }");
-    check(replay.outcome() == Outcome.REPLAYED
-            && replay.response().bodyAsString().equals(first.response().bodyAsString()),
-        "replayed, byte-identical body, no second payment");
-    check(count(pool, "SELECT COUNT(*) FROM payment WHERE tenant = 'alice'") == 1, "one payment row");
+      step("1. A first payment runs once; its answer is kept");
+      HttpResponse<String> first = send("POST", "/payments", ALICE, payKey, body, true);
+      check(first.statusCode() == 201, "201 Created", first);
+      check("stored".equals(header(first, "Idempotency-Status")), "Idempotency-Status: stored", first);
+      check(payKey.equals(header(first, "Idempotency-Key")), "the key is echoed in Idempotency-Key", first);
+      String paymentId = field(first.body(), "id");
 
-    section("3. the same key with another body");
-    Execution mismatch = pay(idem, pool, "alice", "key-1", "{\"amount\":999,\"currency\":\"EUR\"}");
-    check(mismatch.outcome() == Outcome.PAYLOAD_MISMATCH && mismatch.differingFields().equals(List.of("amount")),
-        "payload mismatch naming [amount] (HTTP 422), nothing ran");
+      step("2. The client retries (a timeout, a double click): the kept answer is replayed");
+      HttpResponse<String> replay = send("POST", "/payments", ALICE, payKey, body, true);
+      check(replay.statusCode() == 201 && replay.body().equals(first.body()), "same status and byte-identical body"
+          + " (same payment " + paymentId + ")", replay);
+      check("replayed".equals(header(replay, "Idempotency-Status")) && "true".equals(header(replay,
+          "Idempotent-Replayed")), "Idempotency-Status: replayed, Idempotent-Replayed: true", replay);
 
-    section("4. 20 concurrent duplicates of a new key");
-    List<Execution> burst = concurrent(20, () -> pay(idem, pool, "alice", "key-burst", "{\"amount\":50}"));
-    Set<String> bodies = ConcurrentHashMap.newKeySet();
-    int stored = 0;
-    for (Execution e : burst) {
-      stored += e.outcome() == Outcome.STORED ? 1 : 0;
-      if (e.response() != null) {
-        bodies.add(e.response().bodyAsString());
+      step("3. The same key with another body is refused: a key names one intent");
+      HttpResponse<String> mismatch = send("POST", "/payments", ALICE, payKey, body.replace("1250", "9999"), true);
+      check(mismatch.statusCode() == 422 && mismatch.body().contains("CONFLICT.idempotency.payload_mismatch")
+          && mismatch.body().contains("amount"), "422 problem CONFLICT.idempotency.payload_mismatch naming amount",
+          mismatch);
+
+      step("4. 20 concurrent duplicates of a new payment: one payment, one charge");
+      long chargesBefore = number(get("/admin/provider/stats", null).body(), "charges");
+      long paymentsBefore = number(get("/ledger/summary", ALICE).body(), "payments");
+      String burstKey = "demo-burst-" + run;
+      String burstBody = "{\"account_id\":\"acct_demo\",\"amount\":300,\"currency\":\"EUR\"}";
+      List<HttpResponse<String>> burst = concurrently(20, () -> send("POST", "/payments", ALICE, burstKey,
+          burstBody, false));
+      Set<String> bodies = new LinkedHashSet<>();
+      int created = 0;
+      int conflicts = 0;
+      boolean onlyExpected = true;
+      for (HttpResponse<String> r : burst) {
+        if (r.statusCode() == 201) {
+          created++;
+          bodies.add(r.body());
+        } else if (r.statusCode() == 409 && r.body().contains("CONFLICT.idempotency.in_progress")
+            && r.headers().firstValue("Retry-After").isPresent()) {
+          conflicts++;
+        } else {
+          onlyExpected = false;
+        }
+      }
+      out.println("   " + burst.size() + " answers: " + created + " x 201 (" + bodies.size() + " distinct bodies), "
+          + conflicts + " x 409 in progress with Retry-After");
+      check(onlyExpected && bodies.size() <= 1, "every answer is the same 201 or a 409 in progress", null);
+      HttpResponse<String> settled = send("POST", "/payments", ALICE, burstKey, burstBody, false);
+      check(settled.statusCode() == 201 && (bodies.isEmpty() || bodies.contains(settled.body())),
+          "a retry after the burst replays the one payment", settled);
+      check(number(get("/admin/provider/stats", null).body(), "charges") == chargesBefore + 1,
+          "the provider charged exactly once", null);
+      check(number(get("/ledger/summary", ALICE).body(), "payments") == paymentsBefore + 1,
+          "the ledger has exactly one new payment", null);
+
+      step("5. The provider commits the charge, then the call times out; the client retries with the same key");
+      String timeoutKey = "demo-timeout-" + run;
+      String timeoutBody = "{\"account_id\":\"acct_demo\",\"amount\":700,\"currency\":\"EUR\"}";
+      long charges = number(get("/admin/provider/stats", null).body(), "charges");
+      long duplicates = number(get("/admin/provider/stats", null).body(), "duplicate_charge_attempts");
+      send("PUT", "/admin/faults", null, null, "{\"provider_timeout_after_commit_rate\":1.0,"
+          + "\"provider_error_rate\":0,\"provider_latency_ms\":0}", true);
+      HttpResponse<String> timedOut = send("POST", "/payments", ALICE, timeoutKey, timeoutBody, true);
+      check(timedOut.statusCode() == 504 && timedOut.body().contains("\"retryable\":true"),
+          "504 problem, retryable: nothing was kept, the key is free for the retry", timedOut);
+      send("PUT", "/admin/faults", null, null, "{\"provider_timeout_after_commit_rate\":0,"
+          + "\"provider_error_rate\":0,\"provider_latency_ms\":0}", true);
+      HttpResponse<String> retried = retryWhileInProgress("POST", "/payments", ALICE, timeoutKey, timeoutBody);
+      check(retried.statusCode() == 201 && "stored".equals(header(retried, "Idempotency-Status")),
+          "the retry resumes the payment and captures it", retried);
+      String stats = get("/admin/provider/stats", null).body();
+      check(number(stats, "charges") == charges + 1 && number(stats, "duplicate_charge_attempts") == duplicates + 1,
+          "one charge at the provider: the retry re-sent the same provider key and got the original charge", null);
+
+      step("6. A refund, the same three ways");
+      String refundKey = "demo-refund-" + run;
+      String refundBody = "{\"payment_id\":\"" + paymentId + "\",\"amount\":500}";
+      HttpResponse<String> refund = send("POST", "/refunds", ALICE, refundKey, refundBody, true);
+      check(refund.statusCode() == 201 && "stored".equals(header(refund, "Idempotency-Status")), "201 stored",
+          refund);
+      HttpResponse<String> refundReplay = send("POST", "/refunds", ALICE, refundKey, refundBody, true);
+      check(refundReplay.statusCode() == 201 && refundReplay.body().equals(refund.body())
+          && "replayed".equals(header(refundReplay, "Idempotency-Status")), "replayed, byte-identical", refundReplay);
+      HttpResponse<String> refundMismatch = send("POST", "/refunds", ALICE, refundKey,
+          refundBody.replace("500", "600"), true);
+      check(refundMismatch.statusCode() == 422 && refundMismatch.body().contains("payload_mismatch"),
+          "422 payload mismatch", refundMismatch);
+
+      step("7. Another tenant reuses the first key: an independent payment, never alice's answer");
+      HttpResponse<String> bob = send("POST", "/payments", BOB, payKey, body, true);
+      check(bob.statusCode() == 201 && "stored".equals(header(bob, "Idempotency-Status"))
+          && !paymentId.equals(field(bob.body(), "id")), "201 stored with a new payment id", bob);
+      HttpResponse<String> peek = get("/payments/" + paymentId, BOB);
+      check(peek.statusCode() == 404, "bob cannot read alice's payment (404)", peek);
+
+      step("8. The books balance");
+      String summary = get("/ledger/summary", ALICE).body();
+      long alicePayments = number(summary, "payments");
+      long bobPayments = number(get("/ledger/summary", BOB).body(), "payments");
+      out.println("   alice: " + summary);
+      check(alicePayments == paymentsBefore + 2 && number(summary, "refunds") == 1
+          && number(summary, "refunded_amount") == 500, "alice: 3 payments, 1 refund of 500", null);
+      check(number(get("/admin/provider/stats", null).body(), "charges") == alicePayments + bobPayments,
+          "provider charges equal payments in the ledger", null);
+    }
+
+    private void step(String title) {
+      out.println("\n" + title);
+    }
+
+    private void check(boolean ok, String what, HttpResponse<String> response) {
+      checks++;
+      if (ok) {
+        out.println("   ok    " + what);
+      } else {
+        failures++;
+        out.println("   FAIL  " + what + (response == null ? "" : ": got " + response.statusCode() + " "
+            + response.body()));
       }
     }
-    out.printf("   outcomes: %s%n", summarize(burst));
-    check(stored == 1 && bodies.size() == 1, "exactly one STORED; every answer identical");
-    check(count(pool, "SELECT COUNT(*) FROM payment WHERE id = 'pay_alice_key-burst'") == 1, "one payment row");
 
-    section("5. a transient failure (503) frees the key; the retry runs");
-    Execution unavailable = idem.atomic(request("alice", PAYMENTS, "key-2", "{\"amount\":70}"),
-        tx -> StoredResponse.json(503, "{\"code\":\"DEPENDENCY.unavailable\",\"retryable\":true}"));
-    show("alice", "key-2", unavailable);
-    Execution afterOutage = pay(idem, pool, "alice", "key-2", "{\"amount\":70}");
-    check(unavailable.outcome() == Outcome.NOT_STORED && afterOutage.outcome() == Outcome.STORED,
-        "503 not kept; the retry stored 201");
-
-    section("6. phased: the worker dies after the provider charged, before recording it");
-    crashAfterProviderCall.set(() -> {
-      throw new WorkerDied();
-    });
-    IdempotentRequest charge = request("alice", CHARGES, "key-3", "{\"amount\":2500}");
-    try {
-      idem.phased(charge);
-      check(false, "the simulated crash happened");
-    } catch (WorkerDied died) {
-      out.println("   worker died after the provider call (provider calls so far: " + providerCalls.get() + ")");
+    private HttpResponse<String> get(String path, String apiKey) throws Exception {
+      return send("GET", path, apiKey, null, null, false);
     }
-    holdLease(store, charge.recordKey(), clock);
-    Execution duringLease = idem.phased(charge);
-    show("alice", "key-3", duringLease);
-    check(duringLease.outcome() == Outcome.IN_PROGRESS, "a retry during the lease: in progress (HTTP 409, Retry-After "
-        + (duringLease.retryAfter() == null ? "?" : duringLease.retryAfter().toSeconds()) + " s)");
-    clock.advance(Duration.ofSeconds(11));
-    Completer.Round round = idem.completer().build().runOnce();
-    out.printf("   completer round: found %d, recovered %d%n", round.found(), round.recovered());
-    Execution afterCompleter = idem.phased(charge);
-    show("alice", "key-3", afterCompleter);
-    check(afterCompleter.outcome() == Outcome.REPLAYED && afterCompleter.response().status() == 201,
-        "the completer finished it; the retry replays 201");
-    String derived = charge.recordKey().derive("charge");
-    check(callsFor(pool, derived) == 2 && providerCalls.get() == 2,
-        "the provider saw the derived key '" + derived + "' twice and charged once (it is idempotent on its keys)");
 
-    section("7. another tenant sends the same key");
-    Execution bob = pay(idem, pool, "bob", "key-1", "{\"amount\":1000,\"currency\":\"EUR\"}");
-    check(bob.outcome() == Outcome.STORED && !bob.response().bodyAsString().equals(first.response().bodyAsString()),
-        "an independent payment, never alice's answer");
-
-    section("8. a day later: records expire and purge removes them");
-    clock.advance(Duration.ofHours(25));
-    long purged = store.purgeAllExpired(clock.instant(), 100);
-    out.printf("   purged %d expired records%n", purged);
-    Execution fresh = pay(idem, pool, "alice", "key-1", "{\"amount\":5,\"currency\":\"EUR\"}");
-    check(purged >= 5 && fresh.outcome() == Outcome.STORED, "expired keys count as absent; key-1 runs afresh");
-  }
-
-  // ---------------------------------------------------------------- the operations
-
-  private static IdempotentRequest request(String tenant, String operation, String key, String json) {
-    return IdempotentRequest.of(RecordKey.of(tenant, operation, key), json.getBytes(StandardCharsets.UTF_8),
-        "application/json");
-  }
-
-  private Execution pay(Idem idem, JdbcConnectionPool pool, String tenant, String key, String json) {
-    long amount = Long.parseLong(json.replaceAll(".*\"amount\"\\s*:\\s*(\\d+).*", "$1"));
-    Execution e = idem.atomic(request(tenant, PAYMENTS, key, json), tx -> {
-      String id = "pay_" + tenant + "_" + key + (amount == 5 ? "_again" : "");
-      try (PreparedStatement ps = JdbcTransaction.connectionOf(tx)
-          .prepareStatement("INSERT INTO payment (id, tenant, amount) VALUES (?, ?, ?)")) {
-        ps.setString(1, id);
-        ps.setString(2, tenant);
-        ps.setLong(3, amount);
-        ps.executeUpdate();
+    private HttpResponse<String> send(String method, String path, String apiKey, String key, String body,
+        boolean print) throws Exception {
+      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(service.url(path))).timeout(Duration.ofSeconds(30))
+          .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+              : HttpRequest.BodyPublishers.ofString(body));
+      if (body != null) {
+        b.header("Content-Type", "application/json");
       }
-      return StoredResponse.json(201, "{\"id\":\"" + id + "\",\"amount\":" + amount + "}");
-    });
-    show(tenant, key, e);
-    return e;
-  }
-
-  private PhasedOperation charges(JdbcConnectionPool pool, AtomicInteger providerCalls,
-      AtomicReference<Runnable> crash) {
-    return PhasedOperation.builder(CHARGES)
-        .inTransaction("create", ctx -> {
-          String body = new String(ctx.request().orElseThrow().body(), StandardCharsets.UTF_8);
-          return PhaseResult.next(Checkpoint.empty().with("amount", body.replaceAll("\\D", "")));
-        })
-        .outside("charge", ctx -> {
-          String derived = ctx.derivedKey("charge");
-          providerCalls.incrementAndGet();
-          try (Connection c = pool.getConnection()) {
-            // the provider: idempotent on its keys, counting every call
-            try (PreparedStatement up = c.prepareStatement(
-                "MERGE INTO provider_charge t USING (VALUES (CAST(? AS VARCHAR(300)))) s(k) ON t.derived_key = s.k"
-                    + " WHEN MATCHED THEN UPDATE SET calls = t.calls + 1"
-                    + " WHEN NOT MATCHED THEN INSERT (derived_key, calls) VALUES (s.k, 1)")) {
-              up.setString(1, derived);
-              up.executeUpdate();
-            }
-          }
-          Runnable r = crash.getAndSet(null);
-          if (r != null) {
-            r.run();
-          }
-          return PhaseResult.next(ctx.checkpoint().with("charge_id", "ch_" + derived));
-        })
-        .inTransaction("capture", ctx -> PhaseResult.respond(StoredResponse.json(201,
-            "{\"charge\":\"" + ctx.checkpoint().require("charge_id") + "\",\"amount\":"
-                + ctx.checkpoint().require("amount") + "}")))
-        .build();
-  }
-
-  /** A killed process would leave its lease in place; the simulated crash released it, so put it back. */
-  private static void holdLease(JdbcIdempotencyStore store, RecordKey key, Clock clock) throws Exception {
-    IdempotencyRecord r = store.find(key).orElseThrow();
-    IdempotencyRecord held = r.withLease("dead-worker", clock.instant().plusSeconds(10), clock.instant());
-    store.inTransaction(tx -> store.update(tx, held));
-    if (store.find(key).orElseThrow().state() != RecordState.IN_PROGRESS) {
-      throw new IllegalStateException("the record should be in progress");
-    }
-  }
-
-  private static final class WorkerDied extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    WorkerDied() {
-      super("simulated crash", null, false, false);
-    }
-  }
-
-  // ---------------------------------------------------------------- printing and checking
-
-  private void section(String title) {
-    out.println();
-    out.println(title);
-  }
-
-  private void show(String tenant, String key, Execution e) {
-    StringBuilder line = new StringBuilder("   ").append(tenant).append(" ").append(e.key().operation())
-        .append(" Idempotency-Key: ").append(key).append("  ->  ").append(e.outcome());
-    if (e.response() != null) {
-      line.append(" ").append(e.response().status()).append(" ").append(e.response().bodyAsString());
-    }
-    if (!e.differingFields().isEmpty()) {
-      line.append(" differing ").append(e.differingFields());
-    }
-    if (e.retryAfter() != null) {
-      line.append(" retry after ").append(e.retryAfter().toSeconds()).append(" s");
-    }
-    out.println(line);
-  }
-
-  private void check(boolean ok, String what) {
-    out.println((ok ? "   ok    " : "   FAIL  ") + what);
-    if (!ok) {
-      failures++;
-    }
-  }
-
-  private static String summarize(List<Execution> executions) {
-    java.util.Map<Outcome, Integer> counts = new java.util.EnumMap<>(Outcome.class);
-    executions.forEach(e -> counts.merge(e.outcome(), 1, Integer::sum));
-    return counts.toString();
-  }
-
-  private List<Execution> concurrent(int n, java.util.concurrent.Callable<Execution> call) throws Exception {
-    PrintStream real = out;
-    out = new PrintStream(java.io.OutputStream.nullOutputStream());
-    ExecutorService pool = Executors.newFixedThreadPool(n);
-    try {
-      CyclicBarrier start = new CyclicBarrier(n);
-      List<Future<Execution>> futures = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        futures.add(pool.submit(() -> {
-          start.await(30, TimeUnit.SECONDS);
-          return call.call();
-        }));
+      if (apiKey != null) {
+        b.header("Authorization", "Bearer " + apiKey);
       }
-      List<Execution> results = new ArrayList<>();
-      for (Future<Execution> f : futures) {
-        results.add(f.get(60, TimeUnit.SECONDS));
+      if (key != null) {
+        b.header("Idempotency-Key", key);
       }
-      return results;
-    } finally {
-      pool.shutdownNow();
-      out = real;
+      HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+      if (print && !quiet) {
+        out.println("   > " + method + " " + path + (apiKey == null ? "" : "  [" + apiKey + "]")
+            + (key == null ? "" : "  Idempotency-Key: " + key) + (body == null ? "" : "  " + body));
+        String status = header(r, "Idempotency-Status");
+        out.println("   < " + r.statusCode() + (status == null ? "" : "  Idempotency-Status: " + status)
+            + "  " + abbreviate(r.body()));
+      }
+      return r;
     }
-  }
 
-  private static int callsFor(JdbcConnectionPool pool, String derivedKey) throws SQLException {
-    try (Connection c = pool.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT calls FROM provider_charge WHERE derived_key = ?")) {
-      ps.setString(1, derivedKey);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getInt(1) : 0;
+    /**
+     * Sends until the answer is not 409 in progress, waiting the Retry-After each time (the completer may be
+     * finishing the released payment at that moment), for at most a minute: what a well-behaved client does.
+     */
+    private HttpResponse<String> retryWhileInProgress(String method, String path, String apiKey, String key,
+        String body) throws Exception {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      HttpResponse<String> r = send(method, path, apiKey, key, body, true);
+      while (r.statusCode() == 409 && r.body().contains("in_progress") && System.nanoTime() < deadline) {
+        long seconds = Long.parseLong(r.headers().firstValue("Retry-After").orElse("1"));
+        out.println("   (in progress; retrying after " + seconds + " s, as Retry-After says)");
+        TimeUnit.SECONDS.sleep(Math.min(seconds, 30));
+        r = send(method, path, apiKey, key, body, true);
+      }
+      return r;
+    }
+
+    private List<HttpResponse<String>> concurrently(int n, java.util.concurrent.Callable<HttpResponse<String>> call)
+        throws Exception {
+      ExecutorService pool = Executors.newFixedThreadPool(n);
+      try {
+        CyclicBarrier barrier = new CyclicBarrier(n);
+        List<Future<HttpResponse<String>>> futures = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          futures.add(pool.submit(() -> {
+            barrier.await(30, TimeUnit.SECONDS);
+            return call.call();
+          }));
+        }
+        List<HttpResponse<String>> answers = new ArrayList<>();
+        for (Future<HttpResponse<String>> f : futures) {
+          answers.add(f.get(60, TimeUnit.SECONDS));
+        }
+        return answers;
+      } finally {
+        pool.shutdownNow();
       }
     }
-  }
 
-  private static int count(JdbcConnectionPool pool, String sql) throws SQLException {
-    try (Connection c = pool.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-      return rs.next() ? rs.getInt(1) : -1;
+    private static String header(HttpResponse<?> r, String name) {
+      return r.headers().firstValue(name).orElse(null);
+    }
+
+    private static String abbreviate(String s) {
+      return s.length() <= 240 ? s : s.substring(0, 237) + "...";
+    }
+
+    private static String field(String json, String name) {
+      Matcher m = Pattern.compile("\"" + Pattern.quote(name) + "\"\\s*:\\s*\"([^\"]*)\"").matcher(json);
+      return m.find() ? m.group(1) : "";
+    }
+
+    private static long number(String json, String name) {
+      Matcher m = Pattern.compile("\"" + Pattern.quote(name) + "\"\\s*:\\s*(-?[0-9]+)").matcher(json);
+      return m.find() ? Long.parseLong(m.group(1)) : Long.MIN_VALUE;
     }
   }
 

@@ -147,11 +147,11 @@ class MainTest {
 
   @Test
   void unknownOrMissingCommandPrintsUsageAndExits2() {
-    Run unknown = run("", "serve");
+    Run unknown = run("", "launch");
     Run none = run("");
 
     assertThat(unknown.status()).isEqualTo(2);
-    assertThat(unknown.err()).startsWith("idem: unknown command 'serve'\nusage: idem <command> [options]");
+    assertThat(unknown.err()).startsWith("idem: unknown command 'launch'\nusage: idem <command> [options]");
     assertThat(unknown.out()).isEmpty();
     assertThat(none.status()).isEqualTo(2);
     assertThat(none.err()).startsWith("usage: idem <command> [options]");

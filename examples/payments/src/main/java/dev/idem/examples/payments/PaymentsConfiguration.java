@@ -1,0 +1,99 @@
+package dev.idem.examples.payments;
+
+import dev.idem.core.PhasedOperation;
+import dev.idem.examples.payments.auth.AdminAccess;
+import dev.idem.examples.payments.auth.ApiKeyAuthentication;
+import dev.idem.examples.payments.auth.ApiKeys;
+import dev.idem.examples.payments.ledger.Ledger;
+import dev.idem.examples.payments.payment.PaymentPhases;
+import dev.idem.examples.payments.payment.Payments;
+import dev.idem.examples.payments.provider.FaultInjection;
+import dev.idem.examples.payments.provider.PaymentProvider;
+import dev.idem.examples.payments.provider.ProviderFaults;
+import dev.idem.examples.payments.refund.RefundPhases;
+import dev.idem.examples.payments.refund.Refunds;
+import dev.idem.examples.payments.web.Json;
+import java.time.Clock;
+import java.util.Random;
+import java.util.random.RandomGenerator;
+import javax.sql.DataSource;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.ConfigurableEnvironment;
+
+/**
+ * The service's wiring: the schema, the simulated provider, the two phased operations (registered with Idem by the
+ * starter, which collects every {@link PhasedOperation} bean) and the authentication filter, which runs before the
+ * starter's idempotency filter so that the tenant is the request's principal, and so its scope.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(PaymentsProperties.class)
+public class PaymentsConfiguration {
+  /** The authentication filter's order: before the idempotency filter (order 0). */
+  public static final int AUTHENTICATION_ORDER = -100;
+
+  @Bean
+  Clock clock() {
+    return Clock.systemUTC();
+  }
+
+  @Bean
+  PaymentsSchema paymentsSchema(DataSource dataSource) {
+    return PaymentsSchema.createIfMissing(dataSource);
+  }
+
+  /** The provider's randomness: seeded by {@code payments.provider.seed} when set. */
+  @Bean
+  RandomGenerator providerRandom(PaymentsProperties properties) {
+    Long seed = properties.provider().seed();
+    return seed == null ? new Random() : new Random(seed);
+  }
+
+  @Bean
+  PaymentProvider paymentProvider(DataSource dataSource, PaymentsSchema schema, PaymentsProperties properties,
+      RandomGenerator providerRandom, Clock clock) {
+    PaymentsProperties.Provider p = properties.provider();
+    FaultInjection faults = new FaultInjection(
+        new ProviderFaults(p.timeoutAfterCommitRate(), p.errorRate(), p.latencyMs()), providerRandom);
+    return new PaymentProvider(dataSource, faults, clock);
+  }
+
+  @Bean
+  PaymentPhases paymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, Json json, Clock clock) {
+    return new PaymentPhases(payments, ledger, provider, json, clock);
+  }
+
+  @Bean
+  PhasedOperation postPayments(PaymentPhases phases) {
+    return phases.operation();
+  }
+
+  @Bean
+  RefundPhases refundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider, Json json,
+      Clock clock) {
+    return new RefundPhases(payments, refunds, ledger, provider, json, clock);
+  }
+
+  @Bean
+  PhasedOperation postRefunds(RefundPhases phases) {
+    return phases.operation();
+  }
+
+  @Bean
+  ApiKeys apiKeys(ConfigurableEnvironment environment) {
+    return ApiKeys.from(environment);
+  }
+
+  @Bean
+  FilterRegistrationBean<ApiKeyAuthentication> apiKeyAuthentication(ApiKeys keys, PaymentsProperties properties) {
+    AdminAccess admin = new AdminAccess(properties.adminKey(), properties.adminAllowLoopback());
+    FilterRegistrationBean<ApiKeyAuthentication> registration =
+        new FilterRegistrationBean<>(new ApiKeyAuthentication(keys, admin));
+    registration.setName("apiKeyAuthentication");
+    registration.addUrlPatterns("/*");
+    registration.setOrder(AUTHENTICATION_ORDER);
+    return registration;
+  }
+}

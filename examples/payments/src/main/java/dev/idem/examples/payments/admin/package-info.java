@@ -1,0 +1,2 @@
+/** Operator routes under {@code /admin}: provider faults and statistics, idempotency records. */
+package dev.idem.examples.payments.admin;

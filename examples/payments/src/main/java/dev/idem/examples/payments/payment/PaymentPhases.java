@@ -1,0 +1,145 @@
+package dev.idem.examples.payments.payment;
+
+import dev.idem.core.Checkpoint;
+import dev.idem.core.PhaseContext;
+import dev.idem.core.PhaseResult;
+import dev.idem.core.PhasedOperation;
+import dev.idem.core.StoredResponse;
+import dev.idem.examples.payments.ResourceId;
+import dev.idem.examples.payments.ledger.Ledger;
+import dev.idem.examples.payments.provider.ChargeRequest;
+import dev.idem.examples.payments.provider.PaymentProvider;
+import dev.idem.examples.payments.provider.ProviderCharge;
+import dev.idem.examples.payments.provider.ProviderException;
+import dev.idem.examples.payments.provider.ProviderTimeoutException;
+import dev.idem.examples.payments.provider.ProviderUnavailableException;
+import dev.idem.examples.payments.web.ApiProblem;
+import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.web.ProblemResponse;
+import dev.idem.jdbc.JdbcTransaction;
+import dev.idem.servlet.Problem;
+import java.sql.Connection;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code POST /payments} as a phased operation, so that the provider call happens outside any transaction and a
+ * retry (or the completer) resumes where the last attempt stopped:
+ *
+ * <ol>
+ *   <li>{@code create}, in a transaction: validate, insert the payment {@code pending}, and put into the checkpoint
+ *       everything later phases need;
+ *   <li>{@code charge}, outside: charge the provider with the key derived from the record, the same on every
+ *       attempt, so the provider charges at most once; a timeout or an outage answers 504/503, which is not kept,
+ *       and the next attempt with the same key resumes here;
+ *   <li>{@code capture}, in a transaction: a declined charge marks the payment declined and answers 402 (kept); else
+ *       the payment is captured, the ledger pair booked, and the answer is 201.
+ * </ol>
+ *
+ * Thread-safe.
+ */
+public final class PaymentPhases {
+  /** The operation: method and route template of the handler. */
+  public static final String OPERATION = "POST /payments";
+
+  private final Payments payments;
+  private final Ledger ledger;
+  private final PaymentProvider provider;
+  private final Json json;
+  private final Clock clock;
+
+  public PaymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, Json json, Clock clock) {
+    this.payments = payments;
+    this.ledger = ledger;
+    this.provider = provider;
+    this.json = json;
+    this.clock = clock;
+  }
+
+  public PhasedOperation operation() {
+    return PhasedOperation.builder(OPERATION)
+        .inTransaction("create", this::create)
+        .outside("charge", this::charge)
+        .inTransaction("capture", this::capture)
+        .build();
+  }
+
+  PhaseResult create(PhaseContext ctx) throws Exception {
+    byte[] body = ctx.request().orElseThrow(() -> new IllegalStateException(
+        "the create phase runs only for a client's request")).body();
+    NewPayment request;
+    try {
+      request = NewPayment.parse(json.object(body));
+    } catch (ApiProblem invalid) {
+      return PhaseResult.respond(ProblemResponse.of(invalid.problem()));
+    }
+    Payment payment = new Payment(ResourceId.next("pay"), tenant(ctx), request.accountId(), request.amount(),
+        request.currency(), request.description(), Payment.PENDING, null, 0, now());
+    payments.insert(connection(ctx), payment);
+    return PhaseResult.next(Checkpoint.of(Map.of(
+        "payment_id", payment.id(),
+        "account_id", payment.accountId(),
+        "amount", Long.toString(payment.amount()),
+        "currency", payment.currency())));
+  }
+
+  PhaseResult charge(PhaseContext ctx) throws ProviderException {
+    Checkpoint cp = ctx.checkpoint();
+    String paymentId = cp.require("payment_id");
+    ChargeRequest request = new ChargeRequest(cp.require("account_id"), Long.parseLong(cp.require("amount")),
+        cp.require("currency"));
+    ProviderCharge charge;
+    try {
+      charge = provider.charge(ctx.derivedKey("charge"), request);
+    } catch (ProviderTimeoutException e) {
+      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(504, "DEPENDENCY.timeout",
+              "Payment provider timeout")
+          .withDetail("the payment provider did not answer in time; payment " + paymentId
+              + " is pending: retry with the same Idempotency-Key and it will not be charged twice")
+          .withRetryable(true).with("payment_id", paymentId), 1));
+    } catch (ProviderUnavailableException e) {
+      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(503, "DEPENDENCY.unavailable",
+              "Payment provider unavailable")
+          .withDetail("the payment provider is unavailable; payment " + paymentId
+              + " is pending: retry with the same Idempotency-Key")
+          .withRetryable(true).with("payment_id", paymentId), 1));
+    }
+    return PhaseResult.next(cp.with("charge_id", charge.id()).with("charge_status", charge.status()));
+  }
+
+  PhaseResult capture(PhaseContext ctx) throws Exception {
+    Checkpoint cp = ctx.checkpoint();
+    String paymentId = cp.require("payment_id");
+    String chargeId = cp.require("charge_id");
+    Connection c = connection(ctx);
+    Instant now = now();
+    if (ProviderCharge.DECLINED.equals(cp.require("charge_status"))) {
+      payments.settle(c, paymentId, Payment.DECLINED, chargeId, now);
+      return PhaseResult.respond(ProblemResponse.of(Problem.of(402, "PAYMENT.declined", "Payment declined")
+          .withDetail("the payment provider declined the charge to account " + cp.require("account_id"))
+          .with("payment_id", paymentId).with("provider_charge_id", chargeId)));
+    }
+    payments.settle(c, paymentId, Payment.CAPTURED, chargeId, now);
+    ledger.bookPayment(c, tenant(ctx), paymentId, cp.require("account_id"), Long.parseLong(cp.require("amount")),
+        cp.require("currency"), now);
+    Payment payment = payments.find(c, tenant(ctx), paymentId).orElseThrow(() -> new IllegalStateException(
+        "payment " + paymentId + " vanished while being captured"));
+    return PhaseResult.respond(StoredResponse.of(201, Map.of(
+        "content-type", List.of("application/json"),
+        "location", List.of("/payments/" + paymentId)), json.write(payment.toJson())));
+  }
+
+  private static String tenant(PhaseContext ctx) {
+    return ctx.recordKey().scope().value();
+  }
+
+  private static Connection connection(PhaseContext ctx) {
+    return JdbcTransaction.connectionOf(ctx.transaction());
+  }
+
+  private Instant now() {
+    return Instant.ofEpochMilli(clock.millis());
+  }
+}

@@ -1,0 +1,113 @@
+package dev.idem.examples.payments.payment;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.springframework.stereotype.Repository;
+
+/**
+ * The {@code pay_payment} table. Writes run on the connection of the caller's transaction (a phase's); reads of
+ * committed state use their own connection. Thread-safe.
+ */
+@Repository
+public class Payments {
+  private static final String COLUMNS = "SELECT id, tenant, account_id, amount, currency, description, status,"
+      + " provider_charge_id, refunded_amount, created_at FROM pay_payment";
+
+  private final DataSource dataSource;
+
+  public Payments(DataSource dataSource) {
+    this.dataSource = dataSource;
+  }
+
+  public void insert(Connection c, Payment p) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO pay_payment (id, tenant, account_id, amount,"
+        + " currency, description, status, provider_charge_id, refunded_amount, created_at, updated_at)"
+        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+      ps.setString(1, p.id());
+      ps.setString(2, p.tenant());
+      ps.setString(3, p.accountId());
+      ps.setLong(4, p.amount());
+      ps.setString(5, p.currency());
+      ps.setString(6, p.description());
+      ps.setString(7, p.status());
+      ps.setString(8, p.providerChargeId());
+      ps.setLong(9, p.refundedAmount());
+      ps.setLong(10, p.createdAt().toEpochMilli());
+      ps.setLong(11, p.createdAt().toEpochMilli());
+      ps.executeUpdate();
+    }
+  }
+
+  /** The committed payment, if it belongs to the tenant. */
+  public Optional<Payment> find(String tenant, String id) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      return find(c, tenant, id, false);
+    }
+  }
+
+  /** The payment on the caller's connection. */
+  public Optional<Payment> find(Connection c, String tenant, String id) throws SQLException {
+    return find(c, tenant, id, false);
+  }
+
+  /**
+   * The payment, locked until the caller's transaction ends ({@code SELECT ... FOR UPDATE}), so that concurrent
+   * refunds of one payment take turns.
+   */
+  public Optional<Payment> lock(Connection c, String tenant, String id) throws SQLException {
+    return find(c, tenant, id, true);
+  }
+
+  /** Moves a pending payment to a final status with the provider's charge. */
+  public void settle(Connection c, String id, String status, String providerChargeId, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("UPDATE pay_payment SET status = ?, provider_charge_id = ?,"
+        + " updated_at = ? WHERE id = ? AND status = ?")) {
+      ps.setString(1, status);
+      ps.setString(2, providerChargeId);
+      ps.setLong(3, now.toEpochMilli());
+      ps.setString(4, id);
+      ps.setString(5, Payment.PENDING);
+      if (ps.executeUpdate() != 1) {
+        throw new IllegalStateException("payment " + id + " is not pending; cannot mark it " + status);
+      }
+    }
+  }
+
+  /** Adds a refund's amount to the refunded amount (the caller holds the {@link #lock}). */
+  public void reserveRefund(Connection c, String id, long amount, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("UPDATE pay_payment SET refunded_amount = refunded_amount + ?,"
+        + " updated_at = ? WHERE id = ? AND status = ? AND refunded_amount + ? <= amount")) {
+      ps.setLong(1, amount);
+      ps.setLong(2, now.toEpochMilli());
+      ps.setString(3, id);
+      ps.setString(4, Payment.CAPTURED);
+      ps.setLong(5, amount);
+      if (ps.executeUpdate() != 1) {
+        throw new IllegalStateException("payment " + id + " cannot take a refund of " + amount);
+      }
+    }
+  }
+
+  private static Optional<Payment> find(Connection c, String tenant, String id, boolean forUpdate)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(COLUMNS + " WHERE id = ? AND tenant = ?"
+        + (forUpdate ? " FOR UPDATE" : ""))) {
+      ps.setString(1, id);
+      ps.setString(2, tenant);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        return Optional.of(new Payment(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4),
+            rs.getString(5).trim(), rs.getString(6), rs.getString(7), rs.getString(8), rs.getLong(9),
+            Instant.ofEpochMilli(rs.getLong(10))));
+      }
+    }
+  }
+}

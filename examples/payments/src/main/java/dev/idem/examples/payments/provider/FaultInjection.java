@@ -1,0 +1,60 @@
+package dev.idem.examples.payments.provider;
+
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.random.RandomGenerator;
+
+/**
+ * The provider's fault switch: the {@link ProviderFaults} in force, and the draws that decide whether a call fails.
+ * Randomness comes from the injected generator, so a seeded generator replays the same faults. Thread-safe.
+ */
+public final class FaultInjection {
+  private final AtomicReference<ProviderFaults> faults;
+  private final RandomGenerator random;
+
+  public FaultInjection(ProviderFaults initial, RandomGenerator random) {
+    this.faults = new AtomicReference<>(Objects.requireNonNull(initial, "initial"));
+    this.random = Objects.requireNonNull(random, "random");
+  }
+
+  public ProviderFaults current() {
+    return faults.get();
+  }
+
+  public void set(ProviderFaults next) {
+    faults.set(Objects.requireNonNull(next, "faults"));
+  }
+
+  /** Waits the configured latency, then fails the call before it applies anything, at the error rate. */
+  void beforeCall(String call) throws ProviderUnavailableException {
+    ProviderFaults f = faults.get();
+    if (f.latencyMs() > 0) {
+      try {
+        Thread.sleep(f.latencyMs());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ProviderUnavailableException(call + ": interrupted while waiting for the provider");
+      }
+    }
+    if (draw(f.errorRate())) {
+      throw new ProviderUnavailableException(call + ": the provider is unavailable (injected fault)");
+    }
+  }
+
+  /** Fails an applied, committed call with a timeout, at the timeout-after-commit rate. */
+  void afterCommit(String call) throws ProviderTimeoutException {
+    if (draw(faults.get().timeoutAfterCommitRate())) {
+      throw new ProviderTimeoutException(call + ": the provider did not answer in time (injected fault;"
+          + " the call was applied)");
+    }
+  }
+
+  private boolean draw(double rate) {
+    if (rate <= 0) {
+      return false;
+    }
+    synchronized (random) {
+      return random.nextDouble() < rate;
+    }
+  }
+}

@@ -1,0 +1,138 @@
+package dev.idem.examples.payments.provider;
+
+import dev.idem.examples.payments.web.ApiProblem;
+import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.web.JsonFields;
+import dev.idem.examples.payments.web.JsonRequest;
+import dev.idem.servlet.Problem;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.springframework.http.MediaType;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The simulated provider's HTTP API, as an external client would call it: {@code POST /provider/charges} and
+ * {@code POST /provider/refunds} with an {@code Idempotency-Key} header (a repeated key answers 200 with the original
+ * and {@code Idempotent-Replayed: true}), and reads. Open without credentials: it stands for another company's API.
+ */
+@RestController
+@RequestMapping(path = "/provider", produces = MediaType.APPLICATION_JSON_VALUE)
+public class ProviderController {
+  private static final Pattern CURRENCY = Pattern.compile("[A-Z]{3}");
+
+  private final PaymentProvider provider;
+  private final Json json;
+
+  public ProviderController(PaymentProvider provider, Json json) {
+    this.provider = provider;
+    this.json = json;
+  }
+
+  @PostMapping("/charges")
+  public void charge(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    String key = key(request);
+    JsonNode body = json.object(JsonRequest.body(request));
+    String accountId = JsonFields.text(body, "account_id").filter(s -> !s.isBlank() && s.length() <= 255)
+        .orElseThrow(() -> ApiProblem.invalid("account_id", "account_id must be a string of 1 to 255 characters"));
+    long amount = positive(body, "amount");
+    String currency = JsonFields.text(body, "currency").filter(c -> CURRENCY.matcher(c).matches())
+        .orElseThrow(() -> ApiProblem.invalid("currency", "currency must be 3 upper-case letters"));
+    try {
+      PaymentProvider.Charged charged = provider.charged(key, new ChargeRequest(accountId, amount, currency));
+      write(response, charged.replayed(), charged.charge().toJson());
+    } catch (ProviderException e) {
+      throw failure(e);
+    }
+  }
+
+  @PostMapping("/refunds")
+  public void refund(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    String key = key(request);
+    JsonNode body = json.object(JsonRequest.body(request));
+    String chargeId = JsonFields.text(body, "charge_id").filter(s -> !s.isBlank() && s.length() <= 64)
+        .orElseThrow(() -> ApiProblem.invalid("charge_id", "charge_id must be a charge id"));
+    long amount = positive(body, "amount");
+    try {
+      PaymentProvider.Refunded refunded = provider.refunded(key, new RefundRequest(chargeId, amount));
+      write(response, refunded.replayed(), refunded.refund().toJson());
+    } catch (ProviderException e) {
+      throw failure(e);
+    }
+  }
+
+  @GetMapping("/charges/{id}")
+  public Map<String, Object> charge(@PathVariable("id") String id) {
+    return provider.findCharge(id).map(ProviderCharge::toJson)
+        .orElseThrow(() -> ApiProblem.notFound("charge", "no charge " + id));
+  }
+
+  @GetMapping("/charges")
+  public Map<String, Object> charges(@RequestParam("account_id") String accountId) {
+    List<Map<String, Object>> charges = provider.chargesOf(accountId, 1000).stream()
+        .map(ProviderCharge::toJson).toList();
+    return Json.list("charges", charges);
+  }
+
+  @GetMapping("/refunds/{id}")
+  public Map<String, Object> refund(@PathVariable("id") String id) {
+    return provider.findRefund(id).map(ProviderRefund::toJson)
+        .orElseThrow(() -> ApiProblem.notFound("refund", "no refund " + id));
+  }
+
+  private void write(HttpServletResponse response, boolean replayed, Map<String, Object> document)
+      throws IOException {
+    byte[] body = json.write(document);
+    response.setStatus(replayed ? 200 : 201);
+    if (replayed) {
+      response.setHeader("Idempotent-Replayed", "true");
+    }
+    response.setContentType(MediaType.APPLICATION_JSON_VALUE);
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
+  }
+
+  private static String key(HttpServletRequest request) {
+    String key = request.getHeader("Idempotency-Key");
+    if (key == null || key.isEmpty()) {
+      throw new ApiProblem(Problem.of(400, "VALIDATION.idempotency_key_missing", "Idempotency-Key header is required")
+          .withDetail("provider calls need an Idempotency-Key header"));
+    }
+    if (key.length() > 255 || !key.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+      throw new ApiProblem(Problem.of(400, "VALIDATION.idempotency_key_invalid", "Idempotency-Key header is invalid")
+          .withDetail("the Idempotency-Key must be 1 to 255 visible ASCII characters"));
+    }
+    return key;
+  }
+
+  private static long positive(JsonNode body, String field) {
+    JsonFields.requireIntegerType(body, field);
+    long value = JsonFields.integer(body, field).orElse(0);
+    if (value <= 0) {
+      throw ApiProblem.invalid(field, field + " must be a positive integer");
+    }
+    return value;
+  }
+
+  private static ApiProblem failure(ProviderException e) {
+    if (e instanceof ProviderTimeoutException) {
+      return new ApiProblem(Problem.of(504, "DEPENDENCY.timeout", "Provider timeout").withDetail(e.getMessage())
+          .withRetryable(true));
+    }
+    if (e instanceof ProviderUnavailableException) {
+      return new ApiProblem(Problem.of(503, "DEPENDENCY.unavailable", "Provider unavailable")
+          .withDetail(e.getMessage()).withRetryable(true));
+    }
+    return new ApiProblem(Problem.of(422, ((ProviderRejectedException) e).code(), "Provider rejected the call")
+        .withDetail(e.getMessage()));
+  }
+}

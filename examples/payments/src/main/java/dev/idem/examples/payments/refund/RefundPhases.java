@@ -1,0 +1,172 @@
+package dev.idem.examples.payments.refund;
+
+import dev.idem.core.Checkpoint;
+import dev.idem.core.PhaseContext;
+import dev.idem.core.PhaseResult;
+import dev.idem.core.PhasedOperation;
+import dev.idem.core.StoredResponse;
+import dev.idem.examples.payments.ResourceId;
+import dev.idem.examples.payments.ledger.Ledger;
+import dev.idem.examples.payments.payment.Payment;
+import dev.idem.examples.payments.payment.Payments;
+import dev.idem.examples.payments.provider.PaymentProvider;
+import dev.idem.examples.payments.provider.ProviderException;
+import dev.idem.examples.payments.provider.ProviderRefund;
+import dev.idem.examples.payments.provider.ProviderTimeoutException;
+import dev.idem.examples.payments.provider.ProviderUnavailableException;
+import dev.idem.examples.payments.provider.RefundRequest;
+import dev.idem.examples.payments.web.ApiProblem;
+import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.web.ProblemResponse;
+import dev.idem.jdbc.JdbcTransaction;
+import dev.idem.servlet.Problem;
+import java.sql.Connection;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code POST /refunds} as a phased operation:
+ *
+ * <ol>
+ *   <li>{@code reserve}, in a transaction: lock the payment row ({@code SELECT ... FOR UPDATE}), check that it is
+ *       the caller's (404, kept), not still being charged (409, not kept), captured and with enough left (422,
+ *       kept), and reserve the amount on it. Concurrent refunds of one payment, whatever their keys, take turns on
+ *       the lock, so together they can never exceed it;
+ *   <li>{@code refund}, outside: the provider refund with the key derived from the record (504/503 not kept: the
+ *       retry resumes here);
+ *   <li>{@code complete}, in a transaction: mark the refund succeeded, book the reverse ledger pair, answer 201.
+ * </ol>
+ *
+ * Thread-safe.
+ */
+public final class RefundPhases {
+  public static final String OPERATION = "POST /refunds";
+
+  private final Payments payments;
+  private final Refunds refunds;
+  private final Ledger ledger;
+  private final PaymentProvider provider;
+  private final Json json;
+  private final Clock clock;
+
+  public RefundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider, Json json,
+      Clock clock) {
+    this.payments = payments;
+    this.refunds = refunds;
+    this.ledger = ledger;
+    this.provider = provider;
+    this.json = json;
+    this.clock = clock;
+  }
+
+  public PhasedOperation operation() {
+    return PhasedOperation.builder(OPERATION)
+        .inTransaction("reserve", this::reserve)
+        .outside("refund", this::refund)
+        .inTransaction("complete", this::complete)
+        .build();
+  }
+
+  PhaseResult reserve(PhaseContext ctx) throws Exception {
+    byte[] body = ctx.request().orElseThrow(() -> new IllegalStateException(
+        "the reserve phase runs only for a client's request")).body();
+    NewRefund request;
+    try {
+      request = NewRefund.parse(json.object(body));
+    } catch (ApiProblem invalid) {
+      return PhaseResult.respond(ProblemResponse.of(invalid.problem()));
+    }
+    String tenant = tenant(ctx);
+    Connection c = connection(ctx);
+    Optional<Payment> found = payments.lock(c, tenant, request.paymentId());
+    if (found.isEmpty()) {
+      return PhaseResult.respond(ProblemResponse.of(
+          ApiProblem.notFound("payment", "no payment " + request.paymentId()).problem()));
+    }
+    Payment payment = found.get();
+    if (Payment.PENDING.equals(payment.status())) {
+      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(409, "TRANSIENT.payment_pending",
+              "Payment still in progress")
+          .withDetail("payment " + payment.id() + " is still being charged; retry with the same Idempotency-Key")
+          .withRetryable(true).with("payment_id", payment.id()), 1));
+    }
+    if (!Payment.CAPTURED.equals(payment.status())) {
+      return PhaseResult.respond(ProblemResponse.of(Problem.of(422, "VALIDATION.payment_not_refundable",
+              "Payment cannot be refunded")
+          .withDetail("payment " + payment.id() + " is " + payment.status() + "; only captured payments are refunded")
+          .with("payment_id", payment.id())));
+    }
+    if (request.amount() > payment.refundable()) {
+      return PhaseResult.respond(ProblemResponse.of(Problem.of(422, "VALIDATION.refund_exceeds_payment",
+              "Refund exceeds the payment")
+          .withDetail("payment " + payment.id() + " has " + payment.refundable() + " " + payment.currency()
+              + " (minor units) left to refund; asked for " + request.amount())
+          .with("payment_id", payment.id()).with("refundable", payment.refundable())));
+    }
+    Instant now = now();
+    payments.reserveRefund(c, payment.id(), request.amount(), now);
+    Refund refund = new Refund(ResourceId.next("rf"), tenant, payment.id(), request.amount(), payment.currency(),
+        Refund.PENDING, null, now);
+    refunds.insert(c, refund);
+    return PhaseResult.next(Checkpoint.of(Map.of(
+        "refund_id", refund.id(),
+        "payment_id", payment.id(),
+        "account_id", payment.accountId(),
+        "charge_id", payment.providerChargeId(),
+        "amount", Long.toString(refund.amount()),
+        "currency", refund.currency())));
+  }
+
+  PhaseResult refund(PhaseContext ctx) throws ProviderException {
+    Checkpoint cp = ctx.checkpoint();
+    String refundId = cp.require("refund_id");
+    ProviderRefund refund;
+    try {
+      refund = provider.refund(ctx.derivedKey("refund"),
+          new RefundRequest(cp.require("charge_id"), Long.parseLong(cp.require("amount"))));
+    } catch (ProviderTimeoutException e) {
+      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(504, "DEPENDENCY.timeout",
+              "Payment provider timeout")
+          .withDetail("the payment provider did not answer in time; refund " + refundId
+              + " is pending: retry with the same Idempotency-Key and it will not be refunded twice")
+          .withRetryable(true).with("refund_id", refundId), 1));
+    } catch (ProviderUnavailableException e) {
+      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(503, "DEPENDENCY.unavailable",
+              "Payment provider unavailable")
+          .withDetail("the payment provider is unavailable; refund " + refundId
+              + " is pending: retry with the same Idempotency-Key")
+          .withRetryable(true).with("refund_id", refundId), 1));
+    }
+    return PhaseResult.next(cp.with("provider_refund_id", refund.id()));
+  }
+
+  PhaseResult complete(PhaseContext ctx) throws Exception {
+    Checkpoint cp = ctx.checkpoint();
+    String refundId = cp.require("refund_id");
+    Connection c = connection(ctx);
+    Instant now = now();
+    refunds.succeed(c, refundId, cp.require("provider_refund_id"), now);
+    ledger.bookRefund(c, tenant(ctx), refundId, cp.require("account_id"), Long.parseLong(cp.require("amount")),
+        cp.require("currency"), now);
+    Refund refund = refunds.find(c, tenant(ctx), refundId).orElseThrow(() -> new IllegalStateException(
+        "refund " + refundId + " vanished while being completed"));
+    return PhaseResult.respond(StoredResponse.of(201, Map.of(
+        "content-type", List.of("application/json"),
+        "location", List.of("/refunds/" + refundId)), json.write(refund.toJson())));
+  }
+
+  private static String tenant(PhaseContext ctx) {
+    return ctx.recordKey().scope().value();
+  }
+
+  private static Connection connection(PhaseContext ctx) {
+    return JdbcTransaction.connectionOf(ctx.transaction());
+  }
+
+  private Instant now() {
+    return Instant.ofEpochMilli(clock.millis());
+  }
+}

@@ -1,0 +1,109 @@
+package dev.idem.examples.payments.web;
+
+import dev.idem.core.LeaseLostException;
+import dev.idem.core.StoreException;
+import dev.idem.servlet.Problem;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.sql.SQLException;
+import java.sql.SQLTransientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.TransientDataAccessException;
+import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.web.ErrorResponse;
+import org.springframework.web.HttpMediaTypeNotAcceptableException;
+import org.springframework.web.HttpMediaTypeNotSupportedException;
+import org.springframework.web.HttpRequestMethodNotSupportedException;
+import org.springframework.web.bind.MissingServletRequestParameterException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
+import org.springframework.web.servlet.NoHandlerFoundException;
+import org.springframework.web.servlet.resource.NoResourceFoundException;
+
+/**
+ * Turns every exception a handler throws into an RFC 9457 problem: the service's own {@link ApiProblem}s, Spring
+ * MVC's client errors (unknown route, wrong method, unreadable body) as 4xx with a {@code VALIDATION.*} or
+ * {@code NOT_FOUND.*} code, an unavailable database as a retryable 503, and anything else as a retryable 500.
+ */
+@RestControllerAdvice
+public class ProblemAdvice {
+  private static final Logger LOG = LoggerFactory.getLogger(ProblemAdvice.class);
+
+  @ExceptionHandler(Exception.class)
+  public void handle(Exception e, HttpServletResponse response) throws IOException {
+    Problem problem = problemFor(e);
+    if (problem.status() >= 500 && !(e instanceof ApiProblem)) {
+      LOG.error("answering {}: {}", problem, e.toString(), e);
+    }
+    if (response.isCommitted()) {
+      return;
+    }
+    response.resetBuffer();
+    if (problem.status() == 503) {
+      response.setHeader("Retry-After", "1");
+    }
+    problem.write(response);
+  }
+
+  /** The problem for an exception thrown while handling a request. */
+  public static Problem problemFor(Throwable e) {
+    if (e instanceof ApiProblem) {
+      return ((ApiProblem) e).problem();
+    }
+    if (e instanceof NoResourceFoundException || e instanceof NoHandlerFoundException) {
+      return Problem.of(404, "NOT_FOUND.route", "Not found").withDetail("no such resource");
+    }
+    if (e instanceof HttpRequestMethodNotSupportedException) {
+      return Problem.of(405, "VALIDATION.method_not_allowed", "Method not allowed")
+          .withDetail(((HttpRequestMethodNotSupportedException) e).getMethod() + " is not supported here");
+    }
+    if (e instanceof HttpMediaTypeNotSupportedException) {
+      return Problem.of(415, "VALIDATION.media_type", "Unsupported media type")
+          .withDetail("send the body as JSON with Content-Type: application/json");
+    }
+    if (e instanceof HttpMediaTypeNotAcceptableException) {
+      return Problem.of(406, "VALIDATION.not_acceptable", "Not acceptable")
+          .withDetail("this resource answers with application/json or application/problem+json");
+    }
+    if (e instanceof HttpMessageNotReadableException) {
+      return Problem.of(400, "VALIDATION.body", "Invalid request").withDetail("the request body could not be read");
+    }
+    if (e instanceof MissingServletRequestParameterException) {
+      String name = ((MissingServletRequestParameterException) e).getParameterName();
+      return Problem.of(400, "VALIDATION." + name, "Invalid request").withDetail(name + " is required");
+    }
+    if (e instanceof MethodArgumentTypeMismatchException) {
+      String name = ((MethodArgumentTypeMismatchException) e).getName();
+      return Problem.of(400, "VALIDATION." + name, "Invalid request").withDetail(name + " has the wrong type");
+    }
+    if (e instanceof ErrorResponse) {
+      int status = ((ErrorResponse) e).getStatusCode().value();
+      if (status >= 400 && status < 500) {
+        return Problem.of(status, "VALIDATION.request", "Invalid request").withDetail(e.getMessage());
+      }
+    }
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof LeaseLostException) {
+        return Problem.of(409, "CONFLICT.idempotency.in_progress",
+            "A request with this Idempotency-Key is in progress")
+            .withDetail("another worker took this request over; retry with the same key").withRetryable(true);
+      }
+      if (t instanceof StoreException || t instanceof SQLTransientException
+          || t instanceof TransientDataAccessException
+          || t instanceof SQLException && isConnectionFailure((SQLException) t)) {
+        return Problem.of(503, "DEPENDENCY.unavailable", "Database unavailable")
+            .withDetail("the database could not be reached; retry with the same key").withRetryable(true);
+      }
+    }
+    return Problem.of(500, "INTERNAL.error", "Internal error")
+        .withDetail("the request failed unexpectedly; retry with the same key").withRetryable(true);
+  }
+
+  private static boolean isConnectionFailure(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && (state.startsWith("08") || state.startsWith("57P") || state.equals("40001")
+        || state.equals("40P01") || state.equals("HYT00"));
+  }
+}

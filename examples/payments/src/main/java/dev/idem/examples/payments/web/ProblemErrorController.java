@@ -1,0 +1,42 @@
+package dev.idem.examples.payments.web;
+
+import dev.idem.servlet.Problem;
+import jakarta.servlet.RequestDispatcher;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import org.springframework.boot.webmvc.error.ErrorController;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * Answers the container's error dispatches (errors raised outside Spring MVC's handlers, such as a filter's
+ * exception or Tomcat refusing a request) with a problem document instead of Spring Boot's default error page.
+ */
+@RestController
+public class ProblemErrorController implements ErrorController {
+
+  @RequestMapping("${server.error.path:/error}")
+  public void error(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    Object code = request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE);
+    int status = code instanceof Integer ? (Integer) code : 500;
+    Object exception = request.getAttribute(RequestDispatcher.ERROR_EXCEPTION);
+    Problem problem;
+    if (exception instanceof Throwable) {
+      problem = ProblemAdvice.problemFor((Throwable) exception);
+    } else if (status == 404) {
+      problem = Problem.of(404, "NOT_FOUND.route", "Not found").withDetail("no such resource");
+    } else if (status == 413) {
+      problem = Problem.of(413, "VALIDATION.request_too_large", "Request too large");
+    } else if (status >= 400 && status < 500) {
+      problem = Problem.of(status, "VALIDATION.request", "Invalid request");
+    } else {
+      problem = Problem.of(500, "INTERNAL.error", "Internal error")
+          .withDetail("the request failed unexpectedly; retry with the same key").withRetryable(true);
+    }
+    if (!response.isCommitted()) {
+      response.resetBuffer();
+      problem.write(response);
+    }
+  }
+}

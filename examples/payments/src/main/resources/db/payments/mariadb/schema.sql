@@ -1,0 +1,73 @@
+-- Tables of the payments example, MariaDB (InnoDB). Times are Unix epoch milliseconds (UTC).
+CREATE TABLE IF NOT EXISTS pay_payment (
+  id                 VARCHAR(40)  NOT NULL PRIMARY KEY,
+  tenant             VARCHAR(255) NOT NULL,
+  account_id         VARCHAR(64)  NOT NULL,
+  amount             BIGINT       NOT NULL,
+  currency           CHAR(3)      NOT NULL,
+  description        VARCHAR(500),
+  status             VARCHAR(16)  NOT NULL,
+  provider_charge_id VARCHAR(64),
+  refunded_amount    BIGINT       NOT NULL DEFAULT 0,
+  created_at         BIGINT       NOT NULL,
+  updated_at         BIGINT       NOT NULL,
+  CONSTRAINT pay_payment_amount CHECK (amount > 0),
+  CONSTRAINT pay_payment_refunds_bounded CHECK (refunded_amount >= 0 AND refunded_amount <= amount)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE INDEX IF NOT EXISTS pay_payment_tenant ON pay_payment (tenant, created_at);
+
+CREATE TABLE IF NOT EXISTS pay_refund (
+  id                 VARCHAR(40)  NOT NULL PRIMARY KEY,
+  tenant             VARCHAR(255) NOT NULL,
+  payment_id         VARCHAR(40)  NOT NULL,
+  amount             BIGINT       NOT NULL,
+  currency           CHAR(3)      NOT NULL,
+  status             VARCHAR(16)  NOT NULL,
+  provider_refund_id VARCHAR(64),
+  created_at         BIGINT       NOT NULL,
+  updated_at         BIGINT       NOT NULL,
+  CONSTRAINT pay_refund_amount CHECK (amount > 0),
+  CONSTRAINT pay_refund_payment FOREIGN KEY (payment_id) REFERENCES pay_payment (id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE INDEX IF NOT EXISTS pay_refund_payment_id ON pay_refund (payment_id);
+
+-- One pair per payment or refund: the unique (reference_id, direction) refuses a second booking.
+CREATE TABLE IF NOT EXISTS pay_ledger_entry (
+  id             VARCHAR(40)  NOT NULL PRIMARY KEY,
+  tenant         VARCHAR(255) NOT NULL,
+  account_id     VARCHAR(300) NOT NULL,
+  direction      VARCHAR(6)   NOT NULL,
+  amount         BIGINT       NOT NULL,
+  currency       CHAR(3)      NOT NULL,
+  reference_type VARCHAR(16)  NOT NULL,
+  reference_id   VARCHAR(40)  NOT NULL,
+  created_at     BIGINT       NOT NULL,
+  CONSTRAINT pay_ledger_entry_once UNIQUE (reference_id, direction)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE INDEX IF NOT EXISTS pay_ledger_entry_account ON pay_ledger_entry (tenant, account_id);
+
+-- The simulated provider's own state.
+CREATE TABLE IF NOT EXISTS pay_provider_charge (
+  idempotency_key    VARCHAR(255) NOT NULL PRIMARY KEY,
+  id                 VARCHAR(64)  NOT NULL,
+  account_id         VARCHAR(255) NOT NULL,
+  amount             BIGINT       NOT NULL,
+  currency           CHAR(3)      NOT NULL,
+  status             VARCHAR(16)  NOT NULL,
+  duplicate_attempts BIGINT       NOT NULL DEFAULT 0,
+  created_at         BIGINT       NOT NULL,
+  CONSTRAINT pay_provider_charge_id UNIQUE (id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE INDEX IF NOT EXISTS pay_provider_charge_account ON pay_provider_charge (account_id);
+
+CREATE TABLE IF NOT EXISTS pay_provider_refund (
+  idempotency_key    VARCHAR(255) NOT NULL PRIMARY KEY,
+  id                 VARCHAR(64)  NOT NULL,
+  charge_id          VARCHAR(64)  NOT NULL,
+  amount             BIGINT       NOT NULL,
+  status             VARCHAR(16)  NOT NULL,
+  duplicate_attempts BIGINT       NOT NULL DEFAULT 0,
+  created_at         BIGINT       NOT NULL,
+  CONSTRAINT pay_provider_refund_id UNIQUE (id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE INDEX IF NOT EXISTS pay_provider_refund_charge ON pay_provider_refund (charge_id);
