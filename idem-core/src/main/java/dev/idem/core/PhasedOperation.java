@@ -28,8 +28,11 @@ import java.util.Set;
  */
 public final class PhasedOperation {
 
-  /** One phase and whether it runs inside a transaction. */
-  public record Step(String name, boolean transactional, Phase phase) {}
+  /**
+   * One phase: whether it runs inside a transaction, and, for an outside phase, whether it is repeatable (its
+   * checkpoint commits with the next phase's transaction).
+   */
+  public record Step(String name, boolean transactional, boolean repeatable, Phase phase) {}
 
   private final Operation operation;
   private final List<Step> steps;
@@ -87,15 +90,29 @@ public final class PhasedOperation {
 
     /** A phase that runs inside a store transaction, committed together with the new recovery point. */
     public Builder inTransaction(String name, Phase phase) {
-      return add(name, true, phase);
+      return add(name, true, false, phase);
     }
 
-    /** A phase that runs with no transaction open, typically one external call with a derived key. */
+    /**
+     * A phase that runs with no transaction open, typically one external call with a derived key. Its result is
+     * committed as the new recovery point in a short transaction of its own before the next phase runs.
+     */
     public Builder outside(String name, Phase phase) {
-      return add(name, false, phase);
+      return add(name, false, false, phase);
     }
 
-    private Builder add(String name, boolean transactional, Phase phase) {
+    /**
+     * An outside phase whose call is safe to repeat: it sends {@code ctx.derivedKey(...)} to a system that applies
+     * each key once and answers a repeat with the original result. Its checkpoint is not committed on its own; the
+     * next phase (when that one runs in a transaction) sees it and commits it with its own writes, which saves a
+     * commit per request. The price: a crash, or a failure of the next phase, runs this call again on resume (the
+     * other system answers with what it did the first time). The fencing of the record is unchanged.
+     */
+    public Builder outsideRepeatable(String name, Phase phase) {
+      return add(name, false, true, phase);
+    }
+
+    private Builder add(String name, boolean transactional, boolean repeatable, Phase phase) {
       Objects.requireNonNull(phase, "phase");
       if (name == null || name.isBlank() || name.length() > 64) {
         throw new IllegalArgumentException("phase name must be 1 to 64 characters, got '" + name + "'");
@@ -103,7 +120,7 @@ public final class PhasedOperation {
       if (!names.add(name)) {
         throw new IllegalArgumentException("phase name '" + name + "' is used twice in " + operation);
       }
-      steps.add(new Step(name, transactional, phase));
+      steps.add(new Step(name, transactional, repeatable, phase));
       return this;
     }
 

@@ -281,6 +281,99 @@ public abstract class IdemExecutorContract {
     assertThat(externalCalls.get(derived("p-5"))).hasValue(1);
   }
 
+  // ------------------------------------------------------------------ repeatable outside phases
+
+  private static final String REPEATABLE = "POST /payments-repeatable";
+
+  /** The payments operation with its charge declared repeatable; {@code failCapture} fails the capture once. */
+  private Idem repeatableIdem(AtomicBoolean failCapture) {
+    PhasedOperation.Builder b = PhasedOperation.builder(REPEATABLE)
+        .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("payment_id", "pay_" + ctx.key())))
+        .outsideRepeatable("charge", ctx -> {
+          ran(ctx.key().value(), "charge");
+          Runnable hook = duringCharge;
+          if (hook != null) {
+            duringCharge = null;
+            hook.run();
+          }
+          String derived = ctx.derivedKey("charge");
+          externalCalls.computeIfAbsent(derived, k -> new AtomicInteger()).incrementAndGet();
+          return PhaseResult.next(ctx.checkpoint().with("charge_id", "ch_" + derived));
+        })
+        .inTransaction("capture", ctx -> {
+          ran(ctx.key().value(), "capture");
+          if (failCapture.getAndSet(false)) {
+            throw new IllegalStateException("capture failed");
+          }
+          return PhaseResult.respond(StoredResponse.json(201, "{\"charge\":\"" + ctx.checkpoint().require("charge_id")
+              + "\"}"));
+        });
+    return idemBuilder().policy(REPEATABLE, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1)).build())
+        .phased(b.build()).build();
+  }
+
+  private IdempotentRequest repeatableRequest(String key) {
+    return IdempotentRequest.of(scope, Operation.of(REPEATABLE), IdempotencyKey.of(key),
+        "{\"amount\":5}".getBytes(StandardCharsets.UTF_8));
+  }
+
+  private IdempotencyRecord repeatableRecord(String key) throws Exception {
+    RecordKey rk = new RecordKey(scope, Operation.of(REPEATABLE), IdempotencyKey.of(key));
+    return store.inTransaction(tx -> store.find(tx, rk)).orElse(null);
+  }
+
+  @Test
+  void repeatableOutsidePhaseCommitsItsCheckpointWithTheNextPhase() throws Exception {
+    Idem idem = repeatableIdem(new AtomicBoolean());
+    Idem plain = idem();
+
+    Execution e = idem.phased(repeatableRequest("r-1"));
+    plain.phased(request("r-1", "{\"amount\":5}"));
+
+    assertThat(e.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(e.response().bodyAsString()).contains("ch_");
+    assertThat(repeatableRecord("r-1").version()).as("one write fewer than a plain outside phase")
+        .isEqualTo(record("r-1").version() - 1);
+    assertThat(repeatableRecord("r-1").recoveryPoint()).isEqualTo("create");
+  }
+
+  @Test
+  void failureAfterARepeatablePhaseRunsItAgainWithTheSameDerivedKey() throws Exception {
+    Idem idem = repeatableIdem(new AtomicBoolean(true));
+
+    assertThatThrownBy(() -> idem.phased(repeatableRequest("r-2"))).hasMessage("capture failed");
+    IdempotencyRecord between = repeatableRecord("r-2");
+    Execution retry = idem.phased(repeatableRequest("r-2"));
+
+    assertThat(between.recoveryPoint()).isEqualTo("create");
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(runs("r-2", "charge")).isEqualTo(2);
+    String derived = new RecordKey(scope, Operation.of(REPEATABLE), IdempotencyKey.of("r-2")).derive("charge");
+    assertThat(externalCalls.get(derived)).as("both calls carried the same derived key").hasValue(2);
+    assertThat(retry.response().bodyAsString()).contains("ch_" + derived);
+  }
+
+  @Test
+  void workerThatLostItsLeaseDuringARepeatablePhaseIsFencedOutAtTheNextCommit() throws Exception {
+    Idem idem = repeatableIdem(new AtomicBoolean());
+    duringCharge = () -> {
+      try {
+        IdempotencyRecord r = repeatableRecord("r-3");
+        store.inTransaction(tx -> store.update(tx, r.withLease("other-worker", clock.instant().plus(LEASE),
+            clock.instant())));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    };
+
+    assertThatThrownBy(() -> idem.phased(repeatableRequest("r-3"))).isInstanceOf(LeaseLostException.class);
+
+    IdempotencyRecord after = repeatableRecord("r-3");
+    assertThat(after.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(after.leaseOwner()).isEqualTo("other-worker");
+    assertThat(runs("r-3", "capture")).isEqualTo(1);
+  }
+
   @Test
   void exceptionInTheFirstPhaseFreesTheKey() throws Exception {
     AtomicBoolean failNext = new AtomicBoolean(true);

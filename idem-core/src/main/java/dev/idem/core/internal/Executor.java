@@ -263,11 +263,103 @@ public final class Executor {
     long started = System.nanoTime();
     OperationPolicy policy = policy(request.operation());
     Fingerprint fingerprint = fingerprint(request, policy);
+    if (store.transactional()) {
+      try {
+        Execution first = firstPhase(operation, request, fingerprint, policy, started);
+        if (first != null) {
+          return first;
+        }
+      } catch (AnsweredByExisting answered) {
+        return answered.execution;
+      }
+    }
     Claim claim = claim(request.recordKey(), fingerprint, policy);
     if (claim.decided != null) {
       return done(claim.decided, started);
     }
     return done(runPhases(operation, claim.record, request, claim.resumed, policy, Duration.ZERO), started);
+  }
+
+  /**
+   * A new key on a transactional store: the first phase runs, and the record is inserted at its recovery point as
+   * the last write of that phase's transaction, so the claim costs no transaction of its own and a crash during the
+   * first phase leaves nothing behind. A concurrent duplicate also runs the first phase, then waits on the unique
+   * index, and rolls all of it back when the original commits (as in atomic mode). Returns {@code null} when a live
+   * record exists: the caller then replays, refuses, waits or resumes it.
+   */
+  private Execution firstPhase(PhasedOperation operation, IdempotentRequest request, Fingerprint fingerprint,
+      OperationPolicy policy, long started) {
+    RecordKey key = request.recordKey();
+    PhasedOperation.Step step = operation.steps().get(0);
+    boolean last = operation.steps().size() == 1;
+    for (int round = 1; round <= MAX_ROUNDS; round++) {
+      Optional<IdempotencyRecord> existing = findCommitted(key);
+      Instant now = clock.instant();
+      if (existing.isPresent()) {
+        if (!existing.get().isExpired(now)) {
+          return null;
+        }
+        transaction(tx -> deleteIfExpired(tx, key, now));
+      }
+      IdempotencyRecord claimed =
+          IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl());
+      Object[] outcome = new Object[2];
+      IdempotencyRecord written;
+      try {
+        written = transaction(tx -> {
+          PhaseResult result =
+              step.phase().run(new Context(key, claimed, claimed.checkpoint(), request, false, tx));
+          outcome[0] = result;
+          IdempotencyRecord next;
+          if (result.isResponse()) {
+            StoredResponse response = result.response();
+            if (!policy.keep().keeps(response.status())) {
+              tx.setRollbackOnly();
+              return null;
+            }
+            checkSize(key, response, policy);
+            next = claimed.finish(KeepPolicy.stateFor(response.status()), response, clock.instant());
+          } else if (last) {
+            throw new IllegalStateException("the last phase '" + step.name() + "' of " + key.operation()
+                + " must respond (PhaseResult.respond), not go on");
+          } else {
+            Instant at = clock.instant();
+            next = claimed.withRecoveryPoint(step.name(), result.checkpoint(), at.plus(policy.lease()), at);
+          }
+          if (!insertLast(tx, next)) {
+            tx.setRollbackOnly();
+            outcome[1] = Boolean.TRUE;
+            return null;
+          }
+          return next;
+        });
+      } catch (StoreException e) {
+        if (e.isLockTimeout()) {
+          return done(Execution.inProgress(key, Duration.ofSeconds(1)), started);
+        }
+        if (e.isTransient() && round < MAX_ROUNDS) {
+          continue;
+        }
+        throw released(key, fingerprint, e, started);
+      } catch (RuntimeException e) {
+        throw released(key, fingerprint, e, started);
+      }
+      if (outcome[1] != null) {
+        continue;
+      }
+      PhaseResult result = (PhaseResult) outcome[0];
+      if (written == null) {
+        listener.onReleased(name, key, null);
+        return done(Execution.notStored(key, result.response()), started);
+      }
+      listener.onTransition(name, key, null, RecordState.IN_PROGRESS, step.name());
+      if (result.isResponse()) {
+        listener.onTransition(name, key, RecordState.IN_PROGRESS, written.state(), step.name());
+        return done(Execution.stored(key, result.response()), started);
+      }
+      return done(runPhases(operation, written, request, false, policy, Duration.ZERO), started);
+    }
+    return done(Execution.inProgress(key, Duration.ofSeconds(1)), started);
   }
 
   /**
@@ -281,21 +373,29 @@ public final class Executor {
     IdempotencyRecord current = held;
     RecordKey key = held.key();
     var steps = operation.steps();
+    // The checkpoint of a repeatable outside phase, not written yet: the next phase's transaction writes it.
+    Checkpoint carried = null;
     for (int i = operation.indexAfter(held.recoveryPoint()); i < steps.size(); i++) {
       PhasedOperation.Step step = steps.get(i);
       boolean last = i == steps.size() - 1;
       IdempotencyRecord before = current;
+      Checkpoint seen = carried != null ? carried : before.checkpoint();
+      carried = null;
       Object[] outcome = new Object[2];
       try {
         if (step.transactional()) {
           current = transaction(tx -> {
-            PhaseResult result = step.phase().run(new Context(key, before, request, resumed, tx));
+            PhaseResult result = step.phase().run(new Context(key, before, seen, request, resumed, tx));
             outcome[0] = result;
             return advance(tx, before, step.name(), result, last, policy);
           });
         } else {
-          PhaseResult result = step.phase().run(new Context(key, before, request, resumed, null));
+          PhaseResult result = step.phase().run(new Context(key, before, seen, request, resumed, null));
           outcome[0] = result;
+          if (step.repeatable() && !result.isResponse() && !last && steps.get(i + 1).transactional()) {
+            carried = result.checkpoint();
+            continue;
+          }
           current = transaction(tx -> advance(tx, before, step.name(), result, last, policy));
         }
       } catch (LeaseLostException e) {
@@ -630,14 +730,16 @@ public final class Executor {
   private static final class Context implements PhaseContext {
     private final RecordKey key;
     private final IdempotencyRecord held;
+    private final Checkpoint checkpoint;
     private final IdempotentRequest request;
     private final boolean resumed;
     private final StoreTransaction tx;
 
-    Context(RecordKey key, IdempotencyRecord held, IdempotentRequest request, boolean resumed,
-        StoreTransaction tx) {
+    Context(RecordKey key, IdempotencyRecord held, Checkpoint checkpoint, IdempotentRequest request,
+        boolean resumed, StoreTransaction tx) {
       this.key = key;
       this.held = held;
+      this.checkpoint = checkpoint;
       this.request = request;
       this.resumed = resumed;
       this.tx = tx;
@@ -650,7 +752,7 @@ public final class Executor {
 
     @Override
     public Checkpoint checkpoint() {
-      return held.checkpoint();
+      return checkpoint;
     }
 
     @Override

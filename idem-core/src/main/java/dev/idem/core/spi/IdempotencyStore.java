@@ -59,7 +59,7 @@ public interface IdempotencyStore {
   boolean insert(StoreTransaction tx, IdempotencyRecord record);
 
   /**
-   * Inserts a finished record as the last write of a transaction this store began: a store may commit the
+   * Inserts a record as the last write of a transaction this store began: a store may commit the
    * transaction in the same round trip (PostgreSQL does). Same results as {@link #insert}; after {@code true} the
    * transaction takes no more writes. The default is {@link #insert}.
    */

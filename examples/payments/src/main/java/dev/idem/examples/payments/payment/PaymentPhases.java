@@ -31,7 +31,8 @@ import java.util.Map;
  * <ol>
  *   <li>{@code create}, in a transaction: validate, insert the payment {@code pending}, and put into the checkpoint
  *       everything later phases need;
- *   <li>{@code charge}, outside: charge the provider with the key derived from the record, the same on every
+ *   <li>{@code charge}, outside and repeatable (its checkpoint commits with {@code capture}): charge the provider
+ *       with the key derived from the record, the same on every
  *       attempt, so the provider charges at most once; a timeout or an outage answers 504/503, which is not kept,
  *       and the next attempt with the same key resumes here;
  *   <li>{@code capture}, in a transaction: a declined charge marks the payment declined and answers 402 (kept); else
@@ -61,7 +62,7 @@ public final class PaymentPhases {
   public PhasedOperation operation() {
     return PhasedOperation.builder(OPERATION)
         .inTransaction("create", this::create)
-        .outside("charge", this::charge)
+        .outsideRepeatable("charge", this::charge)
         .inTransaction("capture", this::capture)
         .build();
   }

@@ -65,7 +65,7 @@ public final class RefundPhases {
   public PhasedOperation operation() {
     return PhasedOperation.builder(OPERATION)
         .inTransaction("reserve", this::reserve)
-        .outside("refund", this::refund)
+        .outsideRepeatable("refund", this::refund)
         .inTransaction("complete", this::complete)
         .build();
   }
