@@ -95,6 +95,65 @@ abstract class PaymentsServiceContract {
   // ---------------------------------------------------------------- payments
 
   @Test
+  void badInputIsAClear4xxAndNothingIsStoredOrCharged() throws Exception {
+    Caller caller = alice();
+    String account = account("bad-input");
+    String tooLong = "k".repeat(256);
+    String[] keys = {key(), key(), key(), key()};
+    JsonNode before = stats();
+
+    Answer oversized = service.post("/payments", caller.apiKey(), keys[0],
+        "{\"account_id\":\"" + account + "\",\"amount\":1,\"currency\":\"EUR\",\"description\":\""
+            + "x".repeat(70_000) + "\"}");
+    Answer longKey = service.post("/payments", caller.apiKey(), tooLong, body(account, 100));
+    Answer twoKeys = service.send(service.request("/payments", caller.apiKey()).header("Idempotency-Key", keys[1])
+        .header("Idempotency-Key", keys[2]).header("Content-Type", "application/json")
+        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body(account, 100))).build());
+    Answer wrongType = service.post("/payments", caller.apiKey(), keys[3],
+        "{\"account_id\":\"" + account + "\",\"amount\":\"100\",\"currency\":\"EUR\"}");
+    Answer noAuth = service.post("/payments", null, key(), body(account, 100));
+    String controlChar = rawPost(caller.apiKey(), "bad\u0001key", body(account, 100));
+
+    assertThat(oversized.status()).isEqualTo(413);
+    assertThat(oversized.code()).isEqualTo("VALIDATION.request_too_large");
+    assertThat(longKey.status()).isEqualTo(400);
+    assertThat(longKey.code()).isEqualTo("VALIDATION.idempotency_key_invalid");
+    assertThat(twoKeys.status()).isEqualTo(400);
+    assertThat(twoKeys.code()).isEqualTo("VALIDATION.idempotency_key_invalid");
+    assertThat(wrongType.status()).isEqualTo(400);
+    assertThat(wrongType.code()).isEqualTo("VALIDATION.amount");
+    assertThat(noAuth.status()).isEqualTo(401);
+    assertThat(controlChar).as("the container refuses the header before the application").startsWith("HTTP/1.1 400");
+    for (Answer a : List.of(oversized, longKey, twoKeys, wrongType, noAuth)) {
+      assertThat(a.contentType()).as(a.toString()).isEqualTo("application/problem+json");
+    }
+    assertThat(service.count("SELECT COUNT(*) FROM pay_payment WHERE account_id = ?", account)).isZero();
+    assertThat(stats().path("charges").asLong()).isEqualTo(before.path("charges").asLong());
+    for (String k : keys) {
+      assertThat(service.count("SELECT COUNT(*) FROM idem_record WHERE idem_key = ?", k)).as(k).isZero();
+    }
+    Answer corrected = pay(caller, keys[3], account, 100);
+    assertThat(corrected.status()).as("the refused key is still free").isEqualTo(201);
+  }
+
+  /** A request that java.net.http refuses to build: a header value with a control character. */
+  private String rawPost(String apiKey, String idempotencyKey, String json) throws Exception {
+    byte[] bytes = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    java.net.URI uri = service.uri("/payments");
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", uri.getPort())) {
+      socket.setSoTimeout(30_000);
+      String head = "POST /payments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer "
+          + apiKey + "\r\nContent-Type: application/json\r\nIdempotency-Key: " + idempotencyKey
+          + "\r\nContent-Length: " + bytes.length + "\r\n\r\n";
+      socket.getOutputStream().write(head.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+      socket.getOutputStream().write(bytes);
+      socket.getOutputStream().flush();
+      return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+  }
+
+
+  @Test
   void aPaymentIsCapturedOnceAndItsReplayIsByteIdentical() {
     String account = account("once");
     String key = key();
