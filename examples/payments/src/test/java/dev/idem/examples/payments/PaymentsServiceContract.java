@@ -177,9 +177,15 @@ abstract class PaymentsServiceContract {
     assertThat(replay.header("Idempotency-Status")).isEqualTo("replayed");
     assertThat(replay.header("Idempotent-Replayed")).isEqualTo("true");
     assertThat(replay.body()).isEqualTo(first.body());
-    Answer read = service.get("/payments/" + payment.path("id").asString(), alice().apiKey());
+    Answer read = service.send(service.request("/payments/" + payment.path("id").asString(), alice().apiKey())
+        .header("Idempotency-Key", key).GET().build());
     assertThat(read.status()).isEqualTo(200);
     assertThat(read.json().path("status").asString()).isEqualTo("captured");
+    assertThat(read.header("Idempotency-Status")).as("GET is untouched").isNull();
+    Answer otherBody = pay(alice(), key, account, 1251);
+    assertThat(otherBody.status()).isEqualTo(422);
+    assertThat(otherBody.code()).isEqualTo("CONFLICT.idempotency.payload_mismatch");
+    assertThat(otherBody.json().path("fields").toString()).contains("amount");
     assertThat(chargesOf(account)).isEqualTo(1);
     assertThat(stats().path("charges").asLong() - before.path("charges").asLong()).isEqualTo(1);
     assertThat(ledgerOf(alice(), account)).hasSize(1);
@@ -271,6 +277,12 @@ abstract class PaymentsServiceContract {
     assertThat(forBob.header("Idempotency-Status")).isEqualTo("stored");
     assertThat(forBob.json().path("id").asString()).isNotEqualTo(forAlice.json().path("id").asString());
     assertThat(chargesOf(account)).isEqualTo(2);
+    String alicesPayment = forAlice.json().path("id").asString();
+    String bobsPayment = forBob.json().path("id").asString();
+    assertThat(service.get("/payments/" + alicesPayment, bob().apiKey()).status()).isEqualTo(404);
+    assertThat(service.get("/payments/" + bobsPayment, alice().apiKey()).status()).isEqualTo(404);
+    assertThat(service.get("/payments/" + alicesPayment, alice().apiKey()).status()).isEqualTo(200);
+    assertThat(service.get("/payments/" + bobsPayment, bob().apiKey()).status()).isEqualTo(200);
   }
 
   // ---------------------------------------------------------------- refunds
