@@ -69,6 +69,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     return name;
   }
 
+  /** The DataSource the store takes its connections from. */
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
   public JdbcDialect dialect() {
     return dialect;
   }

@@ -66,8 +66,8 @@ public final class IdempotencyFilter implements Filter {
   /** The default request body limit: 1 MiB. */
   public static final int DEFAULT_MAX_REQUEST_BYTES = 1 << 20;
   /** Response headers kept for replays unless configured otherwise; Content-Type is always kept. */
-  public static final Set<String> DEFAULT_KEPT_HEADERS =
-      Set.of("Location", "Content-Language", "Content-Location", "ETag", "Last-Modified", "Link");
+  public static final Set<String> DEFAULT_KEPT_HEADERS = Set.of("Location", "Content-Language", "Content-Location",
+      "Content-Encoding", "Content-Disposition", "ETag", "Last-Modified", "Link");
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE");
@@ -83,7 +83,7 @@ public final class IdempotencyFilter implements Filter {
 
   private IdempotencyFilter(Builder b) {
     this.idem = b.idem;
-    this.routes = b.resolver != null ? b.resolver : table(b.routes);
+    this.routes = b.resolver != null ? b.resolver : table(b.routes, b.pathPrefix);
     this.scopes = b.scopes;
     this.boundary = b.boundary;
     this.maxRequestBytes = b.maxRequestBytes;
@@ -97,13 +97,19 @@ public final class IdempotencyFilter implements Filter {
     return new Builder(idem);
   }
 
-  private static RouteResolver table(List<IdempotentRoute> configured) {
+  private static RouteResolver table(List<IdempotentRoute> configured, String prefix) {
     List<IdempotentRoute> sorted = new ArrayList<>(configured);
     sorted.sort(Comparator.comparingInt(IdempotentRoute::specificity).reversed());
     List<IdempotentRoute> frozen = List.copyOf(sorted);
     return request -> {
       String method = request.getMethod();
       String path = pathWithinApplication(request);
+      if (!prefix.isEmpty()) {
+        if (!path.startsWith(prefix + "/")) {
+          return Optional.empty();
+        }
+        path = path.substring(prefix.length());
+      }
       for (IdempotentRoute r : frozen) {
         if (r.matches(method, path)) {
           return Optional.of(r);
@@ -170,6 +176,13 @@ public final class IdempotencyFilter implements Filter {
           .write(response);
       return;
     }
+    String contentType = request.getContentType();
+    if (contentType != null && contentType.trim().toLowerCase(Locale.ROOT).startsWith("multipart/")) {
+      response.setHeader(KEY_HEADER, keyHeader);
+      Problem.of(415, "VALIDATION.media_type", "Multipart bodies are not accepted here")
+          .withDetail("idempotent routes take JSON, form-encoded or other single-part bodies").write(response);
+      return;
+    }
     byte[] body = BufferedRequest.readBody(request, maxRequestBytes);
     if (body == null) {
       response.setHeader(KEY_HEADER, keyHeader);
@@ -180,16 +193,19 @@ public final class IdempotencyFilter implements Filter {
     }
     IdempotentRequest idempotent =
         IdempotentRequest.of(new RecordKey(scope.get(), route.operation(), key), body, request.getContentType());
-    if (body.length > 0 && Fingerprinter.isJsonMediaType(request.getContentType())) {
+    // The fingerprint covers the concrete path and query, not only the route: the same key sent to
+    // /accounts/A/refunds and then to /accounts/B/refunds is two requests, and the second must not replay the first.
+    String target = target(route, request);
+    try {
+      idempotent = idempotent.fingerprinted(body.length > 0 && Fingerprinter.isJsonMediaType(request.getContentType())
+          ? fingerprinter(route).fingerprintJson(target, body)
+          : fingerprinter(route).fingerprint(target, body, request.getContentType()));
+    } catch (MalformedJsonException e) {
       // A body declared as JSON must be JSON: refuse it before anything runs, instead of hashing it raw.
-      try {
-        idempotent = idempotent.fingerprinted(fingerprinter(route).fingerprintJson(route.operation().name(), body));
-      } catch (MalformedJsonException e) {
-        response.setHeader(KEY_HEADER, keyHeader);
-        Problem.of(400, "VALIDATION.malformed_json", "Request body is not valid JSON")
-            .withDetail(e.reason() + " at line " + e.line() + ", column " + e.column()).write(response);
-        return;
-      }
+      response.setHeader(KEY_HEADER, keyHeader);
+      Problem.of(400, "VALIDATION.malformed_json", "Request body is not valid JSON")
+          .withDetail(e.reason() + " at line " + e.line() + ", column " + e.column()).write(response);
+      return;
     }
     IdempotentExchange exchange = new IdempotentExchange(this, route, idempotent, keyHeader);
     BufferedRequest buffered = new BufferedRequest(request, body);
@@ -213,6 +229,25 @@ public final class IdempotencyFilter implements Filter {
     } finally {
       buffered.removeAttribute(IdempotentExchange.ATTRIBUTE);
     }
+  }
+
+  /**
+   * What the fingerprint hashes besides the body: the method, the path within the application and the query
+   * parameters in a canonical order (sorted, as sent otherwise), so that reordering parameters is the same request.
+   */
+  static String target(IdempotentRoute route, HttpServletRequest request) {
+    // The raw (still percent-encoded) path: it cannot hold a line feed or any other control character.
+    String uri = request.getRequestURI();
+    String context = request.getContextPath();
+    String path = context != null && !context.isEmpty() && uri.startsWith(context) ? uri.substring(context.length())
+        : uri;
+    String query = request.getQueryString();
+    if (query == null || query.isEmpty()) {
+      return route.method() + " " + path;
+    }
+    String[] parameters = query.split("&");
+    java.util.Arrays.sort(parameters);
+    return route.method() + " " + path + "?" + String.join("&", parameters);
   }
 
   private Fingerprinter fingerprinter(IdempotentRoute route) {
@@ -250,10 +285,28 @@ public final class IdempotencyFilter implements Filter {
 
   private StoredResponse handle(BufferedRequest request, HttpServletResponse response, FilterChain chain, int limit,
       CapturedResponse[] live) throws IOException, ServletException {
+    if (live[0] != null) {
+      // The executor retries a round after a transient store failure; the rest of the chain cannot run twice.
+      throw new StoreUnavailableAfterHandlerException();
+    }
     CapturedResponse captured = new CapturedResponse(response, limit);
     live[0] = captured;
     chain.doFilter(request, captured);
+    if (request.isAsyncStarted()) {
+      throw new IllegalStateException("the handler of " + IdempotentExchange.current(request).route()
+          + " started asynchronous processing; idempotent routes need the answer when the handler returns"
+          + " (nothing was kept)");
+    }
     return StoredResponse.of(captured.getStatus(), captured.headersToKeep(keptHeaders), captured.body());
+  }
+
+  /** The store failed after the handler ran once; the transaction rolled back and the client may retry. */
+  private static final class StoreUnavailableAfterHandlerException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    StoreUnavailableAfterHandlerException() {
+      super("the idempotency store failed transiently after the handler ran; nothing was kept", null, false, false);
+    }
   }
 
   Execution runPhased(IdempotentExchange exchange, HttpServletResponse response) throws IOException {
@@ -288,7 +341,8 @@ public final class IdempotencyFilter implements Filter {
         Problem mismatch = Problem.of(mismatchStatus, "CONFLICT.idempotency.payload_mismatch",
             "Idempotency-Key reused with a different request")
             .withDetail(fields.isEmpty()
-                ? "this key was first used with a different request body; use a new key for a new request"
+                ? "this key was first used with a different request (path, query or body); use a new key for a new"
+                    + " request"
                 : "this key was first used with a request whose fields " + String.join(", ", fields)
                     + " differ; use a new key for a new request");
         if (!fields.isEmpty()) {
@@ -347,7 +401,7 @@ public final class IdempotencyFilter implements Filter {
       problem = Problem.of(500, "INTERNAL.response_too_large", "Response too large to keep")
           .withDetail("the answer to this request is larger than the server keeps for idempotent requests;"
               + " nothing was applied");
-    } else if (cause instanceof StoreException) {
+    } else if (cause instanceof StoreException || cause instanceof StoreUnavailableAfterHandlerException) {
       LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': store failure on "
           + exchange.recordKey(), cause);
       response.setHeader("Retry-After", "1");
@@ -370,7 +424,8 @@ public final class IdempotencyFilter implements Filter {
     Throwable t = e;
     for (int i = 0; i < 10 && t != null; i++) {
       if (t instanceof MalformedJsonException || t instanceof ResponseTooLargeException
-          || t instanceof CapturedResponse.BodyTooLargeException || t instanceof StoreException) {
+          || t instanceof CapturedResponse.BodyTooLargeException || t instanceof StoreException
+          || t instanceof StoreUnavailableAfterHandlerException) {
         return t;
       }
       if (t instanceof WorkFailedException || t instanceof ServletException || t instanceof IdemException
@@ -440,6 +495,7 @@ public final class IdempotencyFilter implements Filter {
     private int maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES;
     private int mismatchStatus = 422;
     private final Set<String> keptHeaders = new LinkedHashSet<>(DEFAULT_KEPT_HEADERS);
+    private String pathPrefix = "";
 
     private Builder(Idem idem) {
       this.idem = Objects.requireNonNull(idem, "idem");
@@ -448,6 +504,23 @@ public final class IdempotencyFilter implements Filter {
     /** Adds a route to the filter's route table. Not combinable with {@link #routes(RouteResolver)}. */
     public Builder route(IdempotentRoute route) {
       routes.add(Objects.requireNonNull(route, "route"));
+      return this;
+    }
+
+    /**
+     * The route templates are relative to this path (a servlet mapping such as {@code /api}, where the framework's
+     * dispatcher is mapped to {@code /api/*}); requests outside it pass untouched. Default: none.
+     */
+    public Builder pathPrefix(String prefix) {
+      Objects.requireNonNull(prefix, "prefix");
+      String p = prefix.trim();
+      while (p.endsWith("/") || p.endsWith("*")) {
+        p = p.substring(0, p.length() - 1);
+      }
+      if (!p.isEmpty() && !p.startsWith("/")) {
+        throw new IllegalArgumentException("pathPrefix must start with '/', got '" + prefix + "'");
+      }
+      this.pathPrefix = p;
       return this;
     }
 

@@ -223,6 +223,64 @@ abstract class HttpContractTest {
   }
 
   @Test
+  void sameKeyOnAnotherQueryIsAMismatchAndReorderedParametersAreTheSameRequest() throws Exception {
+    String key = newKey();
+    HttpResponse<byte[]> first = post("/orders?dry=false&b=2", "alice", key, "{\"item\":\"book\"}");
+
+    HttpResponse<byte[]> reordered = post("/orders?b=2&dry=false", "alice", key, "{\"item\":\"book\"}");
+    HttpResponse<byte[]> other = post("/orders?dry=true&b=2", "alice", key, "{\"item\":\"book\"}");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(reordered.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(other.statusCode()).isEqualTo(422);
+    assertThat(text(other)).contains("CONFLICT.idempotency.payload_mismatch", "path, query or body");
+    assertThat(service.orders("alice", key)).isEqualTo(1);
+  }
+
+  @Test
+  void formEncodedBodyReachesTheHandlersParametersAndIsFingerprinted() throws Exception {
+    String key = newKey();
+    HttpRequest.Builder form = HttpRequest.newBuilder(URI.create(service.url("/orders?qty=2")))
+        .header("Authorization", "Bearer alice").header("Idempotency-Key", key)
+        .header("Content-Type", "application/x-www-form-urlencoded");
+
+    HttpResponse<String> first = http.send(form.POST(HttpRequest.BodyPublishers.ofString("item=l%C3%A4mp")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> other = http.send(form.POST(HttpRequest.BodyPublishers.ofString("item=desk")).build(),
+        HttpResponse.BodyHandlers.ofString());
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.body()).isEqualTo("item=l\u00e4mp qty=2");
+    assertThat(other.statusCode()).isEqualTo(422);
+  }
+
+  @Test
+  void multipartBodyIsRefusedWith415() throws Exception {
+    HttpRequest request = HttpRequest.newBuilder(URI.create(service.url("/orders")))
+        .header("Authorization", "Bearer alice").header("Idempotency-Key", newKey())
+        .header("Content-Type", "multipart/form-data; boundary=x")
+        .POST(HttpRequest.BodyPublishers.ofString("--x--")).build();
+
+    HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
+
+    assertThat(r.statusCode()).isEqualTo(415);
+    assertThat(r.body()).contains("VALIDATION.media_type");
+  }
+
+  @Test
+  void sendErrorBecomesAProblemWithoutTheInternalMessage() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> first = post("/orders", "alice", key, "{\"mode\":\"senderror\"}");
+    HttpResponse<byte[]> replay = post("/orders", "alice", key, "{\"mode\":\"senderror\"}");
+
+    assertThat(first.statusCode()).isEqualTo(404);
+    assertThat(first.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(text(first)).contains("\"code\":\"HTTP.404\"").doesNotContain("10.0.0.7");
+    assertThat(replay.body()).isEqualTo(first.body());
+  }
+
+  @Test
   void sameKeyWithAnotherBodyIs422NamingTheDifferingFields() throws Exception {
     String key = newKey();
     post("/orders", "alice", key, "{\"item\":\"book\",\"qty\":1}");

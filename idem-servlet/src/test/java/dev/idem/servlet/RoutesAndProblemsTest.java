@@ -17,7 +17,7 @@ class RoutesAndProblemsTest {
     PathTemplate t = PathTemplate.parse("/accounts/{id}/payments");
 
     assertThat(t.matches("/accounts/a1/payments")).isTrue();
-    assertThat(t.matches("/accounts/a1/payments/")).isTrue();
+    assertThat(t.matches("/accounts/a1/payments/")).as("a trailing slash is another path").isFalse();
     assertThat(t.matches("/accounts//payments")).isFalse();
     assertThat(t.matches("/accounts/a1/Payments")).isFalse();
     assertThat(t.matches("/accounts/a1/payments/x")).isFalse();
@@ -31,6 +31,17 @@ class RoutesAndProblemsTest {
     assertThatThrownBy(() -> PathTemplate.parse("/a/**")).hasMessageContaining("wildcard");
     assertThatThrownBy(() -> PathTemplate.parse("/a/x{id}")).hasMessageContaining("whole segment");
     assertThatThrownBy(() -> PathTemplate.parse("/a//b")).hasMessageContaining("empty segment");
+    assertThatThrownBy(() -> PathTemplate.parse("/a/")).hasMessageContaining("trailing slash");
+    assertThatThrownBy(() -> PathTemplate.parse("/a/{*rest}")).hasMessageContaining("whole segment");
+    assertThatThrownBy(() -> PathTemplate.parse("/a/{id:[}")).hasMessageContaining("invalid regular expression");
+  }
+
+  @Test
+  void variableWithARegularExpressionMatchesOnlyWhatItAllows() {
+    PathTemplate t = PathTemplate.parse("/orders/{id:[0-9]+}/cancel");
+
+    assertThat(t.matches("/orders/42/cancel")).isTrue();
+    assertThat(t.matches("/orders/abc/cancel")).isFalse();
   }
 
   @Test

@@ -206,8 +206,18 @@ final class TestService implements AutoCloseable {
 
     @Override
     protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      if (req.getContentType() != null && req.getContentType().startsWith("application/x-www-form-urlencoded")) {
+        resp.setStatus(201);
+        resp.setContentType("text/plain;charset=UTF-8");
+        resp.getWriter().write("item=" + req.getParameter("item") + " qty=" + req.getParameter("qty"));
+        return;
+      }
       String body = new String(req.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       IdempotentExchange exchange = IdempotentExchange.find(req).orElse(null);
+      if (body.contains("\"mode\":\"senderror\"")) {
+        resp.sendError(404, "internal detail: db host 10.0.0.7");
+        return;
+      }
       if (body.contains("\"mode\":\"invalid\"")) {
         Problem.of(400, "VALIDATION.qty", "Invalid quantity").withDetail("qty must be positive").write(resp);
         return;

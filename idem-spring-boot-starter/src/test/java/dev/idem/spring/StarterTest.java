@@ -118,6 +118,18 @@ abstract class StarterTest {
   }
 
   @Test
+  void answerThatIsNotKeptRollsBackWritesMadeAtCommitTimeToo() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> first = send("POST", "/orders", "alice", key, "{\"mode\":\"transient-late\"}");
+    HttpResponse<String> retry = send("POST", "/orders", "alice", key, "{\"mode\":\"transient-late\"}");
+
+    assertThat(first.statusCode()).isEqualTo(503);
+    assertThat(retry.statusCode()).isEqualTo(503);
+    assertThat(count("alice", key)).as("a beforeCommit write must not survive a rollback-only answer").isZero();
+  }
+
+  @Test
   void handlerExceptionRollsBackTheWriteAndKeepsNothing() throws Exception {
     String key = "k-" + UUID.randomUUID();
 

@@ -13,9 +13,14 @@ import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.nio.charset.UnsupportedCharsetException;
 
-/** The request with its body read into memory once, so that the fingerprint and the handler see the same bytes. */
+/**
+ * The request with its body read into memory once, so that the fingerprint and the handler see the same bytes. A
+ * form-encoded body ({@code application/x-www-form-urlencoded}) is parsed from those bytes for the parameter
+ * methods, merged after the query string's parameters, as the container would have.
+ */
 public final class BufferedRequest extends HttpServletRequestWrapper {
   private final byte[] body;
+  private java.util.Map<String, String[]> parameters;
 
   public BufferedRequest(HttpServletRequest request, byte[] body) {
     super(request);
@@ -56,6 +61,80 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
 
   public byte[] body() {
     return body;
+  }
+
+  private boolean formEncoded() {
+    String type = getContentType();
+    return type != null && type.split(";", 2)[0].trim().equalsIgnoreCase("application/x-www-form-urlencoded");
+  }
+
+  private java.util.Map<String, String[]> parameters() {
+    if (!formEncoded()) {
+      return super.getParameterMap();
+    }
+    if (parameters == null) {
+      java.util.Map<String, java.util.List<String>> merged = new java.util.LinkedHashMap<>();
+      Charset charset = StandardCharsets.UTF_8;
+      String encoding = getCharacterEncoding();
+      if (encoding != null) {
+        try {
+          charset = Charset.forName(encoding);
+        } catch (RuntimeException e) {
+          charset = StandardCharsets.UTF_8;
+        }
+      }
+      parse(getQueryString(), charset, merged);
+      parse(new String(body, StandardCharsets.ISO_8859_1), charset, merged);
+      java.util.Map<String, String[]> out = new java.util.LinkedHashMap<>();
+      merged.forEach((k, v) -> out.put(k, v.toArray(String[]::new)));
+      parameters = java.util.Collections.unmodifiableMap(out);
+    }
+    return parameters;
+  }
+
+  private static void parse(String encoded, Charset charset, java.util.Map<String, java.util.List<String>> into) {
+    if (encoded == null || encoded.isEmpty()) {
+      return;
+    }
+    for (String pair : encoded.split("&")) {
+      if (pair.isEmpty()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      String name = decode(eq < 0 ? pair : pair.substring(0, eq), charset);
+      String value = eq < 0 ? "" : decode(pair.substring(eq + 1), charset);
+      into.computeIfAbsent(name, k -> new java.util.ArrayList<>()).add(value);
+    }
+  }
+
+  private static String decode(String s, Charset charset) {
+    try {
+      return java.net.URLDecoder.decode(s, charset);
+    } catch (IllegalArgumentException e) {
+      return s;
+    }
+  }
+
+  @Override
+  public String getParameter(String name) {
+    String[] values = parameters().get(name);
+    return values == null || values.length == 0 ? null : values[0];
+  }
+
+  @Override
+  public java.util.Map<String, String[]> getParameterMap() {
+    return parameters();
+  }
+
+  @Override
+  public java.util.Enumeration<String> getParameterNames() {
+    return java.util.Collections.enumeration(parameters().keySet());
+  }
+
+  @Override
+  public String[] getParameterValues(String name) {
+    String[] values = parameters().get(name);
+    return values == null ? null : values.clone();
   }
 
   @Override

@@ -99,19 +99,22 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
     sendError(sc, null);
   }
 
+  /**
+   * The error becomes the answer: a problem document for 4xx and 5xx, an empty body otherwise. The message is left
+   * out: frameworks put internal details there, and the answer may be stored and replayed.
+   */
   @Override
   public void sendError(int sc, String msg) throws IOException {
     resetBuffer();
     headers.remove("content-type");
     status = sc;
-    contentType = Problem.MEDIA_TYPE;
+    contentType = null;
     charset = null;
-    Problem problem = Problem.of(sc >= 400 && sc <= 599 ? sc : 500, "HTTP." + sc, reason(sc));
-    if (msg != null && !msg.isBlank()) {
-      problem = problem.withDetail(msg);
+    if (sc >= 400 && sc <= 599) {
+      contentType = Problem.MEDIA_TYPE;
+      body.write(Problem.of(sc, "HTTP." + sc, reason(sc)).withRetryable(sc >= 500 || sc == 408 || sc == 429)
+          .toJson());
     }
-    problem = problem.withRetryable(sc >= 500 || sc == 408 || sc == 429);
-    body.write(problem.toJson());
   }
 
   private static String reason(int sc) {
@@ -289,7 +292,13 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
 
   @Override
   public String getCharacterEncoding() {
-    return charset != null ? charset : StandardCharsets.ISO_8859_1.name();
+    return charset != null ? charset : containerDefaultCharset();
+  }
+
+  /** What the container (or a filter before this one, such as Spring's encoding filter) set on the real response. */
+  private String containerDefaultCharset() {
+    String set = getResponse().getCharacterEncoding();
+    return set != null ? set : StandardCharsets.ISO_8859_1.name();
   }
 
   @Override
@@ -345,7 +354,7 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
     }
     if (writer == null) {
       if (charset == null) {
-        charset = StandardCharsets.ISO_8859_1.name();
+        charset = containerDefaultCharset();
       }
       Charset cs;
       try {

@@ -6,18 +6,21 @@ import java.util.Objects;
 
 /**
  * A route template such as {@code /payments} or {@code /payments/{id}/refunds}: literal segments and whole-segment
- * variables. Matching is on the decoded path within the application (no context path), segment by segment, exact
- * and case-sensitive. Immutable.
+ * variables, optionally with a regular expression ({@code {id:\\d+}}). Matching is on the decoded path within the
+ * application (no context path), segment by segment, exact and case-sensitive; a trailing slash is a different
+ * path (as in Spring MVC 6 and later). Immutable.
  */
 public final class PathTemplate {
   private final String template;
   private final String[] segments;
   private final boolean[] variable;
+  private final java.util.regex.Pattern[] patterns;
 
-  private PathTemplate(String template, String[] segments, boolean[] variable) {
+  private PathTemplate(String template, String[] segments, boolean[] variable, java.util.regex.Pattern[] patterns) {
     this.template = template;
     this.segments = segments;
     this.variable = variable;
+    this.patterns = patterns;
   }
 
   /**
@@ -32,32 +35,53 @@ public final class PathTemplate {
       throw new IllegalArgumentException("route template '" + template + "' must start with '/'");
     }
     if (template.equals("/")) {
-      return new PathTemplate(template, new String[0], new boolean[0]);
+      return new PathTemplate(template, new String[0], new boolean[0], new java.util.regex.Pattern[0]);
     }
-    String body = template.endsWith("/") ? template.substring(1, template.length() - 1) : template.substring(1);
-    String[] parts = body.split("/", -1);
+    if (template.endsWith("/")) {
+      throw new IllegalArgumentException("route template '" + template + "' ends with '/'; a trailing slash is a"
+          + " different path");
+    }
+    String[] parts = template.substring(1).split("/", -1);
     boolean[] vars = new boolean[parts.length];
+    java.util.regex.Pattern[] regexes = new java.util.regex.Pattern[parts.length];
     for (int i = 0; i < parts.length; i++) {
       String p = parts[i];
       if (p.isEmpty()) {
         throw new IllegalArgumentException("route template '" + template + "' has an empty segment");
       }
-      if (p.indexOf('*') >= 0 || p.indexOf('?') >= 0) {
+      if ((p.indexOf('*') >= 0 || p.indexOf('?') >= 0) && !p.startsWith("{")) {
         throw new IllegalArgumentException("route template '" + template
             + "' has a wildcard; only literal segments and whole-segment variables such as {id} are supported");
       }
       boolean opens = p.indexOf('{') >= 0;
       boolean closes = p.indexOf('}') >= 0;
       if (opens || closes) {
-        if (!(p.startsWith("{") && p.endsWith("}") && p.length() > 2 && p.indexOf('{', 1) < 0
-            && p.indexOf('}') == p.length() - 1)) {
+        if (!(p.startsWith("{") && p.endsWith("}") && p.length() > 2)) {
           throw new IllegalArgumentException("route template '" + template + "': variable segment '" + p
               + "' must be a whole segment such as {id}");
         }
+        String inner = p.substring(1, p.length() - 1);
+        int colon = inner.indexOf(':');
+        String name = colon < 0 ? inner : inner.substring(0, colon);
+        if (name.isEmpty() || name.indexOf('{') >= 0 || name.indexOf('}') >= 0 || name.indexOf('*') >= 0) {
+          throw new IllegalArgumentException("route template '" + template + "': variable segment '" + p
+              + "' must be a whole segment such as {id} or {id:[0-9]+}");
+        }
+        if (colon >= 0) {
+          try {
+            regexes[i] = java.util.regex.Pattern.compile(inner.substring(colon + 1));
+          } catch (java.util.regex.PatternSyntaxException e) {
+            throw new IllegalArgumentException("route template '" + template + "': '" + p
+                + "' has an invalid regular expression: " + e.getDescription(), e);
+          }
+        }
         vars[i] = true;
+      } else if (p.indexOf('*') >= 0 || p.indexOf('?') >= 0) {
+        throw new IllegalArgumentException("route template '" + template
+            + "' has a wildcard; only literal segments and whole-segment variables such as {id} are supported");
       }
     }
-    return new PathTemplate(template, parts, vars);
+    return new PathTemplate(template, parts, vars, regexes);
   }
 
   public boolean matches(String path) {
@@ -70,7 +94,8 @@ public final class PathTemplate {
     }
     for (int i = 0; i < segments.length; i++) {
       String actual = parts.get(i);
-      if (variable[i] ? actual.isEmpty() : !segments[i].equals(actual)) {
+      if (variable[i] ? actual.isEmpty() || patterns[i] != null && !patterns[i].matcher(actual).matches()
+          : !segments[i].equals(actual)) {
         return false;
       }
     }
@@ -94,9 +119,6 @@ public final class PathTemplate {
     List<String> out = new ArrayList<>();
     int start = 1;
     int end = path.length();
-    if (end > 1 && path.charAt(end - 1) == '/') {
-      end--;
-    }
     if (end <= 1) {
       return out;
     }

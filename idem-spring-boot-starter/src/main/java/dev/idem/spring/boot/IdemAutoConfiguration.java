@@ -23,6 +23,7 @@ import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -35,6 +36,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.ResourceTransactionManager;
 
 /**
  * Idem on the application's {@link DataSource}: a {@link JdbcIdempotencyStore} (dialect detected), an {@link Idem}
@@ -61,6 +63,7 @@ public class IdemAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
+  @ConditionalOnBean(IdempotencyStore.class)
   public Idem idem(IdempotencyStore store, IdemProperties properties, ObjectProvider<PhasedOperation> phased,
       ObjectProvider<IdemListener> listeners, ObjectProvider<Clock> clock, ListableBeanFactory beans) {
     properties.validate();
@@ -90,6 +93,7 @@ public class IdemAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
+  @ConditionalOnBean(Idem.class)
   public BackgroundWork idemBackgroundWork(Idem idem, IdemProperties properties, ObjectProvider<Clock> clock) {
     IdemProperties.Completer c = properties.getCompleter();
     IdemProperties.Purge p = properties.getPurge();
@@ -111,12 +115,22 @@ public class IdemAutoConfiguration {
     }
 
     @Bean
-    FilterRegistrationBean<jakarta.servlet.Filter> idempotencyFilter(Idem idem, IdemProperties properties,
+    FilterRegistrationBean<jakarta.servlet.Filter> idempotencyFilter(ObjectProvider<Idem> idems, IdemProperties properties,
         ScopeResolver scopes, ObjectProvider<TransactionBoundary> boundary,
-        ObjectProvider<PlatformTransactionManager> transactions, ObjectProvider<DataSource> dataSource,
-        ListableBeanFactory beans) {
+        ObjectProvider<PlatformTransactionManager> transactions, ListableBeanFactory beans,
+        org.springframework.core.env.Environment environment) {
+      Idem idem = idems.getIfAvailable();
       List<AnnotatedRoutes.Entry> routes = AnnotatedRoutes.scan(beans, defaults(properties));
       FilterRegistrationBean<jakarta.servlet.Filter> registration = new FilterRegistrationBean<>();
+      if (idem == null) {
+        if (!routes.isEmpty()) {
+          throw new IllegalStateException("@Idempotent methods exist but no Idem could be configured: it needs one"
+              + " DataSource (or a @Primary one) or an IdempotencyStore bean of the application's own");
+        }
+        registration.setFilter((request, response, chain) -> chain.doFilter(request, response));
+        registration.setEnabled(false);
+        return registration;
+      }
       registration.setName("idempotencyFilter");
       registration.setOrder(properties.getFilter().getOrder());
       registration.setDispatcherTypes(DispatcherType.REQUEST);
@@ -130,9 +144,10 @@ public class IdemAutoConfiguration {
       }
       IdemProperties.Filter f = properties.getFilter();
       IdempotencyFilter.Builder builder = IdempotencyFilter.builder(idem).scope(scopes)
-          .transactionBoundary(boundary.getIfAvailable(() -> springBoundary(idem, transactions, dataSource)))
+          .transactionBoundary(boundary.getIfAvailable(() -> springBoundary(idem, transactions)))
           .maxRequestBytes(f.getMaxRequestBytes()).mismatchStatus(f.getMismatchStatus())
-          .keepHeaders(f.getKeepHeaders().toArray(String[]::new));
+          .keepHeaders(f.getKeepHeaders().toArray(String[]::new))
+          .pathPrefix(environment.getProperty("spring.mvc.servlet.path", ""));
       routes.forEach(r -> builder.route(r.route()));
       registration.setFilter(builder.build());
       LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': idempotent routes " + routes.stream()
@@ -141,18 +156,21 @@ public class IdemAutoConfiguration {
     }
 
     /**
-     * Atomic routes join Spring's transaction when the store is the JDBC store on the application's single
-     * DataSource and a transaction manager exists; otherwise the store's own transaction is the only one.
+     * Atomic routes join Spring's transaction when the store is the JDBC store and the single transaction manager
+     * manages the store's own DataSource; otherwise the store's own transaction is the only one.
      */
-    private static TransactionBoundary springBoundary(Idem idem, ObjectProvider<PlatformTransactionManager> tm,
-        ObjectProvider<DataSource> dataSource) {
+    private static TransactionBoundary springBoundary(Idem idem, ObjectProvider<PlatformTransactionManager> tm) {
       PlatformTransactionManager transactions = tm.getIfUnique();
-      DataSource ds = dataSource.getIfUnique();
-      if (transactions != null && ds != null && idem.store() instanceof JdbcIdempotencyStore) {
-        return new SpringTransactionBoundary(transactions, ds, (JdbcIdempotencyStore) idem.store());
+      if (transactions != null && idem.store() instanceof JdbcIdempotencyStore) {
+        JdbcIdempotencyStore store = (JdbcIdempotencyStore) idem.store();
+        Object managed = transactions instanceof ResourceTransactionManager
+            ? ((ResourceTransactionManager) transactions).getResourceFactory() : null;
+        if (managed == store.dataSource()) {
+          return new SpringTransactionBoundary(transactions, store.dataSource(), store);
+        }
       }
-      LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': no single transaction manager and DataSource"
-          + " for the JDBC store; atomic routes use the store's own transaction (IdempotentExchange.transaction())");
+      LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': no DataSourceTransactionManager manages the"
+          + " JDBC store's DataSource; atomic routes use the store's own transaction (IdempotentExchange.transaction())");
       return TransactionBoundary.none();
     }
   }

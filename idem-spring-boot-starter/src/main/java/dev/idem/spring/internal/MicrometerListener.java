@@ -65,8 +65,12 @@ public final class MicrometerListener implements IdemListener {
     }
   }
 
+  /** An exception released the key (a not-kept answer is counted by {@link #onExecution}). */
   @Override
   public void onReleased(String instance, RecordKey key, Throwable cause) {
+    if (cause == null) {
+      return;
+    }
     Counter.builder("idem.requests").description("Idempotent requests by outcome")
         .tags("instance", instance, "operation", key.operation().name(), "outcome", "released").register(registry)
         .increment();

@@ -1,5 +1,6 @@
 package dev.idem.spring.internal;
 
+import dev.idem.core.Execution;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.servlet.IdempotentExchange;
 import dev.idem.servlet.IdempotentRoute;
@@ -38,7 +39,13 @@ public final class SpringTransactionBoundary implements TransactionBoundary {
     T result = transactions.execute(status -> {
       Connection connection = DataSourceUtils.getConnection(dataSource);
       try (JdbcIdempotencyStore.Binding binding = store.useConnection(connection)) {
-        return execution.call();
+        T executed = execution.call();
+        if (!(executed instanceof Execution) || ((Execution) executed).outcome() != Execution.Outcome.STORED) {
+          // Not kept, a replay, or a refusal: nothing of this request may commit. The store already rolled back to
+          // its savepoint, but writes that happen at commit time (a JPA flush, beforeCommit hooks) would not be.
+          status.setRollbackOnly();
+        }
+        return executed;
       } catch (RuntimeException e) {
         throw e;
       } catch (Exception e) {

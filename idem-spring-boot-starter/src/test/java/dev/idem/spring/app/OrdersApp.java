@@ -33,6 +33,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -105,6 +107,18 @@ public class OrdersApp {
       return id;
     }
 
+    /** A write that happens at commit time, as a JPA flush or a beforeCommit hook does. */
+    @Transactional
+    public void createAtCommit(String tenant, String key) {
+      TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+        @Override
+        public void beforeCommit(boolean readOnly) {
+          jdbc.update("INSERT INTO starter_order (id, tenant, idem_key) VALUES (?, ?, ?)",
+              "late_" + UUID.randomUUID(), tenant, key);
+        }
+      });
+    }
+
     /** Whether the caller runs in the connection Spring's transaction holds. */
     public boolean sameConnection(Connection recordConnection) {
       Connection c = DataSourceUtils.getConnection(dataSource);
@@ -147,6 +161,10 @@ public class OrdersApp {
       String id = orders.create(tenant, exchange.key().value());
       boolean joined = orders.sameConnection(JdbcTransaction.connectionOf(exchange.transaction()));
       Object mode = body.get("mode");
+      if ("transient-late".equals(mode)) {
+        orders.createAtCommit(tenant, exchange.key().value());
+        return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(Map.of("code", "DEPENDENCY.unavailable"));
+      }
       if ("transient".equals(mode)) {
         return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(Map.of("code", "DEPENDENCY.unavailable"));
       }
