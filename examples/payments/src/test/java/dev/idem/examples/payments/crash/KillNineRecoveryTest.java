@@ -31,6 +31,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,12 +48,12 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>The service runs in a child JVM ({@link ServiceProcess}) with a short lease and a fast completer, and a provider
  * latency that keeps requests inside the provider call long enough to be caught there. {@value #ORDERS} payments,
  * each with its own key, account and fixed body, are sent by {@value #SENDERS} concurrent clients; once the provider
- * has made {@value #KILL_AFTER_CHARGES} charges and at least {@value #KILL_WITH_IN_PROGRESS} idempotency records are
- * in progress, the child gets SIGKILL. At that moment some payments are answered (acknowledged), some are cut off
- * mid-request (in any phase: before the claim, in {@code create}, waiting for the provider, charged but not captured,
- * committed but not yet answered) and the rest were never sent. The service
- * is restarted on the same database, and every key is retried with its same body until its answer is final (a
- * {@code 409} in progress or a retryable {@code 503}/{@code 504} is retried after its {@code Retry-After}): at once,
+ * has made {@value #KILL_AFTER_CHARGES} charges, in a burst of charges, the child gets SIGKILL. At that moment some
+ * payments are answered (acknowledged), some are cut off mid-request (in any phase: before the claim, in
+ * {@code create}, waiting for the provider, charged but not captured, committed but not yet answered) and the rest
+ * were never sent. The service is restarted on the same database, and every key is retried with its same body until
+ * its answer is final (a {@code 409} in progress or a retryable {@code 503}/{@code 504} is retried after its
+ * {@code Retry-After}): at once,
  * except every second key whose record the kill left in progress, which is left to the completer and retried only
  * once the completer's window has passed. Then:
  *
@@ -73,7 +75,6 @@ abstract class KillNineRecoveryTest {
   static final int ORDERS = 40;
   static final int SENDERS = 10;
   static final int KILL_AFTER_CHARGES = 12;
-  static final int KILL_WITH_IN_PROGRESS = SENDERS / 2;
   static final int FALLBACK_CHARGES = ORDERS * 3 / 4;
   static final Duration LEASE = Duration.ofSeconds(3);
   static final List<String> SERVICE_ARGS = List.of(
@@ -161,6 +162,7 @@ abstract class KillNineRecoveryTest {
     AtomicBoolean killed = new AtomicBoolean();
     ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
     List<Future<?>> sent = new ArrayList<>();
+    boolean sendersEnded;
     try {
       for (Order o : orders) {
         sent.add(senders.submit(() -> {
@@ -177,23 +179,21 @@ abstract class KillNineRecoveryTest {
           }
         }));
       }
-      // The senders move in rounds (they all wait for the provider at once): kill inside a round, when records are
-      // in progress, not between two rounds, when there is little to recover; and preferably when the provider has
-      // charged payments not captured yet (the charges counted before the captures were read), the moment the
-      // provider's idempotency on the derived key is for. That moment is short, so from FALLBACK_CHARGES on, records
-      // in progress are enough.
-      JsonNode atKill = awaitJson("the provider made " + KILL_AFTER_CHARGES + " charges with at least "
-              + KILL_WITH_IN_PROGRESS + " records in progress", REACH_KILL_POINT,
+      // The senders move in rounds: they all wait for the provider at once, then its charges and the captures come
+      // in a burst. Kill in a burst, when the provider has charged payments not captured yet (the moment its
+      // idempotency on the derived key is for) and the round's records are in progress; not between two rounds, when
+      // there is little to recover. Captures are read before charges, so more charges than captures means a charge
+      // since, or one not captured: a burst is under way. The bursts are short; from FALLBACK_CHARGES on, any moment
+      // with payments unanswered will do.
+      JsonNode atKill = awaitJson("the provider made " + KILL_AFTER_CHARGES + " charges, in a burst of charges",
+          REACH_KILL_POINT,
           () -> {
-            int inProgress = getJson(http, first, "/admin/idempotency-records?state=in_progress&limit=500")
-                .path("records").size();
-            long charges = getJson(http, first, "/admin/provider/stats").path("charges").asLong();
             long captured = getJson(http, first, "/ledger/summary").path("payments").asLong();
-            return JSON.createObjectNode().put("in_progress", inProgress).put("charges", charges)
-                .put("captured", captured).put("answered", acknowledged.size());
+            long charges = getJson(http, first, "/admin/provider/stats").path("charges").asLong();
+            return JSON.createObjectNode().put("captured", captured).put("charges", charges)
+                .put("answered", acknowledged.size());
           },
-          seen -> seen.path("charges").asLong() >= KILL_AFTER_CHARGES
-              && seen.path("in_progress").asInt() >= KILL_WITH_IN_PROGRESS && acknowledged.size() < ORDERS
+          seen -> acknowledged.size() < ORDERS && seen.path("charges").asLong() >= KILL_AFTER_CHARGES
               && (seen.path("charges").asLong() > seen.path("captured").asLong()
                   || seen.path("charges").asLong() >= FALLBACK_CHARGES));
       first.kill();
@@ -203,8 +203,9 @@ abstract class KillNineRecoveryTest {
     } finally {
       first.close();
       senders.shutdown();
-      assertThat(senders.awaitTermination(60, TimeUnit.SECONDS)).as("the senders ended after the kill").isTrue();
+      sendersEnded = senders.awaitTermination(60, TimeUnit.SECONDS);
     }
+    assertThat(sendersEnded).as("the senders ended after the kill").isTrue();
     for (Future<?> f : sent) {
       try {
         f.get();
@@ -268,7 +269,6 @@ abstract class KillNineRecoveryTest {
 
     // ---- 4. exactly one effect per key, over HTTP
     Set<String> paymentIds = new HashSet<>();
-    Map<String, String> paymentOfAccount = new LinkedHashMap<>();
     for (Order o : orders) {
       Final f = finals.get(o.key());
       Reply answer = f.reply();
@@ -278,7 +278,6 @@ abstract class KillNineRecoveryTest {
       String id = payment.path("id").asString();
       assertThat(id).as(answer.toString()).startsWith("pay_");
       assertThat(paymentIds.add(id)).as("payment " + id + " answers more than one key").isTrue();
-      paymentOfAccount.put(o.account(), id);
       assertThat(answer.header("Location")).isEqualTo("/payments/" + id);
       assertThat(payment.path("account_id").asString()).isEqualTo(o.account());
       assertThat(payment.path("amount").asLong()).isEqualTo(o.amount());
@@ -290,6 +289,7 @@ abstract class KillNineRecoveryTest {
         assertThat(answer.body()).as("the final answer for " + o.key() + " is byte-identical to the one"
             + " acknowledged before the kill:\n  before: " + ack + "\n  after:  " + answer).isEqualTo(ack.body());
         assertThat(answer.header("Location")).isEqualTo(ack.header("Location"));
+        assertThat(answer.header("Idempotency-Status")).isEqualTo("replayed");
       }
 
       JsonNode read = getJson(http2, second, "/payments/" + id);
@@ -524,15 +524,15 @@ abstract class KillNineRecoveryTest {
   }
 
   /** Polls {@code probe} until {@code done} holds or {@code deadline} passes; the deadline is a bound only. */
-  private static JsonNode awaitJson(String what, Duration deadline, java.util.function.Supplier<JsonNode> probe,
-      java.util.function.Predicate<JsonNode> done) {
+  private static JsonNode awaitJson(String what, Duration deadline, Supplier<JsonNode> probe,
+      Predicate<JsonNode> done) {
     long end = System.nanoTime() + deadline.toNanos();
     JsonNode last = probe.get();
     while (!done.test(last)) {
       if (System.nanoTime() - end > 0) {
         throw new AssertionError("within " + deadline + ": " + what + "; last seen: " + last);
       }
-      LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+      LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
       last = probe.get();
     }
     return last;
