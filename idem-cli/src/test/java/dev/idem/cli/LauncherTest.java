@@ -2,8 +2,6 @@ package dev.idem.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idem.core.fingerprint.Fingerprinter;
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs the {@code ./idem} launcher at the repository root as a user would, from another directory. The launcher is
- * given the classes of this build through {@code IDEM_CLASSPATH}, so the test does not start a nested Maven build
+ * given this test's classpath through {@code IDEM_CLASSPATH}, so the test does not start a nested Maven build
  * inside the one running it.
  */
 class LauncherTest {
@@ -32,7 +30,7 @@ class LauncherTest {
     List<String> command = new java.util.ArrayList<>(List.of(SCRIPT.toString()));
     command.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(command).directory(elsewhere.toFile());
-    pb.environment().put("IDEM_CLASSPATH", classesOf(Main.class) + File.pathSeparator + classesOf(Fingerprinter.class));
+    pb.environment().put("IDEM_CLASSPATH", System.getProperty("java.class.path"));
     Path out = elsewhere.resolve("out.txt");
     Path err = elsewhere.resolve("err.txt");
     pb.redirectOutput(out.toFile()).redirectError(err.toFile());
@@ -74,14 +72,6 @@ class LauncherTest {
     assertThat(result.status()).isEqualTo(2);
     assertThat(result.out()).isEmpty();
     assertThat(result.err()).contains("unknown command 'frobnicate'").contains("usage: idem");
-  }
-
-  private static String classesOf(Class<?> type) {
-    try {
-      return Paths.get(type.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-    } catch (java.net.URISyntaxException e) {
-      throw new IllegalStateException(e);
-    }
   }
 
   private static Path repositoryRoot() {

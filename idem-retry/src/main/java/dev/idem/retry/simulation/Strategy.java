@@ -1,0 +1,97 @@
+package dev.idem.retry.simulation;
+
+import dev.idem.retry.Backoff;
+import dev.idem.retry.Jitter;
+import dev.idem.retry.RetryBudget;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.stream.Collectors;
+
+/** How a simulated client waits after a conflict. Each constant has a short {@link #id() id} used on the command line. */
+public enum Strategy {
+  /** Read again at once: {@link Backoff#none()}. */
+  NONE("none"),
+  /** Capped exponential without jitter: {@code min(cap, base * 2^(retry-1))}. */
+  EXPONENTIAL("exponential"),
+  /** Capped exponential with full jitter: uniform in {@code [0, exponential]}. */
+  FULL("full"),
+  /** Capped exponential with equal jitter: half of it fixed, the other half uniform. */
+  EQUAL("equal"),
+  /** Decorrelated jitter: {@code min(cap, uniform(base, 3 * previous sleep))}. */
+  DECORRELATED("decorrelated"),
+  /**
+   * Idem's default: {@code Backoff.exponential(base, cap, Jitter.FULL)}, the computation {@link #FULL} makes too; listed
+   * under its own name so that tables show where Idem's default stands.
+   */
+  IDEM("idem"),
+  /**
+   * Idem's default plus one {@code RetryBudget.tokenBucket(10, 0.1)} shared by all clients. A retry the budget refuses
+   * is not sent: the client waits for its next backoff slot and then sends a fresh request, which a budget never
+   * refuses (see {@link ContentionSimulation} for the exact rule).
+   */
+  IDEM_BUDGET("idem-budget");
+
+  /** Capacity of the {@link #IDEM_BUDGET} token bucket. */
+  static final double BUDGET_MAX_TOKENS = 10;
+  /** Tokens each success adds back to the {@link #IDEM_BUDGET} token bucket. */
+  static final double BUDGET_TOKEN_RATIO = 0.1;
+
+  private final String id;
+
+  Strategy(String id) {
+    this.id = id;
+  }
+
+  /** The name used on the command line and in CSV output, for example {@code idem-budget}. */
+  public String id() {
+    return id;
+  }
+
+  /**
+   * The strategy with this {@link #id() id}.
+   *
+   * @throws IllegalArgumentException naming the unknown id and the known ones
+   */
+  public static Strategy ofId(String id) {
+    for (Strategy s : values()) {
+      if (s.id.equals(id)) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException("unknown strategy '" + id + "'; known strategies: " + ids());
+  }
+
+  /** The ids of all strategies, comma-separated, in declaration order. */
+  public static String ids() {
+    return Arrays.stream(values()).map(Strategy::id).collect(Collectors.joining(","));
+  }
+
+  Backoff backoff(Duration base, Duration cap) {
+    switch (this) {
+      case NONE:
+        return Backoff.none();
+      case EXPONENTIAL:
+        return Backoff.exponential(base, cap, Jitter.NONE);
+      case EQUAL:
+        return Backoff.exponential(base, cap, Jitter.EQUAL);
+      case DECORRELATED:
+        return Backoff.exponential(base, cap, Jitter.DECORRELATED);
+      case FULL:
+      case IDEM:
+      case IDEM_BUDGET:
+        return Backoff.exponential(base, cap, Jitter.FULL);
+      default:
+        throw new AssertionError(this);
+    }
+  }
+
+  /** A fresh budget for one run, shared by all its clients, or null when this strategy has none. */
+  RetryBudget newBudget() {
+    return this == IDEM_BUDGET ? RetryBudget.tokenBucket(BUDGET_MAX_TOKENS, BUDGET_TOKEN_RATIO) : null;
+  }
+
+  @Override
+  public String toString() {
+    return id;
+  }
+}
