@@ -1,0 +1,325 @@
+package dev.idem.client;
+
+import dev.idem.client.spi.PendingJournal;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.zip.CRC32;
+
+/**
+ * A {@link PendingJournal} in one append-only local file. Thread-safe (one monitor); one instance per file and
+ * process.
+ *
+ * <p>Format: a sequence of records, each {@code [int length][int crc32 of payload][payload]} (big-endian), the payload
+ * being {@code [byte type]} then, for an intent ({@code type 1}): key, method, URI, header count, header names and
+ * values, body; for a completion ({@code type 2}): the key. Strings and the body are {@code [int length][bytes]},
+ * strings in UTF-8. A record is at most {@link #MAX_RECORD_BYTES} bytes unless configured otherwise.
+ *
+ * <p>Implementation note, crash safety: every append writes one whole record and forces it to the device
+ * ({@link FileChannel#force(boolean) force(true)}) before returning, so a crash can only leave the last record torn.
+ * Opening the file replays it; the first record that is short, too long or fails its CRC ends the log, and the file
+ * is truncated there so that later appends are not written after garbage. A torn record is therefore ignored, never
+ * misread. When every intent is complete, or when completed records make up most of the file, the file is rewritten
+ * with the pending intents only: to a temporary file in the same directory, forced, moved over the journal with
+ * {@link StandardCopyOption#ATOMIC_MOVE}, and the directory forced (where the platform allows opening a directory).
+ */
+public final class FileJournal implements PendingJournal {
+  /** Default largest record, header included. */
+  public static final int MAX_RECORD_BYTES = 1024 * 1024;
+
+  private static final byte INTENT = 1;
+  private static final byte COMPLETION = 2;
+  private static final int COMPACT_AFTER_COMPLETIONS = 1024;
+
+  private final Path file;
+  private final int maxRecordBytes;
+  private final Map<String, Intent> pending = new LinkedHashMap<>();
+  private FileChannel channel;
+  private int completedRecords;
+  private boolean closed;
+
+  private FileJournal(Path file, int maxRecordBytes) {
+    this.file = file;
+    this.maxRecordBytes = maxRecordBytes;
+  }
+
+  /** Opens (creating if absent) the journal at {@code file} with records up to {@link #MAX_RECORD_BYTES}. */
+  public static FileJournal open(Path file) {
+    return open(file, MAX_RECORD_BYTES);
+  }
+
+  /**
+   * Opens (creating if absent) the journal at {@code file}, replaying it.
+   *
+   * @throws IllegalArgumentException unless {@code maxRecordBytes >= 64}
+   * @throws JournalException when the file cannot be read or written
+   */
+  public static FileJournal open(Path file, int maxRecordBytes) {
+    Objects.requireNonNull(file, "file");
+    if (maxRecordBytes < 64) {
+      throw new IllegalArgumentException("maxRecordBytes must be >= 64, was " + maxRecordBytes);
+    }
+    FileJournal journal = new FileJournal(file.toAbsolutePath(), maxRecordBytes);
+    journal.replay();
+    return journal;
+  }
+
+  /** The journal's file. */
+  public Path file() {
+    return file;
+  }
+
+  @Override
+  public synchronized void append(Intent intent) {
+    Objects.requireNonNull(intent, "intent");
+    String key = intent.key().orElseThrow(() -> new IllegalArgumentException(
+        "journal " + file + ": an intent needs a key to be journaled, was " + intent));
+    if (pending.containsKey(key)) {
+      return;
+    }
+    write(encodeIntent(intent));
+    pending.put(key, intent);
+  }
+
+  @Override
+  public synchronized void complete(String key) {
+    Objects.requireNonNull(key, "key");
+    if (!pending.containsKey(key)) {
+      return;
+    }
+    write(encodeCompletion(key));
+    pending.remove(key);
+    completedRecords++;
+    if (pending.isEmpty() || completedRecords >= COMPACT_AFTER_COMPLETIONS && completedRecords > pending.size()) {
+      compact();
+    }
+  }
+
+  @Override
+  public synchronized List<Intent> pending() {
+    ensureOpen();
+    return List.copyOf(pending.values());
+  }
+
+  /** Rewrites the file with the pending intents only (see the class comment). */
+  public synchronized void compact() {
+    ensureOpen();
+    Path temp = file.resolveSibling(file.getFileName() + ".compact");
+    try {
+      try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+          StandardOpenOption.TRUNCATE_EXISTING)) {
+        for (Intent intent : pending.values()) {
+          ByteBuffer record = encodeIntent(intent);
+          while (record.hasRemaining()) {
+            out.write(record);
+          }
+        }
+        out.force(true);
+      }
+      channel.close();
+      Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      forceDirectory();
+      channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.READ);
+      channel.position(channel.size());
+      completedRecords = 0;
+    } catch (IOException e) {
+      throw new JournalException("journal " + file + ": compaction failed: " + e.getMessage()
+          + ". The journal is unchanged unless the move succeeded; reopen it to continue.", e);
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      channel.close();
+    } catch (IOException e) {
+      throw new JournalException("journal " + file + ": close failed: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "FileJournal[" + file + "]";
+  }
+
+  private void replay() {
+    try {
+      Path parent = file.getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+      channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+      long size = channel.size();
+      long position = 0;
+      ByteBuffer header = ByteBuffer.allocate(8);
+      while (position + 8 <= size) {
+        header.clear();
+        readFully(header, position);
+        int length = header.getInt(0);
+        int crc = header.getInt(4);
+        if (length < 1 || length > maxRecordBytes - 8 || position + 8 + length > size) {
+          break;
+        }
+        ByteBuffer payload = ByteBuffer.allocate(length);
+        readFully(payload, position + 8);
+        CRC32 check = new CRC32();
+        check.update(payload.array());
+        if ((int) check.getValue() != crc || !apply(payload.array())) {
+          break;
+        }
+        position += 8 + length;
+      }
+      if (position < size) {
+        channel.truncate(position);
+        channel.force(true);
+      }
+      channel.position(position);
+    } catch (IOException e) {
+      throw new JournalException("journal " + file + ": cannot open: " + e.getMessage(), e);
+    }
+  }
+
+  private void readFully(ByteBuffer buffer, long position) throws IOException {
+    while (buffer.hasRemaining()) {
+      if (channel.read(buffer, position + buffer.position()) < 0) {
+        throw new IOException("unexpected end of file");
+      }
+    }
+  }
+
+  /** Applies one checked payload; false when it does not decode (treated as the end of the log). */
+  private boolean apply(byte[] payload) {
+    try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(payload))) {
+      byte type = in.readByte();
+      if (type == COMPLETION) {
+        if (pending.remove(readString(in)) != null) {
+          completedRecords++;
+        }
+        return true;
+      }
+      if (type != INTENT) {
+        return false;
+      }
+      String key = readString(in);
+      String method = readString(in);
+      URI uri = URI.create(readString(in));
+      int headerCount = in.readInt();
+      Intent intent = Intent.of(method, uri);
+      for (int i = 0; i < headerCount; i++) {
+        intent = intent.withHeader(readString(in), readString(in));
+      }
+      intent = intent.withBody(readBytes(in)).withKey(key);
+      pending.put(key, intent);
+      return true;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  private ByteBuffer encodeIntent(Intent intent) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeByte(INTENT);
+      writeString(out, intent.key().orElseThrow());
+      writeString(out, intent.method());
+      writeString(out, intent.uri().toString());
+      out.writeInt(intent.headers().size());
+      for (Map.Entry<String, String> h : intent.headers()) {
+        writeString(out, h.getKey());
+        writeString(out, h.getValue());
+      }
+      byte[] body = intent.bodyUnsafe();
+      out.writeInt(body.length);
+      out.write(body);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return frame(bytes.toByteArray(), intent);
+  }
+
+  private ByteBuffer encodeCompletion(String key) {
+    byte[] k = key.getBytes(StandardCharsets.UTF_8);
+    ByteBuffer payload = ByteBuffer.allocate(1 + 4 + k.length).put(COMPLETION).putInt(k.length).put(k);
+    return frame(payload.array(), key);
+  }
+
+  private ByteBuffer frame(byte[] payload, Object what) {
+    if (payload.length + 8 > maxRecordBytes) {
+      throw new JournalException("journal " + file + ": the record of " + what + " is " + (payload.length + 8)
+          + " bytes, more than maxRecordBytes " + maxRecordBytes + ". Send smaller bodies or open the journal with a"
+          + " larger maxRecordBytes.");
+    }
+    CRC32 crc = new CRC32();
+    crc.update(payload);
+    ByteBuffer record = ByteBuffer.allocate(8 + payload.length);
+    record.putInt(payload.length).putInt((int) crc.getValue()).put(payload).flip();
+    return record;
+  }
+
+  private void write(ByteBuffer record) {
+    ensureOpen();
+    try {
+      while (record.hasRemaining()) {
+        channel.write(record);
+      }
+      channel.force(true);
+    } catch (IOException e) {
+      throw new JournalException("journal " + file + ": append failed: " + e.getMessage()
+          + ". The intent was not sent; nothing is known to the server.", e);
+    }
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException("journal " + file + " is closed");
+    }
+  }
+
+  private void forceDirectory() {
+    Path dir = file.getParent();
+    if (dir == null) {
+      return;
+    }
+    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+      d.force(true);
+    } catch (IOException | UnsupportedOperationException e) {
+      // some platforms (Windows) cannot open a directory; the move itself is atomic there
+    }
+  }
+
+  private static void writeString(DataOutputStream out, String s) throws IOException {
+    byte[] b = s.getBytes(StandardCharsets.UTF_8);
+    out.writeInt(b.length);
+    out.write(b);
+  }
+
+  private String readString(DataInputStream in) throws IOException {
+    return new String(readBytes(in), StandardCharsets.UTF_8);
+  }
+
+  private byte[] readBytes(DataInputStream in) throws IOException {
+    int length = in.readInt();
+    if (length < 0 || length > maxRecordBytes) {
+      throw new IOException("bad length " + length);
+    }
+    return in.readNBytes(length);
+  }
+}

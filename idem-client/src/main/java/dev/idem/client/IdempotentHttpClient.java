@@ -1,0 +1,449 @@
+package dev.idem.client;
+
+import dev.idem.client.internal.ProblemScanner;
+import dev.idem.client.spi.AttemptListener;
+import dev.idem.client.spi.PendingJournal;
+import dev.idem.core.UuidV7;
+import dev.idem.retry.RetryAfter;
+import dev.idem.retry.RetryBudget;
+import dev.idem.retry.RetryException;
+import dev.idem.retry.RetryExhaustedException;
+import dev.idem.retry.Retry;
+import dev.idem.retry.RetryPolicy;
+import dev.idem.retry.spi.RetryListener;
+import dev.idem.retry.spi.Sleeper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
+
+/**
+ * An HTTP client that makes unsafe requests safe to retry (DESIGN section 5). Thread-safe; build once with
+ * {@link #builder()} and share.
+ *
+ * <p>Per {@link #send(Intent)}:
+ *
+ * <ul>
+ *   <li>an unsafe intent (POST, PUT, PATCH, DELETE) is sent with {@value #IDEMPOTENCY_KEY}: the caller's key or a
+ *       fresh UUIDv7, the same on every attempt; safe methods carry none;
+ *   <li>a keyed unsafe intent is appended to the {@link PendingJournal} before the first send (without
+ *       {@code Authorization}, {@code Cookie}, {@code Proxy-Authorization}: credentials come from
+ *       {@link Builder#headers(Supplier)} at send and resume time) and completed on a final answer;
+ *   <li>retried: connection failures and timeouts ({@link IOException}, including
+ *       {@link java.net.http.HttpTimeoutException}), 408, 429, 500, 502, 503, 504, and 409 with problem code
+ *       {@value #IN_PROGRESS}; never another 4xx, never a problem with {@code "retryable": false} (whatever its
+ *       status), never an unsafe intent sent {@link Intent#withoutKey() without a key};
+ *   <li>422 (or 409) {@value #PAYLOAD_MISMATCH} ends with {@link PayloadMismatchException} after one attempt;
+ *   <li>delays, {@code Retry-After} (a floor, read against the response's {@code Date}), the deadline and the budget
+ *       are idem-retry's: {@link Retry} under the configured {@link RetryPolicy};
+ *   <li>every attempt, the first included, carries {@value #ATTEMPT_HEADER}{@code : n} (1-based), and, when there is a
+ *       deadline, {@value #REQUEST_TIMEOUT_HEADER}{@code : ms} with the milliseconds left of it, which is also the
+ *       transport timeout of that attempt.
+ * </ul>
+ *
+ * <p>A final answer (any status the rules above do not retry) is returned as a {@link Response}; when retries end
+ * without one, {@link IntentPendingException} says why and the intent stays in the journal.
+ */
+public final class IdempotentHttpClient {
+  /** The request header that carries the key. */
+  public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+  /** The request header that carries the attempt number, 1 for the first attempt. */
+  public static final String ATTEMPT_HEADER = "Idempotency-Attempt";
+  /** The request header that carries the milliseconds left of the deadline. */
+  public static final String REQUEST_TIMEOUT_HEADER = "Request-Timeout";
+  /** Problem code of a request whose key is still in flight: retried after its {@code Retry-After}. */
+  public static final String IN_PROGRESS = "CONFLICT.idempotency.in_progress";
+  /** Problem code of a key reused with another request: never retried. */
+  public static final String PAYLOAD_MISMATCH = "CONFLICT.idempotency.payload_mismatch";
+
+  private static final Set<Integer> RETRYABLE_STATUSES = Set.of(408, 429, 500, 502, 503, 504);
+  private static final Set<String> SECRET_HEADERS = Set.of("authorization", "cookie", "proxy-authorization");
+
+  private final String name;
+  private final HttpClient http;
+  private final RetryPolicy<Outcome> policy;
+  private final Supplier<RetryBudget> budgetFactory;
+  private final Map<String, RetryBudget> budgets = new ConcurrentHashMap<>();
+  private final Clock clock;
+  private final RandomGenerator random;
+  private final Sleeper sleeper;
+  private final PendingJournal journal;
+  private final AttemptListener listener;
+  private final Supplier<Map<String, String>> headers;
+
+  private IdempotentHttpClient(Builder b) {
+    this.name = b.name;
+    this.http = b.http != null ? b.http : HttpClient.newHttpClient();
+    @SuppressWarnings("unchecked")
+    RetryPolicy<Outcome> typed = (RetryPolicy<Outcome>) b.policy;
+    this.policy = typed.toBuilder()
+        .retryOnResult(o -> o.retryable)
+        .abortOnResult(o -> !o.retryable)
+        .retryAfter(o -> java.util.Optional.ofNullable(o.retryAfter))
+        .abortOn(PayloadMismatchException.class)
+        .build();
+    this.budgetFactory = b.budgetFactory;
+    this.clock = b.clock;
+    this.random = b.random;
+    this.sleeper = b.sleeper;
+    this.journal = b.journal;
+    this.listener = b.listener;
+    this.headers = b.headers;
+  }
+
+  /** A builder with the defaults: a new {@link HttpClient}, {@link RetryPolicy#ofDefaults()}, no budget, no journal. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The name in messages and listener events. */
+  public String name() {
+    return name;
+  }
+
+  /**
+   * Sends {@code intent} until it has a final answer or the rules above end it.
+   *
+   * @return the final answer, with the key and the attempt log
+   * @throws PayloadMismatchException when the server says the key was used for another request
+   * @throws IntentPendingException when retries end without a final answer
+   */
+  public Response send(Intent intent) {
+    Objects.requireNonNull(intent, "intent");
+    String key = keyFor(intent);
+    Intent keyed = key != null && intent.key().isEmpty() ? intent.withKey(key) : intent;
+    boolean journaled = key != null;
+    if (journaled) {
+      journal.append(keyed.withoutHeaders(SECRET_HEADERS).withTimeoutCleared());
+    }
+    return execute(keyed, key, journaled);
+  }
+
+  /**
+   * Re-sends every intent the journal holds as pending, each with its original key, one after another, and returns
+   * what became of each. Intents that end without a final answer stay pending.
+   */
+  public List<Resumed> resumePending() {
+    List<Resumed> results = new ArrayList<>();
+    for (Intent intent : journal.pending()) {
+      String key = intent.key().orElseThrow(() -> new IllegalStateException(
+          name + ": journal returned an intent without a key: " + intent));
+      try {
+        results.add(new Resumed(intent, java.util.Optional.of(execute(intent, key, true)), java.util.Optional.empty()));
+      } catch (RuntimeException e) {
+        results.add(new Resumed(intent, java.util.Optional.empty(), java.util.Optional.of(e)));
+      }
+    }
+    return results;
+  }
+
+  /** The retry budget of {@code uri}'s destination (host:port), if budgets are configured and it has been used. */
+  public java.util.Optional<RetryBudget> retryBudget(URI uri) {
+    return java.util.Optional.ofNullable(budgets.get(destination(uri)));
+  }
+
+  private String keyFor(Intent intent) {
+    if (!intent.isUnsafe() || intent.isWithoutKey()) {
+      return null;
+    }
+    return intent.key().orElseGet(() -> UuidV7.next().toString());
+  }
+
+  private Response execute(Intent intent, String key, boolean journaled) {
+    boolean retryable = !intent.isUnsafe() || key != null;
+    RetryPolicy<Outcome> callPolicy = policy;
+    if (intent.timeout().isPresent() || !retryable) {
+      RetryPolicy.Builder<Outcome> b = policy.toBuilder();
+      intent.timeout().ifPresent(b::deadline);
+      if (!retryable) {
+        b.maxAttempts(1);
+      }
+      callPolicy = b.build();
+    }
+    long deadlineAt = callPolicy.deadline().map(d -> clock.millis() + d.toMillis()).orElse(Long.MAX_VALUE);
+    Call call = new Call(intent, key, retryable, deadlineAt, callPolicy);
+    Retry<Outcome> retry = Retry.of(callPolicy).withName(name).withClock(clock).withSleeper(sleeper).withListener(call);
+    if (random != null) {
+      retry = retry.withRandom(random);
+    }
+    if (budgetFactory != null) {
+      retry = retry.withBudget(budgets.computeIfAbsent(destination(intent.uri()), d -> budgetFactory.get()));
+    }
+    Outcome outcome;
+    try {
+      outcome = retry.call(call::attempt);
+    } catch (PayloadMismatchException e) {
+      if (journaled) {
+        journal.complete(key);
+      }
+      throw e;
+    } catch (RetryException e) {
+      Outcome last = e instanceof RetryExhaustedException x && x.lastResult() instanceof Outcome o ? o : call.last;
+      call.noteLast(e.getClass().getSimpleName());
+      Response lastResponse = last == null ? null : last.response(key, call.attempts);
+      throw new IntentPendingException(name, intent, key, lastResponse, call.attempts, e);
+    }
+    if (journaled) {
+      journal.complete(key);
+    }
+    return outcome.response(key, call.attempts);
+  }
+
+  private static String destination(URI uri) {
+    int port = uri.getPort() != -1 ? uri.getPort() : "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
+    return uri.getHost().toLowerCase(Locale.ROOT) + ":" + port;
+  }
+
+  /** One attempt's answer as the retry loop sees it. */
+  private static final class Outcome {
+    final int status;
+    final HttpHeaders headers;
+    final byte[] body;
+    final String code;
+    final boolean retryable;
+    final Duration retryAfter;
+
+    Outcome(int status, HttpHeaders headers, byte[] body, String code, boolean retryable, Duration retryAfter) {
+      this.status = status;
+      this.headers = headers;
+      this.body = body;
+      this.code = code;
+      this.retryable = retryable;
+      this.retryAfter = retryAfter;
+    }
+
+    Response response(String key, List<Attempt> attempts) {
+      return new Response(status, headers, body, key, code, attempts);
+    }
+  }
+
+  /** The state of one {@link #send}: attempt counter, the wait before the next attempt, the attempt log. */
+  private final class Call implements RetryListener {
+    final Intent intent;
+    final String key;
+    final boolean retryable;
+    final long deadlineAt;
+    final RetryPolicy<Outcome> callPolicy;
+    final List<Attempt> attempts = new ArrayList<>();
+    int count;
+    long nextDelayMillis;
+    Outcome last;
+
+    Call(Intent intent, String key, boolean retryable, long deadlineAt, RetryPolicy<Outcome> callPolicy) {
+      this.intent = intent;
+      this.key = key;
+      this.retryable = retryable;
+      this.deadlineAt = deadlineAt;
+      this.callPolicy = callPolicy;
+    }
+
+    @Override
+    public void onRetryScheduled(String retryName, int attempt, Duration delay, Throwable cause) {
+      nextDelayMillis = delay.toMillis();
+    }
+
+    @Override
+    public void onBudgetRefused(String retryName, int attempt) {
+      noteLast("retry budget refused");
+    }
+
+    void noteLast(String note) {
+      if (!attempts.isEmpty()) {
+        int i = attempts.size() - 1;
+        attempts.set(i, attempts.get(i).withNote(note));
+      }
+    }
+
+    Outcome attempt() throws IOException, InterruptedException {
+      int n = ++count;
+      long delay = nextDelayMillis;
+      nextDelayMillis = 0;
+      last = null;
+      HttpRequest request = request(n);
+      HttpResponse<byte[]> r;
+      try {
+        r = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+      } catch (IOException e) {
+        log(new Attempt(n, delay, 0, null, (retryable ? "retryable: " : "final, no key: ") + e));
+        throw e;
+      }
+      int status = r.statusCode();
+      byte[] body = r.body() == null ? new byte[0] : r.body();
+      String contentType = r.headers().firstValue("Content-Type").orElse("").toLowerCase(Locale.ROOT);
+      Map<String, Object> problem = contentType.contains("json") && status >= 400 ? ProblemScanner.scan(body) : Map.of();
+      String code = problem.get("code") instanceof String s ? s : null;
+      Boolean serverRetryable = problem.get("retryable") instanceof Boolean flag ? flag : null;
+      if (PAYLOAD_MISMATCH.equals(code) && (status == 422 || status == 409)) {
+        log(new Attempt(n, delay, status, code, "final: payload mismatch"));
+        String detail = problem.get("detail") instanceof String s ? s : null;
+        throw new PayloadMismatchException(name, key, status, detail, attempts);
+      }
+      boolean retry;
+      String note;
+      if (Boolean.FALSE.equals(serverRetryable)) {
+        retry = false;
+        note = "final: server says retryable=false";
+      } else if (status == 409) {
+        retry = IN_PROGRESS.equals(code);
+        note = retry ? "retryable: in progress" : "final: 409";
+      } else {
+        retry = RETRYABLE_STATUSES.contains(status);
+        note = retry ? "retryable: " + status : "final: " + status;
+      }
+      if (retry && !retryable) {
+        retry = false;
+        note = "final: unsafe request without a key is not retried";
+      }
+      Duration hint = null;
+      if (retry) {
+        hint = RetryAfter.parse(
+            r.headers().firstValue("Retry-After").orElse(null), r.headers().firstValue("Date").orElse(null), clock)
+            .orElse(null);
+        if (hint != null) {
+          note += ", Retry-After " + hint.toMillis() + " ms";
+        }
+      }
+      log(new Attempt(n, delay, status, code, note));
+      last = new Outcome(status, r.headers(), body, code, retry, hint);
+      return last;
+    }
+
+    private HttpRequest request(int n) {
+      byte[] body = intent.bodyUnsafe();
+      HttpRequest.BodyPublisher publisher = body.length == 0 && !intent.isUnsafe()
+          ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body);
+      HttpRequest.Builder b = HttpRequest.newBuilder(intent.uri()).method(intent.method(), publisher);
+      Map<String, String> configured = headers.get();
+      if (configured != null) {
+        configured.forEach(b::header);
+      }
+      for (Map.Entry<String, String> h : intent.headers()) {
+        b.header(h.getKey(), h.getValue());
+      }
+      if (key != null) {
+        b.header(IDEMPOTENCY_KEY, key);
+      }
+      b.header(ATTEMPT_HEADER, Integer.toString(n));
+      Duration attemptTimeout = callPolicy.attemptTimeout(n);
+      if (deadlineAt != Long.MAX_VALUE) {
+        long remaining = Math.max(1L, deadlineAt - clock.millis());
+        b.header(REQUEST_TIMEOUT_HEADER, Long.toString(remaining));
+        Duration left = Duration.ofMillis(remaining);
+        attemptTimeout = attemptTimeout.isZero() || left.compareTo(attemptTimeout) < 0 ? left : attemptTimeout;
+      }
+      if (!attemptTimeout.isZero()) {
+        b.timeout(attemptTimeout);
+      }
+      return b.build();
+    }
+
+    private void log(Attempt a) {
+      attempts.add(a);
+      listener.onAttempt(name, key, a);
+    }
+  }
+
+  /** Mutable, not thread-safe. Setters validate at once. */
+  public static final class Builder {
+    private String name = "idem-client";
+    private HttpClient http;
+    private RetryPolicy<?> policy = RetryPolicy.ofDefaults();
+    private Supplier<RetryBudget> budgetFactory;
+    private Clock clock = Clock.systemUTC();
+    private RandomGenerator random;
+    private Sleeper sleeper = Sleeper.THREAD_SLEEP;
+    private PendingJournal journal = PendingJournal.NONE;
+    private AttemptListener listener = AttemptListener.NO_OP;
+    private Supplier<Map<String, String>> headers = Map::of;
+
+    private Builder() {}
+
+    /** The name in messages and events. Default {@code idem-client}. */
+    public Builder name(String name) {
+      Objects.requireNonNull(name, "name");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
+      }
+      this.name = name;
+      return this;
+    }
+
+    /** The transport. Default {@link HttpClient#newHttpClient()}. */
+    public Builder httpClient(HttpClient http) {
+      this.http = Objects.requireNonNull(http, "httpClient");
+      return this;
+    }
+
+    /**
+     * Attempts, backoff, deadline and attempt timeout, and the classification of exceptions. Its result rules and
+     * {@code Retry-After} extraction are replaced by this client's (the status table above). Default
+     * {@link RetryPolicy#ofDefaults()}: 5 attempts, 100 ms to 10 s full jitter, 30 s deadline.
+     */
+    public Builder policy(RetryPolicy<?> policy) {
+      this.policy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** One budget per destination (host:port), made by {@code factory} on first use. None by default. */
+    public Builder budgetPerDestination(Supplier<RetryBudget> factory) {
+      this.budgetFactory = Objects.requireNonNull(factory, "budgetPerDestination");
+      return this;
+    }
+
+    /** Time for deadlines and HTTP-dates. Default the system clock. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** Randomness for jitter; must be thread-safe if the client is shared. Default {@code ThreadLocalRandom}. */
+    public Builder random(RandomGenerator random) {
+      this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /** How to wait between attempts. Default {@link Sleeper#THREAD_SLEEP}. */
+    public Builder sleeper(Sleeper sleeper) {
+      this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
+      return this;
+    }
+
+    /** Where pending intents are kept. Default {@link PendingJournal#NONE}. */
+    public Builder journal(PendingJournal journal) {
+      this.journal = Objects.requireNonNull(journal, "journal");
+      return this;
+    }
+
+    /** Told about every attempt. */
+    public Builder listener(AttemptListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Headers added to every attempt, read again for each one: the place for credentials, which the journal never
+     * stores, so that resumed intents get the credentials current at resume time.
+     */
+    public Builder headers(Supplier<Map<String, String>> headers) {
+      this.headers = Objects.requireNonNull(headers, "headers");
+      return this;
+    }
+
+    public IdempotentHttpClient build() {
+      return new IdempotentHttpClient(this);
+    }
+  }
+}

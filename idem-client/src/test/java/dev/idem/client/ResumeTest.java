@@ -1,0 +1,156 @@
+package dev.idem.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.client.TestServer.Reply;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The client and its journal: written before the first send, completed on a final answer, resumed after restart. */
+class ResumeTest {
+  @TempDir Path dir;
+  private final ClientFixture fixture = new ClientFixture();
+
+  private static byte[] body(int n) {
+    return ("{\"amount\":" + n + "}").getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void intentIsJournaledBeforeTheFirstSend() throws IOException {
+    Path file = dir.resolve("pending.journal");
+    try (TestServer server = new TestServer(Reply.status(201));
+        FileJournal journal = FileJournal.open(file)) {
+      List<List<Intent>> seenDuringSend = new java.util.ArrayList<>();
+      IdempotentHttpClient client = fixture.builder()
+          .journal(journal)
+          .listener((c, key, attempt) -> seenDuringSend.add(journal.pending()))
+          .build();
+
+      Response response = client.send(Intent.post(server.uri("/pay"), body(1)));
+
+      assertThat(seenDuringSend).singleElement().satisfies(pending -> assertThat(pending)
+          .extracting(i -> i.key().orElseThrow()).containsExactly(response.key().orElseThrow()));
+      assertThat(journal.pending()).isEmpty();
+    }
+  }
+
+  @Test
+  void finalAnswersCompleteTheIntentIncludingErrorsAndMismatches() throws IOException {
+    try (TestServer server = new TestServer(
+        Reply.status(400), Reply.problem(422, IdempotentHttpClient.PAYLOAD_MISMATCH, false));
+        FileJournal journal = FileJournal.open(dir.resolve("pending.journal"))) {
+      IdempotentHttpClient client = fixture.builder().journal(journal).build();
+
+      client.send(Intent.post(server.uri("/pay"), body(1)));
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body(2))))
+          .isInstanceOf(PayloadMismatchException.class);
+
+      assertThat(journal.pending()).isEmpty();
+    }
+  }
+
+  @Test
+  void safeAndKeylessIntentsAreNotJournaled() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(503));
+        FileJournal journal = FileJournal.open(dir.resolve("pending.journal"))) {
+      IdempotentHttpClient client = fixture.builder().journal(journal).build();
+
+      client.send(Intent.post(server.uri("/pay"), body(1)).withoutKey());
+      assertThatThrownBy(() -> client.send(Intent.get(server.uri("/pay/1"))))
+          .isInstanceOf(IntentPendingException.class);
+
+      assertThat(journal.pending()).isEmpty();
+    }
+  }
+
+  @Test
+  void secretsAreNeverWrittenToTheJournal() throws IOException {
+    Path file = dir.resolve("pending.journal");
+    try (TestServer server = new TestServer(Reply.status(503));
+        FileJournal journal = FileJournal.open(file)) {
+      IdempotentHttpClient client = fixture.builder()
+          .journal(journal)
+          .headers(() -> Map.of("X-Api-Key-From-Config", "config-secret-1"))
+          .build();
+      Intent intent = Intent.post(server.uri("/pay"), body(1))
+          .withHeader("Authorization", "Bearer secret-token-2")
+          .withHeader("cookie", "session=secret-cookie-3")
+          .withHeader("Proxy-Authorization", "Basic secret-proxy-4")
+          .withHeader("X-Trace", "visible-5");
+
+      assertThatThrownBy(() -> client.send(intent)).isInstanceOf(IntentPendingException.class);
+
+      String bytes = new String(Files.readAllBytes(file), StandardCharsets.ISO_8859_1);
+      assertThat(bytes).contains("visible-5", "{\"amount\":1}")
+          .doesNotContain("secret-token-2", "secret-cookie-3", "secret-proxy-4", "config-secret-1")
+          .doesNotContainIgnoringCase("authorization").doesNotContainIgnoringCase("cookie");
+      assertThat(server.received.get(0).header("Authorization")).isEqualTo("Bearer secret-token-2");
+    }
+  }
+
+  @Test
+  void resumePendingResendsWithTheOriginalKeyAndClearsTheJournal() throws IOException {
+    Path file = dir.resolve("pending.journal");
+    String originalKey;
+    try (TestServer server = new TestServer(Reply.disconnect())) {
+      // first process: every attempt fails, the intents stay pending
+      try (FileJournal journal = FileJournal.open(file)) {
+        IdempotentHttpClient client = fixture.builder().journal(journal).build();
+        IntentPendingException pending = org.junit.jupiter.api.Assertions.assertThrows(
+            IntentPendingException.class,
+            () -> client.send(Intent.post(server.uri("/pay"), body(7)).withHeader("Authorization", "Bearer old")));
+        originalKey = pending.key().orElseThrow();
+        assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body(8)).withKey("caller-8")))
+            .isInstanceOf(IntentPendingException.class);
+      }
+      server.received.clear();
+      server.script(Reply.status(201));
+
+      // second process: a new journal instance and a new client, with the credentials of now
+      try (FileJournal journal = FileJournal.open(file)) {
+        IdempotentHttpClient client = fixture.builder()
+            .journal(journal)
+            .headers(() -> Map.of("Authorization", "Bearer fresh"))
+            .build();
+        assertThat(journal.pending()).hasSize(2);
+
+        List<Resumed> resumed = client.resumePending();
+
+        assertThat(resumed).allSatisfy(r -> assertThat(r.isCompleted()).isTrue());
+        assertThat(resumed).extracting(r -> r.response().orElseThrow().status()).containsExactly(201, 201);
+        assertThat(server.headerValues("Idempotency-Key")).containsExactly(originalKey, "caller-8");
+        assertThat(server.received).extracting(TestServer.Received::bodyText)
+            .containsExactly("{\"amount\":7}", "{\"amount\":8}");
+        assertThat(server.headerValues("Authorization")).containsOnly("Bearer fresh");
+        assertThat(journal.pending()).isEmpty();
+      }
+      assertThat(Files.size(file)).isZero();
+    }
+  }
+
+  @Test
+  void resumedIntentThatFailsAgainStaysPending() throws IOException {
+    Path file = dir.resolve("pending.journal");
+    try (TestServer server = new TestServer(Reply.status(503));
+        FileJournal journal = FileJournal.open(file)) {
+      IdempotentHttpClient client = fixture.builder().journal(journal).build();
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body(1))))
+          .isInstanceOf(IntentPendingException.class);
+
+      List<Resumed> resumed = client.resumePending();
+
+      assertThat(resumed).singleElement().satisfies(r -> {
+        assertThat(r.isCompleted()).isFalse();
+        assertThat(r.failure()).containsInstanceOf(IntentPendingException.class);
+      });
+      assertThat(journal.pending()).hasSize(1);
+    }
+  }
+}
