@@ -38,6 +38,7 @@ import java.util.zip.CRC32;
  * {@link StandardCopyOption#ATOMIC_MOVE}, and the directory forced (where the platform allows opening a directory).
  */
 public final class FileJournal implements PendingJournal {
+  private static final System.Logger LOG = System.getLogger(FileJournal.class.getName());
   /** Default largest record, header included. */
   public static final int MAX_RECORD_BYTES = 1024 * 1024;
 
@@ -88,8 +89,14 @@ public final class FileJournal implements PendingJournal {
     Objects.requireNonNull(intent, "intent");
     String key = intent.key().orElseThrow(() -> new IllegalArgumentException(
         "journal " + file + ": an intent needs a key to be journaled, was " + intent));
-    if (pending.containsKey(key)) {
-      return;
+    Intent existing = pending.get(key);
+    if (existing != null) {
+      if (existing.sameRequestAs(intent)) {
+        return;
+      }
+      throw new JournalException("journal " + file + ": key " + key + " is already pending for a different intent ("
+          + existing + "), not " + intent + ". An idempotency key names one intent; use a new key for a different"
+          + " request, or complete the pending one first.", null);
     }
     write(encodeIntent(intent));
     pending.put(key, intent);
@@ -105,7 +112,12 @@ public final class FileJournal implements PendingJournal {
     pending.remove(key);
     completedRecords++;
     if (pending.isEmpty() || completedRecords >= COMPACT_AFTER_COMPLETIONS && completedRecords > pending.size()) {
-      compact();
+      try {
+        compact();
+      } catch (JournalException e) {
+        // The completion is durable; a failed compaction only leaves a longer file. It is retried next time.
+        LOG.log(System.Logger.Level.WARNING, e.getMessage(), e);
+      }
     }
   }
 
@@ -131,11 +143,14 @@ public final class FileJournal implements PendingJournal {
         out.force(true);
       }
       channel.close();
-      Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      forceDirectory();
-      channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.READ);
-      channel.position(channel.size());
-      completedRecords = 0;
+      try {
+        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        forceDirectory();
+        completedRecords = 0;
+      } finally {
+        channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.READ);
+        channel.position(channel.size());
+      }
     } catch (IOException e) {
       throw new JournalException("journal " + file + ": compaction failed: " + e.getMessage()
           + ". The journal is unchanged unless the move succeeded; reopen it to continue.", e);
@@ -175,7 +190,8 @@ public final class FileJournal implements PendingJournal {
         readFully(header, position);
         int length = header.getInt(0);
         int crc = header.getInt(4);
-        if (length < 1 || length > maxRecordBytes - 8 || position + 8 + length > size) {
+        // The size limit applies to writes only: a complete record written under a larger limit is still read.
+        if (length < 1 || position + 8 + length > size) {
           break;
         }
         ByteBuffer payload = ByteBuffer.allocate(length);
@@ -276,12 +292,25 @@ public final class FileJournal implements PendingJournal {
 
   private void write(ByteBuffer record) {
     ensureOpen();
+    long start = -1;
     try {
+      start = channel.position();
       while (record.hasRemaining()) {
         channel.write(record);
       }
       channel.force(true);
     } catch (IOException e) {
+      // Never leave a torn record before later ones: replay would stop at it and drop everything after.
+      if (start >= 0) {
+        try {
+          channel.truncate(start);
+          channel.position(start);
+          channel.force(true);
+        } catch (IOException undo) {
+          e.addSuppressed(undo);
+          closed = true;
+        }
+      }
       throw new JournalException("journal " + file + ": append failed: " + e.getMessage()
           + ". The intent was not sent; nothing is known to the server.", e);
     }
@@ -311,13 +340,14 @@ public final class FileJournal implements PendingJournal {
     out.write(b);
   }
 
-  private String readString(DataInputStream in) throws IOException {
+  private static String readString(DataInputStream in) throws IOException {
     return new String(readBytes(in), StandardCharsets.UTF_8);
   }
 
-  private byte[] readBytes(DataInputStream in) throws IOException {
+  /** A field of a checked payload: it cannot be longer than what is left of that payload. */
+  private static byte[] readBytes(DataInputStream in) throws IOException {
     int length = in.readInt();
-    if (length < 0 || length > maxRecordBytes) {
+    if (length < 0 || length > in.available()) {
       throw new IOException("bad length " + length);
     }
     return in.readNBytes(length);

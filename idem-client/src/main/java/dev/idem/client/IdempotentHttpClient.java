@@ -68,6 +68,8 @@ public final class IdempotentHttpClient {
   public static final String IN_PROGRESS = "CONFLICT.idempotency.in_progress";
   /** Problem code of a key reused with another request: never retried. */
   public static final String PAYLOAD_MISMATCH = "CONFLICT.idempotency.payload_mismatch";
+  /** The largest answer body read into memory: 16 MiB. A larger one ends the call; nothing is retried. */
+  public static final int MAX_RESPONSE_BYTES = 16 << 20;
 
   private static final Set<Integer> RETRYABLE_STATUSES = Set.of(408, 429, 500, 502, 503, 504);
   private static final Set<String> SECRET_HEADERS = Set.of("authorization", "cookie", "proxy-authorization");
@@ -173,8 +175,20 @@ public final class IdempotentHttpClient {
       }
       callPolicy = b.build();
     }
-    long deadlineAt = callPolicy.deadline().map(d -> clock.millis() + d.toMillis()).orElse(Long.MAX_VALUE);
+    long now = clock.millis();
+    long deadlineAt = callPolicy.deadline().map(d -> saturatedAdd(now, d.toMillis())).orElse(Long.MAX_VALUE);
     Call call = new Call(intent, key, retryable, deadlineAt, callPolicy);
+    if (!retryable) {
+      // An unsafe request without a key is sent once, outside the retry loop: no routed policy can repeat it.
+      try {
+        return call.attempt().response(key, call.attempts);
+      } catch (IOException e) {
+        throw new IntentPendingException(name, intent, key, null, call.attempts, e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IntentPendingException(name, intent, key, null, call.attempts, e);
+      }
+    }
     Retry<Outcome> retry = Retry.of(callPolicy).withName(name).withClock(clock).withSleeper(sleeper).withListener(call);
     if (random != null) {
       retry = retry.withRandom(random);
@@ -200,6 +214,11 @@ public final class IdempotentHttpClient {
       journal.complete(key);
     }
     return outcome.response(key, call.attempts);
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long sum = a + b;
+    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
   }
 
   private static String destination(URI uri) {
@@ -273,15 +292,23 @@ public final class IdempotentHttpClient {
       nextDelayMillis = 0;
       last = null;
       HttpRequest request = request(n);
-      HttpResponse<byte[]> r;
+      HttpResponse<java.io.InputStream> r;
+      byte[] body;
       try {
-        r = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+        r = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        try (java.io.InputStream in = r.body()) {
+          body = in == null ? new byte[0] : in.readNBytes(MAX_RESPONSE_BYTES + 1);
+        }
       } catch (IOException e) {
         log(new Attempt(n, delay, 0, null, (retryable ? "retryable: " : "final, no key: ") + e));
         throw e;
       }
       int status = r.statusCode();
-      byte[] body = r.body() == null ? new byte[0] : r.body();
+      if (body.length > MAX_RESPONSE_BYTES) {
+        log(new Attempt(n, delay, status, null, "final: body larger than " + MAX_RESPONSE_BYTES + " bytes"));
+        throw new IllegalStateException(name + ": the answer to " + intent.method() + " " + intent.uri()
+            + " is larger than " + MAX_RESPONSE_BYTES + " bytes; it was not read (the intent stays pending)");
+      }
       String contentType = r.headers().firstValue("Content-Type").orElse("").toLowerCase(Locale.ROOT);
       Map<String, Object> problem = contentType.contains("json") && status >= 400 ? ProblemScanner.scan(body) : Map.of();
       String code = problem.get("code") instanceof String s ? s : null;

@@ -194,6 +194,12 @@ public final class Intent {
     return body.clone();
   }
 
+  /** Whether this is the same request as {@code other}: method, URI, headers and body. */
+  boolean sameRequestAs(Intent other) {
+    return method().equals(other.method()) && uri().toString().equals(other.uri().toString())
+        && headers().equals(other.headers()) && java.util.Arrays.equals(bodyUnsafe(), other.bodyUnsafe());
+  }
+
   byte[] bodyUnsafe() {
     return body;
   }

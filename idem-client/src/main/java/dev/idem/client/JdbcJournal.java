@@ -11,7 +11,6 @@ import java.sql.SQLIntegrityConstraintViolationException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -164,7 +163,7 @@ public final class JdbcJournal implements PendingJournal {
       }
       Intent existing = find(key);
       if (existing != null) {
-        if (sameIntent(existing, clean)) {
+        if (existing.sameRequestAs(clean)) {
           return;
         }
         throw new JournalException("journal '" + name + "' (table " + table + "): key " + key + " is already pending"
@@ -262,13 +261,6 @@ public final class JdbcJournal implements PendingJournal {
       throw new JournalException("journal '" + name + "' (table " + table + "): the row of key " + key
           + " is not a valid intent: " + e.getMessage() + ". Delete the row or fix it by hand.", e);
     }
-  }
-
-  private static boolean sameIntent(Intent a, Intent b) {
-    return a.method().equals(b.method())
-        && a.uri().toString().equals(b.uri().toString())
-        && a.headers().equals(b.headers())
-        && Arrays.equals(a.bodyUnsafe(), b.bodyUnsafe());
   }
 
   /** One {@code Name: value} line per header. Names have no ':' and values no CR or LF, so this is unambiguous. */

@@ -193,6 +193,32 @@ class ClassificationTest {
   }
 
   @Test
+  void unsafeRequestWithoutKeyIsNotRetriedEvenWhenAPolicyIsRoutedForIoFailures() throws IOException {
+    IdempotentHttpClient client = fixture.builder().policy(ClientFixture.policy().toBuilder()
+        .policyFor(IOException.class, dev.idem.retry.RetryPolicy.builder().maxAttempts(5).build()).build()).build();
+    try (TestServer server = new TestServer(Reply.disconnect(), Reply.status(200))) {
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), json("{}")).withoutKey()))
+          .isInstanceOf(IntentPendingException.class);
+
+      assertThat(server.received).hasSize(1);
+    }
+  }
+
+  @Test
+  void payloadMismatchIsNotRetriedEvenWhenAPolicyIsRoutedForRuntimeExceptions() throws IOException {
+    IdempotentHttpClient client = fixture.builder().policy(ClientFixture.policy().toBuilder()
+        .policyFor(RuntimeException.class, dev.idem.retry.RetryPolicy.builder().maxAttempts(5).build()).build())
+        .build();
+    try (TestServer server = new TestServer(Reply.problem(422, "CONFLICT.idempotency.payload_mismatch", false),
+        Reply.status(200))) {
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), json("{}"))))
+          .isInstanceOf(PayloadMismatchException.class);
+
+      assertThat(server.received).hasSize(1);
+    }
+  }
+
+  @Test
   void safeMethodIsRetriedWithoutKey() throws IOException {
     try (TestServer server = new TestServer(Reply.status(503), Reply.status(200))) {
       Response response = fixture.client().send(Intent.get(server.uri("/pay/1")));

@@ -159,4 +159,30 @@ class FileJournalTest extends PendingJournalContractTest {
       assertSameIntent(reopened.pending().get(0), intent);
     }
   }
+
+  @Test
+  void sameKeyForADifferentIntentIsRefusedAndTheSameIntentAgainIsANoOp() {
+    try (FileJournal journal = FileJournal.open(dir.resolve("same-key.journal"))) {
+      journal.append(PendingJournalContractTest.intent("k-1", "{\"a\":1}"));
+
+      journal.append(PendingJournalContractTest.intent("k-1", "{\"a\":1}"));
+      assertThatThrownBy(() -> journal.append(PendingJournalContractTest.intent("k-1", "{\"a\":2}")))
+          .isInstanceOf(JournalException.class).hasMessageContaining("already pending for a different intent");
+      assertThat(journal.pending()).hasSize(1);
+    }
+  }
+
+  @Test
+  void recordWrittenUnderALargerLimitSurvivesReopeningWithASmallerOne() {
+    Path file = dir.resolve("limits.journal");
+    String big = "{\"note\":\"" + "x".repeat(3000) + "\"}";
+    try (FileJournal journal = FileJournal.open(file, 8192)) {
+      journal.append(PendingJournalContractTest.intent("k-big", big));
+      journal.append(PendingJournalContractTest.intent("k-small", "{}"));
+    }
+
+    try (FileJournal reopened = FileJournal.open(file, 1024)) {
+      assertThat(reopened.pending()).extracting(i -> i.key().orElseThrow()).containsExactly("k-big", "k-small");
+    }
+  }
 }

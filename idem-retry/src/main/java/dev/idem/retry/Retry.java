@@ -242,8 +242,9 @@ public final class Retry<R> {
   private long decide(int attempt, long previousDelay, Throwable failure, R result, long deadlineAt, boolean async) {
     RetryPolicy<?> governing = failure == null ? policy : policy.policyFor(failure);
     if (failure != null) {
-      boolean retryable =
-          governing == policy ? policy.isRetryable(failure) : governing.isRetryableWhenRouted(failure);
+      // The outer policy's abortOn always wins: a routed policy for a broad type must not retry what it aborts.
+      boolean retryable = governing == policy ? policy.isRetryable(failure)
+          : !policy.aborts(failure) && governing.isRetryableWhenRouted(failure);
       if (!retryable) {
         if (budget != null) {
           budget.onSuccess();

@@ -145,6 +145,11 @@ public final class RetryPolicy<R> {
     return isInstanceOfAny(failure, retryOn) || (retryIf != null && retryIf.test(failure));
   }
 
+  /** Whether {@code abortOn} names this failure's type (or a supertype). */
+  boolean aborts(Throwable failure) {
+    return isInstanceOfAny(failure, abortOn);
+  }
+
   /** Whether a failure is retried by a routed policy with no classification of its own: yes unless Error/abortOn. */
   boolean isRetryableWhenRouted(Throwable failure) {
     if (retryOn.isEmpty() && retryIf == null) {
