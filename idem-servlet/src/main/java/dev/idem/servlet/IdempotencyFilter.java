@@ -322,11 +322,11 @@ public final class IdempotencyFilter implements Filter {
     response.setHeader(KEY_HEADER, exchange.keyHeader());
     switch (execution.outcome()) {
       case STORED:
-        response.setHeader(STATUS_HEADER, "stored");
-        send(live != null ? live.allHeaders() : execution.response().headers(), live != null ? live.getStatus()
-            : execution.response().status(), execution.response().body(), response);
-        break;
       case NOT_STORED:
+        if (execution.outcome() == Execution.Outcome.STORED) {
+          response.setHeader(STATUS_HEADER, "stored");
+        }
+        // The live answer carries every header the handler set; the stored one only the kept headers.
         send(live != null ? live.allHeaders() : execution.response().headers(), live != null ? live.getStatus()
             : execution.response().status(), execution.response().body(), response);
         break;

@@ -95,17 +95,9 @@ public final class PaymentPhases {
     try {
       charge = provider.charge(ctx.derivedKey("charge"), request);
     } catch (ProviderTimeoutException e) {
-      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(504, "DEPENDENCY.timeout",
-              "Payment provider timeout")
-          .withDetail("the payment provider did not answer in time; payment " + paymentId
-              + " is pending: retry with the same Idempotency-Key and it will not be charged twice")
-          .withRetryable(true).with("payment_id", paymentId), 1));
+      return PhaseResult.respond(ProblemResponse.providerFailed(true, "payment", paymentId, "charged"));
     } catch (ProviderUnavailableException e) {
-      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(503, "DEPENDENCY.unavailable",
-              "Payment provider unavailable")
-          .withDetail("the payment provider is unavailable; payment " + paymentId
-              + " is pending: retry with the same Idempotency-Key")
-          .withRetryable(true).with("payment_id", paymentId), 1));
+      return PhaseResult.respond(ProblemResponse.providerFailed(false, "payment", paymentId, "charged"));
     }
     return PhaseResult.next(cp.with("charge_id", charge.id()).with("charge_status", charge.status()));
   }

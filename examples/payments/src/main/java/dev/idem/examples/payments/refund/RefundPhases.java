@@ -128,17 +128,9 @@ public final class RefundPhases {
       refund = provider.refund(ctx.derivedKey("refund"),
           new RefundRequest(cp.require("charge_id"), Long.parseLong(cp.require("amount"))));
     } catch (ProviderTimeoutException e) {
-      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(504, "DEPENDENCY.timeout",
-              "Payment provider timeout")
-          .withDetail("the payment provider did not answer in time; refund " + refundId
-              + " is pending: retry with the same Idempotency-Key and it will not be refunded twice")
-          .withRetryable(true).with("refund_id", refundId), 1));
+      return PhaseResult.respond(ProblemResponse.providerFailed(true, "refund", refundId, "refunded"));
     } catch (ProviderUnavailableException e) {
-      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(503, "DEPENDENCY.unavailable",
-              "Payment provider unavailable")
-          .withDetail("the payment provider is unavailable; refund " + refundId
-              + " is pending: retry with the same Idempotency-Key")
-          .withRetryable(true).with("refund_id", refundId), 1));
+      return PhaseResult.respond(ProblemResponse.providerFailed(false, "refund", refundId, "refunded"));
     }
     return PhaseResult.next(cp.with("provider_refund_id", refund.id()));
   }

@@ -22,4 +22,23 @@ public final class ProblemResponse {
     headers.put("retry-after", List.of(Long.toString(seconds)));
     return StoredResponse.of(problem.status(), headers, problem.toJson());
   }
+
+  /**
+   * The answer to a provider call that failed transiently: 504 {@code DEPENDENCY.timeout} (the call may have been
+   * applied) or 503 {@code DEPENDENCY.unavailable}, retryable, with {@code Retry-After: 1}. Not kept, so the retry
+   * with the same key resumes the pending resource and re-sends the same provider key.
+   *
+   * @param resource {@code payment} or {@code refund}; names the problem member {@code <resource>_id}
+   * @param applied what the provider would otherwise do twice: {@code charged}, {@code refunded}
+   */
+  public static StoredResponse providerFailed(boolean timedOut, String resource, String id, String applied) {
+    Problem problem = timedOut
+        ? Problem.of(504, "DEPENDENCY.timeout", "Payment provider timeout").withDetail("the payment provider did not"
+            + " answer in time; " + resource + " " + id + " is pending: retry with the same Idempotency-Key and it"
+            + " will not be " + applied + " twice")
+        : Problem.of(503, "DEPENDENCY.unavailable", "Payment provider unavailable").withDetail("the payment"
+            + " provider is unavailable; " + resource + " " + id + " is pending: retry with the same"
+            + " Idempotency-Key");
+    return retryAfter(problem.withRetryable(true).with(resource + "_id", id), 1);
+  }
 }
