@@ -1,0 +1,24 @@
+package dev.idem.outbox;
+
+import java.time.Duration;
+
+/**
+ * Hooks for meters and logs on a relay's work. Called on relay threads; implementations must be fast, thread-safe
+ * and must not throw (what they throw is ignored). Every method does nothing by default.
+ */
+public interface OutboxListener {
+  /** A relay claimed {@code count} events in one batch. */
+  default void claimed(String relay, int count) {}
+
+  /** A transport accepted {@code message}, {@code sinceEnqueue} after it was enqueued. */
+  default void delivered(String relay, OutboxMessage message, Duration sinceEnqueue) {}
+
+  /** An attempt failed; {@code dead} when it was the last one. */
+  default void failed(String relay, OutboxMessage message, DeliveryResult result, boolean dead) {}
+
+  /** A marking found a row no longer leased to this relay (its lease ran out and another relay took it). */
+  default void leaseLost(String relay, int rows) {}
+
+  /** The relay could not reach the database or a transport threw unexpectedly; it backs off and carries on. */
+  default void relayError(String relay, Throwable error) {}
+}

@@ -1,0 +1,412 @@
+package dev.idem.outbox;
+
+import dev.idem.retry.Backoff;
+import dev.idem.retry.Jitter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Sends outbox events: each worker claims a batch of due events under a lease, sends them through the transport of
+ * their destination's route outside any transaction or row lock, then marks them delivered (or deletes them) in one
+ * statement. Failures are retried with capped exponential backoff and jitter; after a route's maximum attempts, or at
+ * once for a {@link DeliveryResult.Kind#PERMANENT} failure, an event is dead.
+ *
+ * <p>Any number of relays, in one JVM or many, may run on one outbox: claims skip locked rows, and a claimed row is
+ * out of every other relay's range until its lease ends. A relay that dies mid-batch leaves its rows to be taken over
+ * when the lease ends; they are sent again (at least once), so receivers deduplicate on the event id.
+ *
+ * <pre>{@code
+ * OutboxRelay relay = OutboxRelay.builder(outbox)
+ *     .route("webhook", webhookTransport)
+ *     .route("rabbitmq", rabbitTransport, 10)
+ *     .threads(2).batchSize(100)
+ *     .build();
+ * relay.start();
+ * ...
+ * relay.close();
+ * }</pre>
+ */
+public final class OutboxRelay implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(OutboxRelay.class.getName());
+
+  private final Outbox outbox;
+  private final String name;
+  private final Map<String, Route> routes;
+  private final int threads;
+  private final int batchSize;
+  private final Duration lease;
+  private final Duration pollInterval;
+  private final Backoff backoff;
+  private final Duration maxRetryAfter;
+  private final boolean deleteDelivered;
+  private final int defaultMaxAttempts;
+  private final OutboxListener listener;
+  private final AtomicBoolean started = new AtomicBoolean();
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition wake = lock.newCondition();
+  private volatile boolean running;
+  private final List<Thread> workers = new ArrayList<>();
+
+  private record Route(OutboxTransport transport, int maxAttempts) {}
+
+  private OutboxRelay(Builder b) {
+    this.outbox = b.outbox;
+    this.name = b.name;
+    this.routes = Map.copyOf(b.routes);
+    this.threads = b.threads;
+    this.batchSize = b.batchSize;
+    this.lease = b.lease;
+    this.pollInterval = b.pollInterval;
+    this.backoff = b.backoff;
+    this.maxRetryAfter = b.maxRetryAfter;
+    this.deleteDelivered = b.deleteDelivered;
+    this.defaultMaxAttempts = b.defaultMaxAttempts;
+    this.listener = b.listener;
+  }
+
+  public static Builder builder(Outbox outbox) {
+    return new Builder(outbox);
+  }
+
+  public String name() {
+    return name;
+  }
+
+  /** Starts the worker threads. A relay starts once. */
+  public void start() {
+    if (!started.compareAndSet(false, true)) {
+      throw new IllegalStateException("relay " + name + " was started already");
+    }
+    running = true;
+    for (int i = 0; i < threads; i++) {
+      Thread t = new Thread(this::work, "idem-relay-" + name + "-" + i);
+      t.setDaemon(true);
+      workers.add(t);
+      t.start();
+    }
+  }
+
+  /** Wakes idle workers now instead of at their next poll, e.g. right after a transaction that enqueued events commits. */
+  public void wakeUp() {
+    lock.lock();
+    try {
+      wake.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * One cycle on the calling thread: claim a batch, send it, record the outcome.
+   *
+   * @return how many events were claimed (0 when nothing was due)
+   */
+  public int runOnce() {
+    String token = name + "/" + UUID.randomUUID();
+    List<Outbox.Claimed> batch = outbox.claim(token, lease, batchSize);
+    if (batch.isEmpty()) {
+      return 0;
+    }
+    safely(() -> listener.claimed(name, batch.size()));
+    long leaseEnds = System.nanoTime() + lease.toNanos();
+    Map<String, List<Outbox.Claimed>> byRoute = new LinkedHashMap<>();
+    for (Outbox.Claimed c : batch) {
+      byRoute.computeIfAbsent(Limits.route(c.message().destination()), k -> new ArrayList<>()).add(c);
+    }
+    List<Outbox.Claimed> delivered = new ArrayList<>(batch.size());
+    List<Outbox.Failure> failures = new ArrayList<>();
+    List<Outbox.Claimed> unsent = new ArrayList<>();
+    Instant now = outbox.clock().instant();
+    for (Map.Entry<String, List<Outbox.Claimed>> e : byRoute.entrySet()) {
+      List<Outbox.Claimed> rows = e.getValue();
+      Route route = routes.get(e.getKey());
+      if (route == null) {
+        for (Outbox.Claimed c : rows) {
+          failures.add(failure(c, DeliveryResult.retry("no transport for route '" + e.getKey() + "' in relay " + name,
+              null), defaultMaxAttempts, now));
+        }
+        continue;
+      }
+      if (!running && !workers.isEmpty() || System.nanoTime() >= leaseEnds) {
+        unsent.addAll(rows); // stopping, or the lease ran out before this route's turn: give them back unsent
+        continue;
+      }
+      List<OutboxMessage> messages = new ArrayList<>(rows.size());
+      for (Outbox.Claimed c : rows) {
+        messages.add(c.message());
+      }
+      List<DeliveryResult> results;
+      try {
+        results = route.transport().sendAll(messages);
+      } catch (RuntimeException ex) {
+        safely(() -> listener.relayError(name, ex));
+        DeliveryResult r = DeliveryResult.retry(OutboxTransport.describe(ex), null);
+        results = new ArrayList<>();
+        for (int i = 0; i < messages.size(); i++) {
+          results.add(r);
+        }
+      }
+      if (results == null || results.size() != messages.size()) {
+        throw new IllegalStateException("transport of route '" + e.getKey() + "' returned "
+            + (results == null ? "null" : results.size() + " results") + " for " + messages.size() + " messages");
+      }
+      now = outbox.clock().instant();
+      for (int i = 0; i < rows.size(); i++) {
+        Outbox.Claimed c = rows.get(i);
+        DeliveryResult r = results.get(i);
+        if (r == null) {
+          r = DeliveryResult.retry("transport returned no result", null);
+        }
+        if (r.isDelivered()) {
+          delivered.add(c);
+        } else {
+          failures.add(failure(c, r, route.maxAttempts(), now));
+        }
+      }
+    }
+    int changed = outbox.finish(token, delivered, failures, deleteDelivered);
+    int expected = delivered.size() + failures.size();
+    if (changed < expected) {
+      int lost = expected - changed;
+      safely(() -> listener.leaseLost(name, lost));
+    }
+    if (!unsent.isEmpty()) {
+      outbox.release(token, unsent);
+    }
+    Instant done = outbox.clock().instant();
+    for (Outbox.Claimed c : delivered) {
+      safely(() -> listener.delivered(name, c.message(), Duration.between(c.message().createdAt(), done)));
+    }
+    for (Outbox.Failure f : failures) {
+      safely(() -> listener.failed(name, f.claimed().message(), f.result(), f.dead()));
+    }
+    return batch.size();
+  }
+
+  private Outbox.Failure failure(Outbox.Claimed c, DeliveryResult r, int maxAttempts, Instant now) {
+    int sinceReplay = c.attempts() + 1 - c.attemptBase();
+    boolean dead = r.kind() == DeliveryResult.Kind.PERMANENT || sinceReplay >= maxAttempts;
+    long delay = backoff.delayNanos(Math.max(1, sinceReplay), 0L, ThreadLocalRandom.current());
+    if (r.retryAfter().isPresent()) {
+      long asked = Math.min(r.retryAfter().get().toNanos(), maxRetryAfter.toNanos());
+      delay = Math.max(delay, asked);
+    }
+    return new Outbox.Failure(c, r, dead, dead ? now : now.plusNanos(delay));
+  }
+
+  private void work() {
+    long errorDelay = 0;
+    while (running) {
+      int claimed;
+      try {
+        claimed = runOnce();
+        errorDelay = 0;
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "relay " + name + " cycle failed; backing off: " + e.getMessage());
+        safely(() -> listener.relayError(name, e));
+        errorDelay = Math.min(5_000, Math.max(100, errorDelay * 2));
+        pause(errorDelay);
+        continue;
+      }
+      if (claimed < batchSize) {
+        pause(pollInterval.toMillis());
+      }
+    }
+  }
+
+  private void pause(long millis) {
+    lock.lock();
+    try {
+      if (running) {
+        wake.await(millis, TimeUnit.MILLISECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      running = false;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static void safely(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException ignored) {
+      // a listener must not stop the relay
+    }
+  }
+
+  /**
+   * Stops the workers: each finishes the batch it is sending (marking what was sent), gives back rows it had not
+   * started, and exits. Waits up to the lease for them. Transports are not closed: they belong to the caller.
+   */
+  @Override
+  public void close() {
+    running = false;
+    wakeUp();
+    long deadline = System.nanoTime() + lease.toNanos();
+    for (Thread t : workers) {
+      try {
+        long left = deadline - System.nanoTime();
+        if (left > 0) {
+          t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** Whether the workers are running. */
+  public boolean isRunning() {
+    return running;
+  }
+
+  @Override
+  public String toString() {
+    return "OutboxRelay{" + name + ", routes=" + routes.keySet() + ", threads=" + threads + ", batch=" + batchSize
+        + ", lease=" + lease + '}';
+  }
+
+  /** Builds an {@link OutboxRelay}; at least one {@link #route} is required. */
+  public static final class Builder {
+    private final Outbox outbox;
+    private String name = "relay-" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffL);
+    private final Map<String, Route> routes = new LinkedHashMap<>();
+    private int threads = 1;
+    private int batchSize = 100;
+    private Duration lease = Duration.ofSeconds(60);
+    private Duration pollInterval = Duration.ofMillis(50);
+    private Backoff backoff = Backoff.exponential(Duration.ofSeconds(1), Duration.ofHours(1), Jitter.EQUAL);
+    private Duration maxRetryAfter = Duration.ofHours(24);
+    private int defaultMaxAttempts = 12;
+    private boolean deleteDelivered;
+    private OutboxListener listener = new OutboxListener() {};
+
+    private Builder(Outbox outbox) {
+      this.outbox = Objects.requireNonNull(outbox, "outbox");
+    }
+
+    /** This relay's name, in thread names, claim tokens and listener calls. */
+    public Builder name(String name) {
+      this.name = Limits.text("name", name, 24);
+      return this;
+    }
+
+    /** Sends events whose destination's route is {@code route} through {@code transport}, with the default maximum attempts. */
+    public Builder route(String route, OutboxTransport transport) {
+      return route(route, transport, -1);
+    }
+
+    /** As {@link #route(String, OutboxTransport)}, dead after {@code maxAttempts} attempts. */
+    public Builder route(String route, OutboxTransport transport, int maxAttempts) {
+      if (route == null || route.indexOf(':') >= 0) {
+        throw new IllegalArgumentException("route must be the part of a destination before ':', got '" + route + "'");
+      }
+      Limits.destination(route);
+      Objects.requireNonNull(transport, "transport");
+      if (maxAttempts != -1 && (maxAttempts < 1 || maxAttempts > 1000)) {
+        throw new IllegalArgumentException("maxAttempts must be 1 to 1000, got " + maxAttempts);
+      }
+      if (routes.containsKey(route)) {
+        throw new IllegalArgumentException("route '" + route + "' has a transport already");
+      }
+      routes.put(route, new Route(transport, maxAttempts));
+      return this;
+    }
+
+    /** Attempts before an event is dead, for routes without their own (default 12). */
+    public Builder maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1 || maxAttempts > 1000) {
+        throw new IllegalArgumentException("maxAttempts must be 1 to 1000, got " + maxAttempts);
+      }
+      this.defaultMaxAttempts = maxAttempts;
+      return this;
+    }
+
+    /** Worker threads (default 1). */
+    public Builder threads(int threads) {
+      if (threads < 1 || threads > 64) {
+        throw new IllegalArgumentException("threads must be 1 to 64, got " + threads);
+      }
+      this.threads = threads;
+      return this;
+    }
+
+    /** Events claimed per cycle (default 100). */
+    public Builder batchSize(int batchSize) {
+      if (batchSize < 1 || batchSize > 5000) {
+        throw new IllegalArgumentException("batchSize must be 1 to 5000, got " + batchSize);
+      }
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /**
+     * How long a claim holds its rows (default 60 s). Make it comfortably longer than a batch takes to send (the
+     * webhook transport's timeout is 15 s): a row whose lease ends mid-send may be sent by another relay too.
+     */
+    public Builder lease(Duration lease) {
+      if (lease == null || lease.compareTo(Duration.ofMillis(100)) < 0 || lease.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("lease must be 100 ms to 1 h, got " + lease);
+      }
+      this.lease = lease;
+      return this;
+    }
+
+    /** How long an idle worker waits before looking again (default 50 ms); {@link #wakeUp()} cuts it short. */
+    public Builder pollInterval(Duration interval) {
+      if (interval == null || interval.isNegative() || interval.isZero() || interval.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new IllegalArgumentException("pollInterval must be > 0 and at most 1 min, got " + interval);
+      }
+      this.pollInterval = interval;
+      return this;
+    }
+
+    /** Delays between attempts (default exponential from 1 s to 1 h, equal jitter). */
+    public Builder backoff(Backoff backoff) {
+      this.backoff = Objects.requireNonNull(backoff, "backoff");
+      return this;
+    }
+
+    /** The longest {@code Retry-After} a destination may impose (default 24 h). */
+    public Builder maxRetryAfter(Duration max) {
+      if (max == null || max.isNegative()) {
+        throw new IllegalArgumentException("maxRetryAfter must not be negative");
+      }
+      this.maxRetryAfter = max;
+      return this;
+    }
+
+    /** Delete delivered rows at once instead of marking them (default false: mark, purge later). */
+    public Builder deleteDelivered(boolean delete) {
+      this.deleteDelivered = delete;
+      return this;
+    }
+
+    public Builder listener(OutboxListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    public OutboxRelay build() {
+      if (routes.isEmpty()) {
+        throw new IllegalStateException("a relay needs at least one route(name, transport)");
+      }
+      routes.replaceAll((k, r) -> r.maxAttempts() == -1 ? new Route(r.transport(), defaultMaxAttempts) : r);
+      return new OutboxRelay(this);
+    }
+  }
+}

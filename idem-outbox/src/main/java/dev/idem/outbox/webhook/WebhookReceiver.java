@@ -1,0 +1,48 @@
+package dev.idem.outbox.webhook;
+
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
+import dev.idem.outbox.InboxResult;
+import java.util.Objects;
+
+/**
+ * Receives Standard Webhooks exactly once, without a web framework: verifies the raw body's signature and timestamp,
+ * then processes the event through the {@link Inbox} in one transaction, keyed by {@code webhook-id}. A refused webhook
+ * stores nothing. The servlet and Spring adapters call this.
+ */
+public final class WebhookReceiver {
+  private final WebhookVerifier verifier;
+  private final Inbox inbox;
+  private final String consumer;
+
+  private WebhookReceiver(WebhookVerifier verifier, Inbox inbox, String consumer) {
+    this.verifier = Objects.requireNonNull(verifier, "verifier");
+    this.inbox = Objects.requireNonNull(inbox, "inbox");
+    this.consumer = Objects.requireNonNull(consumer, "consumer");
+  }
+
+  /** A receiver for {@code consumer} (the inbox's consumer name, e.g. {@code provider-webhooks}). */
+  public static WebhookReceiver of(String consumer, WebhookVerifier verifier, Inbox inbox) {
+    return new WebhookReceiver(verifier, inbox, consumer);
+  }
+
+  public String consumer() {
+    return consumer;
+  }
+
+  public WebhookVerifier verifier() {
+    return verifier;
+  }
+
+  /**
+   * Verifies and processes one webhook in its own transaction.
+   *
+   * @throws WebhookVerificationException when the webhook is refused (answer 401, or 413 for a body too large)
+   * @throws dev.idem.outbox.InboxPayloadMismatchException when the id was seen with another body (answer 409)
+   * @throws dev.idem.outbox.InboxHandlerException when the handler failed (answer 5xx so that the sender retries)
+   */
+  public InboxResult receive(String id, String timestamp, String signature, byte[] body, InboxHandler handler) {
+    verifier.verify(id, timestamp, signature, body);
+    return inbox.processAndCommit(consumer, id, "webhook", body, handler);
+  }
+}

@@ -1,0 +1,83 @@
+package dev.idem.outbox.webhook;
+
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Signs webhooks per Standard Webhooks: {@code v1,<base64 HMAC-SHA256(secret, id + "." + timestamp + "." + body)>},
+ * one signature per secret, space-separated, so that a receiver holding either the old or the new secret accepts the
+ * message during a rotation. Thread-safe.
+ */
+public final class WebhookSigner {
+  private final List<Mac> prototypes;
+
+  private WebhookSigner(List<WebhookSecret> secrets) {
+    if (secrets.isEmpty()) {
+      throw new IllegalArgumentException("at least one secret is required");
+    }
+    List<Mac> macs = new ArrayList<>(secrets.size());
+    for (WebhookSecret s : secrets) {
+      macs.add(mac(s));
+    }
+    this.prototypes = List.copyOf(macs);
+  }
+
+  /** A signer with these secrets, newest first. */
+  public static WebhookSigner of(List<WebhookSecret> secrets) {
+    return new WebhookSigner(List.copyOf(secrets));
+  }
+
+  public static WebhookSigner of(WebhookSecret... secrets) {
+    return new WebhookSigner(List.of(secrets));
+  }
+
+  /** The {@code webhook-signature} header value for a message. */
+  public String sign(String id, long timestampSeconds, byte[] body) {
+    StringBuilder header = new StringBuilder(48 * prototypes.size());
+    for (Mac prototype : prototypes) {
+      if (header.length() > 0) {
+        header.append(' ');
+      }
+      header.append("v1,").append(Base64.getEncoder().encodeToString(digest(prototype, id, timestampSeconds, body)));
+    }
+    return header.toString();
+  }
+
+  static byte[] digest(Mac prototype, String id, long timestampSeconds, byte[] body) {
+    Mac mac;
+    try {
+      mac = (Mac) prototype.clone();
+    } catch (CloneNotSupportedException e) {
+      mac = freshCopy(prototype);
+    }
+    mac.update(id.getBytes(StandardCharsets.UTF_8));
+    mac.update((byte) '.');
+    mac.update(Long.toString(timestampSeconds).getBytes(StandardCharsets.US_ASCII));
+    mac.update((byte) '.');
+    return mac.doFinal(body);
+  }
+
+  private static Mac freshCopy(Mac prototype) {
+    throw new IllegalStateException("the HmacSHA256 provider " + prototype.getProvider() + " cannot clone a Mac");
+  }
+
+  static Mac mac(WebhookSecret secret) {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(secret.key(), "HmacSHA256"));
+      return mac;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 is part of every Java platform", e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "WebhookSigner{" + prototypes.size() + " secret(s)}";
+  }
+}

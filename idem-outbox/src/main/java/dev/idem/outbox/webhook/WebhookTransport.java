@@ -1,0 +1,203 @@
+package dev.idem.outbox.webhook;
+
+import dev.idem.outbox.DeliveryResult;
+import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.OutboxTransport;
+import dev.idem.retry.RetryAfter;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * Delivers outbox events as Standard Webhooks: an HTTP POST of the payload to the endpoint named by the destination's
+ * detail ({@code webhook:<endpoint id>}), with {@code webhook-id} (the event id, the same on every attempt),
+ * {@code webhook-timestamp} and {@code webhook-signature}.
+ *
+ * <ul>
+ *   <li>Only a 2xx answer counts as delivered.</li>
+ *   <li>410 Gone disables the endpoint and kills the event; events to a disabled or unknown endpoint die at once.</li>
+ *   <li>429 and 503 retry no sooner than their {@code Retry-After}; other answers and network errors retry with the
+ *       relay's backoff.</li>
+ *   <li>Each request times out after 15 s unless configured; a batch is sent concurrently.</li>
+ * </ul>
+ */
+public final class WebhookTransport implements OutboxTransport {
+  private static final Set<String> RESERVED = Set.of("webhook-id", "webhook-timestamp", "webhook-signature",
+      "content-type", "content-length", "host", "user-agent", "connection", "transfer-encoding", "expect", "upgrade");
+
+  private final WebhookEndpoints endpoints;
+  private final HttpClient client;
+  private final Duration timeout;
+  private final Clock clock;
+  private final String userAgent;
+
+  private WebhookTransport(Builder b) {
+    this.endpoints = b.endpoints;
+    this.timeout = b.timeout;
+    this.clock = b.clock;
+    this.userAgent = b.userAgent;
+    this.client = b.client != null ? b.client : HttpClient.newBuilder().connectTimeout(b.timeout)
+        .followRedirects(HttpClient.Redirect.NEVER).build();
+  }
+
+  public static Builder builder(WebhookEndpoints endpoints) {
+    return new Builder(endpoints);
+  }
+
+  @Override
+  public DeliveryResult send(OutboxMessage message) throws Exception {
+    Prepared p = prepare(message);
+    if (p.result != null) {
+      return p.result;
+    }
+    try {
+      return classify(message, client.send(p.request, HttpResponse.BodyHandlers.discarding()));
+    } catch (HttpTimeoutException e) {
+      return DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null);
+    }
+  }
+
+  @Override
+  public List<DeliveryResult> sendAll(List<OutboxMessage> messages) {
+    List<CompletableFuture<DeliveryResult>> futures = new ArrayList<>(messages.size());
+    for (OutboxMessage m : messages) {
+      Prepared p = prepare(m);
+      if (p.result != null) {
+        futures.add(CompletableFuture.completedFuture(p.result));
+        continue;
+      }
+      futures.add(client.sendAsync(p.request, HttpResponse.BodyHandlers.discarding())
+          .handle((response, error) -> error == null ? classify(m, response) : failure(error)));
+    }
+    List<DeliveryResult> results = new ArrayList<>(futures.size());
+    for (CompletableFuture<DeliveryResult> f : futures) {
+      try {
+        results.add(f.get());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        results.add(DeliveryResult.retry("interrupted", null));
+      } catch (ExecutionException e) {
+        results.add(failure(e.getCause()));
+      }
+    }
+    return results;
+  }
+
+  private record Prepared(HttpRequest request, DeliveryResult result) {}
+
+  private Prepared prepare(OutboxMessage m) {
+    String endpointId = m.destinationDetail();
+    Optional<WebhookEndpoint> found = endpointId.isEmpty() ? Optional.empty() : endpoints.find(endpointId);
+    if (found.isEmpty()) {
+      return new Prepared(null, DeliveryResult.permanent("no webhook endpoint '" + endpointId + "'", null));
+    }
+    WebhookEndpoint endpoint = found.get();
+    if (!endpoint.enabled()) {
+      return new Prepared(null, DeliveryResult.permanent("webhook endpoint '" + endpointId + "' is disabled", null));
+    }
+    byte[] body = m.payload().getBytes(StandardCharsets.UTF_8);
+    long timestamp = clock.millis() / 1000;
+    String id = m.id().toString();
+    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.url())
+        .timeout(timeout)
+        .header("content-type", "application/json")
+        .header("user-agent", userAgent)
+        .header("webhook-id", id)
+        .header("webhook-timestamp", Long.toString(timestamp))
+        .header("webhook-signature", WebhookSigner.of(endpoint.secrets()).sign(id, timestamp, body))
+        .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+    m.headers().forEach((k, v) -> {
+      if (!RESERVED.contains(k.toLowerCase(Locale.ROOT))) {
+        request.header(k, v);
+      }
+    });
+    return new Prepared(request.build(), null);
+  }
+
+  private DeliveryResult classify(OutboxMessage m, HttpResponse<?> response) {
+    int status = response.statusCode();
+    if (status >= 200 && status < 300) {
+      return DeliveryResult.delivered();
+    }
+    if (status == 410) {
+      endpoints.disable(m.destinationDetail(), "answered 410 Gone to event " + m.id());
+      return DeliveryResult.permanent("HTTP 410: endpoint disabled", status);
+    }
+    if (status == 429 || status == 503) {
+      Optional<Duration> after = response.headers().firstValue("retry-after")
+          .flatMap(v -> RetryAfter.parse(v, clock));
+      if (after.isPresent()) {
+        return DeliveryResult.retryAfter("HTTP " + status, status, after.get());
+      }
+    }
+    return DeliveryResult.retry("HTTP " + status, status);
+  }
+
+  private DeliveryResult failure(Throwable error) {
+    Throwable e = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (e instanceof HttpTimeoutException) {
+      return DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null);
+    }
+    return DeliveryResult.retry(OutboxTransport.describe(e), null);
+  }
+
+  @Override
+  public String toString() {
+    return "WebhookTransport{timeout=" + timeout + '}';
+  }
+
+  /** Builds a {@link WebhookTransport}. */
+  public static final class Builder {
+    private final WebhookEndpoints endpoints;
+    private Duration timeout = Duration.ofSeconds(15);
+    private Clock clock = Clock.systemUTC();
+    private String userAgent = "Idem-Webhooks/1";
+    private HttpClient client;
+
+    private Builder(WebhookEndpoints endpoints) {
+      this.endpoints = Objects.requireNonNull(endpoints, "endpoints");
+    }
+
+    /** Per request, connecting included (default 15 s). Keep it well under the relay's lease. */
+    public Builder timeout(Duration timeout) {
+      if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
+        throw new IllegalArgumentException("timeout must be 1 ms to 5 min, got " + timeout);
+      }
+      this.timeout = timeout;
+      return this;
+    }
+
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    public Builder userAgent(String userAgent) {
+      this.userAgent = Objects.requireNonNull(userAgent, "userAgent");
+      return this;
+    }
+
+    /** The HTTP client to use (default: a new one that never follows redirects). */
+    public Builder httpClient(HttpClient client) {
+      this.client = Objects.requireNonNull(client, "client");
+      return this;
+    }
+
+    public WebhookTransport build() {
+      return new WebhookTransport(this);
+    }
+  }
+}

@@ -1,0 +1,193 @@
+package dev.idem.outbox.webhook;
+
+import dev.idem.outbox.webhook.WebhookVerificationException.Reason;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Objects;
+import javax.crypto.Mac;
+
+/**
+ * Verifies Standard Webhooks signatures over the raw body: the timestamp must be within the tolerance (default 5
+ * minutes either way), and at least one {@code v1} signature in the header must match one of the secrets. Signatures
+ * are compared in constant time. Thread-safe.
+ *
+ * <pre>{@code
+ * WebhookVerifier verifier = WebhookVerifier.builder(WebhookSecret.parse(current), WebhookSecret.parse(previous)).build();
+ * verifier.verify(id, timestamp, signatureHeader, rawBody); // throws WebhookVerificationException
+ * }</pre>
+ */
+public final class WebhookVerifier {
+  /** At most this many signatures in one header are looked at. */
+  public static final int MAX_SIGNATURES = 16;
+  private static final int MAX_HEADER = 4096;
+  private static final int MAX_ID = 255;
+
+  private final List<Mac> prototypes;
+  private final Duration tolerance;
+  private final Clock clock;
+  private final int maxBodyBytes;
+
+  private WebhookVerifier(Builder b) {
+    List<Mac> macs = new ArrayList<>();
+    for (WebhookSecret s : b.secrets) {
+      macs.add(WebhookSigner.mac(s));
+    }
+    this.prototypes = List.copyOf(macs);
+    this.tolerance = b.tolerance;
+    this.clock = b.clock;
+    this.maxBodyBytes = b.maxBodyBytes;
+  }
+
+  /** A builder accepting signatures made with any of {@code secrets} (the current one and those being rotated out). */
+  public static Builder builder(WebhookSecret... secrets) {
+    return new Builder(List.of(secrets));
+  }
+
+  public static Builder builder(List<WebhookSecret> secrets) {
+    return new Builder(List.copyOf(secrets));
+  }
+
+  /** The largest body this verifier accepts. */
+  public int maxBodyBytes() {
+    return maxBodyBytes;
+  }
+
+  /**
+   * Checks a webhook.
+   *
+   * @param id the {@code webhook-id} header
+   * @param timestamp the {@code webhook-timestamp} header, Unix seconds
+   * @param signatureHeader the {@code webhook-signature} header
+   * @param body the raw body, exactly as received
+   * @throws WebhookVerificationException when any check fails
+   */
+  public void verify(String id, String timestamp, String signatureHeader, byte[] body) {
+    if (id == null || id.isEmpty() || id.length() > MAX_ID || !printable(id)) {
+      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-id is missing or malformed");
+    }
+    if (signatureHeader == null || signatureHeader.isEmpty() || signatureHeader.length() > MAX_HEADER) {
+      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-signature is missing or too long");
+    }
+    long seconds = parseTimestamp(timestamp);
+    Objects.requireNonNull(body, "body");
+    if (body.length > maxBodyBytes) {
+      throw new WebhookVerificationException(Reason.BODY_TOO_LARGE, "body is larger than " + maxBodyBytes + " bytes");
+    }
+    long now = clock.millis() / 1000;
+    if (Math.abs(now - seconds) > tolerance.toSeconds()) {
+      throw new WebhookVerificationException(Reason.TIMESTAMP_OUT_OF_TOLERANCE,
+          "webhook-timestamp is more than " + tolerance.toSeconds() + " s away from now");
+    }
+    List<byte[]> offered = parseSignatures(signatureHeader);
+    boolean match = false;
+    for (Mac prototype : prototypes) {
+      byte[] expected = WebhookSigner.digest(prototype, id, seconds, body);
+      for (byte[] candidate : offered) {
+        // no early exit on a match: every candidate is compared, in constant time each
+        match |= MessageDigest.isEqual(expected, candidate);
+      }
+    }
+    if (!match) {
+      throw new WebhookVerificationException(Reason.SIGNATURE_MISMATCH, "no signature matches");
+    }
+  }
+
+  private static long parseTimestamp(String timestamp) {
+    if (timestamp == null || timestamp.isEmpty() || timestamp.length() > 12) {
+      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-timestamp is missing or malformed");
+    }
+    for (int i = 0; i < timestamp.length(); i++) {
+      char c = timestamp.charAt(i);
+      if (c < '0' || c > '9') {
+        throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-timestamp must be Unix seconds");
+      }
+    }
+    return Long.parseLong(timestamp);
+  }
+
+  private static List<byte[]> parseSignatures(String header) {
+    List<byte[]> out = new ArrayList<>();
+    for (String part : header.trim().split(" +")) {
+      if (out.size() == MAX_SIGNATURES) {
+        break;
+      }
+      int comma = part.indexOf(',');
+      if (comma <= 0 || !part.substring(0, comma).equals("v1")) {
+        continue; // other versions (v1a asymmetric) are not ours to check
+      }
+      try {
+        byte[] sig = Base64.getDecoder().decode(part.substring(comma + 1));
+        if (sig.length == 32) {
+          out.add(sig);
+        }
+      } catch (IllegalArgumentException ignored) {
+        // not base64: cannot match
+      }
+    }
+    if (out.isEmpty()) {
+      throw new WebhookVerificationException(Reason.SIGNATURE_MISMATCH, "no v1 signature in webhook-signature");
+    }
+    return out;
+  }
+
+  private static boolean printable(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x21 || c > 0x7e) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public String toString() {
+    return "WebhookVerifier{" + prototypes.size() + " secret(s), tolerance=" + tolerance + '}';
+  }
+
+  /** Builds a {@link WebhookVerifier}. */
+  public static final class Builder {
+    private final List<WebhookSecret> secrets;
+    private Duration tolerance = Duration.ofMinutes(5);
+    private Clock clock = Clock.systemUTC();
+    private int maxBodyBytes = 1 << 20;
+
+    private Builder(List<WebhookSecret> secrets) {
+      if (secrets.isEmpty()) {
+        throw new IllegalArgumentException("at least one secret is required");
+      }
+      this.secrets = secrets;
+    }
+
+    /** How far a timestamp may be from now, either way (default 5 minutes). */
+    public Builder tolerance(Duration tolerance) {
+      if (tolerance == null || tolerance.isNegative() || tolerance.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("tolerance must be 0 to 1 hour, got " + tolerance);
+      }
+      this.tolerance = tolerance;
+      return this;
+    }
+
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** The largest body accepted (default 1 MiB). */
+    public Builder maxBodyBytes(int max) {
+      if (max < 1 || max > 64 << 20) {
+        throw new IllegalArgumentException("maxBodyBytes must be 1 byte to 64 MiB, got " + max);
+      }
+      this.maxBodyBytes = max;
+      return this;
+    }
+
+    public WebhookVerifier build() {
+      return new WebhookVerifier(this);
+    }
+  }
+}

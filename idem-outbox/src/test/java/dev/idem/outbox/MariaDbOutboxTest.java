@@ -1,0 +1,10 @@
+package dev.idem.outbox;
+
+import dev.idem.jdbc.JdbcDialect;
+
+class MariaDbOutboxTest extends OutboxContract {
+  @Override
+  JdbcDialect dialect() {
+    return JdbcDialect.MARIADB;
+  }
+}
