@@ -72,8 +72,12 @@ public final class Inbox {
       default:
         insert = "INSERT INTO " + table + columns;
     }
-    // a locking read sees the latest committed row whatever the transaction's snapshot
-    select = "SELECT payload_hash, result, received_at FROM " + table + " WHERE consumer = ? AND event_id = ? FOR UPDATE";
+    // a shared locking read sees the latest committed row whatever the transaction's snapshot; shared, because
+    // concurrent duplicates all hold a shared lock on the key after their insert found it (an exclusive request
+    // from each of them would deadlock on MariaDB)
+    String read = "SELECT payload_hash, result, received_at FROM " + table + " WHERE consumer = ? AND event_id = ?";
+    select = dialect == JdbcDialect.POSTGRESQL ? read + " FOR SHARE"
+        : dialect == JdbcDialect.MARIADB ? read + " LOCK IN SHARE MODE" : read;
     complete = "UPDATE " + table + " SET processed_at = ?, result = ? WHERE consumer = ? AND event_id = ?";
   }
 

@@ -15,14 +15,14 @@ import java.util.UUID;
  * The real databases the tests run on. PostgreSQL and MariaDB come from system properties (set by the build, see the
  * parent pom) and must be reachable: a test that cannot connect fails, it never skips. H2 is in memory.
  */
-final class Databases {
+public final class Databases {
   private static final Map<JdbcDialect, HikariDataSource> POOLS = new EnumMap<>(JdbcDialect.class);
 
   private Databases() {}
 
   private static final Map<JdbcDialect, HikariDataSource> NO_AUTO_COMMIT = new EnumMap<>(JdbcDialect.class);
 
-  static synchronized HikariDataSource pool(JdbcDialect dialect) {
+  public static synchronized HikariDataSource pool(JdbcDialect dialect) {
     return POOLS.computeIfAbsent(dialect, Databases::open);
   }
 
@@ -41,7 +41,7 @@ final class Databases {
     });
   }
 
-  static String url(JdbcDialect dialect) {
+  public static String url(JdbcDialect dialect) {
     switch (dialect) {
       case POSTGRESQL:
         return System.getProperty("idem.test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/test");
@@ -52,7 +52,7 @@ final class Databases {
     }
   }
 
-  static String user(JdbcDialect dialect) {
+  public static String user(JdbcDialect dialect) {
     switch (dialect) {
       case POSTGRESQL:
         return System.getProperty("idem.test.postgres.user", "postgres");
@@ -84,7 +84,7 @@ final class Databases {
   }
 
   /** An outbox on a fresh set of tables, so that tests never see each other's rows. */
-  static String freshTables(JdbcDialect dialect, String outbox, String inbox) {
+  public static String freshTables(JdbcDialect dialect, String outbox, String inbox) {
     try (Connection c = pool(dialect).getConnection(); Statement st = c.createStatement()) {
       st.execute("DROP TABLE IF EXISTS " + outbox + "_attempt");
       st.execute("DROP TABLE IF EXISTS " + outbox);

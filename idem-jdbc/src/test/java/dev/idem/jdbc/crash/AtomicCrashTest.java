@@ -10,6 +10,7 @@ import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.RecordState;
 import dev.idem.jdbc.JdbcIdempotencyStore;
+import dev.idem.test.ChildJvm;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -15,6 +15,7 @@ import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.jdbc.crash.CrashTables.ExternalCharge;
 import dev.idem.jdbc.crash.CrashTables.Payment;
+import dev.idem.test.ChildJvm;
 import dev.idem.test.MutableClock;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.idem.jdbc.crash;
+package dev.idem.test;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -15,13 +15,13 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A child JVM running one of this package's main classes on the test classpath. The parent waits for the line the
+ * A child JVM running a main class on the test classpath, for crash tests. The parent waits for the line the
  * child prints at its crash point (with a timeout, never a sleep), then kills it with SIGKILL. Close it in a finally
  * block: a child still alive is killed there.
  */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
   /** JVM start, pool, schema and the work up to the crash point. */
-  static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+  public static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
   private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(30);
   private static final String EOF = new String("<end of stdout>");
 
@@ -39,7 +39,7 @@ final class ChildJvm implements AutoCloseable {
   }
 
   /** Starts {@code mainClass} with {@code args}; its stderr goes to a file under {@code target/crash-logs}. */
-  static ChildJvm start(Class<?> mainClass, List<String> args) throws IOException {
+  public static ChildJvm start(Class<?> mainClass, List<String> args) throws IOException {
     Path logs = Path.of("target", "crash-logs").toAbsolutePath();
     Files.createDirectories(logs);
     Path log = logs.resolve(mainClass.getSimpleName() + "-" + UUID.randomUUID() + ".stderr.log");
@@ -73,7 +73,7 @@ final class ChildJvm implements AutoCloseable {
    * The first line starting with {@code prefix}, waiting at most {@code timeout}. Fails, with the child's stderr, when
    * the child ends or the time runs out first.
    */
-  String awaitLine(String prefix, Duration timeout) throws InterruptedException, IOException {
+  public String awaitLine(String prefix, Duration timeout) throws InterruptedException, IOException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
       String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -94,7 +94,7 @@ final class ChildJvm implements AutoCloseable {
   }
 
   /** Sends SIGKILL ({@link Process#destroyForcibly()} on Linux) and waits for the exit; returns the exit code. */
-  int kill() throws InterruptedException {
+  public int kill() throws InterruptedException {
     process.destroyForcibly();
     if (!process.waitFor(EXIT_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
       throw new AssertionError("child " + process.pid() + " survived SIGKILL for " + EXIT_TIMEOUT);
