@@ -4,6 +4,7 @@ import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxTransport;
 import dev.idem.retry.RetryAfter;
+import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -58,15 +59,15 @@ public final class WebhookTransport implements OutboxTransport {
   }
 
   @Override
-  public DeliveryResult send(OutboxMessage message) throws Exception {
+  public DeliveryResult send(OutboxMessage message) throws InterruptedException {
     Prepared p = prepare(message);
     if (p.result != null) {
       return p.result;
     }
     try {
       return classify(message, client.send(p.request, HttpResponse.BodyHandlers.discarding()));
-    } catch (HttpTimeoutException e) {
-      return DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null);
+    } catch (IOException e) {
+      return failure(e);
     }
   }
 

@@ -1,0 +1,168 @@
+package dev.idem.outbox.webhook;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.idem.outbox.DeliveryResult;
+import dev.idem.outbox.OutboxMessage;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToIntFunction;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The webhook transport against a real HTTP server on 127.0.0.1. */
+class WebhookTransportTest {
+  HttpServer server;
+  final ConcurrentLinkedQueue<Map<String, String>> received = new ConcurrentLinkedQueue<>();
+  final WebhookSecret secret = WebhookSecret.generate();
+  volatile ToIntFunction<HttpExchange> answer = x -> 204;
+  final CountDownLatch release = new CountDownLatch(1);
+  WebhookEndpoints endpoints;
+
+  @BeforeEach
+  void start() throws IOException {
+    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.setExecutor(Executors.newCachedThreadPool());
+    server.createContext("/hook", x -> {
+      byte[] body = x.getRequestBody().readAllBytes();
+      String id = x.getRequestHeaders().getFirst("webhook-id");
+      String ts = x.getRequestHeaders().getFirst("webhook-timestamp");
+      String sig = x.getRequestHeaders().getFirst("webhook-signature");
+      String verified;
+      try {
+        WebhookVerifier.builder(secret).build().verify(id, ts, sig, body);
+        verified = "yes";
+      } catch (WebhookVerificationException e) {
+        verified = e.reason().name();
+      }
+      received.add(Map.of("id", id, "body", new String(body), "verified", verified,
+          "tenant", String.valueOf(x.getRequestHeaders().getFirst("x-tenant")),
+          "type", x.getRequestHeaders().getFirst("content-type")));
+      int status = answer.applyAsInt(x);
+      x.sendResponseHeaders(status, -1);
+      x.close();
+    });
+    server.start();
+    URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/hook");
+    endpoints = WebhookEndpoints.of(new WebhookEndpoint("we_1", url, List.of(secret), true),
+        new WebhookEndpoint("we_off", url, List.of(secret), false));
+  }
+
+  @AfterEach
+  void stop() {
+    release.countDown();
+    server.stop(0);
+  }
+
+  OutboxMessage message(String endpoint) {
+    return new OutboxMessage(UUID.randomUUID(), "payment.succeeded", "payment", "pay_1", "{\"amount\":100}",
+        Map.of("x-tenant", "alice", "webhook-id", "spoofed"), "webhook:" + endpoint, 1, Instant.now());
+  }
+
+  WebhookTransport transport() {
+    return WebhookTransport.builder(endpoints).timeout(Duration.ofSeconds(5)).build();
+  }
+
+  @Test
+  void deliversASignedRequestWhoseIdIsTheEventId() throws Exception {
+    OutboxMessage m = message("we_1");
+    assertThat(transport().send(m).isDelivered()).isTrue();
+    assertThat(received).singleElement().satisfies(r -> {
+      assertThat(r).containsEntry("id", m.id().toString()).containsEntry("body", "{\"amount\":100}")
+          .containsEntry("verified", "yes").containsEntry("tenant", "alice")
+          .containsEntry("type", "application/json");
+    });
+  }
+
+  @Test
+  void onlyTwoHundredsCount() throws Exception {
+    answer = x -> 302;
+    DeliveryResult redirect = transport().send(message("we_1"));
+    assertThat(redirect.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+    assertThat(redirect.responseCode()).contains(302);
+    answer = x -> 500;
+    assertThat(transport().send(message("we_1")).error()).contains("HTTP 500");
+  }
+
+  @Test
+  void goneDisablesTheEndpointAndLaterEventsDieWithoutARequest() throws Exception {
+    answer = x -> 410;
+    WebhookTransport transport = transport();
+    DeliveryResult gone = transport.send(message("we_1"));
+    assertThat(gone.kind()).isEqualTo(DeliveryResult.Kind.PERMANENT);
+    assertThat(endpoints.find("we_1").orElseThrow().enabled()).isFalse();
+    DeliveryResult next = transport.send(message("we_1"));
+    assertThat(next.kind()).isEqualTo(DeliveryResult.Kind.PERMANENT);
+    assertThat(received).hasSize(1);
+    assertThat(transport.send(message("we_off")).error()).hasValueSatisfying(e -> assertThat(e).contains("disabled"));
+    assertThat(transport.send(message("we_unknown")).error())
+        .hasValueSatisfying(e -> assertThat(e).contains("no webhook endpoint"));
+  }
+
+  @Test
+  void tooManyRequestsAndUnavailableHonourRetryAfter() throws Exception {
+    answer = x -> {
+      x.getResponseHeaders().set("Retry-After", "120");
+      return 429;
+    };
+    DeliveryResult r = transport().send(message("we_1"));
+    assertThat(r.retryAfter()).contains(Duration.ofSeconds(120));
+    answer = x -> {
+      x.getResponseHeaders().set("Retry-After", "7");
+      return 503;
+    };
+    assertThat(transport().send(message("we_1")).retryAfter()).contains(Duration.ofSeconds(7));
+    answer = x -> 503;
+    assertThat(transport().send(message("we_1")).retryAfter()).isEmpty();
+  }
+
+  @Test
+  void aSlowEndpointTimesOutAsARetryableFailure() throws Exception {
+    answer = x -> {
+      try {
+        release.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return 200;
+    };
+    WebhookTransport transport = WebhookTransport.builder(endpoints).timeout(Duration.ofMillis(300)).build();
+    DeliveryResult r = transport.send(message("we_1"));
+    assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+    assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("timed out"));
+    List<DeliveryResult> batch = transport.sendAll(List.of(message("we_1"), message("we_off")));
+    assertThat(batch).extracting(DeliveryResult::kind)
+        .containsExactly(DeliveryResult.Kind.RETRY, DeliveryResult.Kind.PERMANENT);
+  }
+
+  @Test
+  void aBatchIsSentConcurrentlyWithOneResultEach() {
+    List<OutboxMessage> batch = List.of(message("we_1"), message("we_1"), message("we_unknown"), message("we_1"));
+    List<DeliveryResult> results = transport().sendAll(batch);
+    assertThat(results).extracting(DeliveryResult::kind).containsExactly(DeliveryResult.Kind.DELIVERED,
+        DeliveryResult.Kind.DELIVERED, DeliveryResult.Kind.PERMANENT, DeliveryResult.Kind.DELIVERED);
+    assertThat(received).hasSize(3).allSatisfy(r -> assertThat(r).containsEntry("verified", "yes"));
+  }
+
+  @Test
+  void anUnreachableEndpointIsARetry() throws Exception {
+    WebhookEndpoints closed = WebhookEndpoints.of(new WebhookEndpoint("we_1", URI.create("http://127.0.0.1:9/x"),
+        List.of(secret), true));
+    DeliveryResult r = WebhookTransport.builder(closed).timeout(Duration.ofSeconds(2)).build().send(message("we_1"));
+    assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+    assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("ConnectException"));
+  }
+}
