@@ -290,10 +290,10 @@ public final class Inbox {
     }
   }
 
-  /** Creates the outbox, attempt history and inbox tables where missing. */
+  /** Creates the inbox table where missing. */
   public void createSchemaIfMissing() {
     try (Connection c = dataSource.getConnection()) {
-      OutboxSchema.create(c, dialect, OutboxSchema.DEFAULT_OUTBOX, table);
+      OutboxSchema.create(c, dialect, null, table);
     } catch (SQLException e) {
       throw SqlErrors.wrap(table, dialect, "creating the inbox schema", e);
     }

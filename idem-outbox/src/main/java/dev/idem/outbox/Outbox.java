@@ -624,10 +624,10 @@ public final class Outbox {
     return new OutboxStats(Map.copyOf(counts), oldest);
   }
 
-  /** Creates the outbox, attempt history and inbox tables where missing. */
+  /** Creates the outbox and attempt history tables where missing. */
   public void createSchemaIfMissing() {
     try (Connection c = dataSource.getConnection()) {
-      OutboxSchema.create(c, dialect, table, OutboxSchema.DEFAULT_INBOX);
+      OutboxSchema.create(c, dialect, table, null);
     } catch (SQLException e) {
       throw SqlErrors.wrap(table, dialect, "creating the outbox schema", e);
     }

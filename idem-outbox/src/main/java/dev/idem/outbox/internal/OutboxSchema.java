@@ -33,7 +33,10 @@ public final class OutboxSchema {
     return table;
   }
 
-  /** The statements of the schema file, comments removed, with the outbox and inbox tables renamed. */
+  /**
+   * The statements of the schema file, comments removed, with the outbox and inbox tables renamed. A null name leaves
+   * that part out: {@code statements(d, "events", null)} is the outbox and its history only.
+   */
   public static List<String> statements(JdbcDialect dialect, String outboxTable, String inboxTable) {
     String text;
     try (InputStream in = OutboxSchema.class.getClassLoader().getResourceAsStream(resource(dialect))) {
@@ -52,14 +55,23 @@ public final class OutboxSchema {
         body.append(comment >= 0 ? line.substring(0, comment) : line).append('\n');
       }
     }
-    String replaced = body.toString()
-        .replaceAll("\\bidem_outbox", checkTable(outboxTable))
-        .replaceAll("\\bidem_inbox", checkTable(inboxTable));
     List<String> statements = new ArrayList<>();
-    for (String s : replaced.split(";\\s*\n")) {
-      if (!s.isBlank()) {
-        statements.add(s.strip());
+    for (String s : body.toString().split(";\\s*\n")) {
+      if (s.isBlank()) {
+        continue;
       }
+      boolean inbox = s.contains("idem_inbox");
+      if (inbox ? outboxTable != null && inboxTable == null : inboxTable != null && outboxTable == null) {
+        continue;
+      }
+      String replaced = s.strip();
+      if (outboxTable != null) {
+        replaced = replaced.replaceAll("\\bidem_outbox", checkTable(outboxTable));
+      }
+      if (inboxTable != null) {
+        replaced = replaced.replaceAll("\\bidem_inbox", checkTable(inboxTable));
+      }
+      statements.add(replaced);
     }
     return statements;
   }

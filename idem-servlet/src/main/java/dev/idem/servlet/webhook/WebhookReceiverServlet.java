@@ -1,0 +1,177 @@
+package dev.idem.servlet.webhook;
+
+import dev.idem.core.StoreException;
+import dev.idem.outbox.InboxHandlerException;
+import dev.idem.outbox.InboxPayloadMismatchException;
+import dev.idem.outbox.InboxResult;
+import dev.idem.outbox.webhook.WebhookReceiver;
+import dev.idem.outbox.webhook.WebhookVerificationException;
+import dev.idem.servlet.Problem;
+import dev.idem.servlet.internal.BufferedRequest;
+import dev.idem.servlet.internal.JsonText;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Enumeration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Receives Standard Webhooks at one path, exactly once: verifies the raw body's {@code webhook-signature} and
+ * {@code webhook-timestamp} with the {@link WebhookReceiver}'s verifier, then runs the {@link WebhookHandler} and
+ * records the {@code webhook-id} in the inbox in one transaction. A redelivered webhook (same id, same body, new
+ * timestamp and signature) is answered 200 again and the handler does not run.
+ *
+ * <pre>{@code
+ * Inbox inbox = Inbox.builder(dataSource).build();
+ * WebhookVerifier verifier =
+ *     WebhookVerifier.builder(WebhookSecret.parse(current), WebhookSecret.parse(previous)).build();
+ * WebhookReceiverServlet servlet = WebhookReceiverServlet.of(WebhookReceiver.of("provider", verifier, inbox), handler);
+ * context.addServlet(new ServletHolder(servlet), "/webhooks/provider");
+ * }</pre>
+ *
+ * <table>
+ *   <caption>Answers</caption>
+ *   <tr><th>situation</th><th>status</th><th>stored</th></tr>
+ *   <tr><td>processed now</td><td>200 {@code {"id":..,"duplicate":false}}</td><td>effect and inbox record</td></tr>
+ *   <tr><td>processed before, same body</td><td>200 {@code {"id":..,"duplicate":true}}</td><td>nothing more</td></tr>
+ *   <tr><td>a method other than POST</td><td>405 problem, {@code Allow: POST}</td><td>nothing</td></tr>
+ *   <tr><td>body over {@code verifier.maxBodyBytes()}</td><td>413 problem</td><td>nothing</td></tr>
+ *   <tr><td>headers missing or malformed, stale or future timestamp, no matching signature</td>
+ *       <td>401 problem</td><td>nothing</td></tr>
+ *   <tr><td>an id processed before with another body</td><td>409 problem</td><td>nothing</td></tr>
+ *   <tr><td>the handler threw</td><td>500 problem, retryable</td><td>nothing: the sender's retry processes it</td></tr>
+ *   <tr><td>the database failed</td><td>503 problem, retryable</td><td>nothing</td></tr>
+ * </table>
+ *
+ * <p>Problems are RFC 9457 documents ({@link Problem}); none repeats a secret, a signature or the body. Thread-safe.
+ */
+public final class WebhookReceiverServlet extends HttpServlet {
+  private static final long serialVersionUID = 1L;
+  private static final System.Logger LOG = System.getLogger(WebhookReceiverServlet.class.getName());
+
+  /** The event id header, the inbox's key. */
+  public static final String ID_HEADER = "webhook-id";
+  /** The Unix-seconds timestamp header. */
+  public static final String TIMESTAMP_HEADER = "webhook-timestamp";
+  /** The space-separated {@code v1,<base64>} signatures header. */
+  public static final String SIGNATURE_HEADER = "webhook-signature";
+
+  private final transient WebhookReceiver receiver;
+  private final transient WebhookHandler handler;
+
+  private WebhookReceiverServlet(WebhookReceiver receiver, WebhookHandler handler) {
+    this.receiver = Objects.requireNonNull(receiver, "receiver");
+    this.handler = Objects.requireNonNull(handler, "handler");
+  }
+
+  /** A servlet that verifies with {@code receiver} and applies each new webhook with {@code handler}. */
+  public static WebhookReceiverServlet of(WebhookReceiver receiver, WebhookHandler handler) {
+    return new WebhookReceiverServlet(receiver, handler);
+  }
+
+  /** The inbox consumer name webhooks are recorded under. */
+  public String consumer() {
+    return receiver.consumer();
+  }
+
+  @Override
+  protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    if (!"POST".equals(request.getMethod())) {
+      response.setHeader("Allow", "POST");
+      Problem.of(405, "VALIDATION.method_not_allowed", "Method not allowed")
+          .withDetail("a webhook receiver accepts POST only").write(response);
+      return;
+    }
+    int limit = receiver.verifier().maxBodyBytes();
+    byte[] body = BufferedRequest.readBody(request, limit);
+    if (body == null) {
+      tooLarge(limit).write(response);
+      return;
+    }
+    String id = request.getHeader(ID_HEADER);
+    String timestamp = request.getHeader(TIMESTAMP_HEADER);
+    String signature = request.getHeader(SIGNATURE_HEADER);
+    Map<String, String> headers = headers(request);
+    InboxResult result;
+    try {
+      result = receiver.receive(id, timestamp, signature, body, connection -> handler.handle(connection,
+          new WebhookMessage(id, Instant.ofEpochSecond(Long.parseLong(timestamp)), body, headers)));
+    } catch (WebhookVerificationException e) {
+      refused(e, limit).write(response);
+      return;
+    } catch (InboxPayloadMismatchException e) {
+      LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': webhook '" + id
+          + "' came again with a different body; refused with 409");
+      Problem.of(409, "CONFLICT.webhook.payload_mismatch", "Webhook id reused with another body")
+          .withDetail("webhook '" + id + "' was processed before with a different body").write(response);
+      return;
+    } catch (InboxHandlerException e) {
+      LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': the handler failed on"
+          + " webhook '" + id + "'; nothing was recorded and the sender's retry will process it", e.getCause());
+      Problem.of(500, "TRANSIENT.webhook_handler_failed", "Webhook handler failed")
+          .withDetail("the webhook was not processed; send it again").withRetryable(true).write(response);
+      return;
+    } catch (StoreException e) {
+      LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': the inbox failed on"
+          + " webhook '" + id + "'", e);
+      Problem.of(503, "DEPENDENCY.unavailable", "Inbox unavailable")
+          .withDetail("the webhook was not processed; send it again").withRetryable(true).write(response);
+      return;
+    }
+    StringBuilder json = new StringBuilder(64 + id.length());
+    json.append("{\"id\":");
+    JsonText.appendString(json, id);
+    json.append(",\"duplicate\":").append(result.duplicate()).append('}');
+    byte[] answer = json.toString().getBytes(StandardCharsets.UTF_8);
+    response.setStatus(200);
+    response.setContentType("application/json");
+    response.setContentLength(answer.length);
+    response.getOutputStream().write(answer);
+  }
+
+  private static Problem tooLarge(int limit) {
+    return Problem.of(413, "VALIDATION.request_too_large", "Request body too large")
+        .withDetail("the webhook body is larger than the limit of " + limit + " bytes");
+  }
+
+  private Problem refused(WebhookVerificationException e, int limit) {
+    LOG.log(System.Logger.Level.DEBUG, () -> "webhook receiver '" + receiver.consumer() + "': refused a webhook ("
+        + e.reason() + ")");
+    switch (e.reason()) {
+      case BODY_TOO_LARGE:
+        return tooLarge(limit);
+      case MALFORMED_HEADERS:
+        return Problem.of(401, "AUTH.webhook_headers_invalid", "Webhook headers missing or malformed")
+            .withDetail(e.getMessage());
+      case TIMESTAMP_OUT_OF_TOLERANCE:
+        return Problem.of(401, "AUTH.webhook_timestamp_out_of_tolerance", "Webhook timestamp out of tolerance")
+            .withDetail(e.getMessage());
+      default:
+        return Problem.of(401, "AUTH.webhook_signature_invalid", "Webhook signature invalid")
+            .withDetail("no webhook-signature matches the body");
+    }
+  }
+
+  private static Map<String, String> headers(HttpServletRequest request) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    Enumeration<String> names = request.getHeaderNames();
+    while (names != null && names.hasMoreElements()) {
+      String name = names.nextElement();
+      String value = request.getHeader(name);
+      if (value != null) {
+        headers.putIfAbsent(name, value);
+      }
+    }
+    return headers;
+  }
+
+  @Override
+  public String toString() {
+    return "WebhookReceiverServlet{" + receiver.consumer() + ", " + receiver.verifier() + '}';
+  }
+}

@@ -1,0 +1,10 @@
+package dev.idem.servlet.webhook;
+
+import dev.idem.jdbc.JdbcDialect;
+
+class PostgresWebhookReceiverServletTest extends WebhookReceiverServletContract {
+  @Override
+  protected JdbcDialect dialect() {
+    return JdbcDialect.POSTGRESQL;
+  }
+}

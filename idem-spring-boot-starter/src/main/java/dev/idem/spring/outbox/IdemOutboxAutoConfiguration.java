@@ -1,0 +1,188 @@
+package dev.idem.spring.outbox;
+
+import dev.idem.outbox.DeliveryResult;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxListener;
+import dev.idem.outbox.Outbox;
+import dev.idem.outbox.OutboxListener;
+import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.OutboxRelay;
+import dev.idem.servlet.webhook.WebhookReceiverServlet;
+import dev.idem.spring.boot.IdemAutoConfiguration;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The outbox and the inbox on the application's {@link DataSource} when {@code dev.idem:idem-outbox} is on the
+ * classpath: an {@link Outbox} and an {@link Inbox} (each backs off when the application defines its own), a relay
+ * ({@link OutboxRelayLifecycle}) with every {@link OutboxRoute} bean, the purge ({@link OutboxPurge}) and
+ * {@link WebhookReceivers}. Properties: {@link IdemOutboxProperties} ({@code idem.outbox.*}), validated at startup.
+ *
+ * <p>Enqueue in the application's transaction through Spring's connection, so that the event commits with the
+ * business write:
+ *
+ * <pre>{@code
+ * @Transactional
+ * public void pay(Payment p) {
+ *   payments.insert(p);
+ *   outbox.enqueue(DataSourceUtils.getConnection(dataSource), OutboxEvent.builder("payment.succeeded")
+ *       .aggregate("payment", p.id()).payload(json(p)).destination("webhook:" + p.endpointId()).build());
+ * }
+ * }</pre>
+ */
+@AutoConfiguration(after = {IdemAutoConfiguration.class, DataSourceAutoConfiguration.class,
+    DataSourceTransactionManagerAutoConfiguration.class})
+@ConditionalOnClass({Outbox.class, Inbox.class})
+@ConditionalOnProperty(prefix = "idem.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(IdemOutboxProperties.class)
+public class IdemOutboxAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnSingleCandidate(DataSource.class)
+  public Outbox outbox(DataSource dataSource, IdemOutboxProperties properties, ObjectProvider<Clock> clock) {
+    properties.validate();
+    return Outbox.builder(dataSource).table(properties.getTable()).orderedTypes(properties.getOrderedTypes())
+        .clock(clock.getIfAvailable(Clock::systemUTC)).createSchemaIfMissing(properties.isInitializeSchema()).build();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnSingleCandidate(DataSource.class)
+  public Inbox inbox(DataSource dataSource, IdemOutboxProperties properties, ObjectProvider<InboxListener> listeners,
+      ObjectProvider<Clock> clock) {
+    properties.validate();
+    return Inbox.builder(dataSource).table(properties.getInboxTable()).clock(clock.getIfAvailable(Clock::systemUTC))
+        .listener(inboxListener(listeners.orderedStream().collect(Collectors.toList())))
+        .createSchemaIfMissing(properties.isInitializeSchema()).build();
+  }
+
+  /** The relay, with every route; only when at least one {@link OutboxRoute} bean exists. */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnBean({Outbox.class, OutboxRoute.class})
+  @ConditionalOnProperty(prefix = "idem.outbox.relay", name = "enabled", havingValue = "true", matchIfMissing = true)
+  public OutboxRelayLifecycle outboxRelay(Outbox outbox, ObjectProvider<OutboxRoute> routes,
+      ObjectProvider<OutboxListener> listeners, IdemOutboxProperties properties) {
+    properties.validate();
+    IdemOutboxProperties.Relay r = properties.getRelay();
+    List<OutboxRoute> all = routes.orderedStream().collect(Collectors.toList());
+    OutboxListener listener = outboxListener(listeners.orderedStream().collect(Collectors.toList()));
+    return new OutboxRelayLifecycle(() -> {
+      OutboxRelay.Builder b = OutboxRelay.builder(outbox).name(r.getName()).threads(r.getThreads())
+          .batchSize(r.getBatchSize()).lease(r.getLease()).pollInterval(r.getPollInterval())
+          .maxAttempts(r.getMaxAttempts()).deleteDelivered(r.isDeleteDelivered()).listener(listener);
+      for (OutboxRoute route : all) {
+        if (route.maxAttempts() == 0) {
+          b.route(route.name(), route.transport());
+        } else {
+          b.route(route.name(), route.transport(), route.maxAttempts());
+        }
+      }
+      return b.build();
+    });
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "idem.outbox.purge", name = "enabled", havingValue = "true", matchIfMissing = true)
+  public OutboxPurge outboxPurge(ObjectProvider<Outbox> outbox, ObjectProvider<Inbox> inbox,
+      IdemOutboxProperties properties) {
+    properties.validate();
+    IdemOutboxProperties.Purge p = properties.getPurge();
+    return new OutboxPurge(outbox.getIfUnique(), inbox.getIfUnique(), p.getInterval(), p.getDeliveredRetention(),
+        p.getInboxRetention(), p.getBatchSize());
+  }
+
+  /** The webhook receivers' registrations; only with the servlet module and Spring's servlet support. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({WebhookReceiverServlet.class, ServletRegistrationBean.class})
+  static class Webhooks {
+    @Bean
+    @ConditionalOnMissingBean
+    WebhookReceivers webhookReceivers(IdemOutboxProperties properties, ObjectProvider<Inbox> inbox) {
+      properties.validate();
+      return new WebhookReceivers(properties, inbox::getIfUnique);
+    }
+  }
+
+  static InboxListener inboxListener(List<InboxListener> listeners) {
+    if (listeners.size() == 1) {
+      return listeners.get(0);
+    }
+    List<InboxListener> all = List.copyOf(listeners);
+    return new InboxListener() {
+      @Override
+      public void processed(String consumer) {
+        all.forEach(l -> safely(() -> l.processed(consumer)));
+      }
+
+      @Override
+      public void duplicate(String consumer) {
+        all.forEach(l -> safely(() -> l.duplicate(consumer)));
+      }
+
+      @Override
+      public void payloadMismatch(String consumer, String eventId) {
+        all.forEach(l -> safely(() -> l.payloadMismatch(consumer, eventId)));
+      }
+    };
+  }
+
+  static OutboxListener outboxListener(List<OutboxListener> listeners) {
+    if (listeners.size() == 1) {
+      return listeners.get(0);
+    }
+    List<OutboxListener> all = List.copyOf(listeners);
+    return new OutboxListener() {
+      @Override
+      public void claimed(String relay, int count) {
+        all.forEach(l -> safely(() -> l.claimed(relay, count)));
+      }
+
+      @Override
+      public void delivered(String relay, OutboxMessage message, Duration sinceEnqueue) {
+        all.forEach(l -> safely(() -> l.delivered(relay, message, sinceEnqueue)));
+      }
+
+      @Override
+      public void failed(String relay, OutboxMessage message, DeliveryResult result, boolean dead) {
+        all.forEach(l -> safely(() -> l.failed(relay, message, result, dead)));
+      }
+
+      @Override
+      public void leaseLost(String relay, int rows) {
+        all.forEach(l -> safely(() -> l.leaseLost(relay, rows)));
+      }
+
+      @Override
+      public void relayError(String relay, Throwable error) {
+        all.forEach(l -> safely(() -> l.relayError(relay, error)));
+      }
+    };
+  }
+
+  private static void safely(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException ignored) {
+      // one listener must not keep the others from hearing
+    }
+  }
+}

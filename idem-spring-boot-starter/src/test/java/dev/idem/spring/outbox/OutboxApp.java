@@ -1,0 +1,45 @@
+package dev.idem.spring.outbox;
+
+import dev.idem.outbox.DeliveryResult;
+import dev.idem.servlet.webhook.WebhookReceiverServlet;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * An application for the outbox starter's tests: a route whose transport records what it is given, a route whose
+ * transport refuses everything (dead after one attempt), and the {@code provider} webhook receiver.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+public class OutboxApp {
+  /** Effects of the provider webhook handler, per webhook id. */
+  final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
+
+  @Bean
+  RecordingTransport recordingTransport() {
+    return new RecordingTransport();
+  }
+
+  @Bean
+  OutboxRoute recordingRoute(RecordingTransport transport) {
+    return OutboxRoute.of("recording", transport);
+  }
+
+  @Bean
+  OutboxRoute refusingRoute() {
+    return new OutboxRoute("refusing", m -> DeliveryResult.permanent("410 Gone", 410), 1);
+  }
+
+  @Bean
+  ServletRegistrationBean<WebhookReceiverServlet> providerWebhooks(WebhookReceivers receivers) {
+    return receivers.register("provider", (connection, message) -> {
+      effects.computeIfAbsent(message.id(), k -> new AtomicInteger()).incrementAndGet();
+      return "ok";
+    });
+  }
+}
