@@ -1,0 +1,431 @@
+package dev.idem.nats;
+
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxPayloadMismatchException;
+import dev.idem.outbox.InboxResult;
+import dev.idem.outbox.OutboxTransport;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.AckPolicy;
+import io.nats.client.api.ConsumerConfiguration;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * Consumes a JetStream subject exactly once per message id through a durable pull consumer: each message is processed
+ * through the {@link Inbox} in its own transaction ({@link Inbox#processAndCommit}, keyed by its {@code Nats-Msg-Id},
+ * the outbox event id) and acknowledged only after that transaction has committed. A crash between the commit and the
+ * ack leads to a redelivery once the ack wait ends; the inbox recognises it as a duplicate, and it is acknowledged
+ * without running the handler again.
+ *
+ * <table>
+ *   <caption>What happens to a message</caption>
+ *   <tr><th>Outcome</th><th>Answer to JetStream</th></tr>
+ *   <tr><td>processed and committed, or a duplicate</td><td>{@code ack}</td></tr>
+ *   <tr><td>the handler or the database failed (rolled back)</td><td>{@code nak} (after {@link Builder#nakDelay} when
+ *       set): delivered again</td></tr>
+ *   <tr><td>the id was processed before with another payload</td><td>{@code term}: never delivered again</td></tr>
+ *   <tr><td>no {@code Nats-Msg-Id} (and no {@link Builder#messageIdFallback fallback}), or an id the inbox cannot
+ *       hold</td><td>{@code term}</td></tr>
+ * </table>
+ *
+ * <pre>{@code
+ * io.nats.client.Connection nats = Nats.connect("nats://127.0.0.1:4222");
+ * try (NatsInboxConsumer consumer = NatsInboxConsumer.builder(nats, inbox, "ledger", "PAYMENTS", "payments.>")
+ *     .handler((connection, message) -> {
+ *       book(connection, message.getData());
+ *       return "booked";
+ *     })
+ *     .build()
+ *     .start()) {
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>{@link #start()} creates or updates the durable consumer (explicit acks, the configured ack wait, filtered on the
+ * subject) on the stream, which must exist, and starts one thread that fetches batches and processes their messages
+ * in order. Make the ack wait longer than a batch takes to process, or messages are redelivered while still in hand
+ * (harmless for the effect, wasteful for the work). The caller owns the NATS connection; {@link #close()} stops the
+ * thread and unsubscribes, leaving the durable consumer on the server so that the next start resumes where this one
+ * stopped.
+ */
+public final class NatsInboxConsumer implements AutoCloseable {
+  /** The header JetStream deduplicates on; the outbox transport sets it to the event id. */
+  public static final String MESSAGE_ID = "Nats-Msg-Id";
+  private static final System.Logger LOG = System.getLogger(NatsInboxConsumer.class.getName());
+  private static final Pattern DURABLE = Pattern.compile("[A-Za-z0-9_-]{1,200}");
+
+  private final Connection nats;
+  private final Inbox inbox;
+  private final String consumer;
+  private final String stream;
+  private final String subject;
+  private final String source;
+  private final String durable;
+  private final NatsMessageHandler handler;
+  private final int batchSize;
+  private final Duration ackWait;
+  private final Duration fetchWait;
+  private final long maxDeliver;
+  private final Duration nakDelay;
+  private final Duration shutdownTimeout;
+  private final Function<Message, String> messageIdFallback;
+  private final NatsConsumerListener listener;
+  private final Object lock = new Object();
+  private boolean started;
+  private volatile boolean running;
+  private JetStreamSubscription subscription;
+  private Thread thread;
+
+  private NatsInboxConsumer(Builder b) {
+    this.nats = b.nats;
+    this.inbox = b.inbox;
+    this.consumer = b.consumer;
+    this.stream = b.stream;
+    this.subject = b.subject;
+    this.source = "nats:" + b.subject;
+    this.durable = b.durable != null ? b.durable : b.consumer.replaceAll("[^A-Za-z0-9_-]", "_");
+    this.handler = b.handler;
+    this.batchSize = b.batchSize;
+    this.ackWait = b.ackWait;
+    this.fetchWait = b.fetchWait;
+    this.maxDeliver = b.maxDeliver;
+    this.nakDelay = b.nakDelay;
+    this.shutdownTimeout = b.shutdownTimeout;
+    this.messageIdFallback = b.messageIdFallback;
+    this.listener = b.listener;
+  }
+
+  /**
+   * A consumer of {@code subject} on {@code stream}.
+   *
+   * @param consumer the inbox's consumer name: deduplication is per consumer and event id; also the durable
+   *     consumer's name unless {@link Builder#durable} sets one (characters other than letters, digits, {@code _} and
+   *     {@code -} become {@code _})
+   */
+  public static Builder builder(Connection nats, Inbox inbox, String consumer, String stream, String subject) {
+    return new Builder(nats, inbox, consumer, stream, subject);
+  }
+
+  public String consumer() {
+    return consumer;
+  }
+
+  /** The durable consumer's name on the stream. */
+  public String durable() {
+    return durable;
+  }
+
+  /**
+   * Creates or updates the durable consumer and starts the fetching thread. Starts once.
+   *
+   * @return this consumer
+   * @throws IllegalStateException when JetStream is unreachable or the stream does not exist
+   */
+  public NatsInboxConsumer start() {
+    synchronized (lock) {
+      if (started) {
+        throw new IllegalStateException("consumer '" + consumer + "' was started already; build a new one");
+      }
+      started = true;
+      ConsumerConfiguration config = ConsumerConfiguration.builder()
+          .durable(durable)
+          .filterSubject(subject)
+          .ackPolicy(AckPolicy.Explicit)
+          .ackWait(ackWait)
+          .maxDeliver(maxDeliver)
+          .build();
+      try {
+        nats.jetStreamManagement().addOrUpdateConsumer(stream, config);
+        subscription = nats.jetStream().subscribe(subject, PullSubscribeOptions.bind(stream, durable));
+      } catch (IOException | JetStreamApiException | RuntimeException e) {
+        throw new IllegalStateException("consumer '" + consumer + "' cannot consume subject '" + subject
+            + "' of stream '" + stream + "': " + OutboxTransport.describe(e) + ". Check that NATS is reachable with"
+            + " JetStream enabled and that the stream exists and captures the subject.", e);
+      }
+      running = true;
+      thread = new Thread(this::work, "idem-nats-" + consumer);
+      thread.setDaemon(true);
+      thread.start();
+      return this;
+    }
+  }
+
+  private void work() {
+    long errorPauseMillis = 0;
+    while (running) {
+      List<Message> batch;
+      try {
+        batch = subscription.fetch(batchSize, fetchWait);
+        errorPauseMillis = 0;
+      } catch (RuntimeException e) {
+        if (!running) {
+          break;
+        }
+        safely(() -> listener.fetchFailed(consumer, subject, e));
+        errorPauseMillis = Math.min(5_000, Math.max(100, errorPauseMillis * 2));
+        LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not fetch from stream '" + stream
+            + "'; trying again in " + errorPauseMillis + " ms: " + OutboxTransport.describe(e));
+        LockSupport.parkNanos(errorPauseMillis * 1_000_000L);
+        continue;
+      }
+      for (Message m : batch) {
+        if (running) {
+          handle(m);
+        } else {
+          answer(m, Answer.NAK); // stopping: hand it back at once instead of after the ack wait
+        }
+      }
+    }
+  }
+
+  private void handle(Message m) {
+    String messageId = m.hasHeaders() ? m.getHeaders().getFirst(MESSAGE_ID) : null;
+    if (messageId == null || messageId.isEmpty()) {
+      messageId = messageIdFallback.apply(m);
+    }
+    if (messageId == null || messageId.isEmpty()) {
+      answer(m, Answer.TERM);
+      String reason = "message without " + MESSAGE_ID + " on subject '" + m.getSubject() + "'";
+      safely(() -> listener.rejected(consumer, subject, reason));
+      return;
+    }
+    String id = messageId;
+    byte[] data = m.getData() == null ? new byte[0] : m.getData();
+    InboxResult result;
+    try {
+      result = inbox.processAndCommit(consumer, id, source, data, c -> handler.handle(c, m));
+    } catch (InboxPayloadMismatchException e) {
+      answer(m, Answer.TERM);
+      safely(() -> listener.payloadMismatch(consumer, subject, id));
+      return;
+    } catch (IllegalArgumentException e) {
+      // the inbox refused the id itself (too long, control characters): no redelivery will change that
+      answer(m, Answer.TERM);
+      safely(() -> listener.rejected(consumer, subject, MESSAGE_ID + " refused by the inbox: " + e.getMessage()));
+      return;
+    } catch (RuntimeException e) {
+      safely(() -> listener.failed(consumer, subject, id, e));
+      answer(m, Answer.NAK);
+      return;
+    }
+    if (answer(m, Answer.ACK)) {
+      safely(() -> listener.acknowledged(consumer, subject, id, result.duplicate()));
+    }
+  }
+
+  private enum Answer { ACK, NAK, TERM }
+
+  private boolean answer(Message m, Answer answer) {
+    try {
+      switch (answer) {
+        case ACK:
+          m.ack();
+          break;
+        case NAK:
+          if (nakDelay.isZero()) {
+            m.nak();
+          } else {
+            m.nakWithDelay(nakDelay);
+          }
+          break;
+        default:
+          m.term();
+      }
+      return true;
+    } catch (RuntimeException e) {
+      // the connection is down: JetStream redelivers after the ack wait, and the inbox drops what was committed
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not " + answer + " a message on '"
+          + m.getSubject() + "': " + OutboxTransport.describe(e));
+      return false;
+    }
+  }
+
+  /**
+   * Stops the thread (it finishes the message in hand and hands the rest of its batch back with {@code nak}), waiting
+   * up to the fetch wait plus the shutdown timeout, then unsubscribes. The durable consumer stays on the server.
+   */
+  @Override
+  public void close() {
+    Thread t;
+    JetStreamSubscription s;
+    synchronized (lock) {
+      if (!running) {
+        return;
+      }
+      running = false;
+      t = thread;
+      s = subscription;
+    }
+    try {
+      t.join(fetchWait.plus(shutdownTimeout).toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (t.isAlive()) {
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' is still processing a message after "
+          + shutdownTimeout + "; it will be redelivered if it is not acknowledged");
+      return;
+    }
+    if (nats.getStatus() == Connection.Status.CONNECTED) {
+      try {
+        s.unsubscribe();
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.DEBUG, "consumer '" + consumer + "' could not unsubscribe: " + e.getMessage());
+      }
+    }
+  }
+
+  private static void safely(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException ignored) {
+      // a listener must not change the outcome
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "NatsInboxConsumer{" + consumer + " <- " + stream + '/' + subject + ", durable=" + durable + ", batch="
+        + batchSize + ", ackWait=" + ackWait + '}';
+  }
+
+  /** Builds a {@link NatsInboxConsumer}; {@link #handler} is required. Mutable, not thread-safe. */
+  public static final class Builder {
+    private final Connection nats;
+    private final Inbox inbox;
+    private final String consumer;
+    private final String stream;
+    private final String subject;
+    private String durable;
+    private NatsMessageHandler handler;
+    private int batchSize = 64;
+    private Duration ackWait = Duration.ofSeconds(30);
+    private Duration fetchWait = Duration.ofMillis(500);
+    private long maxDeliver = -1;
+    private Duration nakDelay = Duration.ZERO;
+    private Duration shutdownTimeout = Duration.ofSeconds(10);
+    private Function<Message, String> messageIdFallback = m -> null;
+    private NatsConsumerListener listener = new NatsConsumerListener() {};
+
+    private Builder(Connection nats, Inbox inbox, String consumer, String stream, String subject) {
+      this.nats = Objects.requireNonNull(nats, "nats connection");
+      this.inbox = Objects.requireNonNull(inbox, "inbox");
+      this.consumer = text("consumer", consumer);
+      this.stream = text("stream", stream);
+      this.subject = text("subject", subject);
+      if (subject.indexOf(' ') >= 0) {
+        throw new IllegalArgumentException("subject must not contain spaces, got '" + subject + "'");
+      }
+    }
+
+    private static String text(String what, String value) {
+      if (value == null || value.isEmpty() || value.length() > 240 || value.chars().anyMatch(Character::isISOControl)) {
+        throw new IllegalArgumentException(what + " must be 1 to 240 characters without control characters, got '"
+            + value + "'");
+      }
+      return value;
+    }
+
+    /** The durable consumer's name (default: the consumer name, see {@link NatsInboxConsumer#builder}). */
+    public Builder durable(String durable) {
+      if (durable == null || !DURABLE.matcher(durable).matches()) {
+        throw new IllegalArgumentException("durable must be 1 to 200 letters, digits, '_' or '-', got '" + durable
+            + "'");
+      }
+      this.durable = durable;
+      return this;
+    }
+
+    /** The effect of each message, run in the inbox transaction. Required. */
+    public Builder handler(NatsMessageHandler handler) {
+      this.handler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /** Messages fetched at once (default 64). */
+    public Builder batchSize(int batchSize) {
+      if (batchSize < 1 || batchSize > 10_000) {
+        throw new IllegalArgumentException("batchSize must be 1 to 10000, got " + batchSize);
+      }
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /** How long JetStream waits for an ack before delivering a message again (default 30 s, at least 1 s). */
+    public Builder ackWait(Duration ackWait) {
+      if (ackWait == null || ackWait.compareTo(Duration.ofSeconds(1)) < 0 || ackWait.compareTo(Duration.ofHours(12)) > 0) {
+        throw new IllegalArgumentException("ackWait must be 1 s to 12 h, got " + ackWait);
+      }
+      this.ackWait = ackWait;
+      return this;
+    }
+
+    /** How long one fetch waits for messages when there are none (default 500 ms); also bounds how soon close() ends. */
+    public Builder fetchWait(Duration fetchWait) {
+      if (fetchWait == null || fetchWait.compareTo(Duration.ofMillis(10)) < 0
+          || fetchWait.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new IllegalArgumentException("fetchWait must be 10 ms to 1 min, got " + fetchWait);
+      }
+      this.fetchWait = fetchWait;
+      return this;
+    }
+
+    /** Deliveries of one message before JetStream gives up on it (default -1: unlimited). */
+    public Builder maxDeliver(long maxDeliver) {
+      if (maxDeliver == 0 || maxDeliver < -1) {
+        throw new IllegalArgumentException("maxDeliver must be -1 (unlimited) or positive, got " + maxDeliver);
+      }
+      this.maxDeliver = maxDeliver;
+      return this;
+    }
+
+    /** How long JetStream waits before redelivering a message whose handler failed (default 0: at once). */
+    public Builder nakDelay(Duration delay) {
+      if (delay == null || delay.isNegative() || delay.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("nakDelay must be 0 to 1 h, got " + delay);
+      }
+      this.nakDelay = delay;
+      return this;
+    }
+
+    /** How long {@link #close()} waits, beyond the fetch wait, for the message in hand (default 10 s). */
+    public Builder shutdownTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new IllegalArgumentException("shutdownTimeout must be 0 to 10 min, got " + timeout);
+      }
+      this.shutdownTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * The id of a message without {@code Nats-Msg-Id}, e.g. from a header of another producer; return null to
+     * terminate it. By default such messages are terminated.
+     */
+    public Builder messageIdFallback(Function<Message, String> fallback) {
+      this.messageIdFallback = Objects.requireNonNull(fallback, "messageIdFallback");
+      return this;
+    }
+
+    public Builder listener(NatsConsumerListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /** Builds the consumer; {@link NatsInboxConsumer#start()} starts it. */
+    public NatsInboxConsumer build() {
+      if (handler == null) {
+        throw new IllegalStateException("handler is required: what consumer '" + consumer + "' does with a message");
+      }
+      return new NatsInboxConsumer(this);
+    }
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * NATS JetStream for events exactly once. {@link dev.idem.nats.NatsJetStreamTransport} is the outbox relay's transport
+ * for destinations {@code nats:<subject>}: the event id goes out as {@code Nats-Msg-Id}, so the stream drops re-sends
+ * within its duplicate window. {@link dev.idem.nats.NatsInboxConsumer} is a durable pull consumer that processes each
+ * message through an {@link dev.idem.outbox.Inbox} and acknowledges it only after the inbox transaction has committed,
+ * so a redelivered message has one effect.
+ *
+ * <pre>{@code
+ * io.nats.client.Connection nats = Nats.connect("nats://127.0.0.1:4222");
+ * OutboxRelay relay = OutboxRelay.builder(outbox)
+ *     .route("nats", NatsJetStreamTransport.builder(nats).build())
+ *     .build();
+ * NatsInboxConsumer consumer = NatsInboxConsumer.builder(nats, inbox, "ledger", "PAYMENTS", "payments.>")
+ *     .handler((connection, message) -> book(connection, message.getData()))
+ *     .build()
+ *     .start();
+ * }</pre>
+ */
+package dev.idem.nats;

@@ -1,0 +1,188 @@
+package dev.idem.nats;
+
+import dev.idem.jdbc.JdbcDialect;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxListener;
+import dev.idem.outbox.Outbox;
+import dev.idem.outbox.OutboxMessage;
+import io.nats.client.Connection;
+import io.nats.client.JetStream;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.api.StorageType;
+import io.nats.client.api.StreamConfiguration;
+import java.io.IOException;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One test's world, under names of its own: outbox, inbox and effect tables on PostgreSQL; a JetStream stream (in
+ * memory, two-minute duplicate window) capturing {@code idem.test.<suffix>.>}. Closing removes all of them.
+ */
+final class NatsFixture implements AutoCloseable {
+  final String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
+  final String outboxTable = "nats_ob_" + suffix;
+  final String inboxTable = "nats_ib_" + suffix;
+  final String effects = "nats_fx_" + suffix;
+  final String stream = "IDEM_TEST_" + suffix;
+  final String subject = "idem.test." + suffix + ".events";
+  final Connection nats;
+  final JetStream js;
+  final JetStreamManagement jsm;
+  private final List<String> extraTables = new ArrayList<>();
+
+  NatsFixture() throws IOException, JetStreamApiException {
+    Databases.create(outboxTable, inboxTable, effects);
+    nats = NatsServer.connect();
+    jsm = nats.jetStreamManagement();
+    js = nats.jetStream();
+    jsm.addStream(StreamConfiguration.builder().name(stream).subjects("idem.test." + suffix + ".>")
+        .storageType(StorageType.Memory).duplicateWindow(Duration.ofMinutes(2)).build());
+  }
+
+  Outbox outbox() {
+    return Outbox.builder(Databases.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build();
+  }
+
+  Inbox inbox(InboxListener listener) {
+    return Inbox.builder(Databases.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).listener(listener)
+        .build();
+  }
+
+  /** A handler that records one effect row per message, keyed by its Nats-Msg-Id. */
+  NatsMessageHandler recordEffect() {
+    return (c, m) -> {
+      Databases.insertEffect(c, effects, m.getHeaders().getFirst(NatsInboxConsumer.MESSAGE_ID));
+      return "ok";
+    };
+  }
+
+  /** A table of this test's that close() drops. */
+  String table(String name, String definition) {
+    String table = name + "_" + suffix;
+    Databases.execute("CREATE TABLE " + table + " " + definition);
+    extraTables.add(0, table);
+    return table;
+  }
+
+  OutboxMessage message() {
+    UUID id = UUID.randomUUID();
+    return new OutboxMessage(id, "order.placed", "order", "o-" + id, "{\"order\":\"" + id + "\"}",
+        Map.of("tenant", "t-1"), "nats:" + subject, 1, Instant.now());
+  }
+
+  long storedMessages() {
+    try {
+      return jsm.getStreamInfo(stream).getStreamState().getMsgCount();
+    } catch (IOException | JetStreamApiException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  long effectCount() {
+    return Databases.count("SELECT COUNT(*) FROM " + effects);
+  }
+
+  long effectCount(String eventId) {
+    try (java.sql.Connection c = Databases.postgres().getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + effects + " WHERE event_id = ?")) {
+      ps.setString(1, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  long eventsWithSeveralEffects() {
+    return Databases.count("SELECT COUNT(*) FROM (SELECT event_id FROM " + effects
+        + " GROUP BY event_id HAVING COUNT(*) > 1) d");
+  }
+
+  List<String> effectIds() {
+    List<String> ids = new ArrayList<>();
+    try (java.sql.Connection c = Databases.postgres().getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + effects);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        ids.add(rs.getString(1));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return ids;
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      jsm.deleteStream(stream);
+      nats.close();
+    } finally {
+      List<String> tables = new ArrayList<>(extraTables);
+      tables.addAll(List.of(effects, outboxTable + "_attempt", outboxTable, inboxTable));
+      Databases.drop(tables.toArray(String[]::new));
+    }
+  }
+
+  /** Counts what an inbox and a consumer report. */
+  static final class Counts implements InboxListener, NatsConsumerListener {
+    final AtomicInteger processed = new AtomicInteger();
+    final AtomicInteger duplicates = new AtomicInteger();
+    final AtomicInteger mismatches = new AtomicInteger();
+    final AtomicInteger acknowledged = new AtomicInteger();
+    final AtomicInteger acknowledgedDuplicates = new AtomicInteger();
+    final AtomicInteger failed = new AtomicInteger();
+    final AtomicInteger rejected = new AtomicInteger();
+    final AtomicInteger consumerMismatches = new AtomicInteger();
+
+    @Override
+    public void processed(String consumer) {
+      processed.incrementAndGet();
+    }
+
+    @Override
+    public void duplicate(String consumer) {
+      duplicates.incrementAndGet();
+    }
+
+    @Override
+    public void payloadMismatch(String consumer, String eventId) {
+      mismatches.incrementAndGet();
+    }
+
+    @Override
+    public void acknowledged(String consumer, String subject, String messageId, boolean duplicate) {
+      acknowledged.incrementAndGet();
+      if (duplicate) {
+        acknowledgedDuplicates.incrementAndGet();
+      }
+    }
+
+    @Override
+    public void failed(String consumer, String subject, String messageId, Throwable error) {
+      failed.incrementAndGet();
+    }
+
+    @Override
+    public void payloadMismatch(String consumer, String subject, String messageId) {
+      consumerMismatches.incrementAndGet();
+    }
+
+    @Override
+    public void rejected(String consumer, String subject, String reason) {
+      rejected.incrementAndGet();
+    }
+  }
+}

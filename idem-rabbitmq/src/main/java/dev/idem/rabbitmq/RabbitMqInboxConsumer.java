@@ -1,0 +1,413 @@
+package dev.idem.rabbitmq;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Delivery;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxPayloadMismatchException;
+import dev.idem.outbox.InboxResult;
+import dev.idem.outbox.OutboxTransport;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+
+/**
+ * Consumes a RabbitMQ queue exactly once per message id: each message is processed through the {@link Inbox} in its
+ * own transaction ({@link Inbox#processAndCommit}, keyed by the message's {@code message-id}, the outbox event id),
+ * and acknowledged only after that transaction has committed. A crash between the commit and the ack leads to a
+ * redelivery, which the inbox recognises as a duplicate and which is then acknowledged without running the handler
+ * again.
+ *
+ * <table>
+ *   <caption>What happens to a message</caption>
+ *   <tr><th>Outcome</th><th>Answer to the broker</th></tr>
+ *   <tr><td>processed and committed, or a duplicate</td><td>{@code basic.ack}</td></tr>
+ *   <tr><td>the handler or the database failed (rolled back)</td><td>{@code basic.nack}, requeued, after
+ *       {@link Builder#failurePause}</td></tr>
+ *   <tr><td>the id was processed before with another payload</td><td>{@code basic.nack} without requeue: dead-lettered
+ *       when the queue has a dead-letter exchange, dropped otherwise</td></tr>
+ *   <tr><td>no {@code message-id} (and no {@link Builder#messageIdFallback fallback}), or an id the inbox cannot
+ *       hold</td><td>{@code basic.reject} without requeue, likewise dead-lettered or dropped</td></tr>
+ * </table>
+ *
+ * <pre>{@code
+ * Inbox inbox = Inbox.builder(dataSource).build();
+ * try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(factory, inbox, "shipping", "shipping-orders")
+ *     .handler((connection, delivery) -> {
+ *       insertShipment(connection, delivery.getBody());
+ *       return "shipped";
+ *     })
+ *     .prefetch(50)
+ *     .build()
+ *     .start()) {
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>The queue must exist: declare it (durable, with a dead-letter exchange if rejected messages should be kept) before
+ * {@link #start}. Each of the {@link Builder#channels} channels delivers one message at a time, on the client's
+ * consumer thread pool. Built from a {@link ConnectionFactory}, the consumer owns its connection, and the factory's
+ * automatic recovery (on by default) resumes consuming after a connection loss; unacknowledged messages are then
+ * redelivered and deduplicated by the inbox. Thread-safe.
+ */
+public final class RabbitMqInboxConsumer implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(RabbitMqInboxConsumer.class.getName());
+
+  private final ConnectionFactory factory;
+  private final Inbox inbox;
+  private final String consumer;
+  private final String queue;
+  private final String source;
+  private final RabbitMqDeliveryHandler handler;
+  private final int prefetch;
+  private final int channelCount;
+  private final Function<Delivery, String> messageIdFallback;
+  private final RabbitMqConsumerListener listener;
+  private final Duration failurePause;
+  private final Duration shutdownTimeout;
+  private final Object lock = new Object();
+  private final List<Channel> channels = new ArrayList<>();
+  private volatile Connection connection;
+  private boolean started;
+  private volatile boolean closed;
+  private int inFlight;
+
+  private RabbitMqInboxConsumer(Builder b) {
+    this.factory = b.factory;
+    this.connection = b.connection;
+    this.inbox = b.inbox;
+    this.consumer = b.consumer;
+    this.queue = b.queue;
+    this.source = "rabbitmq:" + b.queue;
+    this.handler = b.handler;
+    this.prefetch = b.prefetch;
+    this.channelCount = b.channels;
+    this.messageIdFallback = b.messageIdFallback;
+    this.listener = b.listener;
+    this.failurePause = b.failurePause;
+    this.shutdownTimeout = b.shutdownTimeout;
+  }
+
+  /**
+   * A consumer that opens its own connection from {@code factory} and closes it on {@link #close()}.
+   *
+   * @param consumer the inbox's consumer name: deduplication is per consumer and event id
+   * @param queue the queue to consume; it must exist
+   */
+  public static Builder builder(ConnectionFactory factory, Inbox inbox, String consumer, String queue) {
+    return new Builder(Objects.requireNonNull(factory, "factory"), null, inbox, consumer, queue);
+  }
+
+  /** A consumer on the caller's {@code connection}, which it never closes. */
+  public static Builder builder(Connection connection, Inbox inbox, String consumer, String queue) {
+    return new Builder(null, Objects.requireNonNull(connection, "connection"), inbox, consumer, queue);
+  }
+
+  public String consumer() {
+    return consumer;
+  }
+
+  public String queue() {
+    return queue;
+  }
+
+  /**
+   * Opens the channels and starts consuming. Starts once.
+   *
+   * @return this consumer
+   * @throws IllegalStateException when RabbitMQ is unreachable or the queue does not exist
+   */
+  public RabbitMqInboxConsumer start() {
+    synchronized (lock) {
+      if (started || closed) {
+        throw new IllegalStateException("consumer '" + consumer + "' on queue '" + queue + "' was started or closed"
+            + " already; build a new one");
+      }
+      started = true;
+      try {
+        if (factory != null) {
+          connection = factory.newConnection("idem-inbox-" + consumer);
+        }
+        for (int i = 0; i < channelCount; i++) {
+          Channel channel = connection.createChannel();
+          channels.add(channel);
+          channel.basicQos(prefetch);
+          channel.basicConsume(queue, false, (tag, delivery) -> onDelivery(channel, delivery),
+              tag -> LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': RabbitMQ cancelled the"
+                  + " subscription to queue '" + queue + "' (was it deleted?)"));
+        }
+      } catch (IOException | TimeoutException | RuntimeException e) {
+        Throwable cause = e.getCause() != null && e instanceof IOException ? e.getCause() : e;
+        closeChannels();
+        throw new IllegalStateException("consumer '" + consumer + "' cannot consume queue '" + queue + "': "
+            + OutboxTransport.describe(cause) + ". Check that RabbitMQ is reachable and the queue is declared.", e);
+      }
+      return this;
+    }
+  }
+
+  private void onDelivery(Channel channel, Delivery delivery) {
+    long tag = delivery.getEnvelope().getDeliveryTag();
+    synchronized (lock) {
+      if (closed) {
+        return; // closing the channel requeues it
+      }
+      inFlight++;
+    }
+    try {
+      handle(channel, delivery, tag);
+    } finally {
+      synchronized (lock) {
+        inFlight--;
+        lock.notifyAll();
+      }
+    }
+  }
+
+  private void handle(Channel channel, Delivery delivery, long tag) {
+    String messageId = delivery.getProperties() == null ? null : delivery.getProperties().getMessageId();
+    if (messageId == null || messageId.isEmpty()) {
+      messageId = messageIdFallback.apply(delivery);
+    }
+    if (messageId == null || messageId.isEmpty()) {
+      answer(channel, tag, Answer.REJECT);
+      String reason = "message without message-id (delivery tag " + tag + ")";
+      safely(() -> listener.rejected(consumer, queue, reason));
+      return;
+    }
+    String id = messageId;
+    InboxResult result;
+    try {
+      result = inbox.processAndCommit(consumer, id, source, delivery.getBody(), c -> handler.handle(c, delivery));
+    } catch (InboxPayloadMismatchException e) {
+      answer(channel, tag, Answer.DEAD_LETTER);
+      safely(() -> listener.payloadMismatch(consumer, queue, id));
+      return;
+    } catch (IllegalArgumentException e) {
+      // the inbox refused the id itself (too long, control characters): no retry will change that
+      answer(channel, tag, Answer.REJECT);
+      safely(() -> listener.rejected(consumer, queue, "message-id refused by the inbox: " + e.getMessage()));
+      return;
+    } catch (RuntimeException e) {
+      safely(() -> listener.failed(consumer, queue, id, e));
+      if (!failurePause.isZero() && !closed) {
+        LockSupport.parkNanos(failurePause.toNanos());
+      }
+      answer(channel, tag, Answer.REQUEUE);
+      return;
+    }
+    if (answer(channel, tag, Answer.ACK)) {
+      safely(() -> listener.acknowledged(consumer, queue, id, result.duplicate()));
+    }
+  }
+
+  private enum Answer { ACK, REQUEUE, DEAD_LETTER, REJECT }
+
+  private boolean answer(Channel channel, long tag, Answer answer) {
+    try {
+      switch (answer) {
+        case ACK:
+          channel.basicAck(tag, false);
+          break;
+        case REQUEUE:
+          channel.basicNack(tag, false, true);
+          break;
+        case DEAD_LETTER:
+          channel.basicNack(tag, false, false);
+          break;
+        default:
+          channel.basicReject(tag, false);
+      }
+      return true;
+    } catch (IOException | RuntimeException e) {
+      // the channel is gone: the broker redelivers the message, and the inbox drops it if it was committed
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not " + answer + " a message on queue '"
+          + queue + "': " + OutboxTransport.describe(e));
+      return false;
+    }
+  }
+
+  /**
+   * Stops consuming: cancels the subscriptions, waits up to the shutdown timeout for messages being processed, then
+   * closes the channels (unacknowledged messages go back to the queue) and the connection if the consumer opened it.
+   */
+  @Override
+  public void close() {
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      long deadline = System.nanoTime() + shutdownTimeout.toNanos();
+      while (inFlight > 0) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' closes with " + inFlight
+              + " message(s) still being processed; they will be redelivered");
+          break;
+        }
+        try {
+          lock.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+    }
+    closeChannels(); // outside the lock: closing may wait on the client's threads, which take it in onDelivery
+  }
+
+  private void closeChannels() {
+    List<Channel> open;
+    synchronized (lock) {
+      open = new ArrayList<>(channels);
+      channels.clear();
+    }
+    for (Channel c : open) {
+      if (c.isOpen()) {
+        try {
+          c.close();
+        } catch (IOException | TimeoutException | RuntimeException e) {
+          abort(c);
+        }
+      }
+    }
+    if (factory != null && connection != null) {
+      if (connection.isOpen()) {
+        try {
+          connection.close(5_000);
+        } catch (IOException | RuntimeException e) {
+          connection.abort(1_000);
+        }
+      }
+      connection = null;
+    }
+  }
+
+  private static void abort(Channel c) {
+    try {
+      c.abort();
+    } catch (IOException | RuntimeException ignored) {
+      // closing anyway
+    }
+  }
+
+  private static void safely(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException ignored) {
+      // a listener must not change the outcome
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RabbitMqInboxConsumer{" + consumer + " <- " + queue + ", prefetch=" + prefetch + ", channels="
+        + channelCount + '}';
+  }
+
+  /** Builds a {@link RabbitMqInboxConsumer}; {@link #handler} is required. Mutable, not thread-safe. */
+  public static final class Builder {
+    private final ConnectionFactory factory;
+    private final Connection connection;
+    private final Inbox inbox;
+    private final String consumer;
+    private final String queue;
+    private RabbitMqDeliveryHandler handler;
+    private int prefetch = 32;
+    private int channels = 1;
+    private Function<Delivery, String> messageIdFallback = d -> null;
+    private RabbitMqConsumerListener listener = new RabbitMqConsumerListener() {};
+    private Duration failurePause = Duration.ofMillis(100);
+    private Duration shutdownTimeout = Duration.ofSeconds(10);
+
+    private Builder(ConnectionFactory factory, Connection connection, Inbox inbox, String consumer, String queue) {
+      this.factory = factory;
+      this.connection = connection;
+      this.inbox = Objects.requireNonNull(inbox, "inbox");
+      this.consumer = name("consumer", consumer);
+      this.queue = name("queue", queue);
+    }
+
+    private static String name(String what, String value) {
+      if (value == null || value.isEmpty() || value.length() > 240 || value.chars().anyMatch(Character::isISOControl)) {
+        throw new IllegalArgumentException(what + " must be 1 to 240 characters without control characters, got '"
+            + value + "'");
+      }
+      return value;
+    }
+
+    /** The effect of each message, run in the inbox transaction. Required. */
+    public Builder handler(RabbitMqDeliveryHandler handler) {
+      this.handler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /** Unacknowledged messages the broker sends each channel ahead ({@code basic.qos}, default 32). */
+    public Builder prefetch(int prefetch) {
+      if (prefetch < 1 || prefetch > 65_535) {
+        throw new IllegalArgumentException("prefetch must be 1 to 65535, got " + prefetch);
+      }
+      this.prefetch = prefetch;
+      return this;
+    }
+
+    /** Channels consuming the queue, each processing one message at a time (default 1). */
+    public Builder channels(int channels) {
+      if (channels < 1 || channels > 64) {
+        throw new IllegalArgumentException("channels must be 1 to 64, got " + channels);
+      }
+      this.channels = channels;
+      return this;
+    }
+
+    /**
+     * The id of a message without {@code message-id}, e.g. from a header of another producer; return null to reject
+     * it. By default such messages are rejected without requeue.
+     */
+    public Builder messageIdFallback(Function<Delivery, String> fallback) {
+      this.messageIdFallback = Objects.requireNonNull(fallback, "messageIdFallback");
+      return this;
+    }
+
+    public Builder listener(RabbitMqConsumerListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * How long a channel waits after a failure before requeueing the message (default 100 ms), so that a failing
+     * database is not hammered by immediate redeliveries; zero requeues at once.
+     */
+    public Builder failurePause(Duration pause) {
+      if (pause == null || pause.isNegative() || pause.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new IllegalArgumentException("failurePause must be 0 to 1 min, got " + pause);
+      }
+      this.failurePause = pause;
+      return this;
+    }
+
+    /** How long {@link #close()} waits for messages being processed (default 10 s). */
+    public Builder shutdownTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new IllegalArgumentException("shutdownTimeout must be 0 to 10 min, got " + timeout);
+      }
+      this.shutdownTimeout = timeout;
+      return this;
+    }
+
+    /** Builds the consumer; {@link RabbitMqInboxConsumer#start()} starts it. */
+    public RabbitMqInboxConsumer build() {
+      if (handler == null) {
+        throw new IllegalStateException("handler is required: what consumer '" + consumer + "' does with a message");
+      }
+      return new RabbitMqInboxConsumer(this);
+    }
+  }
+}

@@ -1,0 +1,542 @@
+package dev.idem.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Return;
+import com.rabbitmq.client.ShutdownSignalException;
+import dev.idem.outbox.DeliveryResult;
+import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.OutboxTransport;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * Publishes outbox events to RabbitMQ with publisher confirms: an event counts as delivered only once the broker has
+ * confirmed it, that is, taken responsibility for it (written it to disk for a durable queue).
+ *
+ * <h2>Destinations</h2>
+ * A destination {@code rabbitmq:<exchange>/<routingKey>} publishes to {@code exchange} with {@code routingKey}:
+ * <ul>
+ *   <li>{@code rabbitmq:payments/payment.succeeded}: exchange {@code payments}, routing key
+ *       {@code payment.succeeded};</li>
+ *   <li>{@code rabbitmq:payments} or {@code rabbitmq:payments/}: exchange {@code payments}, the event type as the
+ *       routing key;</li>
+ *   <li>{@code rabbitmq:/billing-events}: the default exchange (named {@code ""}), which routes to the queue named by
+ *       the routing key, here {@code billing-events};</li>
+ *   <li>{@code rabbitmq} alone: the {@link Builder#defaultExchange default exchange of this transport}, with the event
+ *       type as the routing key; without one configured, the event is dead at once.</li>
+ * </ul>
+ *
+ * <h2>Messages</h2>
+ * The body is the event's JSON payload. Properties: {@code message-id} = the event id (the same on every attempt, so
+ * that an {@code Inbox} drops redeliveries), {@code type} = the event type, {@code content-type} =
+ * {@code application/json}, {@code delivery-mode} 2 (persistent), {@code timestamp} = when it was enqueued, and as
+ * headers the event's headers plus {@code aggregate-type} and {@code aggregate-id}.
+ *
+ * <h2>Outcomes</h2>
+ * <ul>
+ *   <li>Confirmed by the broker: delivered.</li>
+ *   <li>Nacked, returned as unroutable (messages are published {@code mandatory}, so a routing key that matches no
+ *       queue is a failure, not a silent drop), unconfirmed within the confirm timeout (default 15 s), refused by the
+ *       broker (e.g. a missing exchange) or lost with the connection: retried with the relay's backoff.</li>
+ * </ul>
+ * RabbitMQ itself does not drop duplicates: a retry after a lost confirm publishes the event again, and consumers
+ * deduplicate by {@code message-id} ({@link RabbitMqInboxConsumer} does).
+ *
+ * <pre>{@code
+ * ConnectionFactory factory = new ConnectionFactory();
+ * factory.setUri("amqp://guest:guest@127.0.0.1:5672");
+ * try (RabbitMqTransport rabbit = RabbitMqTransport.builder(factory).name("orders").build();
+ *      OutboxRelay relay = OutboxRelay.builder(outbox).route("rabbitmq", rabbit).build()) {
+ *   relay.start();
+ *   // events enqueued with .destination("rabbitmq:payments/payment.succeeded") are published to exchange payments
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe. AMQP channels are not, so each call borrows a channel of its own from a small pool (one per
+ * concurrent caller, at most {@link Builder#maxIdleChannels} kept idle). Built from a {@link ConnectionFactory}, the
+ * transport owns its connection: when the connection is lost, the sends in flight return retry and the next send opens
+ * a new one (the factory's automatic recovery is switched off for this connection, on a copy of the factory). Built
+ * from a {@link Connection}, the caller owns it and its recovery; the transport only opens channels on it.
+ */
+public final class RabbitMqTransport implements OutboxTransport {
+  private static final System.Logger LOG = System.getLogger(RabbitMqTransport.class.getName());
+  private static final String CONTENT_TYPE = "application/json";
+
+  private final String name;
+  private final ConnectionFactory factory;
+  private final String defaultExchange;
+  private final Duration confirmTimeout;
+  private final int maxIdleChannels;
+  private final Object connectionLock = new Object();
+  private final ConcurrentLinkedDeque<PublishChannel> idle = new ConcurrentLinkedDeque<>();
+  private volatile Connection connection;
+  private volatile boolean closed;
+
+  private RabbitMqTransport(Builder b) {
+    this.name = b.name;
+    this.defaultExchange = b.defaultExchange;
+    this.confirmTimeout = b.confirmTimeout;
+    this.maxIdleChannels = b.maxIdleChannels;
+    if (b.factory != null) {
+      ConnectionFactory copy = b.factory.clone();
+      copy.setAutomaticRecoveryEnabled(false);
+      this.factory = copy;
+    } else {
+      this.factory = null;
+      this.connection = b.connection;
+    }
+  }
+
+  /** A transport that opens (and re-opens) its own connection from {@code factory}; the factory is not modified. */
+  public static Builder builder(ConnectionFactory factory) {
+    return new Builder(Objects.requireNonNull(factory, "factory"), null);
+  }
+
+  /** A transport publishing on the caller's {@code connection}, which it never closes. */
+  public static Builder builder(Connection connection) {
+    return new Builder(null, Objects.requireNonNull(connection, "connection"));
+  }
+
+  public String name() {
+    return name;
+  }
+
+  /** The exchange and routing key a destination detail resolves to; null when it names no exchange. */
+  static Target resolve(String detail, String eventType, String defaultExchange) {
+    if (detail.isEmpty()) {
+      return defaultExchange == null ? null : new Target(defaultExchange, eventType);
+    }
+    int slash = detail.indexOf('/');
+    if (slash < 0) {
+      return new Target(detail, eventType);
+    }
+    String routingKey = detail.substring(slash + 1);
+    return new Target(detail.substring(0, slash), routingKey.isEmpty() ? eventType : routingKey);
+  }
+
+  /** Where one message goes. */
+  record Target(String exchange, String routingKey) {}
+
+  @Override
+  public DeliveryResult send(OutboxMessage message) {
+    return sendAll(List.of(message)).get(0);
+  }
+
+  /**
+   * Publishes the batch on one channel, then waits for the broker's confirms, up to the confirm timeout for the whole
+   * batch. Never throws: every failure becomes a {@link DeliveryResult}.
+   */
+  @Override
+  public List<DeliveryResult> sendAll(List<OutboxMessage> messages) {
+    int n = messages.size();
+    DeliveryResult[] results = new DeliveryResult[n];
+    Target[] targets = new Target[n];
+    boolean any = false;
+    for (int i = 0; i < n; i++) {
+      OutboxMessage m = messages.get(i);
+      targets[i] = resolve(m.destinationDetail(), m.type(), defaultExchange);
+      if (targets[i] == null) {
+        results[i] = DeliveryResult.permanent("destination '" + m.destination() + "' names no exchange and transport "
+            + name + " has no default exchange: use rabbitmq:<exchange>/<routingKey>, or rabbitmq:/<queue>", null);
+      } else {
+        any = true;
+      }
+    }
+    if (any) {
+      publish(messages, targets, results);
+    }
+    return List.of(results);
+  }
+
+  private void publish(List<OutboxMessage> messages, Target[] targets, DeliveryResult[] results) {
+    PublishChannel channel;
+    try {
+      channel = borrow();
+    } catch (IOException | TimeoutException | RuntimeException e) {
+      fill(results, DeliveryResult.retry("transport " + name + " cannot open a RabbitMQ channel: "
+          + OutboxTransport.describe(e), null));
+      return;
+    }
+    boolean reusable = false;
+    try {
+      reusable = channel.publish(messages, targets, results);
+    } catch (RuntimeException e) {
+      fill(results, DeliveryResult.retry("transport " + name + " failed: " + OutboxTransport.describe(e), null));
+    } finally {
+      if (reusable) {
+        giveBack(channel);
+      } else {
+        channel.discard();
+      }
+    }
+  }
+
+  private static void fill(DeliveryResult[] results, DeliveryResult r) {
+    for (int i = 0; i < results.length; i++) {
+      if (results[i] == null) {
+        results[i] = r;
+      }
+    }
+  }
+
+  private PublishChannel borrow() throws IOException, TimeoutException {
+    PublishChannel c;
+    while ((c = idle.pollFirst()) != null) {
+      if (c.usable()) {
+        return c;
+      }
+      c.discard();
+    }
+    return new PublishChannel(connection().createChannel());
+  }
+
+  private void giveBack(PublishChannel c) {
+    if (closed || !c.usable() || idle.size() >= maxIdleChannels) {
+      c.discard();
+      return;
+    }
+    idle.offerFirst(c);
+    if (closed && idle.remove(c)) {
+      c.discard();
+    }
+  }
+
+  private Connection connection() throws IOException, TimeoutException {
+    Connection c = connection;
+    if (c != null && c.isOpen()) {
+      return c;
+    }
+    synchronized (connectionLock) {
+      c = connection;
+      if (c != null && c.isOpen()) {
+        return c;
+      }
+      if (closed) {
+        throw new IllegalStateException("transport " + name + " is closed");
+      }
+      if (factory == null) {
+        ShutdownSignalException reason = c.getCloseReason();
+        throw new IOException("the RabbitMQ connection given to transport " + name + " is closed"
+            + (reason == null ? "" : ": " + reason.getMessage()));
+      }
+      if (c != null) {
+        LOG.log(System.Logger.Level.INFO, "transport " + name + " lost its RabbitMQ connection; reconnecting");
+        c.abort(1_000);
+        PublishChannel stale;
+        while ((stale = idle.pollFirst()) != null) {
+          stale.discard();
+        }
+      }
+      c = factory.newConnection("idem-outbox-" + name);
+      connection = c;
+      return c;
+    }
+  }
+
+  /** Closes idle channels and, when the transport opened it, the connection. Sends after this return retry. */
+  @Override
+  public void close() {
+    closed = true;
+    PublishChannel c;
+    while ((c = idle.pollFirst()) != null) {
+      c.discard();
+    }
+    if (factory != null) {
+      synchronized (connectionLock) {
+        Connection open = connection;
+        connection = null;
+        if (open != null && open.isOpen()) {
+          try {
+            open.close(5_000);
+          } catch (IOException | RuntimeException e) {
+            open.abort(1_000);
+          }
+        }
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RabbitMqTransport{" + name + ", confirmTimeout=" + confirmTimeout
+        + (defaultExchange == null ? "" : ", defaultExchange='" + defaultExchange + '\'') + '}';
+  }
+
+  /**
+   * One channel in confirm mode, used by one thread at a time. Confirms, returns and the channel's shutdown arrive on
+   * the connection's I/O thread in the order the broker sent them; a return comes before the confirm of the same
+   * message, so a confirmed message that was returned first is a failure.
+   */
+  private final class PublishChannel {
+    private final Channel channel;
+    private volatile Batch batch;
+    private volatile boolean broken;
+
+    PublishChannel(Channel channel) throws IOException {
+      this.channel = channel;
+      try {
+        channel.confirmSelect();
+      } catch (IOException | RuntimeException e) {
+        discard();
+        throw e;
+      }
+      channel.addReturnListener(r -> {
+        Batch b = batch;
+        if (b != null) {
+          b.returned(r);
+        }
+      });
+      channel.addConfirmListener((tag, multiple) -> {
+        Batch b = batch;
+        if (b != null) {
+          b.confirmed(tag, multiple, true);
+        }
+      }, (tag, multiple) -> {
+        Batch b = batch;
+        if (b != null) {
+          b.confirmed(tag, multiple, false);
+        }
+      });
+      channel.addShutdownListener(cause -> {
+        broken = true;
+        Batch b = batch;
+        if (b != null) {
+          b.lost("channel closed: " + cause.getMessage());
+        }
+      });
+    }
+
+    boolean usable() {
+      return !broken && channel.isOpen();
+    }
+
+    /** Publishes and waits for confirms; returns whether the channel may be used again. */
+    boolean publish(List<OutboxMessage> messages, Target[] targets, DeliveryResult[] results) {
+      int pending = 0;
+      for (DeliveryResult r : results) {
+        if (r == null) {
+          pending++;
+        }
+      }
+      Batch b = new Batch(results.length, pending);
+      batch = b;
+      for (int i = 0; i < results.length; i++) {
+        if (results[i] != null) {
+          continue;
+        }
+        OutboxMessage m = messages.get(i);
+        b.expect(m.id().toString(), i);
+        long seq = channel.getNextPublishSeqNo();
+        b.unconfirmed.put(seq, i);
+        try {
+          channel.basicPublish(targets[i].exchange(), targets[i].routingKey(), true, properties(m),
+              m.payload().getBytes(StandardCharsets.UTF_8));
+        } catch (IOException | RuntimeException e) {
+          b.unconfirmed.remove(seq);
+          b.complete(i, DeliveryResult.retry("publish to exchange '" + targets[i].exchange() + "' failed: "
+              + OutboxTransport.describe(e), null));
+          if (!channel.isOpen()) {
+            broken = true;
+          }
+        }
+      }
+      boolean done;
+      try {
+        done = b.await(confirmTimeout);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        done = false;
+      }
+      batch = null;
+      for (int i = 0; i < results.length; i++) {
+        if (results[i] == null) {
+          DeliveryResult r = b.results.get(i);
+          results[i] = r != null ? r : DeliveryResult.retry("no publisher confirm from RabbitMQ within "
+              + confirmTimeout.toMillis() + " ms", null);
+        }
+      }
+      // a channel with confirms still outstanding would mix them into the next batch: never reuse it
+      return done && !broken;
+    }
+
+    void discard() {
+      broken = true;
+      if (channel.isOpen()) {
+        try {
+          channel.abort();
+        } catch (IOException | RuntimeException ignored) {
+          // already closing
+        }
+      }
+    }
+  }
+
+  /** The state of one batch on one channel; written by the publishing thread and the connection's I/O thread. */
+  private static final class Batch {
+    final AtomicReferenceArray<DeliveryResult> results;
+    final ConcurrentNavigableMap<Long, Integer> unconfirmed = new ConcurrentSkipListMap<>();
+    final Map<Integer, String> returns = new ConcurrentHashMap<>();
+    final Map<String, List<Integer>> byMessageId = new ConcurrentHashMap<>();
+    final CountDownLatch pending;
+
+    Batch(int size, int pending) {
+      this.results = new AtomicReferenceArray<>(size);
+      this.pending = new CountDownLatch(pending);
+    }
+
+    void expect(String messageId, int index) {
+      byMessageId.computeIfAbsent(messageId, k -> new CopyOnWriteArrayList<>()).add(index);
+    }
+
+    void complete(int index, DeliveryResult r) {
+      if (results.compareAndSet(index, null, r)) {
+        pending.countDown();
+      }
+    }
+
+    void returned(Return r) {
+      String id = r.getProperties() == null ? null : r.getProperties().getMessageId();
+      List<Integer> indexes = id == null ? null : byMessageId.get(id);
+      if (indexes == null) {
+        return;
+      }
+      String reason = "unroutable: RabbitMQ returned the message (" + r.getReplyCode() + ' ' + r.getReplyText()
+          + ") from exchange '" + r.getExchange() + "' with routing key '" + r.getRoutingKey()
+          + "': no queue is bound for it";
+      for (int i : indexes) {
+        returns.put(i, reason);
+      }
+    }
+
+    void confirmed(long tag, boolean multiple, boolean ack) {
+      Map<Long, Integer> hit = multiple ? unconfirmed.headMap(tag, true) : single(tag);
+      for (Map.Entry<Long, Integer> e : new ArrayList<>(hit.entrySet())) {
+        if (unconfirmed.remove(e.getKey()) == null) {
+          continue;
+        }
+        int i = e.getValue();
+        String returned = returns.get(i);
+        if (!ack) {
+          complete(i, DeliveryResult.retry("RabbitMQ nacked the message (an internal broker error)", null));
+        } else if (returned != null) {
+          complete(i, DeliveryResult.retry(returned, null));
+        } else {
+          complete(i, DeliveryResult.delivered());
+        }
+      }
+    }
+
+    private Map<Long, Integer> single(long tag) {
+      Integer i = unconfirmed.get(tag);
+      return i == null ? Map.of() : Map.of(tag, i);
+    }
+
+    void lost(String reason) {
+      for (Map.Entry<Long, Integer> e : new ArrayList<>(unconfirmed.entrySet())) {
+        if (unconfirmed.remove(e.getKey()) != null) {
+          complete(e.getValue(), DeliveryResult.retry(reason, null));
+        }
+      }
+    }
+
+    boolean await(Duration timeout) throws InterruptedException {
+      return pending.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+  }
+
+  private static AMQP.BasicProperties properties(OutboxMessage m) {
+    Map<String, Object> headers = new LinkedHashMap<>(m.headers());
+    headers.put("aggregate-type", m.aggregateType());
+    headers.put("aggregate-id", m.aggregateId());
+    return new AMQP.BasicProperties.Builder()
+        .messageId(m.id().toString())
+        .type(m.type())
+        .contentType(CONTENT_TYPE)
+        .contentEncoding("utf-8")
+        .deliveryMode(2)
+        .timestamp(m.createdAt() == null ? null : Date.from(m.createdAt()))
+        .headers(headers)
+        .build();
+  }
+
+  /** Builds a {@link RabbitMqTransport}. Mutable, not thread-safe. */
+  public static final class Builder {
+    private final ConnectionFactory factory;
+    private final Connection connection;
+    private String name = "rabbitmq";
+    private String defaultExchange;
+    private Duration confirmTimeout = Duration.ofSeconds(15);
+    private int maxIdleChannels = 8;
+
+    private Builder(ConnectionFactory factory, Connection connection) {
+      this.factory = factory;
+      this.connection = connection;
+    }
+
+    /** This transport's name, in its connection's name, log lines and errors (default {@code rabbitmq}). */
+    public Builder name(String name) {
+      if (name == null || name.isBlank() || name.length() > 64) {
+        throw new IllegalArgumentException("name must be 1 to 64 characters, got '" + name + "'");
+      }
+      this.name = name;
+      return this;
+    }
+
+    /**
+     * The exchange for destinations that are just {@code rabbitmq}, with the event type as the routing key (default
+     * none: such events are dead at once). {@code ""} is RabbitMQ's default exchange.
+     */
+    public Builder defaultExchange(String exchange) {
+      Objects.requireNonNull(exchange, "defaultExchange");
+      if (exchange.length() > 127) {
+        throw new IllegalArgumentException("defaultExchange must be at most 127 characters, got " + exchange.length());
+      }
+      this.defaultExchange = exchange;
+      return this;
+    }
+
+    /**
+     * How long a batch waits for the broker's confirms (default 15 s); unconfirmed messages are then retried. Keep it
+     * well below the relay's lease.
+     */
+    public Builder confirmTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new IllegalArgumentException("confirmTimeout must be > 0 and at most 10 min, got " + timeout);
+      }
+      this.confirmTimeout = timeout;
+      return this;
+    }
+
+    /** Channels kept open between batches (default 8); more are opened while more threads send at once. */
+    public Builder maxIdleChannels(int max) {
+      if (max < 0 || max > 256) {
+        throw new IllegalArgumentException("maxIdleChannels must be 0 to 256, got " + max);
+      }
+      this.maxIdleChannels = max;
+      return this;
+    }
+
+    public RabbitMqTransport build() {
+      return new RabbitMqTransport(this);
+    }
+  }
+}

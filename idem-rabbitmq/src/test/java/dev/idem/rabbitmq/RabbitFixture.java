@@ -1,0 +1,195 @@
+package dev.idem.rabbitmq;
+
+import com.rabbitmq.client.BuiltinExchangeType;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import dev.idem.jdbc.JdbcDialect;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxListener;
+import dev.idem.outbox.Outbox;
+import dev.idem.outbox.OutboxMessage;
+import java.io.IOException;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One test's world, under names of its own: outbox, inbox and effect tables on PostgreSQL; a direct exchange, a queue
+ * bound to it with routing key {@code events} whose rejected messages are dead-lettered to a second queue. Closing
+ * removes all of them.
+ */
+final class RabbitFixture implements AutoCloseable {
+  final String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
+  final String outboxTable = "rmq_ob_" + suffix;
+  final String inboxTable = "rmq_ib_" + suffix;
+  final String effects = "rmq_fx_" + suffix;
+  final String exchange = "idem-test-x-" + suffix;
+  final String queue = "idem-test-q-" + suffix;
+  final String deadLetters = "idem-test-dlq-" + suffix;
+  final Connection rabbit;
+  final Channel admin;
+  private final List<String> extraTables = new ArrayList<>();
+
+  RabbitFixture() throws IOException {
+    Databases.create(outboxTable, inboxTable, effects);
+    rabbit = Rabbit.connect();
+    admin = rabbit.createChannel();
+    admin.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, false, null);
+    admin.queueDeclare(deadLetters, false, false, false, null);
+    admin.queueDeclare(queue, true, false, false,
+        Map.of("x-dead-letter-exchange", "", "x-dead-letter-routing-key", deadLetters));
+    admin.queueBind(queue, exchange, "events");
+  }
+
+  Outbox outbox() {
+    return Outbox.builder(Databases.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build();
+  }
+
+  Inbox inbox(InboxListener listener) {
+    return Inbox.builder(Databases.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).listener(listener)
+        .build();
+  }
+
+  /** A handler that records one effect row per message, keyed by its message id. */
+  RabbitMqDeliveryHandler recordEffect() {
+    return (c, d) -> {
+      Databases.insertEffect(c, effects, d.getProperties().getMessageId());
+      return "ok";
+    };
+  }
+
+  /** A table of this test's that close() drops. */
+  String table(String name, String definition) {
+    String table = name + "_" + suffix;
+    Databases.execute("CREATE TABLE " + table + " " + definition);
+    extraTables.add(0, table);
+    return table;
+  }
+
+  OutboxMessage message(String destination) {
+    UUID id = UUID.randomUUID();
+    return new OutboxMessage(id, "order.placed", "order", "o-" + id, "{\"order\":\"" + id + "\"}",
+        Map.of("tenant", "t-1"), destination, 1, Instant.now());
+  }
+
+  String toExchange() {
+    return "rabbitmq:" + exchange + "/events";
+  }
+
+  long effectCount() {
+    return Databases.count("SELECT COUNT(*) FROM " + effects);
+  }
+
+  long effectCount(String eventId) {
+    try (java.sql.Connection c = Databases.postgres().getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + effects + " WHERE event_id = ?")) {
+      ps.setString(1, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Event ids that have more than one effect. */
+  long eventsWithSeveralEffects() {
+    return Databases.count("SELECT COUNT(*) FROM (SELECT event_id FROM " + effects
+        + " GROUP BY event_id HAVING COUNT(*) > 1) d");
+  }
+
+  List<String> effectIds() {
+    List<String> ids = new ArrayList<>();
+    try (java.sql.Connection c = Databases.postgres().getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + effects);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        ids.add(rs.getString(1));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return ids;
+  }
+
+  long ready(String queueName) {
+    try {
+      return admin.messageCount(queueName);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public void close() throws IOException, TimeoutException {
+    try {
+      admin.queueDelete(queue);
+      admin.queueDelete(deadLetters);
+      admin.exchangeDelete(exchange);
+      rabbit.close();
+    } finally {
+      List<String> tables = new ArrayList<>(extraTables);
+      tables.addAll(List.of(effects, outboxTable + "_attempt", outboxTable, inboxTable));
+      Databases.drop(tables.toArray(String[]::new));
+    }
+  }
+
+  /** Counts what an inbox and a consumer report. */
+  static final class Counts implements InboxListener, RabbitMqConsumerListener {
+    final AtomicInteger processed = new AtomicInteger();
+    final AtomicInteger duplicates = new AtomicInteger();
+    final AtomicInteger mismatches = new AtomicInteger();
+    final AtomicInteger acknowledged = new AtomicInteger();
+    final AtomicInteger acknowledgedDuplicates = new AtomicInteger();
+    final AtomicInteger failed = new AtomicInteger();
+    final AtomicInteger rejected = new AtomicInteger();
+    final AtomicInteger consumerMismatches = new AtomicInteger();
+
+    @Override
+    public void processed(String consumer) {
+      processed.incrementAndGet();
+    }
+
+    @Override
+    public void duplicate(String consumer) {
+      duplicates.incrementAndGet();
+    }
+
+    @Override
+    public void payloadMismatch(String consumer, String eventId) {
+      mismatches.incrementAndGet();
+    }
+
+    @Override
+    public void acknowledged(String consumer, String queue, String messageId, boolean duplicate) {
+      acknowledged.incrementAndGet();
+      if (duplicate) {
+        acknowledgedDuplicates.incrementAndGet();
+      }
+    }
+
+    @Override
+    public void failed(String consumer, String queue, String messageId, Throwable error) {
+      failed.incrementAndGet();
+    }
+
+    @Override
+    public void payloadMismatch(String consumer, String queue, String messageId) {
+      consumerMismatches.incrementAndGet();
+    }
+
+    @Override
+    public void rejected(String consumer, String queue, String reason) {
+      rejected.incrementAndGet();
+    }
+  }
+}

@@ -1,0 +1,214 @@
+package dev.idem.rabbitmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
+import dev.idem.outbox.DeliveryResult;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.OutboxMessage;
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The inbox consumer on the real RabbitMQ and PostgreSQL: one effect per message id, acknowledged after commit. */
+class RabbitMqInboxConsumerTest {
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  private RabbitFixture f;
+  private RabbitFixture.Counts counts;
+  private Inbox inbox;
+  private RabbitMqTransport transport;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    f = new RabbitFixture();
+    counts = new RabbitFixture.Counts();
+    inbox = f.inbox(counts);
+    transport = RabbitMqTransport.builder(Rabbit.factory()).name("consumer-test").build();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    transport.close();
+    f.close();
+  }
+
+  private RabbitMqInboxConsumer.Builder consumer(RabbitMqDeliveryHandler handler) {
+    return RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue).handler(handler)
+        .listener(counts).failurePause(Duration.ZERO);
+  }
+
+  private void publish(OutboxMessage m) {
+    assertThat(transport.sendAll(List.of(m))).extracting(DeliveryResult::isDelivered).containsExactly(true);
+  }
+
+  @Test
+  void aRedeliveredMessageIsAcknowledgedAsADuplicateAndHasOneEffect() throws Exception {
+    OutboxMessage m = f.message(f.toExchange());
+
+    try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect()).build().start()) {
+      publish(m);
+      publish(m); // RabbitMQ has no broker-side dedupe: both copies reach the queue
+      Eventually.await("both copies acknowledged", WAIT, counts.acknowledged::get, n -> n == 2);
+    }
+
+    assertThat(counts.duplicates.get()).isEqualTo(1);
+    assertThat(counts.acknowledgedDuplicates.get()).isEqualTo(1);
+    assertThat(counts.processed.get()).isEqualTo(1);
+    assertThat(f.effectCount(m.id().toString())).isEqualTo(1);
+    assertThat(f.effectCount()).isEqualTo(1);
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
+  void aFailingHandlerRequeuesTheMessageWhichIsThenProcessedOnce() throws Exception {
+    OutboxMessage m = f.message(f.toExchange());
+    AtomicInteger calls = new AtomicInteger();
+    AtomicBoolean lastWasRedelivery = new AtomicBoolean();
+    RabbitMqDeliveryHandler failsOnce = (c, d) -> {
+      if (calls.incrementAndGet() == 1) {
+        throw new IllegalStateException("injected failure");
+      }
+      lastWasRedelivery.set(d.getEnvelope().isRedeliver());
+      return f.recordEffect().handle(c, d);
+    };
+
+    try (RabbitMqInboxConsumer consumer = consumer(failsOnce).build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+    }
+
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(counts.failed.get()).isEqualTo(1);
+    assertThat(lastWasRedelivery.get()).isTrue();
+    assertThat(f.effectCount()).isEqualTo(1);
+    assertThat(inbox.contains("billing", m.id().toString())).isTrue();
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
+  void aMessageWhoseTransactionFailsToCommitIsNotAcknowledgedButRedelivered() throws Exception {
+    // a deferred constraint fails at COMMIT, after the handler has returned: acknowledging after the handler (rather
+    // than after the commit) would lose the message
+    String gate = f.table("rmq_gate", "(k INT, CONSTRAINT rmq_gate_u_" + f.suffix
+        + " UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)");
+    OutboxMessage m = f.message(f.toExchange());
+    AtomicInteger calls = new AtomicInteger();
+    RabbitMqDeliveryHandler commitFailsOnce = (c, d) -> {
+      String result = f.recordEffect().handle(c, d);
+      if (calls.incrementAndGet() == 1) {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + gate + " (k) VALUES (1), (1)")) {
+          ps.executeUpdate();
+        }
+      }
+      return result;
+    };
+
+    try (RabbitMqInboxConsumer consumer = consumer(commitFailsOnce).build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+    }
+
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(counts.failed.get()).isEqualTo(1);
+    assertThat(f.effectCount()).isEqualTo(1);
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
+  void theSameIdWithAnotherPayloadIsDeadLetteredNotProcessed() throws Exception {
+    OutboxMessage m = f.message(f.toExchange());
+
+    try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect()).build().start()) {
+      publish(m);
+      Eventually.await("the original acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      f.admin.basicPublish("", f.queue, new AMQP.BasicProperties.Builder().messageId(m.id().toString()).build(),
+          "{\"tampered\":true}".getBytes(StandardCharsets.UTF_8));
+      Eventually.await("the altered copy dead-lettered", WAIT, () -> f.ready(f.deadLetters), n -> n == 1);
+    }
+
+    assertThat(counts.consumerMismatches.get()).isEqualTo(1);
+    assertThat(counts.mismatches.get()).isEqualTo(1);
+    GetResponse dead = f.admin.basicGet(f.deadLetters, true);
+    assertThat(dead.getProps().getMessageId()).isEqualTo(m.id().toString());
+    assertThat(new String(dead.getBody(), StandardCharsets.UTF_8)).isEqualTo("{\"tampered\":true}");
+    assertThat(f.effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aMessageWithoutMessageIdIsRejectedWithoutRequeue() throws Exception {
+    try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect()).build().start()) {
+      f.admin.basicPublish("", f.queue, new AMQP.BasicProperties.Builder().build(),
+          "{}".getBytes(StandardCharsets.UTF_8));
+      Eventually.await("the message dead-lettered", WAIT, () -> f.ready(f.deadLetters), n -> n == 1);
+    }
+
+    assertThat(counts.rejected.get()).isEqualTo(1);
+    assertThat(counts.processed.get()).isZero();
+    assertThat(f.effectCount()).isZero();
+  }
+
+  @Test
+  void aFallbackCanTakeTheIdFromAnotherProducersHeader() throws Exception {
+    RabbitMqDeliveryHandler handler = (c, d) -> {
+      Databases.insertEffect(c, f.effects, String.valueOf(d.getProperties().getHeaders().get("legacy-id")));
+      return null;
+    };
+    AMQP.BasicProperties legacy = new AMQP.BasicProperties.Builder().headers(Map.of("legacy-id", "L-42")).build();
+
+    try (RabbitMqInboxConsumer consumer = consumer(handler)
+        .messageIdFallback(d -> String.valueOf(d.getProperties().getHeaders().get("legacy-id"))).build().start()) {
+      f.admin.basicPublish("", f.queue, legacy, "{}".getBytes(StandardCharsets.UTF_8));
+      f.admin.basicPublish("", f.queue, legacy, "{}".getBytes(StandardCharsets.UTF_8));
+      Eventually.await("both acknowledged", WAIT, counts.acknowledged::get, n -> n == 2);
+    }
+
+    assertThat(f.effectCount("L-42")).isEqualTo(1);
+    assertThat(counts.duplicates.get()).isEqualTo(1);
+    assertThat(inbox.contains("billing", "L-42")).isTrue();
+  }
+
+  @Test
+  void startingOnAMissingQueueFailsWithTheQueueNamed() {
+    RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing",
+        "idem-test-missing-" + f.suffix).handler(f.recordEffect()).build();
+
+    assertThatThrownBy(consumer::start)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("idem-test-missing-" + f.suffix)
+        .hasMessageContaining("NOT_FOUND");
+    consumer.close();
+  }
+
+  @Test
+  void startingWithoutABrokerFailsLoudly() {
+    ConnectionFactory nowhere = Rabbit.factory();
+    nowhere.setPort(1); // nothing listens on 127.0.0.1:1
+    RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(nowhere, inbox, "billing", f.queue)
+        .handler(f.recordEffect()).build();
+
+    assertThatThrownBy(consumer::start)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("cannot consume queue '" + f.queue + "'");
+  }
+
+  @Test
+  void theBuilderRefusesBadConfiguration() {
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue).build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("handler is required");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue).prefetch(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("prefetch must be 1 to 65535, got 0");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "", f.queue))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("consumer must be");
+  }
+}
