@@ -12,6 +12,7 @@ import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStatus;
 import dev.idem.outbox.OutboxTransport;
+import dev.idem.test.Eventually;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +24,6 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -132,13 +132,9 @@ abstract class ConcurrentRelaysContract {
 
   private void drain(List<OutboxRelay> relays, Duration deadline) {
     relays.forEach(OutboxRelay::start);
-    long end = System.nanoTime() + deadline.toNanos();
     try {
-      while (outbox.stats().count(OutboxStatus.DELIVERED) < EVENTS) {
-        assertThat(System.nanoTime()).as("all events delivered within %s; stats %s", deadline, outbox.stats())
-            .isLessThan(end);
-        LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
-      }
+      Eventually.await("all events delivered", deadline, outbox::stats,
+          stats -> stats.count(OutboxStatus.DELIVERED) == EVENTS);
     } finally {
       relays.forEach(OutboxRelay::close);
     }

@@ -10,6 +10,7 @@ import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStatus;
 import dev.idem.test.ChildJvm;
+import dev.idem.test.Eventually;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -20,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -69,11 +69,8 @@ class RelayKillNineTest {
         OutboxRelay relay = OutboxRelay.builder(outbox).name("survivor").route("sink", second).batchSize(BATCH)
             .pollInterval(Duration.ofMillis(10)).build()) {
       relay.start();
-      long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-      while (outbox.stats().count(OutboxStatus.DELIVERED) < EVENTS) {
-        assertThat(System.nanoTime()).as("delivered within 2 minutes: %s", outbox.stats()).isLessThan(deadline);
-        LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
-      }
+      Eventually.await("every event delivered", Duration.ofMinutes(2), outbox::stats,
+          stats -> stats.count(OutboxStatus.DELIVERED) == EVENTS);
     }
     Map<UUID, Integer> arrivals = FileSinkTransport.arrivals(sink);
     assertThat(arrivals.keySet()).as("nothing lost").isEqualTo(enqueued);

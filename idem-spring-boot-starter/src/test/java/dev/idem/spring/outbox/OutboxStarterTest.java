@@ -11,6 +11,7 @@ import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxStatus;
 import dev.idem.outbox.webhook.WebhookSecret;
 import dev.idem.outbox.webhook.WebhookSigner;
+import dev.idem.test.Eventually;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
