@@ -71,3 +71,31 @@ CREATE TABLE IF NOT EXISTS pay_provider_refund (
   CONSTRAINT pay_provider_refund_id UNIQUE (id)
 );
 CREATE INDEX IF NOT EXISTS pay_provider_refund_charge ON pay_provider_refund (charge_id);
+
+-- Tenants' webhook endpoints: events is a comma-separated list of event types, or "*". The secret signs what the
+-- service sends (Standard Webhooks, whsec_...); it is shown to the tenant once, when the endpoint is created.
+-- An endpoint that answered 410 Gone is disabled, with the reason.
+CREATE TABLE IF NOT EXISTS pay_webhook_endpoint (
+  id              VARCHAR(40)   NOT NULL PRIMARY KEY,
+  tenant          VARCHAR(255)  NOT NULL,
+  url             VARCHAR(2048) NOT NULL,
+  events          VARCHAR(500)  NOT NULL,
+  secret          VARCHAR(200)  NOT NULL,
+  enabled         BOOLEAN       NOT NULL,
+  created_at      BIGINT        NOT NULL,
+  disabled_reason VARCHAR(500)
+);
+CREATE INDEX IF NOT EXISTS pay_webhook_endpoint_tenant ON pay_webhook_endpoint (tenant, created_at);
+
+-- The provider's confirmations, received as signed webhooks through the inbox: one row per provider object (a
+-- charge or a refund). confirmations counts the webhooks whose effect was applied; the inbox makes it 1 however
+-- often the provider re-sends one event.
+CREATE TABLE IF NOT EXISTS pay_provider_confirmation (
+  provider_object_id VARCHAR(64)  NOT NULL PRIMARY KEY,
+  object_type        VARCHAR(16)  NOT NULL,
+  event_type         VARCHAR(64)  NOT NULL,
+  event_id           VARCHAR(64)  NOT NULL,
+  amount             BIGINT       NOT NULL,
+  confirmations      BIGINT       NOT NULL,
+  confirmed_at       BIGINT       NOT NULL
+);

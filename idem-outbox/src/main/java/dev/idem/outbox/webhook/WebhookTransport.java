@@ -75,7 +75,13 @@ public final class WebhookTransport implements OutboxTransport {
   public List<DeliveryResult> sendAll(List<OutboxMessage> messages) {
     List<CompletableFuture<DeliveryResult>> futures = new ArrayList<>(messages.size());
     for (OutboxMessage m : messages) {
-      Prepared p = prepare(m);
+      Prepared p;
+      try {
+        p = prepare(m);
+      } catch (RuntimeException e) {
+        // an endpoint look-up failed (the database blipped): this message only is retried
+        p = new Prepared(null, DeliveryResult.retry(OutboxTransport.describe(e), null));
+      }
       if (p.result != null) {
         futures.add(CompletableFuture.completedFuture(p.result));
         continue;

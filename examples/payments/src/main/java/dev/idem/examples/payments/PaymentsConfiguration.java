@@ -10,9 +10,11 @@ import dev.idem.examples.payments.payment.Payments;
 import dev.idem.examples.payments.provider.FaultInjection;
 import dev.idem.examples.payments.provider.PaymentProvider;
 import dev.idem.examples.payments.provider.ProviderFaults;
+import dev.idem.examples.payments.provider.ProviderWebhooks;
 import dev.idem.examples.payments.refund.RefundPhases;
 import dev.idem.examples.payments.refund.Refunds;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.webhook.WebhookEvents;
 import java.time.Clock;
 import java.util.Random;
 import java.util.random.RandomGenerator;
@@ -26,7 +28,8 @@ import org.springframework.core.env.ConfigurableEnvironment;
 /**
  * The service's wiring: the schema, the simulated provider, the two phased operations (registered with Idem by the
  * starter, which collects every {@link PhasedOperation} bean) and the authentication filter, which runs before the
- * starter's idempotency filter so that the tenant is the request's principal, and so its scope.
+ * starter's idempotency filter so that the tenant is the request's principal, and so its scope. The outbox, the
+ * inbox and the relay are wired in {@link dev.idem.examples.payments.outbox.OutboxConfiguration}.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(PaymentsProperties.class)
@@ -53,16 +56,17 @@ public class PaymentsConfiguration {
 
   @Bean
   PaymentProvider paymentProvider(DataSource dataSource, PaymentsSchema schema, PaymentsProperties properties,
-      RandomGenerator providerRandom, Clock clock) {
+      RandomGenerator providerRandom, Clock clock, ProviderWebhooks webhooks) {
     PaymentsProperties.Provider p = properties.provider();
     FaultInjection faults = new FaultInjection(
         new ProviderFaults(p.timeoutAfterCommitRate(), p.errorRate(), p.latencyMs()), providerRandom);
-    return new PaymentProvider(dataSource, faults, clock);
+    return new PaymentProvider(dataSource, faults, clock, webhooks);
   }
 
   @Bean
-  PaymentPhases paymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, Json json, Clock clock) {
-    return new PaymentPhases(payments, ledger, provider, json, clock);
+  PaymentPhases paymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, WebhookEvents events,
+      Json json, Clock clock) {
+    return new PaymentPhases(payments, ledger, provider, events, json, clock);
   }
 
   @Bean
@@ -71,9 +75,9 @@ public class PaymentsConfiguration {
   }
 
   @Bean
-  RefundPhases refundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider, Json json,
-      Clock clock) {
-    return new RefundPhases(payments, refunds, ledger, provider, json, clock);
+  RefundPhases refundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider,
+      WebhookEvents events, Json json, Clock clock) {
+    return new RefundPhases(payments, refunds, ledger, provider, events, json, clock);
   }
 
   @Bean

@@ -2,6 +2,7 @@ package dev.idem.examples.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.test.Eventually;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,9 +26,14 @@ import tools.jackson.databind.JsonNode;
  * after, so they do not depend on each other or on earlier runs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class PaymentsServiceContract {
-  /** Settings every run uses: a fast completer and a short lease, so recoveries happen within a test. */
-  static final List<String> COMMON_ARGS = List.of("--idem.completer.interval=200ms", "--idem.default-lease=5s");
+abstract class PaymentsServiceContract implements OutboxWebhooksContract {
+  /**
+   * Settings every run uses: a fast completer and a short lease, so recoveries happen within a test, and the relay
+   * settings of {@link OutboxWebhooksContract#args()}.
+   */
+  static final List<String> COMMON_ARGS = java.util.stream.Stream.concat(
+      java.util.stream.Stream.of("--idem.completer.interval=200ms", "--idem.default-lease=5s"),
+      OutboxWebhooksContract.args().stream()).toList();
   static final Duration DEADLINE = Duration.ofSeconds(60);
   private static final String NO_FAULTS =
       "{\"provider_timeout_after_commit_rate\":0,\"provider_error_rate\":0,\"provider_latency_ms\":0}";
@@ -37,6 +43,21 @@ abstract class PaymentsServiceContract {
   abstract Caller alice();
 
   abstract Caller bob();
+
+  @Override
+  public RunningService service() {
+    return service;
+  }
+
+  @Override
+  public Caller firstTenant() {
+    return alice();
+  }
+
+  @Override
+  public Caller secondTenant() {
+    return bob();
+  }
 
   @AfterEach
   void healProvider() {

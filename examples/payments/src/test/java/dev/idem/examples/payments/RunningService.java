@@ -104,6 +104,21 @@ final class RunningService implements AutoCloseable {
     }
   }
 
+  /** The single text a query answers (null when it finds no row), run on the service's own pool. */
+  String text(String sql, Object... params) {
+    try (Connection c = context.getBean(DataSource.class).getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < params.length; i++) {
+        ps.setObject(i + 1, params[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+    }
+  }
+
   @Override
   public void close() {
     context.close();

@@ -19,7 +19,8 @@ import java.util.Optional;
  * principal, which the idempotency filter takes as the scope. It must run before that filter.
  *
  * <ul>
- *   <li>{@code /actuator/**} and {@code /provider/**} (the simulated provider, an external system) are open;
+ *   <li>{@code /actuator/**}, {@code /provider/**} (the simulated provider, an external system) and
+ *       {@code /webhooks/**} (webhooks from the provider, authenticated by their signature) are open;
  *   <li>{@code /admin/**} needs {@link AdminAccess};
  *   <li>everything else needs an API key: without a known one the answer is 401 {@code AUTH.unauthenticated}.
  * </ul>
@@ -41,7 +42,7 @@ public final class ApiKeyAuthentication implements Filter {
     HttpServletRequest request = (HttpServletRequest) req;
     HttpServletResponse response = (HttpServletResponse) res;
     String path = IdempotencyFilter.pathWithinApplication(request);
-    if (under(path, "/actuator") || under(path, "/provider") || path.equals("/error")) {
+    if (under(path, "/actuator") || under(path, "/provider") || under(path, "/webhooks") || path.equals("/error")) {
       chain.doFilter(request, response);
       return;
     }

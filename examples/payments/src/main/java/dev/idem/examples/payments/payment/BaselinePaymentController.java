@@ -10,6 +10,8 @@ import dev.idem.examples.payments.provider.ProviderException;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.JsonRequest;
+import dev.idem.examples.payments.webhook.EventTypes;
+import dev.idem.examples.payments.webhook.WebhookEvents;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -25,7 +27,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * {@code POST /baseline/payments}: the same work as {@code POST /payments} (validate, insert the payment pending,
- * charge the provider outside any transaction, capture and book the ledger pair) without the idempotency layer. It
+ * charge the provider outside any transaction, capture, write the event to the outbox and book the ledger pair)
+ * without the idempotency layer. It
  * exists for the benchmark that measures what the layer costs, and is off unless
  * {@code payments.baseline-route.enabled=true}. Not idempotent: never expose it to clients.
  */
@@ -36,15 +39,17 @@ public class BaselinePaymentController {
   private final Payments payments;
   private final Ledger ledger;
   private final PaymentProvider provider;
+  private final WebhookEvents events;
   private final Json json;
   private final Clock clock;
 
   public BaselinePaymentController(DataSource dataSource, Payments payments, Ledger ledger, PaymentProvider provider,
-      Json json, Clock clock) {
+      WebhookEvents events, Json json, Clock clock) {
     this.dataSource = dataSource;
     this.payments = payments;
     this.ledger = ledger;
     this.provider = provider;
+    this.events = events;
     this.json = json;
     this.clock = clock;
   }
@@ -70,10 +75,12 @@ public class BaselinePaymentController {
     inTransaction(c -> {
       boolean declined = charge.declined();
       payments.settle(c, pending.id(), declined ? Payment.DECLINED : Payment.CAPTURED, charge.id(), now);
+      done[0] = payments.find(c, tenant, pending.id()).orElseThrow();
+      events.publish(c, tenant, declined ? EventTypes.PAYMENT_DECLINED : EventTypes.PAYMENT_SUCCEEDED, "payment",
+          pending.id(), done[0].toJson(), now);
       if (!declined) {
         ledger.bookPayment(c, tenant, pending.id(), p.accountId(), p.amount(), p.currency(), now);
       }
-      done[0] = payments.find(c, tenant, pending.id()).orElseThrow();
     });
     byte[] out = json.write(done[0].toJson());
     response.setStatus(201);

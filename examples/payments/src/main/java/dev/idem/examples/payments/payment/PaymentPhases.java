@@ -16,9 +16,12 @@ import dev.idem.examples.payments.provider.ProviderUnavailableException;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.ProblemResponse;
+import dev.idem.examples.payments.webhook.EventTypes;
+import dev.idem.examples.payments.webhook.WebhookEvents;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.servlet.Problem;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
@@ -35,8 +38,10 @@ import java.util.Map;
  *       with the key derived from the record, the same on every
  *       attempt, so the provider charges at most once; a timeout or an outage answers 504/503, which is not kept,
  *       and the next attempt with the same key resumes here;
- *   <li>{@code capture}, in a transaction: a declined charge marks the payment declined and answers 402 (kept); else
- *       the payment is captured, the ledger pair booked, and the answer is 201.
+ *   <li>{@code capture}, in a transaction: a declined charge marks the payment declined, writes
+ *       {@code payment.declined} to the outbox and answers 402 (kept); else the payment is captured,
+ *       {@code payment.succeeded} written to the outbox, the ledger pair booked, and the answer is 201. The event
+ *       commits with the decision or not at all.
  * </ol>
  *
  * Thread-safe.
@@ -48,13 +53,16 @@ public final class PaymentPhases {
   private final Payments payments;
   private final Ledger ledger;
   private final PaymentProvider provider;
+  private final WebhookEvents events;
   private final Json json;
   private final Clock clock;
 
-  public PaymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, Json json, Clock clock) {
+  public PaymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, WebhookEvents events, Json json,
+      Clock clock) {
     this.payments = payments;
     this.ledger = ledger;
     this.provider = provider;
+    this.events = events;
     this.json = json;
     this.clock = clock;
   }
@@ -108,20 +116,29 @@ public final class PaymentPhases {
     String chargeId = cp.require("charge_id");
     Connection c = connection(ctx);
     Instant now = now();
+    String tenant = tenant(ctx);
     if (ProviderCharge.DECLINED.equals(cp.require("charge_status"))) {
       payments.settle(c, paymentId, Payment.DECLINED, chargeId, now);
+      Payment declined = find(c, tenant, paymentId);
+      events.publish(c, tenant, EventTypes.PAYMENT_DECLINED, "payment", paymentId, declined.toJson(), now);
       return PhaseResult.respond(ProblemResponse.of(Problem.of(402, "PAYMENT.declined", "Payment declined")
           .withDetail("the payment provider declined the charge to account " + cp.require("account_id"))
           .with("payment_id", paymentId).with("provider_charge_id", chargeId)));
     }
     payments.settle(c, paymentId, Payment.CAPTURED, chargeId, now);
-    ledger.bookPayment(c, tenant(ctx), paymentId, cp.require("account_id"), Long.parseLong(cp.require("amount")),
+    Payment payment = find(c, tenant, paymentId);
+    // written before the ledger booking: whatever fails later in this transaction takes the event with it
+    events.publish(c, tenant, EventTypes.PAYMENT_SUCCEEDED, "payment", paymentId, payment.toJson(), now);
+    ledger.bookPayment(c, tenant, paymentId, cp.require("account_id"), Long.parseLong(cp.require("amount")),
         cp.require("currency"), now);
-    Payment payment = payments.find(c, tenant(ctx), paymentId).orElseThrow(() -> new IllegalStateException(
-        "payment " + paymentId + " vanished while being captured"));
     return PhaseResult.respond(StoredResponse.of(201, Map.of(
         "content-type", List.of("application/json"),
         "location", List.of("/payments/" + paymentId)), json.write(payment.toJson())));
+  }
+
+  private Payment find(Connection c, String tenant, String paymentId) throws SQLException {
+    return payments.find(c, tenant, paymentId).orElseThrow(() -> new IllegalStateException(
+        "payment " + paymentId + " vanished while being settled"));
   }
 
   private static String tenant(PhaseContext ctx) {

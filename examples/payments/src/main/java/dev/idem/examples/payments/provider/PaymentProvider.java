@@ -22,6 +22,9 @@ import javax.sql.DataSource;
  *
  * <p>Accounts whose id starts with {@code acct_declined} are declined: the charge is recorded with status
  * {@code declined} and moves no money.
+ *
+ * <p>A new succeeded charge or refund also writes a {@code charge.succeeded} or {@code refund.succeeded} webhook to
+ * the outbox in the same transaction (see {@link ProviderWebhooks}); a repeated key writes none.
  */
 public final class PaymentProvider {
   /** Account ids with this prefix are declined. */
@@ -32,11 +35,18 @@ public final class PaymentProvider {
   private final DataSource dataSource;
   private final FaultInjection faults;
   private final Clock clock;
+  private final ProviderWebhooks webhooks;
 
+  /** A provider that sends no webhooks. */
   public PaymentProvider(DataSource dataSource, FaultInjection faults, Clock clock) {
+    this(dataSource, faults, clock, ProviderWebhooks.none());
+  }
+
+  public PaymentProvider(DataSource dataSource, FaultInjection faults, Clock clock, ProviderWebhooks webhooks) {
     this.dataSource = dataSource;
     this.faults = faults;
     this.clock = clock;
+    this.webhooks = webhooks;
   }
 
   /** A charge and whether the key had been seen before (so nothing was applied this time). */
@@ -186,6 +196,9 @@ public final class PaymentProvider {
       ps.setLong(7, charge.createdAt().toEpochMilli());
       ps.executeUpdate();
     }
+    if (!charge.declined()) {
+      webhooks.chargeSucceeded(c, charge);
+    }
     return new Charged(charge, false);
   }
 
@@ -239,6 +252,7 @@ public final class PaymentProvider {
       ps.setLong(6, refund.createdAt().toEpochMilli());
       ps.executeUpdate();
     }
+    webhooks.refundSucceeded(c, refund);
     return new Refunded(refund, false);
   }
 

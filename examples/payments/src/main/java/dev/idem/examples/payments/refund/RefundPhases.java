@@ -18,6 +18,8 @@ import dev.idem.examples.payments.provider.RefundRequest;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.ProblemResponse;
+import dev.idem.examples.payments.webhook.EventTypes;
+import dev.idem.examples.payments.webhook.WebhookEvents;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.servlet.Problem;
 import java.sql.Connection;
@@ -37,7 +39,8 @@ import java.util.Optional;
  *       the lock, so together they can never exceed it;
  *   <li>{@code refund}, outside: the provider refund with the key derived from the record (504/503 not kept: the
  *       retry resumes here);
- *   <li>{@code complete}, in a transaction: mark the refund succeeded, book the reverse ledger pair, answer 201.
+ *   <li>{@code complete}, in a transaction: mark the refund succeeded, write {@code refund.succeeded} to the outbox,
+ *       book the reverse ledger pair, answer 201.
  * </ol>
  *
  * Thread-safe.
@@ -49,15 +52,17 @@ public final class RefundPhases {
   private final Refunds refunds;
   private final Ledger ledger;
   private final PaymentProvider provider;
+  private final WebhookEvents events;
   private final Json json;
   private final Clock clock;
 
-  public RefundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider, Json json,
-      Clock clock) {
+  public RefundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider,
+      WebhookEvents events, Json json, Clock clock) {
     this.payments = payments;
     this.refunds = refunds;
     this.ledger = ledger;
     this.provider = provider;
+    this.events = events;
     this.json = json;
     this.clock = clock;
   }
@@ -140,11 +145,13 @@ public final class RefundPhases {
     String refundId = cp.require("refund_id");
     Connection c = connection(ctx);
     Instant now = now();
+    String tenant = tenant(ctx);
     refunds.succeed(c, refundId, cp.require("provider_refund_id"), now);
-    ledger.bookRefund(c, tenant(ctx), refundId, cp.require("account_id"), Long.parseLong(cp.require("amount")),
-        cp.require("currency"), now);
-    Refund refund = refunds.find(c, tenant(ctx), refundId).orElseThrow(() -> new IllegalStateException(
+    Refund refund = refunds.find(c, tenant, refundId).orElseThrow(() -> new IllegalStateException(
         "refund " + refundId + " vanished while being completed"));
+    events.publish(c, tenant, EventTypes.REFUND_SUCCEEDED, "refund", refundId, refund.toJson(), now);
+    ledger.bookRefund(c, tenant, refundId, cp.require("account_id"), Long.parseLong(cp.require("amount")),
+        cp.require("currency"), now);
     return PhaseResult.respond(StoredResponse.of(201, Map.of(
         "content-type", List.of("application/json"),
         "location", List.of("/refunds/" + refundId)), json.write(refund.toJson())));

@@ -1,0 +1,208 @@
+package dev.idem.examples.payments.outbox;
+
+import dev.idem.examples.payments.PaymentsProperties;
+import dev.idem.examples.payments.PaymentsSchema;
+import dev.idem.examples.payments.inbox.InboxCounts;
+import dev.idem.examples.payments.inbox.ProviderConfirmations;
+import dev.idem.examples.payments.inbox.ProviderWebhookController;
+import dev.idem.examples.payments.provider.ProviderWebhookTransport;
+import dev.idem.examples.payments.provider.ProviderWebhooks;
+import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.webhook.JdbcWebhookEndpoints;
+import dev.idem.examples.payments.webhook.WebhookEvents;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxListener;
+import dev.idem.outbox.Outbox;
+import dev.idem.outbox.OutboxListener;
+import dev.idem.outbox.OutboxRelay;
+import dev.idem.outbox.webhook.WebhookReceiver;
+import dev.idem.outbox.webhook.WebhookSecret;
+import dev.idem.outbox.webhook.WebhookTransport;
+import dev.idem.outbox.webhook.WebhookVerifier;
+import dev.idem.retry.Backoff;
+import dev.idem.retry.Jitter;
+import java.net.URI;
+import java.time.Clock;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Random;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/**
+ * The outbox, the inbox and the relay of the service, defined here rather than by an auto-configuration so that the
+ * example shows every part: the {@code webhook} route sends tenants' events through a {@link WebhookTransport} over
+ * {@link JdbcWebhookEndpoints}; the {@code provider-webhook} route sends the simulated provider's webhooks to this
+ * service's own {@code POST /webhooks/provider}, where a {@link WebhookReceiver} takes them in through the inbox.
+ * Settings are {@code payments.outbox.*}, {@code payments.webhooks.*} and {@code payments.provider.webhook-*}.
+ */
+@Configuration(proxyBeanMethods = false)
+public class OutboxConfiguration {
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxConfiguration.class);
+  /** The largest provider webhook the service accepts. */
+  static final int MAX_PROVIDER_WEBHOOK_BYTES = 64 * 1024;
+
+  /** The outbox table ({@code idem_outbox}), created at startup where missing. */
+  @Bean
+  Outbox outbox(DataSource dataSource, PaymentsSchema schema, Clock clock) {
+    return Outbox.builder(dataSource).dialect(schema.dialect()).clock(clock).createSchemaIfMissing(true).build();
+  }
+
+  @Bean
+  InboxCounts inboxCounts() {
+    return new InboxCounts();
+  }
+
+  /**
+   * The inbox table ({@code idem_inbox}), created at startup where missing. It tells every {@link InboxListener}
+   * bean: {@link InboxCounts}, and meters where the application has them.
+   */
+  @Bean
+  Inbox inbox(DataSource dataSource, PaymentsSchema schema, Clock clock, ObjectProvider<InboxListener> listeners) {
+    return Inbox.builder(dataSource).dialect(schema.dialect()).clock(clock)
+        .listener(Listeners.inbox(listeners.orderedStream().toList())).createSchemaIfMissing(true).build();
+  }
+
+  /** Logs the events the relay gives up on. */
+  @Bean
+  DeadEventLog deadEventLog() {
+    return new DeadEventLog();
+  }
+
+  @Bean
+  JdbcWebhookEndpoints webhookEndpoints(DataSource dataSource, PaymentsSchema schema, Clock clock,
+      PaymentsProperties properties) {
+    return new JdbcWebhookEndpoints(dataSource, clock, properties.webhooks().maxEndpointsPerTenant());
+  }
+
+  @Bean
+  WebhookEvents webhookEvents(Outbox outbox, JdbcWebhookEndpoints endpoints, Json json) {
+    return new WebhookEvents(outbox, endpoints, json);
+  }
+
+  /**
+   * The provider's webhooks and their secret: {@code payments.provider.webhook-secret}, or a new one at each start
+   * (the provider and the service share this process, so both sides know it).
+   */
+  @Bean
+  ProviderWebhooks providerWebhooks(Outbox outbox, Json json, PaymentsProperties properties) {
+    String configured = properties.provider().webhookSecret();
+    WebhookSecret secret;
+    if (configured == null || configured.isBlank()) {
+      secret = WebhookSecret.generate();
+      LOG.info("payments.provider.webhook-secret is not set: the provider signs its webhooks with a new random"
+          + " secret");
+    } else {
+      try {
+        secret = WebhookSecret.parse(configured.trim());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("payments.provider.webhook-secret: " + e.getMessage());
+      }
+    }
+    return ProviderWebhooks.to(outbox, json, secret);
+  }
+
+  /** Verifies the provider's webhooks and processes each once through the inbox. */
+  @Bean
+  WebhookReceiver providerWebhookReceiver(ProviderWebhooks webhooks, Inbox inbox) {
+    WebhookVerifier verifier = WebhookVerifier.builder(webhooks.secret()).maxBodyBytes(MAX_PROVIDER_WEBHOOK_BYTES)
+        .build();
+    return WebhookReceiver.of(ProviderWebhookController.CONSUMER, verifier, inbox);
+  }
+
+  @Bean
+  ProviderConfirmations providerConfirmations(DataSource dataSource, PaymentsSchema schema, Json json, Clock clock) {
+    return new ProviderConfirmations(dataSource, json, clock);
+  }
+
+  /** Tenants' webhooks: endpoints from the table, a 410 Gone disables one. */
+  @Bean
+  WebhookTransport webhookTransport(JdbcWebhookEndpoints endpoints, PaymentsProperties properties, Clock clock) {
+    return WebhookTransport.builder(endpoints).timeout(properties.webhooks().timeout()).clock(clock)
+        .userAgent("Idem-Payments-Webhooks/1").build();
+  }
+
+  /**
+   * The provider's side: to {@code payments.provider.webhook-url}, or to this service on 127.0.0.1 at the port it
+   * listens on ({@code local.server.port}, known once the web server started). Its draws of webhooks to re-send
+   * have their own generator (seeded from {@code payments.provider.seed} when set), so that they never shift the
+   * sequence of the provider's faults.
+   */
+  @Bean
+  ProviderWebhookTransport providerWebhookTransport(ProviderWebhooks webhooks, PaymentsProperties properties,
+      Environment environment) {
+    PaymentsProperties.Provider p = properties.provider();
+    RandomGenerator resends = p.seed() == null ? new Random() : new Random(p.seed() ^ 0x5DEECE66DL);
+    Supplier<Optional<URI>> url;
+    if (p.webhookUrl() != null && !p.webhookUrl().isBlank()) {
+      URI fixed = checkUrl(p.webhookUrl().trim());
+      url = () -> Optional.of(fixed);
+    } else {
+      url = () -> Optional.ofNullable(environment.getProperty("local.server.port"))
+          .filter(port -> !port.isBlank() && !port.startsWith("-"))
+          .map(port -> URI.create("http://127.0.0.1:" + port + contextPath(environment) + "/webhooks/provider"));
+    }
+    return new ProviderWebhookTransport(url, webhooks.secret(), p.webhookResendRatio(), resends,
+        properties.webhooks().timeout());
+  }
+
+  /**
+   * The relay, started by {@link OutboxWork}; closed on shutdown. It tells every {@link OutboxListener} bean:
+   * {@link DeadEventLog}, and meters where the application has them. (Named so that it never meets the bean name of
+   * an auto-configured relay.)
+   */
+  @Bean
+  OutboxRelay paymentsOutboxRelay(Outbox outbox, WebhookTransport webhookTransport,
+      ProviderWebhookTransport providerWebhookTransport, PaymentsProperties properties,
+      ObjectProvider<OutboxListener> listeners) {
+    PaymentsProperties.Outbox o = properties.outbox();
+    try {
+      return OutboxRelay.builder(outbox)
+          .name("payments")
+          .route(WebhookEvents.ROUTE, webhookTransport)
+          .route(ProviderWebhooks.ROUTE, providerWebhookTransport)
+          .maxAttempts(o.maxAttempts())
+          .threads(o.threads())
+          .batchSize(o.batchSize())
+          .pollInterval(o.pollInterval())
+          .lease(o.lease())
+          .backoff(Backoff.exponential(o.backoffInitial(), o.backoffMax(), Jitter.EQUAL))
+          .listener(Listeners.outbox(listeners.orderedStream().toList()))
+          .build();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("payments.outbox: " + e.getMessage(), e);
+    }
+  }
+
+  @Bean
+  OutboxWork outboxWork(OutboxRelay relay, Outbox outbox, Inbox inbox, PaymentsProperties properties) {
+    PaymentsProperties.Outbox o = properties.outbox();
+    return new OutboxWork(relay, outbox, inbox, o.enabled(), o.retention(), o.inboxRetention(), o.purgeInterval());
+  }
+
+  private static String contextPath(Environment environment) {
+    String path = environment.getProperty("server.servlet.context-path", "");
+    return path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+  }
+
+  private static URI checkUrl(String text) {
+    try {
+      URI url = URI.create(text);
+      String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
+      if (url.getHost() != null && (scheme.equals("http") || scheme.equals("https"))) {
+        return url;
+      }
+    } catch (IllegalArgumentException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException("payments.provider.webhook-url must be an absolute http or https URL, got '"
+        + text + "'");
+  }
+}
