@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The outbox benchmarks (BENCHMARKS.md): relay throughput against a hand-written drain, the claim's plan on a large
+# table, enqueue -> delivery latency, and webhook signing. Local PostgreSQL (and MariaDB for the plan) only.
+#
+#   idem-bench/scripts/outbox-bench.sh [throughput|explain|latency|signing|all]   (default: all)
+#
+# Database URL and user: -Didem.test.postgres.url=... -Didem.test.postgres.user=... in JAVA_OPTS, or edit the flags.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+jar="$root/idem-bench/target/benchmarks.jar"
+what="${1:-all}"
+if [ ! -f "$jar" ]; then
+  mvn -q -B -f "$root/pom.xml" -pl idem-bench -am -DskipTests install >&2
+fi
+run() { java ${JAVA_OPTS:-} -cp "$jar" "$@"; }
+
+case "$what" in throughput|all)
+  # about 5-6 minutes on 2 shared cores
+  run dev.idem.bench.outbox.RelayThroughputBench --events 100000 --events-by-batch 10:20000 --repeats 3 ;;
+esac
+case "$what" in explain|all)
+  run dev.idem.bench.outbox.RelayThroughputBench --matrix false --explain-rows 1000000 --explain-mariadb true
+  run dev.idem.bench.outbox.RelayThroughputBench --matrix false --explain-rows 1000000 --explain-pending 10000 ;;
+esac
+case "$what" in latency|all)
+  run dev.idem.bench.outbox.RelayLatencyBench --variants 10,50,50+wake
+  run dev.idem.bench.outbox.RelayLatencyBench --variants 10,50,50+wake --producers 4 ;;
+esac
+case "$what" in signing|all)
+  run dev.idem.bench.outbox.WebhookSigningBenchmark -wi 2 -i 3 -f 1 -w 2s -r 2s -prof gc ;;
+esac
