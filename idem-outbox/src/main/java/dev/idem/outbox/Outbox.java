@@ -85,7 +85,7 @@ public final class Outbox {
         + " AND p.status IN ('pending', 'dead') AND p.seq < o.seq))"
         + " ORDER BY o.available_at, o.seq LIMIT ? FOR UPDATE SKIP LOCKED";
     this.claimPostgres = "UPDATE " + table + " SET lease_owner = ?, lease_until = ?, available_at = ?"
-        + " WHERE seq IN (SELECT o.seq " + eligible + ") RETURNING " + MESSAGE_COLUMNS;
+        + " WHERE seq = ANY (ARRAY(SELECT o.seq " + eligible + ")) RETURNING " + MESSAGE_COLUMNS;
     this.claimSelect = "SELECT o.seq, o.id, o.event_type, o.aggregate_type, o.aggregate_id, o.payload, o.headers,"
         + " o.destination, o.attempts, o.attempt_base, o.created_at " + eligible;
   }
@@ -209,7 +209,8 @@ public final class Outbox {
     long until = now + lease.toMillis();
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
-      int isolation = c.getTransactionIsolation();
+      // only MariaDB's claim changes the isolation; asking costs a round trip on some drivers
+      int isolation = dialect == JdbcDialect.MARIADB ? c.getTransactionIsolation() : -1;
       try {
         if (dialect == JdbcDialect.POSTGRESQL) {
           if (!autoCommit) {

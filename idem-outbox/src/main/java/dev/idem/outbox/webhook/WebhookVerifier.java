@@ -111,10 +111,21 @@ public final class WebhookVerifier {
 
   private static List<byte[]> parseSignatures(String header) {
     List<byte[]> out = new ArrayList<>();
-    for (String part : header.trim().split(" +")) {
-      if (out.size() == MAX_SIGNATURES) {
+    int at = 0;
+    int length = header.length();
+    while (at < length && out.size() < MAX_SIGNATURES) {
+      while (at < length && header.charAt(at) == ' ') {
+        at++;
+      }
+      int end = header.indexOf(' ', at);
+      if (end < 0) {
+        end = length;
+      }
+      if (end == at) {
         break;
       }
+      String part = header.substring(at, end);
+      at = end;
       int comma = part.indexOf(',');
       if (comma <= 0 || !part.substring(0, comma).equals("v1")) {
         continue; // other versions (v1a asymmetric) are not ours to check
