@@ -28,8 +28,8 @@ CREATE TABLE IF NOT EXISTS idem_outbox (
 );
 -- the relay's claim: an index range scan over due pending rows (a claimed row's available_at is its lease expiry)
 CREATE INDEX IF NOT EXISTS idem_outbox_due ON idem_outbox (status, available_at, seq);
--- ordering per aggregate: is there an older undelivered event of the same aggregate?
-CREATE INDEX IF NOT EXISTS idem_outbox_aggregate ON idem_outbox (aggregate_type, aggregate_id, seq);
+-- ordering per aggregate: is there an older pending or dead event of the same aggregate (and destination)?
+CREATE INDEX IF NOT EXISTS idem_outbox_aggregate ON idem_outbox (aggregate_type, aggregate_id, ordered, status, seq);
 -- operator listing by status, and the purge of delivered rows, oldest first
 CREATE INDEX IF NOT EXISTS idem_outbox_status ON idem_outbox (status, seq);
 CREATE TABLE IF NOT EXISTS idem_outbox_attempt (

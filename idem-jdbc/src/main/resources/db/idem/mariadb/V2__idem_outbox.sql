@@ -27,11 +27,11 @@ CREATE TABLE IF NOT EXISTS idem_outbox (
   UNIQUE KEY idem_outbox_id (id),
   -- the relay's claim: an index range scan over due pending rows (a claimed row's available_at is its lease expiry)
   KEY idem_outbox_due (status, available_at, seq),
-  -- ordering per aggregate: is there an older undelivered event of the same aggregate?
-  KEY idem_outbox_aggregate (aggregate_type, aggregate_id, seq),
+  -- ordering per aggregate: is there an older pending or dead event of the same aggregate (and destination)?
+  KEY idem_outbox_aggregate (aggregate_type, aggregate_id, ordered, status, seq),
   -- operator listing by status, and the purge of delivered rows, oldest first
   KEY idem_outbox_status (status, seq)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
 CREATE TABLE IF NOT EXISTS idem_outbox_attempt (
   event_seq     BIGINT        NOT NULL,
   attempt       INTEGER       NOT NULL,
@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS idem_outbox_attempt (
   response_code INTEGER,
   PRIMARY KEY (event_seq, attempt),
   CONSTRAINT idem_outbox_attempt_event FOREIGN KEY (event_seq) REFERENCES idem_outbox (seq) ON DELETE CASCADE
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
 CREATE TABLE IF NOT EXISTS idem_inbox (
   consumer      VARCHAR(255)  NOT NULL,
   event_id      VARCHAR(255)  NOT NULL,
@@ -51,4 +51,4 @@ CREATE TABLE IF NOT EXISTS idem_inbox (
   result        TEXT,
   PRIMARY KEY (consumer, event_id),
   KEY idem_inbox_received (received_at)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;

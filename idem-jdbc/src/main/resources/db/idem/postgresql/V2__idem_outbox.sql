@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS idem_outbox (
 -- The relay's claim: an index range scan over due pending rows only. A claimed row's available_at is its lease
 -- expiry, so rows in flight are out of the range until their lease ends.
 CREATE INDEX IF NOT EXISTS idem_outbox_due ON idem_outbox (available_at, seq) WHERE status = 'pending';
--- Ordering per aggregate: is there an older undelivered (pending or dead) event of the same aggregate?
+-- Ordering per aggregate: is there an older undelivered (pending or dead) event of the same aggregate (and
+-- destination)? Only ordered, undelivered rows are in this index.
 CREATE INDEX IF NOT EXISTS idem_outbox_aggregate ON idem_outbox (aggregate_type, aggregate_id, seq)
   WHERE ordered AND status IN ('pending', 'dead');
 -- Operator listing by status, and the purge of delivered rows, oldest first.

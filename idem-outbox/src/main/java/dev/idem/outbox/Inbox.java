@@ -172,19 +172,22 @@ public final class Inbox {
       boolean autoCommit = c.getAutoCommit();
       try {
         c.setAutoCommit(false);
-        InboxResult r;
+        boolean committed = false;
         try {
-          r = process(c, consumer, eventId, source, payload, handler);
-        } catch (RuntimeException e) {
-          try {
-            c.rollback();
-          } catch (SQLException re) {
-            e.addSuppressed(re);
+          InboxResult r = process(c, consumer, eventId, source, payload, handler);
+          c.commit();
+          committed = true;
+          return r;
+        } finally {
+          if (!committed) {
+            // whatever was thrown (an Error too): switching auto-commit back on would otherwise commit half an effect
+            try {
+              c.rollback();
+            } catch (SQLException ignored) {
+              // the connection is broken; the pool discards it and the database rolls back
+            }
           }
-          throw e;
         }
-        c.commit();
-        return r;
       } finally {
         try {
           c.setAutoCommit(autoCommit);
@@ -352,8 +355,9 @@ public final class Inbox {
 
     /** The longest handler result kept (default 4000 characters). */
     public Builder maxResultChars(int max) {
-      if (max < 0 || max > 1 << 20) {
-        throw new IllegalArgumentException("maxResultChars must be 0 to 1 MiB, got " + max);
+      if (max < 0 || max > 16_000) {
+        // 16,000 characters of up to 4 bytes fit MariaDB's TEXT column
+        throw new IllegalArgumentException("maxResultChars must be 0 to 16000, got " + max);
       }
       this.maxResultChars = max;
       return this;

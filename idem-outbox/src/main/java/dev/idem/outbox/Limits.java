@@ -7,8 +7,8 @@ import java.util.regex.Pattern;
 final class Limits {
   static final int NAME = 255;
   static final int AGGREGATE_TYPE = 100;
-  static final int MAX_HEADERS = 64;
-  static final int HEADER_VALUE = 4096;
+  static final int MAX_HEADERS = 32;
+  static final int HEADER_VALUE = 1024;
   static final int ERROR = 1000;
   private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}");
   private static final Pattern DESTINATION = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(:[\\x21-\\x7e]{1,190})?");
@@ -34,9 +34,15 @@ final class Limits {
     if (!TOKEN.matcher(name).matches()) {
       throw new IllegalArgumentException("header name must be an HTTP token of at most 128 characters: '" + name + "'");
     }
-    if (value.length() > HEADER_VALUE || value.indexOf('\r') >= 0 || value.indexOf('\n') >= 0) {
-      throw new IllegalArgumentException("header '" + name + "' value must be at most " + HEADER_VALUE
-          + " characters without line breaks");
+    if (value.length() > HEADER_VALUE) {
+      throw new IllegalArgumentException("header '" + name + "' value must be at most " + HEADER_VALUE + " characters");
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      // visible ASCII, space and tab: what every transport (HTTP headers included) can carry
+      if (c != '\t' && (c < 0x20 || c > 0x7e)) {
+        throw new IllegalArgumentException("header '" + name + "' value must be visible ASCII, spaces and tabs");
+      }
     }
   }
 

@@ -65,6 +65,8 @@ public final class Outbox {
   private final String insert;
   private final String claimPostgres;
   private final String claimSelect;
+  private final java.util.concurrent.ConcurrentMap<List<String>, String[]> claimsByRoutes =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   private Outbox(Builder b) {
     this.dataSource = b.dataSource;
@@ -79,15 +81,43 @@ public final class Outbox {
     this.insert = "INSERT INTO " + table + " (id, event_type, aggregate_type, aggregate_id, ordered, payload, headers,"
         + " destination, status, attempts, attempt_base, available_at, created_at)"
         + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?)";
-    String eligible = "FROM " + table + " o WHERE o.status = 'pending' AND o.available_at <= ?"
+    String[] claims = claimStatements(List.of());
+    this.claimPostgres = claims[0];
+    this.claimSelect = claims[1];
+  }
+
+  /**
+   * The claim statements for a relay with these routes (none: every destination): the PostgreSQL single statement
+   * and the locking select of the others. Ordered events wait for older undelivered events of their aggregate bound
+   * for the same destination.
+   */
+  private String[] claimStatements(List<String> routes) {
+    StringBuilder routeFilter = new StringBuilder();
+    for (int i = 0; i < routes.size(); i++) {
+      routeFilter.append(i == 0 ? " AND (" : " OR ").append("o.destination = ? OR o.destination LIKE ? ESCAPE '!'");
+    }
+    if (!routes.isEmpty()) {
+      routeFilter.append(')');
+    }
+    String eligible = "FROM " + table + " o WHERE o.status = 'pending' AND o.available_at <= ?" + routeFilter
         + " AND (o.ordered = FALSE OR NOT EXISTS (SELECT 1 FROM " + table + " p WHERE p.ordered = TRUE"
         + " AND p.aggregate_type = o.aggregate_type AND p.aggregate_id = o.aggregate_id"
-        + " AND p.status IN ('pending', 'dead') AND p.seq < o.seq))"
+        + " AND p.status IN ('pending', 'dead') AND p.seq < o.seq AND p.destination = o.destination))"
         + " ORDER BY o.available_at, o.seq LIMIT ? FOR UPDATE SKIP LOCKED";
-    this.claimPostgres = "UPDATE " + table + " SET lease_owner = ?, lease_until = ?, available_at = ?"
-        + " WHERE seq = ANY (ARRAY(SELECT o.seq " + eligible + ")) RETURNING " + MESSAGE_COLUMNS;
-    this.claimSelect = "SELECT o.seq, o.id, o.event_type, o.aggregate_type, o.aggregate_id, o.payload, o.headers,"
-        + " o.destination, o.attempts, o.attempt_base, o.created_at " + eligible;
+    return new String[] {
+      "UPDATE " + table + " SET lease_owner = ?, lease_until = ?, available_at = ?"
+          + " WHERE seq = ANY (ARRAY(SELECT o.seq " + eligible + ")) RETURNING " + MESSAGE_COLUMNS,
+      "SELECT o.seq, o.id, o.event_type, o.aggregate_type, o.aggregate_id, o.payload, o.headers,"
+          + " o.destination, o.attempts, o.attempt_base, o.created_at " + eligible
+    };
+  }
+
+  private static int bindRoutes(PreparedStatement ps, int at, List<String> routes) throws SQLException {
+    for (String route : routes) {
+      ps.setString(at++, route);
+      ps.setString(at++, route.replace("!", "!!").replace("%", "!%").replace("_", "!_") + ":%");
+    }
+    return at;
   }
 
   /** A builder for an outbox on {@code dataSource}. */
@@ -125,6 +155,7 @@ public final class Outbox {
    *
    * @return the event id
    * @throws IllegalArgumentException when the payload is too large or not JSON
+   * @throws IllegalStateException when the connection is in auto-commit mode
    * @throws dev.idem.core.StoreException when the database refuses the write (a duplicate event id among them)
    */
   public UUID enqueue(Connection connection, OutboxEvent event) {
@@ -135,6 +166,14 @@ public final class Outbox {
   /** Writes several events on {@code connection} in one batch; see {@link #enqueue}. */
   public List<UUID> enqueueAll(Connection connection, List<OutboxEvent> events) {
     Objects.requireNonNull(connection, "connection");
+    try {
+      if (connection.getAutoCommit()) {
+        throw new IllegalStateException("enqueue writes in the caller's transaction: switch auto-commit off and"
+            + " commit with the business write, or the event would commit on its own");
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "checking the transaction", e);
+    }
     List<UUID> ids = new ArrayList<>(events.size());
     for (OutboxEvent e : events) {
       checkPayload(e);
@@ -205,6 +244,13 @@ public final class Outbox {
    * locking select and an update in one transaction elsewhere. Rows other relays hold are skipped, not waited for.
    */
   List<Claimed> claim(String token, Duration lease, int limit) {
+    return claim(token, lease, limit, List.of());
+  }
+
+  /** As {@link #claim(String, Duration, int)}, only rows whose destination's route is one of {@code routes}. */
+  List<Claimed> claim(String token, Duration lease, int limit, List<String> routes) {
+    String[] sql = routes.isEmpty() ? new String[] {claimPostgres, claimSelect}
+        : claimsByRoutes.computeIfAbsent(List.copyOf(routes), this::claimStatements);
     long now = clock.millis();
     long until = now + lease.toMillis();
     try (Connection c = dataSource.getConnection()) {
@@ -216,12 +262,12 @@ public final class Outbox {
           if (!autoCommit) {
             c.setAutoCommit(true);
           }
-          try (PreparedStatement ps = c.prepareStatement(claimPostgres)) {
+          try (PreparedStatement ps = c.prepareStatement(sql[0])) {
             ps.setString(1, token);
             ps.setLong(2, until);
             ps.setLong(3, until);
             ps.setLong(4, now);
-            ps.setInt(5, limit);
+            ps.setInt(bindRoutes(ps, 5, routes), limit);
             List<Claimed> out = new ArrayList<>(limit);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
@@ -239,9 +285,9 @@ public final class Outbox {
         }
         try {
           List<Claimed> out = new ArrayList<>(limit);
-          try (PreparedStatement ps = c.prepareStatement(claimSelect)) {
+          try (PreparedStatement ps = c.prepareStatement(sql[1])) {
             ps.setLong(1, now);
-            ps.setInt(2, limit);
+            ps.setInt(bindRoutes(ps, 2, routes), limit);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 out.add(readClaimed(rs));
@@ -264,7 +310,7 @@ public final class Outbox {
           c.commit();
           out.sort((a, b) -> Long.compare(a.seq(), b.seq()));
           return out;
-        } catch (SQLException e) {
+        } catch (SQLException | RuntimeException | Error e) {
           rollbackQuietly(c, e);
           throw e;
         }
@@ -326,7 +372,7 @@ public final class Outbox {
         }
         c.commit();
         return changed;
-      } catch (SQLException e) {
+      } catch (SQLException | RuntimeException | Error e) {
         rollbackQuietly(c, e);
         throw e;
       } finally {
@@ -338,7 +384,9 @@ public final class Outbox {
   }
 
   private int recordFailures(Connection c, String token, List<Failure> failures, long now) throws SQLException {
-    int[] counts;
+    // one statement per failure, not a batch: a batch may report SUCCESS_NO_INFO, and only a row still leased to
+    // this relay may get a history row (failures are the exception, so this costs little)
+    List<Failure> recorded = new ArrayList<>(failures.size());
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET attempts = ?, status = ?,"
         + " available_at = ?, lease_owner = NULL, lease_until = NULL, last_error = ? WHERE seq = ? AND lease_owner = ?")) {
       for (Failure f : failures) {
@@ -348,15 +396,9 @@ public final class Outbox {
         ps.setString(4, Limits.error(f.result().error().orElse("failed")));
         ps.setLong(5, f.claimed().seq());
         ps.setString(6, token);
-        ps.addBatch();
-      }
-      counts = ps.executeBatch();
-    }
-    List<Failure> recorded = new ArrayList<>(failures.size());
-    for (int i = 0; i < counts.length; i++) {
-      // SUCCESS_NO_INFO (-2) is a success whose count the driver does not know
-      if (counts[i] > 0 || counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
-        recorded.add(failures.get(i));
+        if (ps.executeUpdate() == 1) {
+          recorded.add(f);
+        }
       }
     }
     if (recorded.isEmpty()) {
@@ -501,40 +543,45 @@ public final class Outbox {
     if (status == OutboxStatus.PENDING) {
       throw new IllegalArgumentException("pending events are already going to be sent");
     }
+    List<Object> args = new ArrayList<>();
+    String select = "SELECT seq FROM " + table + " WHERE seq > ?" + where(filter, args) + " ORDER BY seq LIMIT ?";
     int total = 0;
     long after = filter.afterSeq();
     while (true) {
-      List<Object> args = new ArrayList<>();
-      String where = where(filter, args);
       List<Long> seqs = new ArrayList<>();
       try (Connection c = dataSource.getConnection()) {
-        try (PreparedStatement ps = c.prepareStatement("SELECT seq FROM " + table + " WHERE seq > ?" + where
-            + " ORDER BY seq LIMIT ?")) {
-          int i = 1;
-          ps.setLong(i++, after);
-          for (Object a : args) {
-            ps.setObject(i++, a);
-          }
-          ps.setInt(i, filter.limit());
-          try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-              seqs.add(rs.getLong(1));
+        boolean autoCommit = c.getAutoCommit();
+        try {
+          c.setAutoCommit(true);
+          try (PreparedStatement ps = c.prepareStatement(select)) {
+            int i = 1;
+            ps.setLong(i++, after);
+            for (Object a : args) {
+              ps.setObject(i++, a);
+            }
+            ps.setInt(i, filter.limit());
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                seqs.add(rs.getLong(1));
+              }
             }
           }
-        }
-        if (seqs.isEmpty()) {
-          return total;
-        }
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET status = 'pending',"
-            + " attempt_base = attempts, available_at = ?, lease_owner = NULL, lease_until = NULL, delivered_at = NULL"
-            + " WHERE status = ? AND seq IN (" + marks(seqs.size()) + ")")) {
-          ps.setLong(1, clock.millis());
-          ps.setString(2, status.column());
-          int i = 3;
-          for (long s : seqs) {
-            ps.setLong(i++, s);
+          if (seqs.isEmpty()) {
+            return total;
           }
-          total += ps.executeUpdate();
+          try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET status = 'pending',"
+              + " attempt_base = attempts, available_at = ?, lease_owner = NULL, lease_until = NULL,"
+              + " delivered_at = NULL WHERE status = ? AND seq IN (" + marks(seqs.size()) + ")")) {
+            ps.setLong(1, clock.millis());
+            ps.setString(2, status.column());
+            int i = 3;
+            for (long s : seqs) {
+              ps.setLong(i++, s);
+            }
+            total += ps.executeUpdate();
+          }
+        } finally {
+          restore(c, autoCommit, -1);
         }
       } catch (SQLException e) {
         throw SqlErrors.wrap(table, dialect, "replaying events", e);
@@ -544,16 +591,18 @@ public final class Outbox {
   }
 
   /**
-   * Gives up on a dead or pending event: it is never sent (again), and a parked ordered aggregate moves on to its
-   * next event. Purged with delivered events.
+   * Gives up on a dead event, or a pending one that no relay holds: it is not sent again, and a parked ordered
+   * aggregate moves on to its next event. Purged with delivered events. An event a relay is sending right now cannot
+   * be discarded (it may be arriving): try again when its lease has ended.
    *
-   * @return false when no such event exists or it is delivered or discarded already
+   * @return false when no such event exists, it is delivered or discarded already, or a relay holds it
    */
   public boolean discard(UUID id) {
     Objects.requireNonNull(id, "id");
+    long now = clock.millis();
     return update("discarding event " + id, "UPDATE " + table + " SET status = 'discarded', delivered_at = ?,"
-        + " lease_owner = NULL, lease_until = NULL WHERE id = ? AND status IN ('dead', 'pending')",
-        clock.millis(), id.toString()) == 1;
+        + " lease_owner = NULL, lease_until = NULL WHERE id = ? AND (status = 'dead' OR status = 'pending'"
+        + " AND (lease_owner IS NULL OR lease_until <= ?))", now, id.toString(), now) == 1;
   }
 
   /**

@@ -43,6 +43,7 @@ public final class OutboxRelay implements AutoCloseable {
   private final Outbox outbox;
   private final String name;
   private final Map<String, Route> routes;
+  private final List<String> routeNames;
   private final int threads;
   private final int batchSize;
   private final Duration lease;
@@ -63,7 +64,10 @@ public final class OutboxRelay implements AutoCloseable {
   private OutboxRelay(Builder b) {
     this.outbox = b.outbox;
     this.name = b.name;
-    this.routes = Map.copyOf(b.routes);
+    Map<String, Route> resolved = new LinkedHashMap<>();
+    b.routes.forEach((k, r) -> resolved.put(k, r.maxAttempts() == -1 ? new Route(r.transport(), b.defaultMaxAttempts) : r));
+    this.routes = Map.copyOf(resolved);
+    this.routeNames = List.copyOf(resolved.keySet());
     this.threads = b.threads;
     this.batchSize = b.batchSize;
     this.lease = b.lease;
@@ -114,7 +118,7 @@ public final class OutboxRelay implements AutoCloseable {
    */
   public int runOnce() {
     String token = name + "/" + UUID.randomUUID();
-    List<Outbox.Claimed> batch = outbox.claim(token, lease, batchSize);
+    List<Outbox.Claimed> batch = outbox.claim(token, lease, batchSize, routeNames);
     if (batch.isEmpty()) {
       return 0;
     }
@@ -149,17 +153,18 @@ public final class OutboxRelay implements AutoCloseable {
       List<DeliveryResult> results;
       try {
         results = route.transport().sendAll(messages);
+        if (results == null || results.size() != messages.size()) {
+          throw new IllegalStateException("transport of route '" + e.getKey() + "' returned "
+              + (results == null ? "null" : results.size() + " results") + " for " + messages.size() + " messages");
+        }
       } catch (RuntimeException ex) {
+        // the route's outcome is unknown: every message of it is a failed attempt; other routes are still marked
         safely(() -> listener.relayError(name, ex));
         DeliveryResult r = DeliveryResult.retry(OutboxTransport.describe(ex), null);
         results = new ArrayList<>();
         for (int i = 0; i < messages.size(); i++) {
           results.add(r);
         }
-      }
-      if (results == null || results.size() != messages.size()) {
-        throw new IllegalStateException("transport of route '" + e.getKey() + "' returned "
-            + (results == null ? "null" : results.size() + " results") + " for " + messages.size() + " messages");
       }
       now = outbox.clock().instant();
       for (int i = 0; i < rows.size(); i++) {
@@ -199,8 +204,8 @@ public final class OutboxRelay implements AutoCloseable {
     boolean dead = r.kind() == DeliveryResult.Kind.PERMANENT || sinceReplay >= maxAttempts;
     long delay = backoff.delayNanos(Math.max(1, sinceReplay), 0L, ThreadLocalRandom.current());
     if (r.retryAfter().isPresent()) {
-      long asked = Math.min(r.retryAfter().get().toNanos(), maxRetryAfter.toNanos());
-      delay = Math.max(delay, asked);
+      Duration asked = r.retryAfter().get();
+      delay = Math.max(delay, (asked.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : asked).toNanos());
     }
     return new Outbox.Failure(c, r, dead, dead ? now : now.plusNanos(delay));
   }
@@ -212,8 +217,11 @@ public final class OutboxRelay implements AutoCloseable {
       try {
         claimed = runOnce();
         errorDelay = 0;
-      } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING, "relay " + name + " cycle failed; backing off: " + e.getMessage());
+      } catch (VirtualMachineError e) {
+        throw e;
+      } catch (Throwable e) {
+        // a broken transport or listener must not silently end the worker; its rows come back when the lease ends
+        LOG.log(System.Logger.Level.WARNING, "relay " + name + " cycle failed; backing off: " + e);
         safely(() -> listener.relayError(name, e));
         errorDelay = Math.min(5_000, Math.max(100, errorDelay * 2));
         pause(errorDelay);
@@ -383,8 +391,8 @@ public final class OutboxRelay implements AutoCloseable {
 
     /** The longest {@code Retry-After} a destination may impose (default 24 h). */
     public Builder maxRetryAfter(Duration max) {
-      if (max == null || max.isNegative()) {
-        throw new IllegalArgumentException("maxRetryAfter must not be negative");
+      if (max == null || max.isNegative() || max.compareTo(Duration.ofDays(30)) > 0) {
+        throw new IllegalArgumentException("maxRetryAfter must be 0 to 30 days, got " + max);
       }
       this.maxRetryAfter = max;
       return this;
@@ -405,7 +413,6 @@ public final class OutboxRelay implements AutoCloseable {
       if (routes.isEmpty()) {
         throw new IllegalStateException("a relay needs at least one route(name, transport)");
       }
-      routes.replaceAll((k, r) -> r.maxAttempts() == -1 ? new Route(r.transport(), defaultMaxAttempts) : r);
       return new OutboxRelay(this);
     }
   }

@@ -241,4 +241,16 @@ abstract class InboxContract {
     }
     assertThat(inbox.contains("billing", "big")).isFalse();
   }
+
+  @Test
+  void anErrorInTheHandlerCommitsNothing() throws Exception {
+    String id = UUID.randomUUID().toString();
+    assertThatThrownBy(() -> inbox.processAndCommit("billing", id, null, "{}".getBytes(StandardCharsets.UTF_8),
+        conn -> {
+          effect(id).handle(conn);
+          throw new AssertionError("a handler bug");
+        })).isInstanceOf(AssertionError.class);
+    assertThat(inbox.contains("billing", id)).as("no inbox row").isFalse();
+    assertThat(effectCount(id)).as("no half effect").isZero();
+  }
 }

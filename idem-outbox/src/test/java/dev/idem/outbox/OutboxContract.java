@@ -250,13 +250,124 @@ abstract class OutboxContract {
   }
 
   @Test
-  void anUnknownRouteIsAFailureNotALoss() throws Exception {
-    OutboxEvent e = OutboxEvent.builder("x").aggregate("a", "1").payload("{}").destination("elsewhere:q").build();
+  void aRelayClaimsOnlyTheRoutesItHasTransportsFor() throws Exception {
+    OutboxEvent elsewhere = OutboxEvent.builder("x").aggregate("a", "1").payload("{}").destination("else_where:q")
+        .build();
+    OutboxEvent likeButNot = OutboxEvent.builder("x").aggregate("a", "2").payload("{}").destination("sinkX:q").build();
+    OutboxEvent bare = OutboxEvent.builder("x").aggregate("a", "3").payload("{}").destination("sink").build();
+    enqueueCommitted(elsewhere, likeButNot, bare);
+    assertThat(relay().build().runOnce()).as("only 'sink' and 'sink:...'").isEqualTo(1);
+    assertThat(sink.sent).extracting(OutboxMessage::id).containsExactly(bare.id());
+    OutboxEntry untouched = outbox.find(elsewhere.id()).orElseThrow();
+    assertThat(untouched.status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(untouched.attempts()).isZero();
+    assertThat(untouched.leaseOwner()).isNull();
+    RecordingTransport other = new RecordingTransport();
+    // '_' in a route is literal, not a LIKE wildcard
+    assertThat(OutboxRelay.builder(outbox).route("else_where", other).build().runOnce()).isEqualTo(1);
+    assertThat(other.sent).extracting(OutboxMessage::id).containsExactly(elsewhere.id());
+  }
+
+  @Test
+  void aTransportThatBreaksItsContractFailsItsOwnMessagesOnly() throws Exception {
+    OutboxEvent good = OutboxEvent.builder("x").aggregate("a", "1").payload("{}").destination("sink:a").build();
+    OutboxEvent broken = OutboxEvent.builder("x").aggregate("a", "2").payload("{}").destination("bad:b").build();
+    enqueueCommitted(good, broken);
+    OutboxTransport wrongCount = new OutboxTransport() {
+      @Override
+      public DeliveryResult send(OutboxMessage message) {
+        return DeliveryResult.delivered();
+      }
+
+      @Override
+      public List<DeliveryResult> sendAll(List<OutboxMessage> messages) {
+        return List.of();
+      }
+    };
+    relay().route("bad", wrongCount).build().runOnce();
+    assertThat(outbox.find(good.id()).orElseThrow().status()).isEqualTo(OutboxStatus.DELIVERED);
+    OutboxEntry failed = outbox.find(broken.id()).orElseThrow();
+    assertThat(failed.status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(failed.attempts()).isEqualTo(1);
+    assertThat(failed.lastError()).contains("returned 0 results for 1 messages");
+  }
+
+  @Test
+  void enqueueRefusesAnAutoCommitConnection() throws Exception {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(true);
+      assertThatThrownBy(() -> outbox.enqueue(c, event("x", "a", 1))).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("auto-commit");
+    }
+    assertThat(countRows()).isZero();
+    assertThatThrownBy(() -> OutboxEvent.builder("x").header("x-bell", "ring\u0007")).isInstanceOf(
+        IllegalArgumentException.class);
+  }
+
+  @Test
+  void anEventInFlightCannotBeDiscarded() throws Exception {
+    OutboxEvent e = event("account.updated", "acc-1", 0);
     enqueueCommitted(e);
+    assertThat(outbox.claim("busy", Duration.ofSeconds(30), 10)).hasSize(1);
+    assertThat(outbox.discard(e.id())).as("a relay is sending it").isFalse();
+    clock.advance(Duration.ofSeconds(31));
+    assertThat(outbox.discard(e.id())).as("its lease has ended").isTrue();
+  }
+
+  @Test
+  void bulkReplayCommitsOnAPoolWithoutAutoCommit() throws Exception {
+    OutboxEvent e = event("payment.succeeded", "a1", 1);
+    enqueueCommitted(e);
+    sink.answering(m -> DeliveryResult.permanent("no", 400));
     relay().build().runOnce();
+    Outbox noAutoCommit = Outbox.builder(Databases.poolWithoutAutoCommit(dialect())).table(outbox.table())
+        .clock(clock).build();
+    assertThat(noAutoCommit.replayAll(OutboxQuery.status(OutboxStatus.DEAD))).isEqualTo(1);
+    assertThat(noAutoCommit.discard(e.id())).isTrue();
+    assertThat(outbox.find(e.id()).orElseThrow().status()).as("seen through another pool: committed")
+        .isEqualTo(OutboxStatus.DISCARDED);
+  }
+
+  @Test
+  void orderIsKeptPerDestinationSoOneFailingSubscriberDelaysNoOther() throws Exception {
+    OutboxEvent a1 = OutboxEvent.builder("account.updated").aggregate("account", "acc-9").payload("{\"n\":1}")
+        .destination("sink:a").build();
+    OutboxEvent b1 = OutboxEvent.builder("account.updated").aggregate("account", "acc-9").payload("{\"n\":1}")
+        .destination("sink:b").build();
+    OutboxEvent a2 = OutboxEvent.builder("account.updated").aggregate("account", "acc-9").payload("{\"n\":2}")
+        .destination("sink:a").build();
+    OutboxEvent b2 = OutboxEvent.builder("account.updated").aggregate("account", "acc-9").payload("{\"n\":2}")
+        .destination("sink:b").build();
+    enqueueCommitted(a1, b1, a2, b2);
+    sink.answering(m -> m.destination().equals("sink:a") ? DeliveryResult.permanent("gone", 410)
+        : DeliveryResult.delivered());
+    OutboxRelay relay = relay().build();
+    for (int i = 0; i < 4; i++) {
+      relay.runOnce();
+    }
+    assertThat(sink.sent).extracting(OutboxMessage::id).containsExactly(a1.id(), b1.id(), b2.id());
+    assertThat(outbox.find(a2.id()).orElseThrow().status()).as("parked behind its dead head").isEqualTo(
+        OutboxStatus.PENDING);
+  }
+
+  @Test
+  void aRelayThatLostItsLeaseRecordsNoFailure() throws Exception {
+    OutboxEvent e = event("payment.succeeded", "a1", 1);
+    enqueueCommitted(e);
+    List<Outbox.Claimed> stale = outbox.claim("slow-relay", Duration.ofSeconds(30), 10);
+    clock.advance(Duration.ofSeconds(31));
+    List<Outbox.Claimed> fresh = outbox.claim("new-owner", Duration.ofSeconds(30), 10);
+    assertThat(fresh).hasSize(1);
+    Outbox.Failure late = new Outbox.Failure(stale.get(0), DeliveryResult.retry("late", 500), false,
+        clock.instant().plusSeconds(5));
+    assertThat(outbox.finish("slow-relay", List.of(), List.of(late), false)).isZero();
     OutboxEntry entry = outbox.find(e.id()).orElseThrow();
-    assertThat(entry.status()).isEqualTo(OutboxStatus.PENDING);
-    assertThat(entry.lastError()).contains("no transport for route 'elsewhere'");
+    assertThat(entry.history()).as("no history row from the relay that lost the lease").isEmpty();
+    assertThat(entry.leaseOwner()).isEqualTo("new-owner");
+    Outbox.Failure own = new Outbox.Failure(fresh.get(0), DeliveryResult.retry("own", 503), false,
+        clock.instant().plusSeconds(5));
+    assertThat(outbox.finish("new-owner", List.of(), List.of(own), false)).isEqualTo(1);
+    assertThat(outbox.find(e.id()).orElseThrow().history()).extracting(OutboxAttempt::error).containsExactly("own");
   }
 
   @Test

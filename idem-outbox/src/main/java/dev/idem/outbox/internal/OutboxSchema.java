@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
 public final class OutboxSchema {
   public static final String DEFAULT_OUTBOX = "idem_outbox";
   public static final String DEFAULT_INBOX = "idem_inbox";
-  private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,50}");
+  private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,49}");
 
   private OutboxSchema() {}
 
@@ -27,7 +27,7 @@ public final class OutboxSchema {
   /** Checks a table name: an unqualified SQL identifier short enough for the derived index and table names. */
   public static String checkTable(String table) {
     if (table == null || !TABLE.matcher(table).matches()) {
-      throw new IllegalArgumentException("table must be an SQL identifier of at most 51 characters"
+      throw new IllegalArgumentException("table must be an SQL identifier of at most 50 characters"
           + " ([A-Za-z_][A-Za-z0-9_]*), got '" + table + "'");
     }
     return table;

@@ -4,7 +4,8 @@ import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxTransport;
 import dev.idem.retry.RetryAfter;
-import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -21,6 +22,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Delivers outbox events as Standard Webhooks: an HTTP POST of the payload to the endpoint named by the destination's
@@ -32,7 +35,10 @@ import java.util.concurrent.ExecutionException;
  *   <li>410 Gone disables the endpoint and kills the event; events to a disabled or unknown endpoint die at once.</li>
  *   <li>429 and 503 retry no sooner than their {@code Retry-After}; other answers and network errors retry with the
  *       relay's backoff.</li>
- *   <li>Each request times out after 15 s unless configured; a batch is sent concurrently.</li>
+ *   <li>Each request times out after 15 s unless configured, the answer's body included; a batch is sent
+ *       concurrently.</li>
+ *   <li>Endpoints that resolve to internal addresses (loopback, private, link-local such as cloud metadata,
+ *       unique-local) are refused unless {@link Builder#allowPrivateAddresses} is on.</li>
  * </ul>
  */
 public final class WebhookTransport implements OutboxTransport {
@@ -44,12 +50,14 @@ public final class WebhookTransport implements OutboxTransport {
   private final Duration timeout;
   private final Clock clock;
   private final String userAgent;
+  private final boolean allowPrivateAddresses;
 
   private WebhookTransport(Builder b) {
     this.endpoints = b.endpoints;
     this.timeout = b.timeout;
     this.clock = b.clock;
     this.userAgent = b.userAgent;
+    this.allowPrivateAddresses = b.allowPrivateAddresses;
     this.client = b.client != null ? b.client : HttpClient.newBuilder().connectTimeout(b.timeout)
         .followRedirects(HttpClient.Redirect.NEVER).build();
   }
@@ -60,50 +68,56 @@ public final class WebhookTransport implements OutboxTransport {
 
   @Override
   public DeliveryResult send(OutboxMessage message) throws InterruptedException {
-    Prepared p = prepare(message);
-    if (p.result != null) {
-      return p.result;
-    }
-    try {
-      return classify(message, client.send(p.request, HttpResponse.BodyHandlers.discarding()));
-    } catch (IOException e) {
-      return failure(e);
-    }
+    return sendAll(List.of(message)).get(0);
   }
 
+  /**
+   * Sends the batch concurrently and waits for every answer, the body included, at most the timeout (plus a second
+   * of slack) in all: a destination that stalls in the middle of its answer gets a retry, not a stuck relay.
+   */
   @Override
   public List<DeliveryResult> sendAll(List<OutboxMessage> messages) {
-    List<CompletableFuture<DeliveryResult>> futures = new ArrayList<>(messages.size());
+    List<CompletableFuture<HttpResponse<Void>>> sent = new ArrayList<>(messages.size());
+    List<DeliveryResult> results = new ArrayList<>(messages.size());
     for (OutboxMessage m : messages) {
-      Prepared p;
-      try {
-        p = prepare(m);
-      } catch (RuntimeException e) {
-        // an endpoint look-up failed (the database blipped): this message only is retried
-        p = new Prepared(null, DeliveryResult.retry(OutboxTransport.describe(e), null));
-      }
-      if (p.result != null) {
-        futures.add(CompletableFuture.completedFuture(p.result));
+      Prepared p = prepareSafely(m);
+      results.add(p.result);
+      sent.add(p.result != null ? null : client.sendAsync(p.request, HttpResponse.BodyHandlers.discarding()));
+    }
+    long deadline = System.nanoTime() + timeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
+    for (int i = 0; i < messages.size(); i++) {
+      CompletableFuture<HttpResponse<Void>> f = sent.get(i);
+      if (f == null) {
         continue;
       }
-      futures.add(client.sendAsync(p.request, HttpResponse.BodyHandlers.discarding())
-          .handle((response, error) -> error == null ? classify(m, response) : failure(error)));
-    }
-    List<DeliveryResult> results = new ArrayList<>(futures.size());
-    for (CompletableFuture<DeliveryResult> f : futures) {
+      DeliveryResult r;
       try {
-        results.add(f.get());
+        r = classify(messages.get(i), f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+      } catch (TimeoutException e) {
+        f.cancel(true); // aborts the exchange
+        r = DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        results.add(DeliveryResult.retry("interrupted", null));
+        f.cancel(true);
+        r = DeliveryResult.retry("interrupted", null);
       } catch (ExecutionException e) {
-        results.add(failure(e.getCause()));
+        r = failure(e.getCause());
       }
+      results.set(i, r);
     }
     return results;
   }
 
   private record Prepared(HttpRequest request, DeliveryResult result) {}
+
+  private Prepared prepareSafely(OutboxMessage m) {
+    try {
+      return prepare(m);
+    } catch (RuntimeException e) {
+      // an endpoint look-up failed (the database blipped): this message only is retried
+      return new Prepared(null, DeliveryResult.retry(OutboxTransport.describe(e), null));
+    }
+  }
 
   private Prepared prepare(OutboxMessage m) {
     String endpointId = m.destinationDetail();
@@ -115,23 +129,82 @@ public final class WebhookTransport implements OutboxTransport {
     if (!endpoint.enabled()) {
       return new Prepared(null, DeliveryResult.permanent("webhook endpoint '" + endpointId + "' is disabled", null));
     }
+    if (!allowPrivateAddresses) {
+      DeliveryResult refused = checkAddress(endpoint.url().getHost());
+      if (refused != null) {
+        return new Prepared(null, refused);
+      }
+    }
     byte[] body = m.payload().getBytes(StandardCharsets.UTF_8);
     long timestamp = clock.millis() / 1000;
     String id = m.id().toString();
-    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.url())
-        .timeout(timeout)
-        .header("content-type", "application/json")
-        .header("user-agent", userAgent)
-        .header("webhook-id", id)
-        .header("webhook-timestamp", Long.toString(timestamp))
-        .header("webhook-signature", WebhookSigner.of(endpoint.secrets()).sign(id, timestamp, body))
-        .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-    m.headers().forEach((k, v) -> {
-      if (!RESERVED.contains(k.toLowerCase(Locale.ROOT))) {
-        request.header(k, v);
+    try {
+      HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.url())
+          .timeout(timeout)
+          .header("content-type", "application/json")
+          .header("user-agent", userAgent)
+          .header("webhook-id", id)
+          .header("webhook-timestamp", Long.toString(timestamp))
+          .header("webhook-signature", WebhookSigner.of(endpoint.secrets()).sign(id, timestamp, body))
+          .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+      m.headers().forEach((k, v) -> {
+        if (!RESERVED.contains(k.toLowerCase(Locale.ROOT))) {
+          request.header(k, v);
+        }
+      });
+      return new Prepared(request.build(), null);
+    } catch (IllegalArgumentException e) {
+      // no retry makes an invalid request valid
+      return new Prepared(null, DeliveryResult.permanent("the request cannot be built: " + e.getMessage(), null));
+    }
+  }
+
+  /**
+   * Refuses hosts that resolve to loopback, private, link-local, unique-local, wildcard or multicast addresses, so
+   * that subscribers cannot point signed requests at the internal network. A name that does not resolve is retried.
+   * The HTTP client resolves the name again when it connects; pin addresses at the network level too when
+   * subscribers are untrusted.
+   */
+  private static DeliveryResult checkAddress(String host) {
+    InetAddress[] addresses;
+    try {
+      addresses = InetAddress.getAllByName(host);
+    } catch (UnknownHostException e) {
+      return DeliveryResult.retry("cannot resolve " + host, null);
+    }
+    for (InetAddress a : addresses) {
+      if (isInternal(a)) {
+        return DeliveryResult.permanent("webhook address " + a.getHostAddress() + " is internal; allowPrivateAddresses"
+            + " is off", null);
       }
-    });
-    return new Prepared(request.build(), null);
+    }
+    return null;
+  }
+
+  static boolean isInternal(InetAddress a) {
+    if (a.isLoopbackAddress() || a.isSiteLocalAddress() || a.isLinkLocalAddress() || a.isAnyLocalAddress()
+        || a.isMulticastAddress()) {
+      return true;
+    }
+    byte[] b = a.getAddress();
+    if (b.length == 16) {
+      boolean mapped = true;
+      for (int i = 0; i < 10; i++) {
+        mapped &= b[i] == 0;
+      }
+      if (mapped && (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff) {
+        try {
+          return isInternal(InetAddress.getByAddress(java.util.Arrays.copyOfRange(b, 12, 16)));
+        } catch (UnknownHostException e) {
+          return true;
+        }
+      }
+      return (b[0] & 0xfe) == 0xfc; // unique local fc00::/7
+    }
+    int first = b[0] & 0xff;
+    int second = b[1] & 0xff;
+    return first == 0 || first == 100 && second >= 64 && second < 128 // this network, carrier-grade NAT
+        || first == 169 && second == 254 || first >= 240;               // link-local (cloud metadata), reserved
   }
 
   private DeliveryResult classify(OutboxMessage m, HttpResponse<?> response) {
@@ -173,6 +246,7 @@ public final class WebhookTransport implements OutboxTransport {
     private Clock clock = Clock.systemUTC();
     private String userAgent = "Idem-Webhooks/1";
     private HttpClient client;
+    private boolean allowPrivateAddresses;
 
     private Builder(WebhookEndpoints endpoints) {
       this.endpoints = Objects.requireNonNull(endpoints, "endpoints");
@@ -194,6 +268,15 @@ public final class WebhookTransport implements OutboxTransport {
 
     public Builder userAgent(String userAgent) {
       this.userAgent = Objects.requireNonNull(userAgent, "userAgent");
+      return this;
+    }
+
+    /**
+     * Whether endpoints may resolve to loopback, private, link-local or unique-local addresses (default false: such
+     * events die with an error naming the address). Turn it on for endpoints inside your own network, and for tests.
+     */
+    public Builder allowPrivateAddresses(boolean allow) {
+      this.allowPrivateAddresses = allow;
       return this;
     }
 

@@ -73,7 +73,7 @@ class WebhookTransportTest {
   }
 
   WebhookTransport transport() {
-    return WebhookTransport.builder(endpoints).timeout(Duration.ofSeconds(5)).build();
+    return WebhookTransport.builder(endpoints).timeout(Duration.ofSeconds(5)).allowPrivateAddresses(true).build();
   }
 
   @Test
@@ -139,7 +139,8 @@ class WebhookTransportTest {
       }
       return 200;
     };
-    WebhookTransport transport = WebhookTransport.builder(endpoints).timeout(Duration.ofMillis(300)).build();
+    WebhookTransport transport = WebhookTransport.builder(endpoints).timeout(Duration.ofMillis(300))
+        .allowPrivateAddresses(true).build();
     DeliveryResult r = transport.send(message("we_1"));
     assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
     assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("timed out"));
@@ -161,8 +162,50 @@ class WebhookTransportTest {
   void anUnreachableEndpointIsARetry() throws Exception {
     WebhookEndpoints closed = WebhookEndpoints.of(new WebhookEndpoint("we_1", URI.create("http://127.0.0.1:9/x"),
         List.of(secret), true));
-    DeliveryResult r = WebhookTransport.builder(closed).timeout(Duration.ofSeconds(2)).build().send(message("we_1"));
+    DeliveryResult r = WebhookTransport.builder(closed).timeout(Duration.ofSeconds(2)).allowPrivateAddresses(true).build()
+        .send(message("we_1"));
     assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
     assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("ConnectException"));
+  }
+
+  @Test
+  void aBodyThatStallsMidwayIsATimeoutNotAStuckRelay() throws Exception {
+    server.createContext("/stall", x -> {
+      x.getRequestBody().readAllBytes();
+      x.sendResponseHeaders(200, 100);
+      x.getResponseBody().write('{');
+      x.getResponseBody().flush();
+      try {
+        release.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      x.close();
+    });
+    URI stall = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/stall");
+    WebhookTransport transport = WebhookTransport.builder(WebhookEndpoints.of(
+        new WebhookEndpoint("we_s", stall, List.of(secret), true))).timeout(Duration.ofMillis(300))
+        .allowPrivateAddresses(true).build();
+    long start = System.nanoTime();
+    List<DeliveryResult> results = transport.sendAll(List.of(message("we_s"), message("we_s")));
+    assertThat(results).extracting(DeliveryResult::kind).containsOnly(DeliveryResult.Kind.RETRY);
+    assertThat(results.get(0).error()).hasValueSatisfying(e -> assertThat(e).contains("timed out"));
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).as("bounded by the timeout plus a second")
+        .isLessThan(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void internalAddressesAreRefusedUnlessAllowed() throws Exception {
+    DeliveryResult refused = WebhookTransport.builder(endpoints).build().send(message("we_1"));
+    assertThat(refused.kind()).isEqualTo(DeliveryResult.Kind.PERMANENT);
+    assertThat(refused.error()).hasValueSatisfying(e -> assertThat(e).contains("127.0.0.1 is internal"));
+    assertThat(received).isEmpty();
+    for (String internal : List.of("127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254",
+        "100.64.0.1", "0.0.0.0", "224.0.0.1", "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254")) {
+      assertThat(WebhookTransport.isInternal(java.net.InetAddress.getByName(internal))).as(internal).isTrue();
+    }
+    for (String external : List.of("8.8.8.8", "1.1.1.1", "2001:4860:4860::8888", "100.128.0.1")) {
+      assertThat(WebhookTransport.isInternal(java.net.InetAddress.getByName(external))).as(external).isFalse();
+    }
   }
 }

@@ -14,7 +14,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /** The {@code idem.outbox.*} properties. Validated once at startup by {@link #validate()}. */
 @ConfigurationProperties(prefix = "idem.outbox")
 public class IdemOutboxProperties {
-  private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,50}");
+  private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,49}");
   private static final Duration HOUR = Duration.ofHours(1);
 
   /** Whether the outbox, the inbox, the relay and their purge are auto-configured. */
@@ -341,7 +341,7 @@ public class IdemOutboxProperties {
 
   private static void table(String property, String value) {
     if (value == null || !TABLE.matcher(value).matches()) {
-      throw new IllegalStateException(property + " must be an SQL identifier of at most 51 characters"
+      throw new IllegalStateException(property + " must be an SQL identifier of at most 50 characters"
           + " ([A-Za-z_][A-Za-z0-9_]*), got '" + value + "'");
     }
   }

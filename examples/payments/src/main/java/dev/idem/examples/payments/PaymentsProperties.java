@@ -101,10 +101,13 @@ public record PaymentsProperties(
    *
    * @param maxEndpointsPerTenant enabled endpoints a tenant may have (default 20)
    * @param timeout how long one delivery may take, connecting included (default 15 s)
+   * @param allowPrivateAddresses whether endpoints may be on loopback or private networks (default false; this
+   *     service's own configuration turns it on, because it runs on one machine with local subscribers)
    */
   public record Webhooks(
       @DefaultValue("20") int maxEndpointsPerTenant,
-      @DefaultValue("15s") Duration timeout) {
+      @DefaultValue("15s") Duration timeout,
+      @DefaultValue("false") boolean allowPrivateAddresses) {
     public Webhooks {
       if (maxEndpointsPerTenant < 1 || maxEndpointsPerTenant > 1000) {
         throw new IllegalArgumentException("payments.webhooks.max-endpoints-per-tenant must be 1 to 1000, got "

@@ -126,7 +126,8 @@ public class OutboxConfiguration {
   @Bean
   WebhookTransport webhookTransport(JdbcWebhookEndpoints endpoints, PaymentsProperties properties, Clock clock) {
     return WebhookTransport.builder(endpoints).timeout(properties.webhooks().timeout()).clock(clock)
-        .userAgent("Idem-Payments-Webhooks/1").build();
+        .userAgent("Idem-Payments-Webhooks/1").allowPrivateAddresses(properties.webhooks().allowPrivateAddresses())
+        .build();
   }
 
   /**
