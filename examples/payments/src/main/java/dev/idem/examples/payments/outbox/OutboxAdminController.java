@@ -150,8 +150,14 @@ public class OutboxAdminController {
   public Map<String, Object> discard(@PathVariable("id") String id) {
     OutboxEntry entry = find(id);
     if (!outbox.discard(entry.id())) {
+      OutboxEntry now = find(id);
+      if (now.status() == OutboxStatus.PENDING) {
+        throw new ApiProblem(Problem.of(409, "CONFLICT.outbox.in_flight", "Event in flight")
+            .withDetail("event " + id + " is being sent by a relay; try again after " + now.leaseUntil())
+            .withRetryable(true));
+      }
       throw new ApiProblem(Problem.of(409, "CONFLICT.outbox.finished", "Event already finished")
-          .withDetail("event " + id + " is " + entry.status().name().toLowerCase(Locale.ROOT)
+          .withDetail("event " + id + " is " + now.status().name().toLowerCase(Locale.ROOT)
               + "; only dead or pending events can be discarded"));
     }
     return toJson(find(id));
