@@ -89,6 +89,11 @@ public final class Inbox {
     return table;
   }
 
+  /** The data source {@link #processAndCommit} and the maintenance methods use. */
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
   /** As {@link #process(Connection, String, String, String, byte[], InboxHandler)} with no source. */
   public InboxResult process(Connection connection, String consumer, String eventId, byte[] payload,
       InboxHandler handler) {

@@ -646,10 +646,18 @@ public final class Outbox {
 
   /** Rows per status and the age of the oldest pending event. */
   public OutboxStats stats() {
+    return stats(java.util.EnumSet.allOf(OutboxStatus.class));
+  }
+
+  /**
+   * Rows in the given statuses only, and the age of the oldest pending event when {@code PENDING} is one of them:
+   * for meters that watch the backlog, without counting the delivered rows kept for the retention period.
+   */
+  public OutboxStats stats(Set<OutboxStatus> statuses) {
     Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
     Optional<Duration> oldest = Optional.empty();
     try (Connection c = dataSource.getConnection()) {
-      for (OutboxStatus s : OutboxStatus.values()) {
+      for (OutboxStatus s : statuses) {
         try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + table + " WHERE status = ?")) {
           ps.setString(1, s.column());
           try (ResultSet rs = ps.executeQuery()) {
@@ -658,9 +666,10 @@ public final class Outbox {
           }
         }
       }
-      try (PreparedStatement ps = c.prepareStatement("SELECT MIN(created_at) FROM " + table
-          + " WHERE status = 'pending'")) {
-        try (ResultSet rs = ps.executeQuery()) {
+      if (statuses.contains(OutboxStatus.PENDING)) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT MIN(created_at) FROM " + table
+            + " WHERE status = 'pending'");
+            ResultSet rs = ps.executeQuery()) {
           rs.next();
           long min = rs.getLong(1);
           if (!rs.wasNull()) {

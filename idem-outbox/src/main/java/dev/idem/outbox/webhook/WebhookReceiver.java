@@ -3,7 +3,9 @@ package dev.idem.outbox.webhook;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxResult;
+import java.sql.Connection;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * Receives Standard Webhooks exactly once, without a web framework: verifies the raw body's signature and timestamp,
@@ -14,16 +16,36 @@ public final class WebhookReceiver {
   private final WebhookVerifier verifier;
   private final Inbox inbox;
   private final String consumer;
+  private final Transactions transactions;
 
-  private WebhookReceiver(WebhookVerifier verifier, Inbox inbox, String consumer) {
+  /**
+   * Runs the inbox's work in a transaction the caller manages, on a connection of that transaction with auto-commit
+   * off, committing when {@code work} returns and rolling back when it throws. A framework's transaction lets the
+   * handler's own data access (a template, a repository) join the inbox's transaction.
+   */
+  @FunctionalInterface
+  public interface Transactions {
+    InboxResult inTransaction(Function<Connection, InboxResult> work);
+  }
+
+  private WebhookReceiver(WebhookVerifier verifier, Inbox inbox, String consumer, Transactions transactions) {
     this.verifier = Objects.requireNonNull(verifier, "verifier");
     this.inbox = Objects.requireNonNull(inbox, "inbox");
     this.consumer = Objects.requireNonNull(consumer, "consumer");
+    this.transactions = transactions;
   }
 
-  /** A receiver for {@code consumer} (the inbox's consumer name, e.g. {@code provider-webhooks}). */
+  /**
+   * A receiver for {@code consumer} (the inbox's consumer name, e.g. {@code provider-webhooks}). Each webhook runs in
+   * a transaction of its own on the inbox's data source; the handler must do its work on the connection it is given.
+   */
   public static WebhookReceiver of(String consumer, WebhookVerifier verifier, Inbox inbox) {
-    return new WebhookReceiver(verifier, inbox, consumer);
+    return new WebhookReceiver(verifier, inbox, consumer, null);
+  }
+
+  /** This receiver, running each webhook in {@code transactions} instead of a transaction of its own. */
+  public WebhookReceiver withTransactions(Transactions transactions) {
+    return new WebhookReceiver(verifier, inbox, consumer, Objects.requireNonNull(transactions, "transactions"));
   }
 
   public String consumer() {
@@ -43,6 +65,9 @@ public final class WebhookReceiver {
    */
   public InboxResult receive(String id, String timestamp, String signature, byte[] body, InboxHandler handler) {
     verifier.verify(id, timestamp, signature, body);
-    return inbox.processAndCommit(consumer, id, "webhook", body, handler);
+    if (transactions == null) {
+      return inbox.processAndCommit(consumer, id, "webhook", body, handler);
+    }
+    return transactions.inTransaction(connection -> inbox.process(connection, consumer, id, "webhook", body, handler));
   }
 }

@@ -14,14 +14,20 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -51,6 +57,7 @@ public final class WebhookTransport implements OutboxTransport {
   private final Clock clock;
   private final String userAgent;
   private final boolean allowPrivateAddresses;
+  private ExecutorService resolver;
 
   private WebhookTransport(Builder b) {
     this.endpoints = b.endpoints;
@@ -73,89 +80,130 @@ public final class WebhookTransport implements OutboxTransport {
 
   /**
    * Sends the batch concurrently and waits for every answer, the body included, at most the timeout (plus a second
-   * of slack) in all: a destination that stalls in the middle of its answer gets a retry, not a stuck relay.
+   * of slack) in all, counted from the start: endpoint look-ups (once per endpoint and batch), address checks (once
+   * per host and batch, off the calling thread) and the requests themselves. A destination that stalls, in its DNS or
+   * in the middle of its answer, gets a retry, never a stuck relay.
    */
   @Override
   public List<DeliveryResult> sendAll(List<OutboxMessage> messages) {
-    List<CompletableFuture<HttpResponse<Void>>> sent = new ArrayList<>(messages.size());
-    List<DeliveryResult> results = new ArrayList<>(messages.size());
-    for (OutboxMessage m : messages) {
-      Prepared p = prepareSafely(m);
-      results.add(p.result);
-      sent.add(p.result != null ? null : client.sendAsync(p.request, HttpResponse.BodyHandlers.discarding()));
-    }
     long deadline = System.nanoTime() + timeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
-    for (int i = 0; i < messages.size(); i++) {
-      CompletableFuture<HttpResponse<Void>> f = sent.get(i);
-      if (f == null) {
-        continue;
-      }
+    Map<String, Optional<WebhookEndpoint>> found = new HashMap<>();
+    Map<String, CompletableFuture<DeliveryResult>> checks = new HashMap<>();
+    List<CompletableFuture<DeliveryResult>> futures = new ArrayList<>(messages.size());
+    List<AtomicReference<CompletableFuture<?>>> exchanges = new ArrayList<>(messages.size());
+    for (OutboxMessage m : messages) {
+      AtomicReference<CompletableFuture<?>> exchange = new AtomicReference<>();
+      exchanges.add(exchange);
+      futures.add(dispatch(m, found, checks, exchange));
+    }
+    List<DeliveryResult> results = new ArrayList<>(messages.size());
+    for (int i = 0; i < futures.size(); i++) {
+      CompletableFuture<DeliveryResult> f = futures.get(i);
       DeliveryResult r;
       try {
-        r = classify(messages.get(i), f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+        r = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
-        f.cancel(true); // aborts the exchange
+        cancel(exchanges.get(i));
         r = DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        f.cancel(true);
+        cancel(exchanges.get(i));
         r = DeliveryResult.retry("interrupted", null);
       } catch (ExecutionException e) {
         r = failure(e.getCause());
       }
-      results.set(i, r);
+      results.add(r);
     }
     return results;
   }
 
-  private record Prepared(HttpRequest request, DeliveryResult result) {}
-
-  private Prepared prepareSafely(OutboxMessage m) {
-    try {
-      return prepare(m);
-    } catch (RuntimeException e) {
-      // an endpoint look-up failed (the database blipped): this message only is retried
-      return new Prepared(null, DeliveryResult.retry(OutboxTransport.describe(e), null));
+  private static void cancel(AtomicReference<CompletableFuture<?>> exchange) {
+    CompletableFuture<?> f = exchange.get();
+    if (f != null) {
+      f.cancel(true); // aborts the HTTP exchange
     }
   }
 
-  private Prepared prepare(OutboxMessage m) {
+  private CompletableFuture<DeliveryResult> dispatch(OutboxMessage m, Map<String, Optional<WebhookEndpoint>> found,
+      Map<String, CompletableFuture<DeliveryResult>> checks, AtomicReference<CompletableFuture<?>> exchange) {
     String endpointId = m.destinationDetail();
-    Optional<WebhookEndpoint> found = endpointId.isEmpty() ? Optional.empty() : endpoints.find(endpointId);
-    if (found.isEmpty()) {
-      return new Prepared(null, DeliveryResult.permanent("no webhook endpoint '" + endpointId + "'", null));
+    Optional<WebhookEndpoint> endpoint;
+    try {
+      endpoint = endpointId.isEmpty() ? Optional.empty()
+          : found.computeIfAbsent(endpointId, endpoints::find);
+    } catch (RuntimeException e) {
+      // the look-up failed (the database blipped): this message only is retried
+      return CompletableFuture.completedFuture(DeliveryResult.retry(OutboxTransport.describe(e), null));
     }
-    WebhookEndpoint endpoint = found.get();
-    if (!endpoint.enabled()) {
-      return new Prepared(null, DeliveryResult.permanent("webhook endpoint '" + endpointId + "' is disabled", null));
+    if (endpoint.isEmpty()) {
+      return done(DeliveryResult.permanent("no webhook endpoint '" + endpointId + "'", null));
     }
-    if (!allowPrivateAddresses) {
-      DeliveryResult refused = checkAddress(endpoint.url().getHost());
+    if (!endpoint.get().enabled()) {
+      return done(DeliveryResult.permanent("webhook endpoint '" + endpointId + "' is disabled", null));
+    }
+    HttpRequest request;
+    try {
+      request = request(m, endpoint.get());
+    } catch (IllegalArgumentException e) {
+      // no retry makes an invalid request valid
+      return done(DeliveryResult.permanent("the request cannot be built: " + e.getMessage(), null));
+    }
+    CompletableFuture<DeliveryResult> check = allowPrivateAddresses ? done(null)
+        : checks.computeIfAbsent(endpoint.get().url().getHost(),
+            host -> CompletableFuture.supplyAsync(() -> checkAddress(host), resolver()));
+    return check.thenCompose(refused -> {
       if (refused != null) {
-        return new Prepared(null, refused);
+        return done(refused);
       }
-    }
+      CompletableFuture<HttpResponse<Void>> sent = client.sendAsync(request, HttpResponse.BodyHandlers.discarding());
+      exchange.set(sent);
+      return sent.handle((response, error) -> error == null ? classify(m, response) : failure(error));
+    });
+  }
+
+  private static CompletableFuture<DeliveryResult> done(DeliveryResult r) {
+    return CompletableFuture.completedFuture(r);
+  }
+
+  private HttpRequest request(OutboxMessage m, WebhookEndpoint endpoint) {
     byte[] body = m.payload().getBytes(StandardCharsets.UTF_8);
     long timestamp = clock.millis() / 1000;
     String id = m.id().toString();
-    try {
-      HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.url())
-          .timeout(timeout)
-          .header("content-type", "application/json")
-          .header("user-agent", userAgent)
-          .header("webhook-id", id)
-          .header("webhook-timestamp", Long.toString(timestamp))
-          .header("webhook-signature", WebhookSigner.of(endpoint.secrets()).sign(id, timestamp, body))
-          .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-      m.headers().forEach((k, v) -> {
-        if (!RESERVED.contains(k.toLowerCase(Locale.ROOT))) {
-          request.header(k, v);
-        }
+    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.url())
+        .timeout(timeout)
+        .header("content-type", "application/json")
+        .header("user-agent", userAgent)
+        .header("webhook-id", id)
+        .header("webhook-timestamp", Long.toString(timestamp))
+        .header("webhook-signature", WebhookSigner.of(endpoint.secrets()).sign(id, timestamp, body))
+        .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+    m.headers().forEach((k, v) -> {
+      if (!RESERVED.contains(k.toLowerCase(Locale.ROOT))) {
+        request.header(k, v);
+      }
+    });
+    return request.build();
+  }
+
+  /** The threads that resolve endpoint hosts, so that a slow DNS answer counts against the batch's deadline. */
+  private synchronized ExecutorService resolver() {
+    if (resolver == null) {
+      AtomicInteger n = new AtomicInteger();
+      resolver = Executors.newFixedThreadPool(4, r -> {
+        Thread t = new Thread(r, "idem-webhook-resolver-" + n.incrementAndGet());
+        t.setDaemon(true);
+        return t;
       });
-      return new Prepared(request.build(), null);
-    } catch (IllegalArgumentException e) {
-      // no retry makes an invalid request valid
-      return new Prepared(null, DeliveryResult.permanent("the request cannot be built: " + e.getMessage(), null));
+    }
+    return resolver;
+  }
+
+  /** Stops the address resolver threads; the HTTP client's resources go with it. */
+  @Override
+  public synchronized void close() {
+    if (resolver != null) {
+      resolver.shutdownNow();
+      resolver = null;
     }
   }
 
@@ -179,6 +227,14 @@ public final class WebhookTransport implements OutboxTransport {
       }
     }
     return null;
+  }
+
+  /**
+   * Whether {@code a} is an address subscribers must not reach by default: loopback, private (site-local), link-local
+   * (cloud metadata), carrier-grade NAT, unique-local, wildcard, multicast or reserved, IPv4-mapped forms included.
+   */
+  public static boolean isInternalAddress(InetAddress a) {
+    return isInternal(a);
   }
 
   static boolean isInternal(InetAddress a) {

@@ -27,6 +27,7 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.PlatformTransactionManager;
 
 /**
  * The outbox and the inbox on the application's {@link DataSource} when {@code dev.idem:idem-outbox} is on the
@@ -116,9 +117,10 @@ public class IdemOutboxAutoConfiguration {
   static class Webhooks {
     @Bean
     @ConditionalOnMissingBean
-    WebhookReceivers webhookReceivers(IdemOutboxProperties properties, ObjectProvider<Inbox> inbox) {
+    WebhookReceivers webhookReceivers(IdemOutboxProperties properties, ObjectProvider<Inbox> inbox,
+        ObjectProvider<PlatformTransactionManager> transactions) {
       properties.validate();
-      return new WebhookReceivers(properties, inbox::getIfUnique);
+      return new WebhookReceivers(properties, inbox::getIfUnique, transactions::getIfUnique);
     }
   }
 

@@ -329,8 +329,9 @@ public class IdemOutboxProperties {
         throw new IllegalStateException(prefix + "secrets[" + i + "] is not a webhook secret: " + e.getMessage());
       }
     }
-    if (r.tolerance == null || r.tolerance.isNegative() || r.tolerance.compareTo(HOUR) > 0) {
-      throw new IllegalStateException(prefix + "tolerance must be 0 to 1h, got " + r.tolerance);
+    if (r.tolerance == null || r.tolerance.compareTo(Duration.ofSeconds(5)) < 0 || r.tolerance.compareTo(HOUR) > 0) {
+      // below a few seconds, ordinary clock skew between sender and receiver refuses genuine webhooks
+      throw new IllegalStateException(prefix + "tolerance must be 5s to 1h, got " + r.tolerance);
     }
     range(prefix + "max-body-bytes", r.maxBodyBytes, 1, 64 << 20);
     String consumer = r.consumer == null || r.consumer.isBlank() ? name : r.consumer;

@@ -13,10 +13,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -43,11 +46,17 @@ import java.util.function.Supplier;
  */
 public final class OutboxMetrics implements OutboxListener, InboxListener {
   private static final System.Logger LOG = System.getLogger(OutboxMetrics.class.getName());
+  /** One daemon thread reads the statistics of every outbox whose gauges are scraped. */
+  private static final ExecutorService REFRESHER = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "idem-outbox-metrics");
+    t.setDaemon(true);
+    return t;
+  });
 
   private final MeterRegistry registry;
   private final Supplier<Outbox> outbox;
   private final long refreshNanos;
-  private final ReentrantLock refreshing = new ReentrantLock();
+  private final AtomicBoolean refreshing = new AtomicBoolean();
   private volatile Snapshot snapshot;
   private volatile boolean attempted;
   private volatile long lastAttempt;
@@ -153,18 +162,25 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
         .orElse(0.0);
   }
 
-  /** The last statistics, read again when older than the refresh interval (by one scraping thread at a time). */
+  /**
+   * The last statistics. When they are older than the refresh interval, a read is started on a background thread and
+   * this answer still uses the last ones: a scrape never waits for the database, even when it is away.
+   */
   private Snapshot current() {
     long now = System.nanoTime();
-    if ((!attempted || now - lastAttempt >= refreshNanos) && refreshing.tryLock()) {
+    if ((!attempted || now - lastAttempt >= refreshNanos) && refreshing.compareAndSet(false, true)) {
+      attempted = true;
+      lastAttempt = now;
       try {
-        if (!attempted || now - lastAttempt >= refreshNanos) {
-          attempted = true;
-          lastAttempt = now;
-          read();
-        }
-      } finally {
-        refreshing.unlock();
+        REFRESHER.execute(() -> {
+          try {
+            read();
+          } finally {
+            refreshing.set(false);
+          }
+        });
+      } catch (RuntimeException e) {
+        refreshing.set(false);
       }
     }
     Snapshot s = snapshot;
@@ -174,7 +190,8 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
   private void read() {
     try {
       Outbox o = outbox.get();
-      OutboxStats stats = o == null ? null : o.stats();
+      // pending and dead only: the delivered rows kept for the retention period are not worth a count per refresh
+      OutboxStats stats = o == null ? null : o.stats(EnumSet.of(OutboxStatus.PENDING, OutboxStatus.DEAD));
       snapshot = new Snapshot(stats, System.nanoTime());
       if (failing) {
         failing = false;

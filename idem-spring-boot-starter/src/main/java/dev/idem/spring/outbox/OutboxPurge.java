@@ -98,6 +98,12 @@ public final class OutboxPurge implements SmartLifecycle {
   public synchronized void stop() {
     if (executor != null) {
       executor.shutdownNow();
+      try {
+        // a purge in progress finishes its statement before the pool closes
+        executor.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
       executor = null;
     }
   }

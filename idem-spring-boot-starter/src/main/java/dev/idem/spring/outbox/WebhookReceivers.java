@@ -8,6 +8,10 @@ import dev.idem.servlet.webhook.WebhookReceiverServlet;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.ResourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Registers Standard Webhooks receivers ({@link WebhookReceiverServlet}) configured under
@@ -37,6 +41,7 @@ import org.springframework.boot.web.servlet.ServletRegistrationBean;
 public final class WebhookReceivers {
   private final IdemOutboxProperties properties;
   private final Supplier<Inbox> inbox;
+  private final Supplier<PlatformTransactionManager> transactions;
 
   /**
    * Receivers configured by {@code properties}.
@@ -44,8 +49,21 @@ public final class WebhookReceivers {
    * @param inbox the inbox webhooks are recorded in, resolved when a receiver is registered
    */
   public WebhookReceivers(IdemOutboxProperties properties, Supplier<Inbox> inbox) {
+    this(properties, inbox, () -> null);
+  }
+
+  /**
+   * Receivers configured by {@code properties}, whose handlers run in Spring transactions of {@code transactions} when
+   * it manages the inbox's data source (a {@code DataSourceTransactionManager} or {@code JdbcTransactionManager}).
+   *
+   * @param inbox the inbox webhooks are recorded in, resolved when a receiver is registered
+   * @param transactions the transaction manager, resolved when a receiver is registered; may supply null
+   */
+  public WebhookReceivers(IdemOutboxProperties properties, Supplier<Inbox> inbox,
+      Supplier<PlatformTransactionManager> transactions) {
     this.properties = Objects.requireNonNull(properties, "properties");
     this.inbox = Objects.requireNonNull(inbox, "inbox");
+    this.transactions = Objects.requireNonNull(transactions, "transactions");
   }
 
   /**
@@ -74,7 +92,16 @@ public final class WebhookReceivers {
     WebhookVerifier verifier = WebhookVerifier.builder(config.parsedSecrets()).tolerance(config.getTolerance())
         .maxBodyBytes(config.getMaxBodyBytes()).build();
     String consumer = config.getConsumer() == null || config.getConsumer().isBlank() ? name : config.getConsumer();
-    return WebhookReceiverServlet.of(WebhookReceiver.of(consumer, verifier, i), handler);
+    WebhookReceiver receiver = WebhookReceiver.of(consumer, verifier, i);
+    PlatformTransactionManager tm = transactions.get();
+    if (tm instanceof ResourceTransactionManager && ((ResourceTransactionManager) tm).getResourceFactory()
+        == i.dataSource()) {
+      // the handler's JdbcTemplate, repositories and @Transactional services join the inbox's transaction
+      TransactionTemplate template = new TransactionTemplate(tm);
+      receiver = receiver.withTransactions(work -> template.execute(
+          status -> work.apply(DataSourceUtils.getConnection(i.dataSource()))));
+    }
+    return WebhookReceiverServlet.of(receiver, handler);
   }
 
   private IdemOutboxProperties.Receiver config(String name) {

@@ -9,6 +9,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * An application for the outbox starter's tests: a route whose transport records what it is given, a route whose
@@ -33,6 +34,16 @@ public class OutboxApp {
   @Bean
   OutboxRoute refusingRoute() {
     return new OutboxRoute("refusing", m -> DeliveryResult.permanent("410 Gone", 410), 1);
+  }
+
+  /** A handler writing through Spring's JdbcTemplate: it must join the inbox's transaction. */
+  @Bean
+  ServletRegistrationBean<WebhookReceiverServlet> ledgerWebhooks(WebhookReceivers receivers, JdbcTemplate jdbc) {
+    return receivers.register("ledger", (connection, message) -> {
+      jdbc.update("INSERT INTO starter_webhook_effect (webhook_id) VALUES (?)", message.id());
+      // a result over the inbox's limit fails the webhook after the write: the write must roll back with it
+      return message.bodyText().contains("fail") ? "x".repeat(5000) : "booked";
+    });
   }
 
   @Bean

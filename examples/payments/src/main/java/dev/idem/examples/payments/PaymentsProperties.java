@@ -93,6 +93,11 @@ public record PaymentsProperties(
         throw new IllegalArgumentException("payments.outbox.retention and payments.outbox.inbox-retention must not"
             + " be negative");
       }
+      if (inboxRetention.compareTo(retention) < 0) {
+        // a delivered event can be replayed until it is purged: its inbox record must outlive it
+        throw new IllegalArgumentException("payments.outbox.inbox-retention (" + inboxRetention + ") must not be"
+            + " shorter than payments.outbox.retention (" + retention + ")");
+      }
     }
   }
 

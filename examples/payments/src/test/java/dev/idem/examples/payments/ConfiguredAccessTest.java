@@ -59,13 +59,17 @@ class ConfiguredAccessTest {
   }
 
   @Test
-  void healthAndPrometheusAreOpen() {
+  void healthIsOpenAndTheRestOfTheActuatorIsAnAdminRoute() {
     Answer health = service.get("/actuator/health", null);
     Answer prometheus = service.get("/actuator/prometheus", null);
+    Answer records = service.get("/actuator/idempotency", "sk_test_alice");
+    Answer adminPrometheus = service.get("/actuator/prometheus", "sk_admin_Secret_1");
 
     assertThat(health.status()).isEqualTo(200);
     assertThat(health.json().path("status").asString()).isEqualTo("UP");
-    assertThat(prometheus.status()).isEqualTo(200);
-    assertThat(prometheus.text()).contains("hikaricp_connections");
+    assertThat(prometheus.status()).as("the actuator lists every tenant's records").isEqualTo(401);
+    assertThat(records.status()).as("a tenant key is no admin key").isEqualTo(401);
+    assertThat(adminPrometheus.status()).isEqualTo(200);
+    assertThat(adminPrometheus.text()).contains("hikaricp_connections");
   }
 }

@@ -295,6 +295,12 @@ interface OutboxWebhooksContract {
     assertThat(aliceReads.json().has("secret")).isFalse();
     assertThat(aliceReads.json().path("enabled").asBoolean()).isTrue();
 
+    String self = service().uri("/admin/outbox/replay?status=delivered").toString();
+    Answer selfTargeted = service().post("/webhook-endpoints", alice.apiKey(), null,
+        "{\"url\":\"" + self + "\",\"events\":[\"*\"]}");
+    assertThat(selfTargeted.status()).as("the relay must never call this service's own routes").isEqualTo(400);
+    assertThat(selfTargeted.text()).contains("this service itself");
+
     String[][] refused = {
         {"{\"url\":\"ftp://127.0.0.1/x\",\"events\":[\"*\"]}", "VALIDATION.url"},
         {"{\"url\":\"/relative\",\"events\":[\"*\"]}", "VALIDATION.url"},

@@ -91,6 +91,12 @@ public final class OutboxWork implements SmartLifecycle {
   public synchronized void stop() {
     if (purge != null) {
       purge.shutdownNow();
+      try {
+        // a purge in progress finishes its statement before the pool closes
+        purge.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
       purge = null;
     }
     if (relayStarted && relay.isRunning()) {

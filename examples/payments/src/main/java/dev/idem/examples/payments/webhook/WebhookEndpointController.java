@@ -1,16 +1,22 @@
 package dev.idem.examples.payments.webhook;
 
+import dev.idem.examples.payments.PaymentsProperties;
 import dev.idem.examples.payments.auth.Tenant;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.JsonRequest;
+import dev.idem.outbox.webhook.WebhookTransport;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
 import java.security.Principal;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
+import org.springframework.core.env.Environment;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -27,10 +33,15 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 public class WebhookEndpointController {
+  private final boolean allowPrivateAddresses;
+  private final Environment environment;
   private final JdbcWebhookEndpoints endpoints;
   private final Json json;
 
-  public WebhookEndpointController(JdbcWebhookEndpoints endpoints, Json json) {
+  public WebhookEndpointController(JdbcWebhookEndpoints endpoints, Json json, PaymentsProperties properties,
+      Environment environment) {
+    this.allowPrivateAddresses = properties.webhooks().allowPrivateAddresses();
+    this.environment = environment;
     this.endpoints = endpoints;
     this.json = json;
   }
@@ -39,6 +50,7 @@ public class WebhookEndpointController {
   public void create(HttpServletRequest request, HttpServletResponse response) throws IOException, SQLException {
     String tenant = Tenant.of(request.getUserPrincipal()).name();
     NewWebhookEndpoint wanted = NewWebhookEndpoint.parse(json.object(JsonRequest.body(request)));
+    checkAddress(wanted.url());
     JdbcWebhookEndpoints.Created created = endpoints.create(tenant, wanted);
     Map<String, Object> document = created.endpoint().toJson();
     document.remove("disabled_reason");
@@ -63,5 +75,28 @@ public class WebhookEndpointController {
   public Map<String, Object> get(Principal principal, @PathVariable("id") String id) throws SQLException {
     return endpoints.find(Tenant.of(principal).name(), id).map(WebhookSubscription::toJson)
         .orElseThrow(() -> ApiProblem.notFound("webhook_endpoint", "no webhook endpoint " + id));
+  }
+
+  /**
+   * Refuses, when the endpoint is created rather than at every send, a URL that resolves to an internal address while
+   * those are not allowed, and always one that points at this service itself (the relay would call its own routes).
+   */
+  private void checkAddress(URI url) {
+    InetAddress[] addresses;
+    try {
+      addresses = InetAddress.getAllByName(url.getHost());
+    } catch (UnknownHostException e) {
+      throw ApiProblem.invalid("url", "url host " + url.getHost() + " does not resolve");
+    }
+    int port = url.getPort() != -1 ? url.getPort() : url.getScheme().equalsIgnoreCase("https") ? 443 : 80;
+    Integer own = environment.getProperty("local.server.port", Integer.class);
+    for (InetAddress a : addresses) {
+      if ((a.isLoopbackAddress() || a.isAnyLocalAddress()) && own != null && own == port) {
+        throw ApiProblem.invalid("url", "url points at this service itself");
+      }
+      if (!allowPrivateAddresses && WebhookTransport.isInternalAddress(a)) {
+        throw ApiProblem.invalid("url", "url resolves to an internal address (" + a.getHostAddress() + ")");
+      }
+    }
   }
 }
