@@ -99,3 +99,22 @@ CREATE TABLE IF NOT EXISTS pay_provider_confirmation (
   confirmations      BIGINT       NOT NULL,
   confirmed_at       BIGINT       NOT NULL
 );
+
+-- Conditional requests. version is incremented by every write of a payment, and GET /payments/{id} answers it as
+-- the strong ETag "v<version>"; PATCH /payments/{id} changes description and metadata (a JSON object of strings)
+-- with If-Match, checking and bumping the version in one UPDATE.
+ALTER TABLE pay_payment ADD COLUMN IF NOT EXISTS version BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE pay_payment ADD COLUMN IF NOT EXISTS metadata TEXT;
+
+-- Account profiles (PUT /accounts/{id}): ids are the tenant's own, so the key is (tenant, id). version as above.
+CREATE TABLE IF NOT EXISTS pay_account (
+  tenant     VARCHAR(255) NOT NULL,
+  id         VARCHAR(64)  NOT NULL,
+  name       VARCHAR(200) NOT NULL,
+  email      VARCHAR(254) NOT NULL,
+  metadata   TEXT,
+  version    BIGINT       NOT NULL,
+  created_at BIGINT       NOT NULL,
+  updated_at BIGINT       NOT NULL,
+  PRIMARY KEY (tenant, id)
+);

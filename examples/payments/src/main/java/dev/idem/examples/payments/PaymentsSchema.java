@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The example's tables, created at startup if missing from {@code db/payments/<dialect>/schema.sql} (H2, PostgreSQL
- * or MariaDB, told apart by the database's product name). Every statement is {@code CREATE ... IF NOT EXISTS}, so
- * running it again changes nothing.
+ * or MariaDB, told apart by the database's product name). Every statement is {@code CREATE ... IF NOT EXISTS} or
+ * {@code ALTER TABLE ... ADD COLUMN IF NOT EXISTS}, so running it again changes nothing and an older database gains
+ * the new columns.
  */
 public final class PaymentsSchema {
   private static final Logger LOG = LoggerFactory.getLogger(PaymentsSchema.class);

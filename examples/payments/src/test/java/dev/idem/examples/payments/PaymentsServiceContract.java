@@ -26,7 +26,7 @@ import tools.jackson.databind.JsonNode;
  * after, so they do not depend on each other or on earlier runs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class PaymentsServiceContract implements OutboxWebhooksContract {
+abstract class PaymentsServiceContract implements OutboxWebhooksContract, ConditionalRequestsContract {
   /**
    * Settings every run uses: a fast completer and a short lease, so recoveries happen within a test, and the relay
    * settings of {@link OutboxWebhooksContract#args()}.

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.payment;
 
+import dev.idem.servlet.conditional.VersionCondition;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -11,12 +12,13 @@ import org.springframework.stereotype.Repository;
 
 /**
  * The {@code pay_payment} table. Writes run on the connection of the caller's transaction (a phase's); reads of
- * committed state use their own connection. Thread-safe.
+ * committed state use their own connection. Every write increments {@code version}, the payment's ETag, so that a
+ * client's {@code If-Match} fails after any change it has not seen. Thread-safe.
  */
 @Repository
 public class Payments {
   private static final String COLUMNS = "SELECT id, tenant, account_id, amount, currency, description, status,"
-      + " provider_charge_id, refunded_amount, created_at FROM pay_payment";
+      + " provider_charge_id, refunded_amount, created_at, metadata, version FROM pay_payment";
 
   private final DataSource dataSource;
 
@@ -67,7 +69,7 @@ public class Payments {
   public void settle(Connection c, String id, String status, String providerChargeId, Instant now)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE pay_payment SET status = ?, provider_charge_id = ?,"
-        + " updated_at = ? WHERE id = ? AND status = ?")) {
+        + " updated_at = ?, version = version + 1 WHERE id = ? AND status = ?")) {
       ps.setString(1, status);
       ps.setString(2, providerChargeId);
       ps.setLong(3, now.toEpochMilli());
@@ -82,7 +84,7 @@ public class Payments {
   /** Adds a refund's amount to the refunded amount (the caller holds the {@link #lock}). */
   public void reserveRefund(Connection c, String id, long amount, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE pay_payment SET refunded_amount = refunded_amount + ?,"
-        + " updated_at = ? WHERE id = ? AND status = ? AND refunded_amount + ? <= amount")) {
+        + " updated_at = ?, version = version + 1 WHERE id = ? AND status = ? AND refunded_amount + ? <= amount")) {
       ps.setLong(1, amount);
       ps.setLong(2, now.toEpochMilli());
       ps.setString(3, id);
@@ -90,6 +92,54 @@ public class Payments {
       ps.setLong(5, amount);
       if (ps.executeUpdate() != 1) {
         throw new IllegalStateException("payment " + id + " cannot take a refund of " + amount);
+      }
+    }
+  }
+
+  /**
+   * Applies a change if the payment's version satisfies {@code expected}: the check and the write are one
+   * {@code UPDATE}, so of two clients that send the same {@code If-Match} exactly one changes the row. The changed
+   * payment is read back in the same transaction.
+   *
+   * @return the changed payment; empty when the payment does not exist for the tenant or its version does not
+   *     satisfy {@code expected} (nothing changed)
+   */
+  public Optional<Payment> change(String tenant, String id, PaymentChange change, VersionCondition expected,
+      Instant now) throws SQLException {
+    StringBuilder sql = new StringBuilder("UPDATE pay_payment SET ");
+    if (change.changesDescription()) {
+      sql.append("description = ?, ");
+    }
+    if (change.changesMetadata()) {
+      sql.append("metadata = ?, ");
+    }
+    sql.append("updated_at = ?, version = version + 1 WHERE id = ? AND tenant = ?").append(expected.sql("version"));
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        int rows;
+        try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+          int i = 1;
+          if (change.changesDescription()) {
+            ps.setString(i++, change.description());
+          }
+          if (change.changesMetadata()) {
+            ps.setString(i++, Metadata.toColumn(change.metadata()));
+          }
+          ps.setLong(i++, now.toEpochMilli());
+          ps.setString(i++, id);
+          ps.setString(i++, tenant);
+          expected.bind(ps, i);
+          rows = ps.executeUpdate();
+        }
+        Optional<Payment> changed = rows == 1 ? find(c, tenant, id, false) : Optional.empty();
+        c.commit();
+        return changed;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
       }
     }
   }
@@ -106,7 +156,7 @@ public class Payments {
         }
         return Optional.of(new Payment(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4),
             rs.getString(5).trim(), rs.getString(6), rs.getString(7), rs.getString(8), rs.getLong(9),
-            Instant.ofEpochMilli(rs.getLong(10))));
+            Instant.ofEpochMilli(rs.getLong(10)), Metadata.fromColumn(rs.getString(11)), rs.getLong(12)));
       }
     }
   }
