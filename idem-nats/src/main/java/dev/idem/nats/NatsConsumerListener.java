@@ -17,8 +17,19 @@ public interface NatsConsumerListener {
   /** The message was processed (or found to be a duplicate), committed and acknowledged. */
   default void acknowledged(String consumer, String subject, String messageId, boolean duplicate) {}
 
-  /** The handler or the database failed; the message was negatively acknowledged ({@code nak}) for another try. */
+  /**
+   * The handler or the database failed (an exception or an {@link Error}); the message was negatively acknowledged
+   * ({@code nak}, with the configured delay) for another try.
+   */
   default void failed(String consumer, String subject, String messageId, Throwable error) {}
+
+  /**
+   * The handler or the database failed on the last delivery {@link NatsInboxConsumer.Builder#maxDeliver} allows; the
+   * message was terminated ({@code term}) and JetStream will not deliver it again.
+   *
+   * @param deliveries how many times JetStream delivered the message
+   */
+  default void gaveUp(String consumer, String subject, String messageId, long deliveries, Throwable error) {}
 
   /** The message's id was processed before with another payload; the message was terminated ({@code term}). */
   default void payloadMismatch(String consumer, String subject, String messageId) {}

@@ -30,11 +30,14 @@ import java.util.regex.Pattern;
  *   <caption>What happens to a message</caption>
  *   <tr><th>Outcome</th><th>Answer to JetStream</th></tr>
  *   <tr><td>processed and committed, or a duplicate</td><td>{@code ack}</td></tr>
- *   <tr><td>the handler or the database failed (rolled back)</td><td>{@code nak} (after {@link Builder#nakDelay} when
- *       set): delivered again</td></tr>
+ *   <tr><td>the handler or the database failed (rolled back), by an exception or an {@link Error}</td><td>{@code nak}
+ *       with a delay growing with the delivery count ({@link Builder#nakBackoff}, default 100 ms doubling up to
+ *       30 s): delivered again</td></tr>
+ *   <tr><td>the same, on the last delivery {@link Builder#maxDeliver} allows</td><td>{@code term}, reported to
+ *       {@link NatsConsumerListener#gaveUp}: never delivered again</td></tr>
  *   <tr><td>the id was processed before with another payload</td><td>{@code term}: never delivered again</td></tr>
- *   <tr><td>no {@code Nats-Msg-Id} (and no {@link Builder#messageIdFallback fallback}), or an id the inbox cannot
- *       hold</td><td>{@code term}</td></tr>
+ *   <tr><td>no {@code Nats-Msg-Id} (and no {@link Builder#messageIdFallback fallback}), a fallback that threw, or an
+ *       id the inbox cannot hold</td><td>{@code term}, reported to {@link NatsConsumerListener#rejected}</td></tr>
  * </table>
  *
  * <pre>{@code
@@ -56,6 +59,12 @@ import java.util.regex.Pattern;
  * (harmless for the effect, wasteful for the work). The caller owns the NATS connection; {@link #close()} stops the
  * thread and unsubscribes, leaving the durable consumer on the server so that the next start resumes where this one
  * stopped.
+ *
+ * <p>No message and no failure ends the thread: whatever a handler or the fallback throws, {@link Error}s included,
+ * becomes a {@code nak} or a {@code term} reported to the listener (a {@link VirtualMachineError} such as
+ * {@link OutOfMemoryError} is answered with {@code nak} and then ends the thread, see {@link #isRunning()}). An
+ * interrupt flag a handler leaves set is cleared before the next fetch; only {@link #close()} stops the consumer.
+ * Before handling a message the consumer tells JetStream it is in progress, which restarts its ack wait.
  */
 public final class NatsInboxConsumer implements AutoCloseable {
   /** The header JetStream deduplicates on; the outbox transport sets it to the event id. */
@@ -76,6 +85,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private final Duration fetchWait;
   private final long maxDeliver;
   private final Duration nakDelay;
+  private final Duration nakBackoffInitial;
+  private final Duration nakBackoffMax;
   private final Duration shutdownTimeout;
   private final Function<Message, String> messageIdFallback;
   private final NatsConsumerListener listener;
@@ -99,6 +110,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
     this.fetchWait = b.fetchWait;
     this.maxDeliver = b.maxDeliver;
     this.nakDelay = b.nakDelay;
+    this.nakBackoffInitial = b.nakBackoffInitial;
+    this.nakBackoffMax = b.nakBackoffMax;
     this.shutdownTimeout = b.shutdownTimeout;
     this.messageIdFallback = b.messageIdFallback;
     this.listener = b.listener;
@@ -159,14 +172,28 @@ public final class NatsInboxConsumer implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether the consuming thread is alive and not told to stop: false before {@link #start()}, after {@link #close()},
+   * and after a {@link VirtualMachineError} ended the thread.
+   */
+  public boolean isRunning() {
+    Thread t = thread;
+    return running && t != null && t.isAlive();
+  }
+
   private void work() {
     long errorPauseMillis = 0;
     while (running) {
+      // a handler (or the inbox, restoring it) may leave the interrupt flag set: fetch and parkNanos would then return
+      // at once, forever. close() is the stop signal, not the flag.
+      Thread.interrupted();
       List<Message> batch;
       try {
         batch = subscription.fetch(batchSize, fetchWait);
         errorPauseMillis = 0;
-      } catch (RuntimeException e) {
+      } catch (VirtualMachineError e) {
+        throw e;
+      } catch (Throwable e) {
         if (!running) {
           break;
         }
@@ -174,12 +201,23 @@ public final class NatsInboxConsumer implements AutoCloseable {
         errorPauseMillis = Math.min(5_000, Math.max(100, errorPauseMillis * 2));
         LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not fetch from stream '" + stream
             + "'; trying again in " + errorPauseMillis + " ms: " + OutboxTransport.describe(e));
-        LockSupport.parkNanos(errorPauseMillis * 1_000_000L);
+        pause(errorPauseMillis);
         continue;
       }
       for (Message m : batch) {
         if (running) {
-          handle(m);
+          try {
+            handle(m);
+          } catch (VirtualMachineError e) {
+            throw e;
+          } catch (Throwable e) {
+            // handle() answers every outcome itself; this is a last guard so that nothing ends the thread
+            LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' failed on a message on '"
+                + m.getSubject() + "': " + OutboxTransport.describe(e));
+            answer(m, Answer.NAK);
+            pause(100);
+          }
+          Thread.interrupted();
         } else {
           answer(m, Answer.NAK); // stopping: hand it back at once instead of after the ack wait
         }
@@ -187,10 +225,40 @@ public final class NatsInboxConsumer implements AutoCloseable {
     }
   }
 
+  private void pause(long millis) {
+    long deadline = System.nanoTime() + millis * 1_000_000L;
+    for (int i = 0; i < 1_000 && running; i++) {
+      Thread.interrupted();
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return;
+      }
+      LockSupport.parkNanos(left);
+    }
+  }
+
   private void handle(Message m) {
+    try {
+      m.inProgress(); // restarts the ack wait for this message
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.DEBUG, "consumer '" + consumer + "' could not mark a message in progress: "
+          + e.getMessage());
+    }
     String messageId = m.hasHeaders() ? m.getHeaders().getFirst(MESSAGE_ID) : null;
     if (messageId == null || messageId.isEmpty()) {
-      messageId = messageIdFallback.apply(m);
+      try {
+        messageId = messageIdFallback.apply(m);
+      } catch (VirtualMachineError e) {
+        answer(m, Answer.NAK);
+        throw e;
+      } catch (Throwable e) {
+        // the fallback reads the message only: it would throw again on every redelivery
+        answer(m, Answer.TERM);
+        String reason = "messageIdFallback threw on a message on subject '" + m.getSubject() + "': "
+            + OutboxTransport.describe(e);
+        safely(() -> listener.rejected(consumer, subject, reason));
+        return;
+      }
     }
     if (messageId == null || messageId.isEmpty()) {
       answer(m, Answer.TERM);
@@ -212,9 +280,19 @@ public final class NatsInboxConsumer implements AutoCloseable {
       answer(m, Answer.TERM);
       safely(() -> listener.rejected(consumer, subject, MESSAGE_ID + " refused by the inbox: " + e.getMessage()));
       return;
-    } catch (RuntimeException e) {
-      safely(() -> listener.failed(consumer, subject, id, e));
+    } catch (VirtualMachineError e) {
       answer(m, Answer.NAK);
+      throw e;
+    } catch (Throwable e) {
+      long delivered = deliveredCount(m);
+      if (maxDeliver > 0 && delivered >= maxDeliver) {
+        // JetStream would not deliver it again: say so instead of letting it vanish
+        answer(m, Answer.TERM);
+        safely(() -> listener.gaveUp(consumer, subject, id, delivered, e));
+        return;
+      }
+      safely(() -> listener.failed(consumer, subject, id, e));
+      nak(m, nakDelay(delivered));
       return;
     }
     if (answer(m, Answer.ACK)) {
@@ -224,6 +302,38 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
   private enum Answer { ACK, NAK, TERM }
 
+  private static long deliveredCount(Message m) {
+    try {
+      return Math.max(1, m.metaData().deliveredCount());
+    } catch (RuntimeException e) {
+      return 1;
+    }
+  }
+
+  /** The delay before delivery {@code delivered + 1}: the fixed nak delay when set, else the growing backoff. */
+  Duration nakDelay(long delivered) {
+    if (nakDelay != null) {
+      return nakDelay;
+    }
+    int shift = (int) Math.min(40, Math.max(0, delivered - 1));
+    long millis = nakBackoffInitial.toMillis();
+    long grown = shift >= 40 || millis > (Long.MAX_VALUE >> shift) ? Long.MAX_VALUE : millis << shift;
+    return Duration.ofMillis(Math.min(grown, nakBackoffMax.toMillis()));
+  }
+
+  private void nak(Message m, Duration delay) {
+    try {
+      if (delay.isZero()) {
+        m.nak();
+      } else {
+        m.nakWithDelay(delay);
+      }
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not nak a message on '"
+          + m.getSubject() + "': " + OutboxTransport.describe(e));
+    }
+  }
+
   private boolean answer(Message m, Answer answer) {
     try {
       switch (answer) {
@@ -231,11 +341,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
           m.ack();
           break;
         case NAK:
-          if (nakDelay.isZero()) {
-            m.nak();
-          } else {
-            m.nakWithDelay(nakDelay);
-          }
+          m.nak();
           break;
         default:
           m.term();
@@ -287,7 +393,9 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private static void safely(Runnable r) {
     try {
       r.run();
-    } catch (RuntimeException ignored) {
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (Throwable ignored) {
       // a listener must not change the outcome
     }
   }
@@ -311,7 +419,9 @@ public final class NatsInboxConsumer implements AutoCloseable {
     private Duration ackWait = Duration.ofSeconds(30);
     private Duration fetchWait = Duration.ofMillis(500);
     private long maxDeliver = -1;
-    private Duration nakDelay = Duration.ZERO;
+    private Duration nakDelay;
+    private Duration nakBackoffInitial = Duration.ofMillis(100);
+    private Duration nakBackoffMax = Duration.ofSeconds(30);
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private Function<Message, String> messageIdFallback = m -> null;
     private NatsConsumerListener listener = new NatsConsumerListener() {};
@@ -379,7 +489,10 @@ public final class NatsInboxConsumer implements AutoCloseable {
       return this;
     }
 
-    /** Deliveries of one message before JetStream gives up on it (default -1: unlimited). */
+    /**
+     * Deliveries of one message before JetStream gives up on it (default -1: unlimited). When the handler fails on
+     * the last allowed delivery the message is terminated and reported to {@link NatsConsumerListener#gaveUp}.
+     */
     public Builder maxDeliver(long maxDeliver) {
       if (maxDeliver == 0 || maxDeliver < -1) {
         throw new IllegalArgumentException("maxDeliver must be -1 (unlimited) or positive, got " + maxDeliver);
@@ -388,12 +501,31 @@ public final class NatsInboxConsumer implements AutoCloseable {
       return this;
     }
 
-    /** How long JetStream waits before redelivering a message whose handler failed (default 0: at once). */
+    /**
+     * A fixed delay before JetStream redelivers a message whose handler failed, instead of the default growing
+     * {@link #nakBackoff}; zero redelivers at once (a redelivery storm while the failure lasts).
+     */
     public Builder nakDelay(Duration delay) {
       if (delay == null || delay.isNegative() || delay.compareTo(Duration.ofHours(1)) > 0) {
         throw new IllegalArgumentException("nakDelay must be 0 to 1 h, got " + delay);
       }
       this.nakDelay = delay;
+      return this;
+    }
+
+    /**
+     * The delay before JetStream redelivers a message whose handler failed on its n-th delivery:
+     * {@code initial * 2^(n-1)}, at most {@code max} (default 100 ms and 30 s).
+     */
+    public Builder nakBackoff(Duration initial, Duration max) {
+      if (initial == null || max == null || initial.compareTo(Duration.ofMillis(1)) < 0 || max.compareTo(initial) < 0
+          || max.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("nakBackoff needs 1 ms <= initial <= max <= 1 h, got " + initial + " and "
+            + max);
+      }
+      this.nakBackoffInitial = initial;
+      this.nakBackoffMax = max;
+      this.nakDelay = null;
       return this;
     }
 
@@ -408,7 +540,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
     /**
      * The id of a message without {@code Nats-Msg-Id}, e.g. from a header of another producer; return null to
-     * terminate it. By default such messages are terminated.
+     * terminate it. By default such messages are terminated. A fallback that throws terminates the message too (and
+     * reports it to {@link NatsConsumerListener#rejected}); the consumer goes on.
      */
     public Builder messageIdFallback(Function<Message, String> fallback) {
       this.messageIdFallback = Objects.requireNonNull(fallback, "messageIdFallback");

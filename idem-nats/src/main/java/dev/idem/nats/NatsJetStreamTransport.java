@@ -30,10 +30,15 @@ import java.util.concurrent.TimeoutException;
  * as delivered. Past the window, consumers deduplicate ({@link NatsInboxConsumer} does, through the inbox).
  *
  * <p>The body is the event's JSON payload; the headers are the event's headers plus {@code Idem-Event-Type},
- * {@code Idem-Aggregate-Type} and {@code Idem-Aggregate-Id}. A batch is published asynchronously and the transport
+ * {@code Idem-Aggregate-Type} and {@code Idem-Aggregate-Id}. NATS header values are ASCII, so every header value
+ * taken from the event (its own headers, type and aggregate) is percent-encoded in the style of RFC 3986: each
+ * {@code %}, control character and non-ASCII character becomes {@code %XX} per UTF-8 byte ({@code müller-42} is sent
+ * as {@code m%C3%BCller-42}); values of printable ASCII without {@code %} are sent unchanged.
+ * {@link #decodeHeader(String)} restores the original. A batch is published asynchronously and the transport
  * waits up to the ack timeout (default 15 s) for all of its acks; a missing ack, a subject no stream captures, a
  * refusal by the stream or a lost connection are retried with the relay's backoff. A destination without a valid
- * subject is dead at once.
+ * subject, a header name NATS refuses, or a payload larger than the server's {@code max_payload} (the client refuses
+ * them with {@link IllegalArgumentException}) are dead at once.
  *
  * <pre>{@code
  * io.nats.client.Connection nats = Nats.connect("nats://127.0.0.1:4222");
@@ -99,6 +104,10 @@ public final class NatsJetStreamTransport implements OutboxTransport {
       } else {
         try {
           f = jetStream.publishAsync(subject, headers(m), m.payload().getBytes(StandardCharsets.UTF_8), options(m));
+        } catch (IllegalArgumentException e) {
+          // refused by the client before sending (header name, payload over max_payload): no retry changes that
+          results[i] = DeliveryResult.permanent("transport " + name + " cannot publish to '" + subject + "': "
+              + OutboxTransport.describe(e), null);
         } catch (RuntimeException e) {
           results[i] = DeliveryResult.retry("transport " + name + " could not publish to '" + subject + "': "
               + OutboxTransport.describe(e), null);
@@ -154,12 +163,76 @@ public final class NatsJetStreamTransport implements OutboxTransport {
   private static Headers headers(OutboxMessage m) {
     Headers h = new Headers();
     for (Map.Entry<String, String> e : m.headers().entrySet()) {
-      h.put(e.getKey(), e.getValue());
+      h.put(e.getKey(), encodeHeader(e.getValue()));
     }
-    h.put(EVENT_TYPE, m.type());
-    h.put(AGGREGATE_TYPE, m.aggregateType());
-    h.put(AGGREGATE_ID, m.aggregateId());
+    h.put(EVENT_TYPE, encodeHeader(m.type()));
+    h.put(AGGREGATE_TYPE, encodeHeader(m.aggregateType()));
+    h.put(AGGREGATE_ID, encodeHeader(m.aggregateId()));
     return h;
+  }
+
+  private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+  /**
+   * {@code value} with every {@code %}, control character and non-ASCII character percent-encoded as its UTF-8 bytes
+   * ({@code %XX}, upper-case hex); printable ASCII other than {@code %} is kept. Null stays null.
+   */
+  public static String encodeHeader(String value) {
+    if (value == null) {
+      return null;
+    }
+    boolean plain = true;
+    for (int i = 0; i < value.length() && plain; i++) {
+      char c = value.charAt(i);
+      plain = c >= 0x20 && c < 0x7f && c != '%';
+    }
+    if (plain) {
+      return value;
+    }
+    StringBuilder out = new StringBuilder(value.length() + 16);
+    for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
+      int c = b & 0xff;
+      if (c >= 0x20 && c < 0x7f && c != '%') {
+        out.append((char) c);
+      } else {
+        out.append('%').append(HEX[c >> 4]).append(HEX[c & 0xf]);
+      }
+    }
+    return out.toString();
+  }
+
+  /**
+   * Reverses {@link #encodeHeader}: a header value this transport set, back to the event's value ({@code %XX}
+   * sequences decoded as UTF-8; {@code +} is kept). Null stays null.
+   *
+   * @throws IllegalArgumentException when a {@code %} is not followed by two hex digits
+   */
+  public static String decodeHeader(String value) {
+    if (value == null || value.indexOf('%') < 0) {
+      return value;
+    }
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(value.length());
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c == '%') {
+        int hi = i + 2 < value.length() ? Character.digit(value.charAt(i + 1), 16) : -1;
+        int lo = hi < 0 ? -1 : Character.digit(value.charAt(i + 2), 16);
+        if (lo < 0) {
+          throw new IllegalArgumentException("bad percent-encoding at index " + i + " of a header value");
+        }
+        bytes.write(hi << 4 | lo);
+        i += 2;
+      } else {
+        byte[] b = String.valueOf(c).getBytes(StandardCharsets.UTF_8);
+        bytes.write(b, 0, b.length);
+      }
+    }
+    return bytes.toString(StandardCharsets.UTF_8);
+  }
+
+  /** {@code url} without the user information ({@code user:password@}) it may carry. */
+  static String withoutUserInfo(String url) {
+    return url == null ? null : url.replaceAll("(?<=//)[^/@]*@", "");
   }
 
   private PublishOptions options(OutboxMessage m) {
@@ -233,8 +306,8 @@ public final class NatsJetStreamTransport implements OutboxTransport {
       try {
         return new NatsJetStreamTransport(this, connection.jetStream());
       } catch (IOException e) {
-        throw new IllegalStateException("transport " + name + " cannot use JetStream on " + connection.getConnectedUrl()
-            + ": " + e.getMessage(), e);
+        throw new IllegalStateException("transport " + name + " cannot use JetStream on "
+            + withoutUserInfo(connection.getConnectedUrl()) + ": " + e.getMessage(), e);
       }
     }
   }

@@ -146,6 +146,8 @@ final class NatsFixture implements AutoCloseable {
     final AtomicInteger failed = new AtomicInteger();
     final AtomicInteger rejected = new AtomicInteger();
     final AtomicInteger consumerMismatches = new AtomicInteger();
+    final AtomicInteger gaveUp = new AtomicInteger();
+    final java.util.concurrent.atomic.AtomicLong gaveUpDeliveries = new java.util.concurrent.atomic.AtomicLong();
 
     @Override
     public void processed(String consumer) {
@@ -178,6 +180,12 @@ final class NatsFixture implements AutoCloseable {
     @Override
     public void payloadMismatch(String consumer, String subject, String messageId) {
       consumerMismatches.incrementAndGet();
+    }
+
+    @Override
+    public void gaveUp(String consumer, String subject, String messageId, long deliveries, Throwable error) {
+      gaveUp.incrementAndGet();
+      gaveUpDeliveries.set(deliveries);
     }
 
     @Override

@@ -197,6 +197,149 @@ class NatsInboxConsumerTest {
   }
 
   @Test
+  void anErrorThrownByTheHandlerNaksTheMessageAndTheConsumerGoesOn() throws Exception {
+    OutboxMessage m = f.message();
+    OutboxMessage next = f.message();
+    AtomicInteger calls = new AtomicInteger();
+    NatsMessageHandler errorOnce = (c, msg) -> {
+      if (calls.incrementAndGet() == 1) {
+        throw new AssertionError("injected Error");
+      }
+      return f.recordEffect().handle(c, msg);
+    };
+
+    try (NatsInboxConsumer consumer = consumer(errorOnce).build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      assertThat(consumer.isRunning()).isTrue();
+      publish(next);
+      Eventually.await("the next message acknowledged", WAIT, counts.acknowledged::get, n -> n == 2);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(counts.failed.get()).isEqualTo(1);
+    assertThat(f.effectCount(m.id().toString())).isEqualTo(1);
+    assertThat(f.effectCount(next.id().toString())).isEqualTo(1);
+    assertThat(f.effectCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aThrowingMessageIdFallbackTerminatesThatMessageAndTheConsumerGoesOn() throws Exception {
+    OutboxMessage m = f.message();
+    try (NatsInboxConsumer consumer = consumer(f.recordEffect())
+        .messageIdFallback(msg -> {
+          throw new IllegalStateException("injected fallback failure");
+        })
+        .build().start()) {
+      f.js.publish(f.subject, "{}".getBytes(StandardCharsets.UTF_8));
+      Eventually.await("the anonymous message rejected", WAIT, counts.rejected::get, n -> n == 1);
+      publish(m);
+      Eventually.await("the next message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      assertThat(consumer.isRunning()).isTrue();
+      Eventually.await("nothing left unacknowledged (the rejected one was terminated)", WAIT, () -> {
+        try {
+          return ackPending(consumer.durable());
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }, n -> n == 0);
+    }
+
+    assertThat(counts.rejected.get()).isEqualTo(1);
+    assertThat(f.effectIds()).containsExactly(m.id().toString());
+  }
+
+  @Test
+  void failuresAreRedeliveredAfterADelayGrowingWithTheDeliveryCount() throws Exception {
+    OutboxMessage m = f.message();
+    List<Long> calledAt = new java.util.concurrent.CopyOnWriteArrayList<>();
+    NatsMessageHandler failsThrice = (c, msg) -> {
+      calledAt.add(System.nanoTime());
+      if (calledAt.size() <= 3) {
+        throw new IllegalStateException("injected failure " + calledAt.size());
+      }
+      return f.recordEffect().handle(c, msg);
+    };
+
+    try (NatsInboxConsumer consumer = consumer(failsThrice).build().start()) { // default backoff: 100 ms doubling
+      publish(m);
+      Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+    }
+
+    assertThat(calledAt).hasSize(4);
+    long first = (calledAt.get(1) - calledAt.get(0)) / 1_000_000;
+    long second = (calledAt.get(2) - calledAt.get(1)) / 1_000_000;
+    long third = (calledAt.get(3) - calledAt.get(2)) / 1_000_000;
+    assertThat(first).as("after the 1st failure").isGreaterThanOrEqualTo(90);
+    assertThat(second).as("after the 2nd failure").isGreaterThanOrEqualTo(190);
+    assertThat(third).as("after the 3rd failure").isGreaterThanOrEqualTo(390).isGreaterThan(first);
+    assertThat(counts.failed.get()).isEqualTo(3);
+    assertThat(f.effectCount()).isEqualTo(1);
+    assertThat(f.effectCount(m.id().toString())).isEqualTo(1);
+  }
+
+  @Test
+  void aFailureOnTheLastAllowedDeliveryIsReportedAndTheMessageTerminated() throws Exception {
+    OutboxMessage m = f.message();
+    NatsMessageHandler alwaysFails = (c, msg) -> {
+      throw new IllegalStateException("injected failure");
+    };
+
+    try (NatsInboxConsumer consumer = consumer(alwaysFails).maxDeliver(3)
+        .nakBackoff(Duration.ofMillis(10), Duration.ofMillis(50)).build().start()) {
+      publish(m);
+      Eventually.await("the last delivery reported", WAIT, counts.gaveUp::get, n -> n == 1);
+      Eventually.await("nothing left unacknowledged", WAIT, () -> {
+        try {
+          return ackPending(consumer.durable());
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }, n -> n == 0);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(counts.failed.get()).isEqualTo(2);
+    assertThat(counts.gaveUpDeliveries.get()).isEqualTo(3);
+    assertThat(f.effectCount()).isZero();
+  }
+
+  @Test
+  void aHandlerThatInterruptsItsThreadDoesNotDisturbConsumption() throws Exception {
+    OutboxMessage m = f.message();
+    AtomicInteger calls = new AtomicInteger();
+    NatsMessageHandler interruptsOnce = (c, msg) -> {
+      String result = f.recordEffect().handle(c, msg);
+      if (calls.incrementAndGet() == 1) {
+        Thread.currentThread().interrupt();
+      }
+      return result;
+    };
+
+    try (NatsInboxConsumer consumer = consumer(interruptsOnce).build().start()) {
+      publish(m);
+      Eventually.await("the first message settled", WAIT,
+          () -> counts.acknowledged.get() + counts.failed.get(), n -> n >= 1);
+      List<OutboxMessage> later = List.of(f.message(), f.message(), f.message());
+      for (OutboxMessage l : later) {
+        publish(l);
+      }
+      Eventually.await("the later messages processed", WAIT, () -> {
+        long n = 0;
+        for (OutboxMessage l : later) {
+          n += f.effectCount(l.id().toString());
+        }
+        return n;
+      }, n -> n == 3);
+      Eventually.await("the first message processed", WAIT, () -> f.effectCount(m.id().toString()), n -> n == 1);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(f.effectCount()).isEqualTo(4);
+    assertThat(f.eventsWithSeveralEffects()).isZero();
+  }
+
+  @Test
   void startingOnAMissingStreamFailsWithTheStreamNamed() {
     NatsInboxConsumer consumer = NatsInboxConsumer.builder(f.nats, inbox, "billing", "NO_SUCH_STREAM_" + f.suffix,
         f.subject).handler(f.recordEffect()).build();

@@ -60,6 +60,44 @@ class NatsJetStreamTransportTest {
   }
 
   @Test
+  void nonAsciiHeaderValuesArePercentEncodedAndDelivered() throws Exception {
+    OutboxMessage m = new OutboxMessage(UUID.randomUUID(), "commande.passée", "client", "müller-42", "{}",
+        Map.of("note", "100% sûr"), "nats:" + f.subject, 1, Instant.now());
+
+    DeliveryResult result = transport.send(m);
+
+    assertThat(result.isDelivered()).as(String.valueOf(result)).isTrue();
+    MessageInfo stored = f.jsm.getMessage(f.stream, acks.get(0).getSeqno());
+    String aggregateId = stored.getHeaders().getFirst(NatsJetStreamTransport.AGGREGATE_ID);
+    assertThat(aggregateId).isEqualTo("m%C3%BCller-42");
+    assertThat(NatsJetStreamTransport.decodeHeader(aggregateId)).isEqualTo("müller-42");
+    assertThat(NatsJetStreamTransport.decodeHeader(stored.getHeaders().getFirst(NatsJetStreamTransport.EVENT_TYPE)))
+        .isEqualTo("commande.passée");
+    assertThat(NatsJetStreamTransport.decodeHeader(stored.getHeaders().getFirst("note"))).isEqualTo("100% sûr");
+    assertThat(NatsJetStreamTransport.encodeHeader("o-1")).isEqualTo("o-1");
+  }
+
+  @Test
+  void aPayloadLargerThanTheServerAllowsIsPermanent() {
+    long max = f.nats.getServerInfo().getMaxPayload();
+    String big = "{\"x\":\"" + "a".repeat((int) max + 10) + "\"}";
+    OutboxMessage m = new OutboxMessage(UUID.randomUUID(), "order.placed", "order", "o-1", big, Map.of(),
+        "nats:" + f.subject, 1, Instant.now());
+
+    DeliveryResult result = transport.send(m);
+
+    assertThat(result.kind()).as(String.valueOf(result)).isEqualTo(DeliveryResult.Kind.PERMANENT);
+    assertThat(f.storedMessages()).isZero();
+  }
+
+  @Test
+  void userInformationIsStrippedFromUrls() {
+    assertThat(NatsJetStreamTransport.withoutUserInfo("nats://alice:s3cret@10.0.0.1:4222"))
+        .isEqualTo("nats://10.0.0.1:4222");
+    assertThat(NatsJetStreamTransport.withoutUserInfo("nats://127.0.0.1:4222")).isEqualTo("nats://127.0.0.1:4222");
+  }
+
+  @Test
   void aResendWithinTheDuplicateWindowIsDeliveredButStoredOnce() throws Exception {
     OutboxMessage m = f.message();
 

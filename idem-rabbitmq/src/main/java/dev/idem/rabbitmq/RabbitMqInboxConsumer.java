@@ -4,6 +4,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
+import dev.idem.core.StoreException;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
@@ -11,7 +12,9 @@ import dev.idem.outbox.OutboxTransport;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
@@ -28,12 +31,15 @@ import java.util.function.Function;
  *   <caption>What happens to a message</caption>
  *   <tr><th>Outcome</th><th>Answer to the broker</th></tr>
  *   <tr><td>processed and committed, or a duplicate</td><td>{@code basic.ack}</td></tr>
- *   <tr><td>the handler or the database failed (rolled back)</td><td>{@code basic.nack}, requeued, after
- *       {@link Builder#failurePause}</td></tr>
+ *   <tr><td>the handler or the database failed (rolled back), by an exception or an {@link Error}</td><td>{@code
+ *       basic.nack}, requeued, after {@link Builder#failurePause}</td></tr>
+ *   <tr><td>the same, for the {@link Builder#maxFailures}-th time for this message id (default 5)</td><td>{@code
+ *       basic.nack} without requeue: dead-lettered when the queue has a dead-letter exchange, dropped otherwise;
+ *       reported to {@link RabbitMqConsumerListener#gaveUp}</td></tr>
  *   <tr><td>the id was processed before with another payload</td><td>{@code basic.nack} without requeue: dead-lettered
  *       when the queue has a dead-letter exchange, dropped otherwise</td></tr>
- *   <tr><td>no {@code message-id} (and no {@link Builder#messageIdFallback fallback}), or an id the inbox cannot
- *       hold</td><td>{@code basic.reject} without requeue, likewise dead-lettered or dropped</td></tr>
+ *   <tr><td>no {@code message-id} (and no {@link Builder#messageIdFallback fallback}), a fallback that threw, or an
+ *       id the inbox cannot hold</td><td>{@code basic.reject} without requeue, likewise dead-lettered or dropped</td></tr>
  * </table>
  *
  * <pre>{@code
@@ -55,9 +61,20 @@ import java.util.function.Function;
  * consumer thread pool. Built from a {@link ConnectionFactory}, the consumer owns its connection, and the factory's
  * automatic recovery (on by default) resumes consuming after a connection loss; unacknowledged messages are then
  * redelivered and deduplicated by the inbox. Thread-safe.
+ *
+ * <p>No message ends consumption: whatever the handler or the fallback throws, {@link Error}s included, is answered
+ * as above and reported to the listener, so it never reaches the client's consumer thread (which would close the
+ * channel). A {@link VirtualMachineError} such as {@link OutOfMemoryError} requeues the message and is rethrown. A
+ * channel the broker or the client closes while the connection stays open (e.g. after a channel error) is opened
+ * again, with a growing pause between attempts, until {@link #close()}; a lost connection is the factory's automatic
+ * recovery's business. Failures are counted per message id in memory (at most 10,000 ids, the oldest forgotten
+ * first), or taken from the {@code x-delivery-count} header quorum queues set, whichever is higher. A database that
+ * is away ({@code StoreException}) is no mark against a message: it is requeued after the pause without being
+ * counted (on a quorum queue its delivery count still grows, so give {@link Builder#maxFailures} room there).
  */
 public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(RabbitMqInboxConsumer.class.getName());
+  private static final int MAX_TRACKED_FAILURES = 10_000;
 
   private final ConnectionFactory factory;
   private final Inbox inbox;
@@ -71,6 +88,13 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final RabbitMqConsumerListener listener;
   private final Duration failurePause;
   private final Duration shutdownTimeout;
+  private final int maxFailures;
+  private final Map<String, Integer> failures = new LinkedHashMap<>(64, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+      return size() > MAX_TRACKED_FAILURES;
+    }
+  };
   private final Object lock = new Object();
   private final List<Channel> channels = new ArrayList<>();
   private volatile Connection connection;
@@ -92,6 +116,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     this.listener = b.listener;
     this.failurePause = b.failurePause;
     this.shutdownTimeout = b.shutdownTimeout;
+    this.maxFailures = b.maxFailures;
   }
 
   /**
@@ -135,12 +160,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
           connection = factory.newConnection("idem-inbox-" + consumer);
         }
         for (int i = 0; i < channelCount; i++) {
-          Channel channel = connection.createChannel();
-          channels.add(channel);
-          channel.basicQos(prefetch);
-          channel.basicConsume(queue, false, (tag, delivery) -> onDelivery(channel, delivery),
-              tag -> LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': RabbitMQ cancelled the"
-                  + " subscription to queue '" + queue + "' (was it deleted?)"));
+          openChannel();
         }
       } catch (IOException | TimeoutException | RuntimeException e) {
         Throwable cause = e.getCause() != null && e instanceof IOException ? e.getCause() : e;
@@ -149,6 +169,69 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
             + OutboxTransport.describe(cause) + ". Check that RabbitMQ is reachable and the queue is declared.", e);
       }
       return this;
+    }
+  }
+
+  /** Opens one consuming channel and adds it to {@link #channels}; the caller holds the lock. */
+  private void openChannel() throws IOException {
+    Channel channel = connection.createChannel();
+    channels.add(channel);
+    channel.basicQos(prefetch);
+    channel.basicConsume(queue, false, (tag, delivery) -> onDelivery(channel, delivery),
+        tag -> LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': RabbitMQ cancelled the"
+            + " subscription to queue '" + queue + "' (was it deleted?)"));
+    channel.addShutdownListener(cause -> {
+      if (!closed && !cause.isHardError()) {
+        // a channel-level close (a channel error, or the client's consumer thread giving up on it) while the
+        // connection stays: automatic recovery does not cover it, so open a new one
+        LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': a channel on queue '" + queue
+            + "' was closed (" + cause.getMessage() + "); opening another");
+        Thread t = new Thread(() -> reopen(channel), "idem-rabbitmq-reopen-" + consumer);
+        t.setDaemon(true);
+        t.start();
+      }
+    });
+  }
+
+  private void reopen(Channel dead) {
+    long pauseMillis = 100;
+    for (int attempt = 1; attempt <= 10_000; attempt++) {
+      synchronized (lock) {
+        if (closed || attempt == 1 && !channels.remove(dead)) {
+          return; // closing, or the channel was dropped on purpose
+        }
+        Connection c = connection;
+        if (c == null || !c.isOpen()) {
+          return; // connection-level recovery (or close) takes over
+        }
+        try {
+          openChannel();
+          return;
+        } catch (IOException | RuntimeException e) {
+          LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not reopen a channel on queue '"
+              + queue + "'; trying again in " + pauseMillis + " ms: " + OutboxTransport.describe(e));
+        }
+      }
+      LockSupport.parkNanos(pauseMillis * 1_000_000L);
+      pauseMillis = Math.min(30_000, pauseMillis * 2);
+    }
+  }
+
+  /**
+   * Whether the consumer was started, is not closed, and has at least one open channel consuming the queue. A channel
+   * closed by an error is reopened by itself, so this may be false for a moment.
+   */
+  public boolean isRunning() {
+    synchronized (lock) {
+      if (!started || closed) {
+        return false;
+      }
+      for (Channel c : channels) {
+        if (c.isOpen()) {
+          return true;
+        }
+      }
+      return false;
     }
   }
 
@@ -162,6 +245,16 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
     try {
       handle(channel, delivery, tag);
+    } catch (VirtualMachineError e) {
+      answer(channel, tag, Answer.REQUEUE);
+      throw e;
+    } catch (Throwable e) {
+      // handle() answers every outcome itself; this last guard keeps anything from reaching the client's consumer
+      // thread, which would close the channel
+      LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' failed on a message on queue '" + queue + "': "
+          + OutboxTransport.describe(e));
+      pause();
+      answer(channel, tag, Answer.REQUEUE);
     } finally {
       synchronized (lock) {
         inFlight--;
@@ -173,7 +266,17 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private void handle(Channel channel, Delivery delivery, long tag) {
     String messageId = delivery.getProperties() == null ? null : delivery.getProperties().getMessageId();
     if (messageId == null || messageId.isEmpty()) {
-      messageId = messageIdFallback.apply(delivery);
+      try {
+        messageId = messageIdFallback.apply(delivery);
+      } catch (VirtualMachineError e) {
+        throw e;
+      } catch (Throwable e) {
+        // the fallback reads the message only: it would throw again on every redelivery
+        answer(channel, tag, Answer.REJECT);
+        String reason = "messageIdFallback threw on a message (delivery tag " + tag + "): " + OutboxTransport.describe(e);
+        safely(() -> listener.rejected(consumer, queue, reason));
+        return;
+      }
     }
     if (messageId == null || messageId.isEmpty()) {
       answer(channel, tag, Answer.REJECT);
@@ -194,20 +297,61 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       answer(channel, tag, Answer.REJECT);
       safely(() -> listener.rejected(consumer, queue, "message-id refused by the inbox: " + e.getMessage()));
       return;
-    } catch (RuntimeException e) {
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (StoreException e) {
+      // the database is away: every message would fail alike, so this is no mark against the message; it waits
       safely(() -> listener.failed(consumer, queue, id, e));
-      if (!failurePause.isZero() && !closed) {
-        LockSupport.parkNanos(failurePause.toNanos());
+      pause();
+      answer(channel, tag, Answer.REQUEUE);
+      return;
+    } catch (Throwable e) {
+      int count = failed(id, delivery);
+      if (maxFailures > 0 && count >= maxFailures) {
+        forget(id);
+        answer(channel, tag, Answer.DEAD_LETTER);
+        safely(() -> listener.gaveUp(consumer, queue, id, count, e));
+        return;
       }
+      safely(() -> listener.failed(consumer, queue, id, e));
+      pause();
       answer(channel, tag, Answer.REQUEUE);
       return;
     }
+    forget(id);
     if (answer(channel, tag, Answer.ACK)) {
       safely(() -> listener.acknowledged(consumer, queue, id, result.duplicate()));
     }
   }
 
   private enum Answer { ACK, REQUEUE, DEAD_LETTER, REJECT }
+
+  private void pause() {
+    if (!failurePause.isZero() && !closed) {
+      LockSupport.parkNanos(failurePause.toNanos());
+    }
+  }
+
+  /** Counts one more failure of message {@code id}; returns how many it has had, at least. */
+  private int failed(String id, Delivery delivery) {
+    int counted;
+    synchronized (failures) {
+      counted = failures.merge(id, 1, Integer::sum);
+    }
+    Object header = delivery.getProperties() == null || delivery.getProperties().getHeaders() == null ? null
+        : delivery.getProperties().getHeaders().get("x-delivery-count");
+    if (header instanceof Number n) {
+      // quorum queues: deliveries returned before this one
+      counted = (int) Math.max(counted, Math.min(Integer.MAX_VALUE, n.longValue() + 1));
+    }
+    return counted;
+  }
+
+  private void forget(String id) {
+    synchronized (failures) {
+      failures.remove(id);
+    }
+  }
 
   private boolean answer(Channel channel, long tag, Answer answer) {
     try {
@@ -301,7 +445,9 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static void safely(Runnable r) {
     try {
       r.run();
-    } catch (RuntimeException ignored) {
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (Throwable ignored) {
       // a listener must not change the outcome
     }
   }
@@ -326,6 +472,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     private RabbitMqConsumerListener listener = new RabbitMqConsumerListener() {};
     private Duration failurePause = Duration.ofMillis(100);
     private Duration shutdownTimeout = Duration.ofSeconds(10);
+    private int maxFailures = 5;
 
     private Builder(ConnectionFactory factory, Connection connection, Inbox inbox, String consumer, String queue) {
       this.factory = factory;
@@ -369,7 +516,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
 
     /**
      * The id of a message without {@code message-id}, e.g. from a header of another producer; return null to reject
-     * it. By default such messages are rejected without requeue.
+     * it. By default such messages are rejected without requeue. A fallback that throws rejects the message likewise
+     * (reported to {@link RabbitMqConsumerListener#rejected}); the consumer goes on.
      */
     public Builder messageIdFallback(Function<Delivery, String> fallback) {
       this.messageIdFallback = Objects.requireNonNull(fallback, "messageIdFallback");
@@ -390,6 +538,19 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
         throw new IllegalArgumentException("failurePause must be 0 to 1 min, got " + pause);
       }
       this.failurePause = pause;
+      return this;
+    }
+
+    /**
+     * Failures of one message id after which it is no longer requeued but rejected without requeue (dead-lettered
+     * when the queue has a dead-letter exchange) and reported to {@link RabbitMqConsumerListener#gaveUp} (default 5;
+     * -1: requeue forever).
+     */
+    public Builder maxFailures(int maxFailures) {
+      if (maxFailures == 0 || maxFailures < -1) {
+        throw new IllegalArgumentException("maxFailures must be -1 (never give up) or positive, got " + maxFailures);
+      }
+      this.maxFailures = maxFailures;
       return this;
     }
 

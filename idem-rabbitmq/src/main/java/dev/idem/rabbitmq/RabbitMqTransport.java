@@ -54,10 +54,18 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <h2>Outcomes</h2>
  * <ul>
  *   <li>Confirmed by the broker: delivered.</li>
+ *   <li>An exchange, routing key, event type or header name longer than AMQP's 255 UTF-8 bytes: dead at once
+ *       (checked before publishing).</li>
  *   <li>Nacked, returned as unroutable (messages are published {@code mandatory}, so a routing key that matches no
  *       queue is a failure, not a silent drop), unconfirmed within the confirm timeout (default 15 s), refused by the
  *       broker (e.g. a missing exchange) or lost with the connection: retried with the relay's backoff.</li>
+ *   <li>While the broker blocks the connection (a memory or disk alarm): retried at once, without publishing.</li>
+ *   <li>A publish the client fails (the channel is then discarded, since its confirm numbering can no longer be
+ *       trusted): that message and the rest of the batch are retried.</li>
  * </ul>
+ * The confirm timeout bounds the whole {@link #sendAll} call: on a connection the transport opens itself, the
+ * connection, handshake and channel RPC timeouts are set to at most the confirm timeout, and messages not published
+ * when it has passed are retried.
  * RabbitMQ itself does not drop duplicates: a retry after a lost confirm publishes the event again, and consumers
  * deduplicate by {@code message-id} ({@link RabbitMqInboxConsumer} does).
  *
@@ -86,7 +94,9 @@ public final class RabbitMqTransport implements OutboxTransport {
   private final String defaultExchange;
   private final Duration confirmTimeout;
   private final int maxIdleChannels;
-  private final Object connectionLock = new Object();
+  private final java.util.concurrent.locks.ReentrantLock connectionLock = new java.util.concurrent.locks.ReentrantLock();
+  private final com.rabbitmq.client.BlockedListener blockedListener;
+  private volatile String blockedReason;
   private final ConcurrentLinkedDeque<PublishChannel> idle = new ConcurrentLinkedDeque<>();
   private volatile Connection connection;
   private volatile boolean closed;
@@ -96,15 +106,42 @@ public final class RabbitMqTransport implements OutboxTransport {
     this.defaultExchange = b.defaultExchange;
     this.confirmTimeout = b.confirmTimeout;
     this.maxIdleChannels = b.maxIdleChannels;
+    this.blockedListener = new com.rabbitmq.client.BlockedListener() {
+      @Override
+      public void handleBlocked(String reason) {
+        blockedReason = reason == null || reason.isEmpty() ? "no reason given" : reason;
+        LOG.log(System.Logger.Level.WARNING, "transport " + name + ": RabbitMQ blocked the connection ("
+            + blockedReason + "); sends return retry until it is unblocked");
+      }
+
+      @Override
+      public void handleUnblocked() {
+        blockedReason = null;
+        LOG.log(System.Logger.Level.INFO, "transport " + name + ": RabbitMQ unblocked the connection");
+      }
+    };
     if (b.factory != null) {
       ConnectionFactory copy = b.factory.clone();
       copy.setAutomaticRecoveryEnabled(false);
+      int bound = (int) Math.min(Integer.MAX_VALUE, Math.max(1, confirmTimeout.toMillis()));
+      copy.setConnectionTimeout(atMost(copy.getConnectionTimeout(), bound));
+      copy.setHandshakeTimeout(atMost(copy.getHandshakeTimeout(), bound));
+      copy.setChannelRpcTimeout(atMost(copy.getChannelRpcTimeout(), bound));
       this.factory = copy;
     } else {
       this.factory = null;
       this.connection = b.connection;
+      b.connection.addBlockedListener(blockedListener);
     }
   }
+
+  /** {@code timeout} (where 0 means none) bounded by {@code bound}. */
+  private static int atMost(int timeout, int bound) {
+    return timeout <= 0 ? bound : Math.min(timeout, bound);
+  }
+
+  /** The longest exchange, routing key, type or header name AMQP carries (a short string), in UTF-8 bytes. */
+  static final int MAX_SHORT_STRING = 255;
 
   /** A transport that opens (and re-opens) its own connection from {@code factory}; the factory is not modified. */
   public static Builder builder(ConnectionFactory factory) {
@@ -154,23 +191,56 @@ public final class RabbitMqTransport implements OutboxTransport {
     for (int i = 0; i < n; i++) {
       OutboxMessage m = messages.get(i);
       targets[i] = resolve(m.destinationDetail(), m.type(), defaultExchange);
+      String tooLong;
       if (targets[i] == null) {
         results[i] = DeliveryResult.permanent("destination '" + m.destination() + "' names no exchange and transport "
             + name + " has no default exchange: use rabbitmq:<exchange>/<routingKey>, or rabbitmq:/<queue>", null);
+      } else if ((tooLong = tooLong(m, targets[i])) != null) {
+        results[i] = DeliveryResult.permanent("destination '" + m.destination() + "': " + tooLong
+            + " is longer than the " + MAX_SHORT_STRING + " UTF-8 bytes AMQP allows", null);
       } else {
         any = true;
       }
     }
     if (any) {
-      publish(messages, targets, results);
+      String blocked = blockedReason;
+      if (blocked != null) {
+        fill(results, DeliveryResult.retry("transport " + name + ": RabbitMQ blocks the connection (" + blocked
+            + "), e.g. for a memory or disk alarm", null));
+      } else {
+        publish(messages, targets, results, System.nanoTime() + confirmTimeout.toNanos());
+      }
     }
     return List.of(results);
   }
 
-  private void publish(List<OutboxMessage> messages, Target[] targets, DeliveryResult[] results) {
+  /** What of {@code m} AMQP cannot carry, or null. */
+  private static String tooLong(OutboxMessage m, Target t) {
+    if (utf8Length(t.exchange()) > MAX_SHORT_STRING) {
+      return "the exchange name";
+    }
+    if (utf8Length(t.routingKey()) > MAX_SHORT_STRING) {
+      return "the routing key";
+    }
+    if (utf8Length(m.type()) > MAX_SHORT_STRING) {
+      return "the event type";
+    }
+    for (String header : m.headers().keySet()) {
+      if (utf8Length(header) > MAX_SHORT_STRING) {
+        return "a header name";
+      }
+    }
+    return null;
+  }
+
+  private static int utf8Length(String s) {
+    return s == null ? 0 : s.getBytes(StandardCharsets.UTF_8).length;
+  }
+
+  private void publish(List<OutboxMessage> messages, Target[] targets, DeliveryResult[] results, long deadline) {
     PublishChannel channel;
     try {
-      channel = borrow();
+      channel = borrow(deadline);
     } catch (IOException | TimeoutException | RuntimeException e) {
       fill(results, DeliveryResult.retry("transport " + name + " cannot open a RabbitMQ channel: "
           + OutboxTransport.describe(e), null));
@@ -178,7 +248,7 @@ public final class RabbitMqTransport implements OutboxTransport {
     }
     boolean reusable = false;
     try {
-      reusable = channel.publish(messages, targets, results);
+      reusable = channel.publish(messages, targets, results, deadline);
     } catch (RuntimeException e) {
       fill(results, DeliveryResult.retry("transport " + name + " failed: " + OutboxTransport.describe(e), null));
     } finally {
@@ -198,7 +268,7 @@ public final class RabbitMqTransport implements OutboxTransport {
     }
   }
 
-  private PublishChannel borrow() throws IOException, TimeoutException {
+  private PublishChannel borrow(long deadline) throws IOException, TimeoutException {
     PublishChannel c;
     while ((c = idle.pollFirst()) != null) {
       if (c.usable()) {
@@ -206,7 +276,11 @@ public final class RabbitMqTransport implements OutboxTransport {
       }
       c.discard();
     }
-    return new PublishChannel(connection().createChannel());
+    Channel channel = connection(deadline).createChannel();
+    if (channel == null) {
+      throw new IOException("RabbitMQ has no channel number left on the connection (channel_max reached)");
+    }
+    return new PublishChannel(channel);
   }
 
   private void giveBack(PublishChannel c) {
@@ -220,12 +294,23 @@ public final class RabbitMqTransport implements OutboxTransport {
     }
   }
 
-  private Connection connection() throws IOException, TimeoutException {
+  private Connection connection(long deadline) throws IOException, TimeoutException {
     Connection c = connection;
     if (c != null && c.isOpen()) {
       return c;
     }
-    synchronized (connectionLock) {
+    boolean locked;
+    try {
+      locked = connectionLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while waiting for another thread opening the RabbitMQ connection", e);
+    }
+    if (!locked) {
+      throw new TimeoutException("another thread is still opening the RabbitMQ connection after "
+          + confirmTimeout.toMillis() + " ms");
+    }
+    try {
       c = connection;
       if (c != null && c.isOpen()) {
         return c;
@@ -246,9 +331,13 @@ public final class RabbitMqTransport implements OutboxTransport {
           stale.discard();
         }
       }
+      blockedReason = null;
       c = factory.newConnection("idem-outbox-" + name);
+      c.addBlockedListener(blockedListener);
       connection = c;
       return c;
+    } finally {
+      connectionLock.unlock();
     }
   }
 
@@ -261,7 +350,8 @@ public final class RabbitMqTransport implements OutboxTransport {
       c.discard();
     }
     if (factory != null) {
-      synchronized (connectionLock) {
+      connectionLock.lock();
+      try {
         Connection open = connection;
         connection = null;
         if (open != null && open.isOpen()) {
@@ -271,6 +361,14 @@ public final class RabbitMqTransport implements OutboxTransport {
             open.abort(1_000);
           }
         }
+      } finally {
+        connectionLock.unlock();
+      }
+    } else {
+      try {
+        connection.removeBlockedListener(blockedListener);
+      } catch (RuntimeException ignored) {
+        // the caller's connection, closing anyway
       }
     }
   }
@@ -330,7 +428,7 @@ public final class RabbitMqTransport implements OutboxTransport {
     }
 
     /** Publishes and waits for confirms; returns whether the channel may be used again. */
-    boolean publish(List<OutboxMessage> messages, Target[] targets, DeliveryResult[] results) {
+    boolean publish(List<OutboxMessage> messages, Target[] targets, DeliveryResult[] results, long deadline) {
       int pending = 0;
       for (DeliveryResult r : results) {
         if (r == null) {
@@ -339,8 +437,18 @@ public final class RabbitMqTransport implements OutboxTransport {
       }
       Batch b = new Batch(results.length, pending);
       batch = b;
+      String stopped = null;
       for (int i = 0; i < results.length; i++) {
         if (results[i] != null) {
+          continue;
+        }
+        if (stopped == null && blockedReason != null) {
+          stopped = "RabbitMQ blocked the connection (" + blockedReason + ") during the batch; not published";
+        } else if (stopped == null && System.nanoTime() - deadline >= 0) {
+          stopped = "not published within the confirm timeout of " + confirmTimeout.toMillis() + " ms";
+        }
+        if (stopped != null) {
+          b.complete(i, DeliveryResult.retry(stopped, null));
           continue;
         }
         OutboxMessage m = messages.get(i);
@@ -351,17 +459,18 @@ public final class RabbitMqTransport implements OutboxTransport {
           channel.basicPublish(targets[i].exchange(), targets[i].routingKey(), true, properties(m),
               m.payload().getBytes(StandardCharsets.UTF_8));
         } catch (IOException | RuntimeException e) {
+          // the client may have used up a publish sequence number without sending: confirms after this one would be
+          // credited to the wrong messages, so publish nothing more on this channel and discard it
           b.unconfirmed.remove(seq);
+          broken = true;
           b.complete(i, DeliveryResult.retry("publish to exchange '" + targets[i].exchange() + "' failed: "
               + OutboxTransport.describe(e), null));
-          if (!channel.isOpen()) {
-            broken = true;
-          }
+          stopped = "not published: an earlier publish of the batch failed on the channel";
         }
       }
       boolean done;
       try {
-        done = b.await(confirmTimeout);
+        done = b.await(Math.max(0, deadline - System.nanoTime()));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         done = false;
@@ -380,12 +489,11 @@ public final class RabbitMqTransport implements OutboxTransport {
 
     void discard() {
       broken = true;
-      if (channel.isOpen()) {
-        try {
-          channel.abort();
-        } catch (IOException | RuntimeException ignored) {
-          // already closing
-        }
+      // always: on a caller's auto-recovering connection a closed channel stays registered for recovery until aborted
+      try {
+        channel.abort();
+      } catch (IOException | RuntimeException ignored) {
+        // already closing
       }
     }
   }
@@ -458,8 +566,8 @@ public final class RabbitMqTransport implements OutboxTransport {
       }
     }
 
-    boolean await(Duration timeout) throws InterruptedException {
-      return pending.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    boolean await(long nanos) throws InterruptedException {
+      return pending.await(nanos, TimeUnit.NANOSECONDS);
     }
   }
 
@@ -515,8 +623,9 @@ public final class RabbitMqTransport implements OutboxTransport {
     }
 
     /**
-     * How long a batch waits for the broker's confirms (default 15 s); unconfirmed messages are then retried. Keep it
-     * well below the relay's lease.
+     * How long a batch may take, waiting for the broker's confirms included (default 15 s); unconfirmed messages are
+     * then retried. On a connection the transport opens, the factory copy's connection, handshake and channel RPC
+     * timeouts are lowered to it. Keep it well below the relay's lease.
      */
     public Builder confirmTimeout(Duration timeout) {
       if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {

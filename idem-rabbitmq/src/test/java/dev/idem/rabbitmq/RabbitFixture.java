@@ -153,6 +153,8 @@ final class RabbitFixture implements AutoCloseable {
     final AtomicInteger failed = new AtomicInteger();
     final AtomicInteger rejected = new AtomicInteger();
     final AtomicInteger consumerMismatches = new AtomicInteger();
+    final AtomicInteger gaveUp = new AtomicInteger();
+    final AtomicInteger gaveUpFailures = new AtomicInteger();
 
     @Override
     public void processed(String consumer) {
@@ -185,6 +187,12 @@ final class RabbitFixture implements AutoCloseable {
     @Override
     public void payloadMismatch(String consumer, String queue, String messageId) {
       consumerMismatches.incrementAndGet();
+    }
+
+    @Override
+    public void gaveUp(String consumer, String queue, String messageId, int failures, Throwable error) {
+      gaveUp.incrementAndGet();
+      gaveUpFailures.set(failures);
     }
 
     @Override

@@ -180,6 +180,106 @@ class RabbitMqInboxConsumerTest {
   }
 
   @Test
+  void anErrorThrownByTheHandlerRequeuesTheMessageAndTheConsumerGoesOn() throws Exception {
+    OutboxMessage m = f.message(f.toExchange());
+    OutboxMessage next = f.message(f.toExchange());
+    AtomicInteger calls = new AtomicInteger();
+    RabbitMqDeliveryHandler errorOnce = (c, d) -> {
+      if (calls.incrementAndGet() == 1) {
+        throw new AssertionError("injected Error");
+      }
+      return f.recordEffect().handle(c, d);
+    };
+
+    try (RabbitMqInboxConsumer consumer = consumer(errorOnce).build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      assertThat(consumer.isRunning()).isTrue();
+      publish(next);
+      Eventually.await("the next message acknowledged", WAIT, counts.acknowledged::get, n -> n == 2);
+    }
+
+    assertThat(counts.failed.get()).isEqualTo(1);
+    assertThat(f.effectCount(m.id().toString())).isEqualTo(1);
+    assertThat(f.effectCount(next.id().toString())).isEqualTo(1);
+    assertThat(f.effectCount()).isEqualTo(2);
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
+  void aVirtualMachineErrorClosesTheChannelWhichIsReopenedAndTheMessageProcessedOnce() throws Exception {
+    OutboxMessage m = f.message(f.toExchange());
+    AtomicInteger calls = new AtomicInteger();
+    RabbitMqDeliveryHandler overflowOnce = (c, d) -> {
+      if (calls.incrementAndGet() == 1) {
+        throw new StackOverflowError("injected");
+      }
+      return f.recordEffect().handle(c, d);
+    };
+
+    try (RabbitMqInboxConsumer consumer = consumer(overflowOnce).build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged on a reopened channel", WAIT, counts.acknowledged::get, n -> n == 1);
+      Eventually.await("the consumer running", WAIT, () -> consumer.isRunning() ? 1 : 0, n -> n == 1);
+    }
+
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(f.effectCount(m.id().toString())).isEqualTo(1);
+    assertThat(f.effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aThrowingMessageIdFallbackRejectsThatMessageAndTheConsumerGoesOn() throws Exception {
+    OutboxMessage m = f.message(f.toExchange());
+    try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect())
+        .messageIdFallback(d -> {
+          throw new IllegalStateException("injected fallback failure");
+        })
+        .build().start()) {
+      f.admin.basicPublish("", f.queue, new AMQP.BasicProperties.Builder().build(),
+          "{}".getBytes(StandardCharsets.UTF_8));
+      Eventually.await("the anonymous message dead-lettered", WAIT, () -> f.ready(f.deadLetters), n -> n == 1);
+      publish(m);
+      Eventually.await("the next message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(counts.rejected.get()).isEqualTo(1);
+    assertThat(f.effectIds()).containsExactly(m.id().toString());
+  }
+
+  @Test
+  void aMessageThatKeepsFailingIsDeadLetteredAfterMaxFailuresAndTheNextOneIsProcessed() throws Exception {
+    OutboxMessage poison = f.message(f.toExchange());
+    OutboxMessage next = f.message(f.toExchange());
+    AtomicInteger poisonCalls = new AtomicInteger();
+    RabbitMqDeliveryHandler poisonFails = (c, d) -> {
+      if (d.getProperties().getMessageId().equals(poison.id().toString())) {
+        poisonCalls.incrementAndGet();
+        throw new IllegalStateException("injected poison");
+      }
+      return f.recordEffect().handle(c, d);
+    };
+
+    try (RabbitMqInboxConsumer consumer = consumer(poisonFails).maxFailures(3).build().start()) {
+      publish(poison);
+      publish(next);
+      Eventually.await("the poison message dead-lettered", WAIT, () -> f.ready(f.deadLetters), n -> n == 1);
+      Eventually.await("the next message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(poisonCalls.get()).isEqualTo(3);
+    assertThat(counts.failed.get()).isEqualTo(2);
+    assertThat(counts.gaveUp.get()).isEqualTo(1);
+    assertThat(counts.gaveUpFailures.get()).isEqualTo(3);
+    GetResponse dead = f.admin.basicGet(f.deadLetters, true);
+    assertThat(dead.getProps().getMessageId()).isEqualTo(poison.id().toString());
+    assertThat(f.effectIds()).containsExactly(next.id().toString());
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
   void startingOnAMissingQueueFailsWithTheQueueNamed() {
     RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing",
         "idem-test-missing-" + f.suffix).handler(f.recordEffect()).build();
@@ -211,5 +311,7 @@ class RabbitMqInboxConsumerTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("prefetch must be 1 to 65535, got 0");
     assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "", f.queue))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("consumer must be");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue).maxFailures(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxFailures must be");
   }
 }

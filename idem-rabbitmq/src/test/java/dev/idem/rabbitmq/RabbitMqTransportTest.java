@@ -155,6 +155,47 @@ class RabbitMqTransportTest {
   }
 
   @Test
+  void aRoutingKeyLongerThanAmqpAllowsIsPermanentAndTheRestOfTheBatchIsDelivered() throws Exception {
+    OutboxMessage before = f.message(f.toExchange());
+    OutboxMessage tooLong = f.message("rabbitmq:" + f.exchange + "/" + "k".repeat(300));
+    OutboxMessage after = f.message(f.toExchange());
+
+    List<DeliveryResult> results = transport.sendAll(List.of(before, tooLong, after));
+
+    assertThat(results).extracting(DeliveryResult::kind).containsExactly(DeliveryResult.Kind.DELIVERED,
+        DeliveryResult.Kind.PERMANENT, DeliveryResult.Kind.DELIVERED);
+    assertThat(results.get(1).error()).get().asString().contains("routing key").contains("255");
+    assertThat(f.ready(f.queue)).isEqualTo(2);
+    GetResponse first = f.admin.basicGet(f.queue, true);
+    GetResponse second = f.admin.basicGet(f.queue, true);
+    assertThat(List.of(first.getProps().getMessageId(), second.getProps().getMessageId()))
+        .containsExactly(before.id().toString(), after.id().toString());
+    // the channel is still sound: the next batch is confirmed and credited correctly
+    assertThat(transport.sendAll(List.of(f.message(f.toExchange())))).extracting(DeliveryResult::kind)
+        .containsExactly(DeliveryResult.Kind.DELIVERED);
+  }
+
+  @Test
+  void aBrokerThatNeverAnswersTheHandshakeIsARetryWithinTheConfirmTimeout() throws Exception {
+    // something listens but never speaks AMQP: without the bound the handshake alone waits 10 s
+    try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      ConnectionFactory factory = Rabbit.factory();
+      factory.setPort(silent.getLocalPort());
+      factory.setHandshakeTimeout(60_000);
+      try (RabbitMqTransport bounded = RabbitMqTransport.builder(factory).name("bounded")
+          .confirmTimeout(Duration.ofSeconds(1)).build()) {
+        long started = System.nanoTime();
+
+        DeliveryResult result = bounded.send(f.message(f.toExchange()));
+
+        long tookMillis = (System.nanoTime() - started) / 1_000_000;
+        assertThat(result.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+        assertThat(tookMillis).isLessThan(5_000);
+      }
+    }
+  }
+
+  @Test
   void theRelayKeepsAnUnroutableEventPendingWithTheAttemptRecorded() throws Exception {
     Outbox outbox = f.outbox();
     UUID id;
