@@ -3,9 +3,11 @@ package dev.idem.client;
 import dev.idem.client.internal.ProblemScanner;
 import dev.idem.client.spi.AttemptListener;
 import dev.idem.client.spi.PendingJournal;
+import dev.idem.core.Deadline;
 import dev.idem.core.UuidV7;
 import dev.idem.retry.RetryAfter;
 import dev.idem.retry.RetryBudget;
+import dev.idem.retry.RetryDeadlineExceededException;
 import dev.idem.retry.RetryException;
 import dev.idem.retry.RetryExhaustedException;
 import dev.idem.retry.Retry;
@@ -51,7 +53,13 @@ import java.util.random.RandomGenerator;
  *       are idem-retry's: {@link Retry} under the configured {@link RetryPolicy};
  *   <li>every attempt, the first included, carries {@value #ATTEMPT_HEADER}{@code : n} (1-based), and, when there is a
  *       deadline, {@value #REQUEST_TIMEOUT_HEADER}{@code : ms} with the milliseconds left of it, which is also the
- *       transport timeout of that attempt.
+ *       transport timeout of that attempt;
+ *   <li>a call made while the calling thread has a {@link Deadline#current() current deadline} (a server's
+ *       {@code DeadlineFilter} sets one per request) uses the smaller of that deadline and its own (the intent's
+ *       timeout, else the policy's), so budgets shrink from service to service; when less than 1 ms of the current
+ *       deadline is left, nothing is sent and {@link IntentPendingException} is thrown at once with a
+ *       {@link RetryDeadlineExceededException} as its cause (a keyed intent stays pending, as when a deadline runs
+ *       out between attempts).
  * </ul>
  *
  * <p>A final answer (any status the rules above do not retry) is returned as a {@link Response}; when retries end
@@ -166,10 +174,27 @@ public final class IdempotentHttpClient {
 
   private Response execute(Intent intent, String key, boolean journaled) {
     boolean retryable = !intent.isUnsafe() || key != null;
+    Duration own = intent.timeout().or(policy::deadline).orElse(null);
+    Duration inherited = null;
+    Deadline current = Deadline.current().orElse(null);
+    if (current != null) {
+      long leftNanos = current.remainingNanos();
+      if (leftNanos < 1_000_000L) {
+        // Nobody waits for the answer any more: nothing is sent (a keyed intent stays pending, as when a deadline
+        // runs out between attempts).
+        throw new IntentPendingException(name, intent, key, null, List.of(),
+            new InheritedDeadlineExceededException(name, leftNanos));
+      }
+      inherited = Duration.ofMillis(leftNanos / 1_000_000L);
+    }
+    Duration effective = own == null || (inherited != null && inherited.compareTo(own) < 0) ? inherited : own;
     RetryPolicy<Outcome> callPolicy = policy;
-    if (intent.timeout().isPresent() || !retryable) {
+    boolean differs = effective != null && !effective.equals(policy.deadline().orElse(null));
+    if (differs || !retryable) {
       RetryPolicy.Builder<Outcome> b = policy.toBuilder();
-      intent.timeout().ifPresent(b::deadline);
+      if (differs) {
+        b.deadline(effective);
+      }
       if (!retryable) {
         b.maxAttempts(1);
       }
@@ -214,6 +239,29 @@ public final class IdempotentHttpClient {
       journal.complete(key);
     }
     return outcome.response(key, call.attempts);
+  }
+
+  /**
+   * The calling thread's {@link Deadline#current() deadline} had passed before the first attempt. A
+   * {@link RetryDeadlineExceededException}, so callers that handle a deadline running out between attempts handle
+   * this too.
+   */
+  private static final class InheritedDeadlineExceededException extends RetryDeadlineExceededException {
+    private static final long serialVersionUID = 1L;
+    private final String detail;
+
+    InheritedDeadlineExceededException(String client, long leftNanos) {
+      super(client, 0, Duration.ZERO, Duration.ZERO, Duration.ZERO, null, null);
+      long agoMillis = Math.max(0L, -leftNanos) / 1_000_000L;
+      this.detail = client + ": the caller's deadline (Deadline.current() of thread '"
+          + Thread.currentThread().getName() + "') " + (leftNanos > 0 ? "leaves less than 1 ms" : "passed " + agoMillis + " ms ago")
+          + "; nothing was sent, since no one waits for the answer any more";
+    }
+
+    @Override
+    public String getMessage() {
+      return detail;
+    }
   }
 
   private static long saturatedAdd(long a, long b) {
