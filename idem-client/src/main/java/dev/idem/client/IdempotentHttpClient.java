@@ -69,6 +69,8 @@ public final class IdempotentHttpClient {
   /** The request header that carries the key. */
   public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
   /** The request header that carries the attempt number, 1 for the first attempt. */
+  /** A server's retry budget shed the request before any work (idem-servlet's {@code RetryBudgetFilter}). */
+  static final String RETRY_BUDGET_EXHAUSTED = "TRANSIENT.retry_budget_exhausted";
   public static final String ATTEMPT_HEADER = "Idempotency-Attempt";
   /** The request header that carries the milliseconds left of the deadline. */
   public static final String REQUEST_TIMEOUT_HEADER = "Request-Timeout";
@@ -136,6 +138,13 @@ public final class IdempotentHttpClient {
     String key = keyFor(intent);
     Intent keyed = key != null && intent.key().isEmpty() ? intent.withKey(key) : intent;
     boolean journaled = key != null;
+    Deadline current = Deadline.current().orElse(null);
+    if (current != null && current.remainingNanos() < 1_000_000L) {
+      // Nobody waits for the answer any more and nothing was ever sent: the intent is not journaled, so that a later
+      // resumePending() cannot send what the caller has given up on (it may well send a new intent instead).
+      throw new IntentPendingException(name, keyed, key, null, List.of(),
+          new InheritedDeadlineExceededException(name, current.remainingNanos()));
+    }
     if (journaled) {
       journal.append(keyed.withoutHeaders(SECRET_HEADERS).withTimeoutCleared());
     }
@@ -180,7 +189,7 @@ public final class IdempotentHttpClient {
     if (current != null) {
       long leftNanos = current.remainingNanos();
       if (leftNanos < 1_000_000L) {
-        // Nobody waits for the answer any more: nothing is sent (a keyed intent stays pending, as when a deadline
+        // Nobody waits for the answer any more: nothing is sent (a resumed intent stays pending, as when a deadline
         // runs out between attempts).
         throw new IntentPendingException(name, intent, key, null, List.of(),
             new InheritedDeadlineExceededException(name, leftNanos));
@@ -235,10 +244,27 @@ public final class IdempotentHttpClient {
       Response lastResponse = last == null ? null : last.response(key, call.attempts);
       throw new IntentPendingException(name, intent, key, lastResponse, call.attempts, e);
     }
+    if (key != null && call.attempts.size() > 1 && RETRY_BUDGET_EXHAUSTED.equals(outcome.code)) {
+      // A server shed this retry before looking at its key: an earlier attempt may have taken effect, and only a
+      // resend with the same key can tell. The outcome is unknown, so the intent stays pending (resumePending()).
+      Response refused = outcome.response(key, call.attempts);
+      throw new IntentPendingException(name, intent, key, refused, call.attempts,
+          new IllegalStateException(name + ": the server's retry budget refused attempt " + call.attempts.size()
+              + " before its key was looked at; resend the same intent later"));
+    }
     if (journaled) {
       journal.complete(key);
     }
     return outcome.response(key, call.attempts);
+  }
+
+  /** The deadline ran out while an attempt was being prepared: it is not sent, and the retry loop's deadline ends. */
+  private static final class DeadlinePassedBeforeSending extends java.io.IOException {
+    private static final long serialVersionUID = 1L;
+
+    DeadlinePassedBeforeSending(long remainingMillis) {
+      super("the deadline passed before the attempt was sent (" + remainingMillis + " ms left); nothing was sent");
+    }
   }
 
   /**
@@ -396,7 +422,7 @@ public final class IdempotentHttpClient {
       return last;
     }
 
-    private HttpRequest request(int n) {
+    private HttpRequest request(int n) throws IOException {
       byte[] body = intent.bodyUnsafe();
       HttpRequest.BodyPublisher publisher = body.length == 0 && !intent.isUnsafe()
           ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body);
@@ -414,7 +440,15 @@ public final class IdempotentHttpClient {
       b.header(ATTEMPT_HEADER, Integer.toString(n));
       Duration attemptTimeout = callPolicy.attemptTimeout(n);
       if (deadlineAt != Long.MAX_VALUE) {
-        long remaining = Math.max(1L, deadlineAt - clock.millis());
+        long remaining = deadlineAt - clock.millis();
+        Deadline current = Deadline.current().orElse(null);
+        if (current != null) {
+          // the monotonic deadline wins over the wall clock, which may have stepped since the call began
+          remaining = Math.min(remaining, current.remainingNanos() / 1_000_000L);
+        }
+        if (remaining < 1) {
+          throw new DeadlinePassedBeforeSending(remaining);
+        }
         b.header(REQUEST_TIMEOUT_HEADER, Long.toString(remaining));
         Duration left = Duration.ofMillis(remaining);
         attemptTimeout = attemptTimeout.isZero() || left.compareTo(attemptTimeout) < 0 ? left : attemptTimeout;

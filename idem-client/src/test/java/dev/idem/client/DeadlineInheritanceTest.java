@@ -123,4 +123,23 @@ class DeadlineInheritanceTest {
       assertThat(server.received).isEmpty();
     }
   }
+
+  @Test
+  void anIntentNeverSentBecauseItsDeadlinePassedIsNotJournaled(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws IOException {
+    AtomicLong nanos = new AtomicLong();
+    Deadline inherited = Deadline.after(Duration.ofMillis(5), nanos::get);
+    nanos.addAndGet(Duration.ofMillis(7).toNanos());
+    try (TestServer server = new TestServer(Reply.status(201));
+        FileJournal journal = FileJournal.open(dir.resolve("pending.journal"));
+        Deadline.Binding b = inherited.enter()) {
+      IdempotentHttpClient client = fixture.builder().journal(journal).build();
+
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body())))
+          .isInstanceOf(IntentPendingException.class).hasMessageContaining("nothing was sent");
+
+      assertThat(journal.pending()).as("nothing to resume: it was never sent").isEmpty();
+      assertThat(server.received).isEmpty();
+    }
+  }
 }

@@ -153,4 +153,23 @@ class ResumeTest {
       assertThat(journal.pending()).hasSize(1);
     }
   }
+
+  @Test
+  void aRetryShedByTheServersBudgetLeavesTheIntentPending() throws IOException {
+    // attempt 1 times out on the client (its effect may have happened), attempt 2 is shed before its key is read
+    try (TestServer server = new TestServer(Reply.status(503),
+        Reply.problem(503, IdempotentHttpClient.RETRY_BUDGET_EXHAUSTED, false), Reply.status(201));
+        FileJournal journal = FileJournal.open(dir.resolve("pending.journal"))) {
+      IdempotentHttpClient client = fixture.builder().journal(journal).build();
+
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body(1))))
+          .isInstanceOf(IntentPendingException.class).hasMessageContaining("retry budget");
+
+      assertThat(journal.pending()).as("the outcome is unknown: resend with the same key later").hasSize(1);
+      assertThat(server.received).hasSize(2);
+      assertThat(client.resumePending()).singleElement().satisfies(r -> assertThat(r.response())
+          .hasValueSatisfying(answer -> assertThat(answer.status()).isEqualTo(201)));
+      assertThat(journal.pending()).isEmpty();
+    }
+  }
 }

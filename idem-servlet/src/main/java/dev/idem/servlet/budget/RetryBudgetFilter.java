@@ -77,6 +77,8 @@ public final class RetryBudgetFilter implements Filter {
   private final RetryShareWindow counts;
   private final Problem refusal;
   private final AtomicBoolean shedding = new AtomicBoolean();
+  private final long windowNanos;
+  private volatile long lastShed;
 
   private RetryBudgetFilter(Builder b) {
     this.name = b.name;
@@ -87,12 +89,14 @@ public final class RetryBudgetFilter implements Filter {
     this.pathPrefixes = List.copyOf(b.pathPrefixes);
     this.listener = b.listener;
     this.counts = new RetryShareWindow(maxRetryShare, minRequests, window.toMillis(), b.clock);
+    this.windowNanos = window.toNanos();
     Duration after = b.retryAfter != null ? b.retryAfter : window;
     this.retryAfterSeconds = Math.max(1, after.toSeconds() + (after.toNanosPart() > 0 ? 1 : 0));
     this.refusal = Problem.of(503, PROBLEM_CODE, "Retry budget exhausted")
         .withDetail("retries take more than " + percent(maxRetryShare) + " of the requests this service served in the"
-            + " last " + seconds(window) + "; this retry was refused before any work was done. Do not retry it now:"
-            + " report the failure, or send a new request after Retry-After")
+            + " last " + seconds(window) + "; this retry was refused before any work was done. Do not retry it now."
+            + " An earlier attempt may have taken effect: after Retry-After, resend the same request with the same"
+            + " Idempotency-Key to learn its outcome; never a new key")
         .with("max_retry_share", maxRetryShare);
   }
 
@@ -116,7 +120,8 @@ public final class RetryBudgetFilter implements Filter {
       return;
     }
     if (counts.tryAdmitRetry()) {
-      if (shedding.get() && shedding.compareAndSet(true, false)) {
+      // back to normal only after a whole window without a refusal: at most two log lines per window
+      if (shedding.get() && System.nanoTime() - lastShed > windowNanos && shedding.compareAndSet(true, false)) {
         LOG.log(System.Logger.Level.INFO, "Retry budget '" + name + "': retries are back within "
             + percent(maxRetryShare) + " of requests; admitting retries again");
       }
@@ -124,6 +129,7 @@ public final class RetryBudgetFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
+    lastShed = System.nanoTime();
     if (!shedding.get() && shedding.compareAndSet(false, true)) {
       LOG.log(System.Logger.Level.WARNING, "Retry budget '" + name + "': retries would exceed "
           + percent(maxRetryShare) + " of the requests served in the last " + seconds(window)

@@ -32,6 +32,7 @@ import java.util.Optional;
  * Preconditions.Result early = pre.check(Preconditions.Requirement.IF_MATCH);
  * if (!early.proceed()) { early.write(response, null); return; }
  * VersionCondition expected = pre.versionCondition();
+ * if (!expected.updatable()) { Preconditions.Result.failed("no version can match").write(response, null); return; }
  * // UPDATE t SET ..., version = version + 1 WHERE id = ?" + expected.sql("version") -> 0 rows: 412 (or 404)
  * }</pre>
  *
@@ -54,7 +55,7 @@ public final class Preconditions {
   public enum Requirement {
     /** Preconditions are optional. */
     NONE,
-    /** {@code If-Match} or {@code If-None-Match} must be present (a create-or-replace route). */
+    /** {@code If-Match}, or {@code If-None-Match: *}, must be present (a create-or-replace route). */
     ANY,
     /** {@code If-Match} must be present (an update of a resource that exists). */
     IF_MATCH
@@ -262,7 +263,9 @@ public final class Preconditions {
       return new Result(Outcome.REQUIRED, method + " on this resource requires If-Match with the ETag of the"
           + " representation the change is based on: GET it, then send its ETag");
     }
-    if (requirement == Requirement.ANY && !hasIfMatch && !hasIfNoneMatch) {
+    // If-None-Match with entity-tags guards against nothing on a write: only "*" (create when absent) counts
+    boolean createOnly = hasIfNoneMatch && ifNoneMatch.list.isAny();
+    if (requirement == Requirement.ANY && !hasIfMatch && !createOnly) {
       return new Result(Outcome.REQUIRED, method + " on this resource requires If-Match with the ETag of the"
           + " representation it replaces, or If-None-Match: * to create it only when absent");
     }

@@ -18,6 +18,8 @@ public final class Metadata {
   public static final int MAX_ENTRIES = 20;
   public static final int MAX_KEY = 40;
   public static final int MAX_VALUE = 500;
+  /** The stored JSON's length: the H2 column's width, and within MariaDB's TEXT in UTF-8. */
+  public static final int MAX_COLUMN = 16_000;
   private static final Pattern KEY = Pattern.compile("[A-Za-z0-9_.-]{1," + MAX_KEY + "}");
   private static final JsonMapper MAPPER = JsonMapper.builder().build();
 
@@ -53,6 +55,12 @@ public final class Metadata {
             + " characters");
       }
       out.put(e.getKey(), v.stringValue());
+    }
+    String column = toColumn(out);
+    if (column != null && column.length() > MAX_COLUMN) {
+      // escaping (quotes, control characters) can make valid entries longer than the column
+      throw ApiProblem.invalid("metadata", "metadata is " + column.length() + " characters as JSON; at most "
+          + MAX_COLUMN + " are kept");
     }
     return Collections.unmodifiableMap(out);
   }
