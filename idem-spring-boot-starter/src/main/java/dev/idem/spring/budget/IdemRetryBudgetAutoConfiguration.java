@@ -21,8 +21,9 @@ import org.springframework.core.env.Environment;
 
 /**
  * The server retry budget ({@link RetryBudgetFilter}) when {@code idem.server.retry-budget.enabled=true} in a servlet
- * web application: the filter, registered with {@code idem.server.retry-budget.order} (by default before every filter
- * that does work, and always before the idempotency filter), every {@link RetryBudgetListener} bean, and
+ * web application: the filter, registered with {@code idem.server.retry-budget.order} (by default after
+ * authentication and the deadline filter, and always before the idempotency filter), every {@link RetryBudgetListener}
+ * bean, and
  * {@link RetryBudgetMeters} when a {@link MeterRegistry} exists. It needs no store or DataSource;
  * {@code idem.enabled=false} turns it off with the rest of Idem. An application's own {@link RetryBudgetFilter} bean
  * replaces the configured one.
@@ -72,14 +73,15 @@ public class IdemRetryBudgetAutoConfiguration {
       RetryBudgetProperties properties, Environment environment) {
     properties.validate();
     int idempotencyOrder = environment.getProperty("idem.filter.order", Integer.class, 0);
-    if (properties.getOrder() >= idempotencyOrder) {
-      throw new IllegalStateException("idem.server.retry-budget.order (" + properties.getOrder() + ") must be lower"
+    int order = properties.effectiveOrder(idempotencyOrder);
+    if (order >= idempotencyOrder) {
+      throw new IllegalStateException("idem.server.retry-budget.order (" + order + ") must be lower"
           + " than idem.filter.order (" + idempotencyOrder + "): retries must be shed before the idempotency filter"
           + " does any work");
     }
     FilterRegistrationBean<RetryBudgetFilter> registration = new FilterRegistrationBean<>(filter);
     registration.setName("idemRetryBudgetFilter");
-    registration.setOrder(properties.getOrder());
+    registration.setOrder(order);
     registration.setDispatcherTypes(DispatcherType.REQUEST);
     registration.addUrlPatterns("/*");
     LOG.log(System.Logger.Level.INFO, "Idem: server retry budget on: " + filter);

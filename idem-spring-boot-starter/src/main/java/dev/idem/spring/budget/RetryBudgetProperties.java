@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.core.Ordered;
 
 /**
  * The {@code idem.server.retry-budget.*} properties of the server-side retry budget
@@ -13,8 +12,13 @@ import org.springframework.core.Ordered;
  */
 @ConfigurationProperties(prefix = "idem.server.retry-budget")
 public class RetryBudgetProperties {
-  /** The default filter order: right after Spring's observation filter, before anything that does work. */
-  public static final int DEFAULT_ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
+  /**
+   * The default filter order, relative to {@code idem.filter.order}: after authentication (Spring Security's filter
+   * chain is at -100) and the deadline filter (10 before the idempotency filter), so that unauthenticated and
+   * already-expired retries are refused there and never take a retry's place in the share; before the idempotency
+   * filter, which does the work.
+   */
+  public static final int DEFAULT_OFFSET = -5;
 
   /**
    * Whether retries past the share are refused. Off by default: it changes what clients see under load, so a
@@ -33,8 +37,11 @@ public class RetryBudgetProperties {
   private String attemptHeader = RetryBudgetFilter.DEFAULT_ATTEMPT_HEADER;
   /** Path prefixes (within the application) the budget applies to; empty means every path. */
   private List<String> pathPrefixes = new ArrayList<>();
-  /** The filter's order; must be lower than {@code idem.filter.order} so that shedding happens before any work. */
-  private int order = DEFAULT_ORDER;
+  /**
+   * The filter's order; must be lower than {@code idem.filter.order} so that shedding happens before any work. Unset:
+   * {@code idem.filter.order} {@value #DEFAULT_OFFSET}.
+   */
+  private Integer order;
 
   /**
    * Checks every value.
@@ -127,11 +134,16 @@ public class RetryBudgetProperties {
     this.pathPrefixes = pathPrefixes == null ? new ArrayList<>() : new ArrayList<>(pathPrefixes);
   }
 
-  public int getOrder() {
+  public Integer getOrder() {
     return order;
   }
 
-  public void setOrder(int order) {
+  public void setOrder(Integer order) {
     this.order = order;
+  }
+
+  /** The order to register the filter with, given the idempotency filter's. */
+  public int effectiveOrder(int idempotencyFilterOrder) {
+    return order != null ? order : idempotencyFilterOrder + DEFAULT_OFFSET;
   }
 }

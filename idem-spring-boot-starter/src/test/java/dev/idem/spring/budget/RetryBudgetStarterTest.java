@@ -91,7 +91,8 @@ class RetryBudgetStarterTest {
 
       FilterRegistrationBean<?> registration =
           context.getBean("idemRetryBudgetFilterRegistration", FilterRegistrationBean.class);
-      assertThat(registration.getOrder()).isEqualTo(RetryBudgetProperties.DEFAULT_ORDER).isLessThan(0);
+      assertThat(registration.getOrder()).as("after the deadline filter (-10), before the idempotency filter (0)")
+          .isEqualTo(RetryBudgetProperties.DEFAULT_OFFSET).isBetween(-9, -1);
       RetryBudgetFilter filter = context.getBean(RetryBudgetFilter.class);
       assertThat(filter.name()).isEqualTo("budget-test");
       assertThat(filter.pathPrefixes()).containsExactly("/checkout");
