@@ -38,7 +38,9 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
       return null;
     }
     InputStream in = request.getInputStream();
-    byte[] buf = new byte[(int) Math.min(limit + 1L, declared >= 0 ? declared + 1 : 8192)];
+    // trust a declared length only up to 64 KiB before any byte arrives: beyond, grow as the bytes come, so that a
+    // caller who declares a large body and sends little costs little (webhook receivers read before verifying)
+    byte[] buf = new byte[(int) Math.min(limit + 1L, declared >= 0 ? Math.min(declared + 1, 65_536) : 8192)];
     int n = 0;
     while (true) {
       if (n == buf.length) {
