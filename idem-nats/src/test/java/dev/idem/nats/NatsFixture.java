@@ -5,6 +5,7 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.TestPostgres;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
@@ -41,7 +42,7 @@ final class NatsFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   NatsFixture() throws IOException, JetStreamApiException {
-    Databases.create(outboxTable, inboxTable, effects);
+    TestPostgres.create(outboxTable, inboxTable, effects);
     nats = NatsServer.connect();
     jsm = nats.jetStreamManagement();
     js = nats.jetStream();
@@ -50,18 +51,18 @@ final class NatsFixture implements AutoCloseable {
   }
 
   Outbox outbox() {
-    return Outbox.builder(Databases.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build();
+    return Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build();
   }
 
   Inbox inbox(InboxListener listener) {
-    return Inbox.builder(Databases.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).listener(listener)
+    return Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).listener(listener)
         .build();
   }
 
   /** A handler that records one effect row per message, keyed by its Nats-Msg-Id. */
   NatsMessageHandler recordEffect() {
     return (c, m) -> {
-      Databases.insertEffect(c, effects, m.getHeaders().getFirst(NatsInboxConsumer.MESSAGE_ID));
+      TestPostgres.insertEffect(c, effects, m.getHeaders().getFirst(NatsInboxConsumer.MESSAGE_ID));
       return "ok";
     };
   }
@@ -69,7 +70,7 @@ final class NatsFixture implements AutoCloseable {
   /** A table of this test's that close() drops. */
   String table(String name, String definition) {
     String table = name + "_" + suffix;
-    Databases.execute("CREATE TABLE " + table + " " + definition);
+    TestPostgres.execute("CREATE TABLE " + table + " " + definition);
     extraTables.add(0, table);
     return table;
   }
@@ -89,11 +90,11 @@ final class NatsFixture implements AutoCloseable {
   }
 
   long effectCount() {
-    return Databases.count("SELECT COUNT(*) FROM " + effects);
+    return TestPostgres.count("SELECT COUNT(*) FROM " + effects);
   }
 
   long effectCount(String eventId) {
-    try (java.sql.Connection c = Databases.postgres().getConnection();
+    try (java.sql.Connection c = TestPostgres.postgres().getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + effects + " WHERE event_id = ?")) {
       ps.setString(1, eventId);
       try (ResultSet rs = ps.executeQuery()) {
@@ -106,13 +107,13 @@ final class NatsFixture implements AutoCloseable {
   }
 
   long eventsWithSeveralEffects() {
-    return Databases.count("SELECT COUNT(*) FROM (SELECT event_id FROM " + effects
+    return TestPostgres.count("SELECT COUNT(*) FROM (SELECT event_id FROM " + effects
         + " GROUP BY event_id HAVING COUNT(*) > 1) d");
   }
 
   List<String> effectIds() {
     List<String> ids = new ArrayList<>();
-    try (java.sql.Connection c = Databases.postgres().getConnection();
+    try (java.sql.Connection c = TestPostgres.postgres().getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + effects);
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
@@ -132,7 +133,7 @@ final class NatsFixture implements AutoCloseable {
     } finally {
       List<String> tables = new ArrayList<>(extraTables);
       tables.addAll(List.of(effects, outboxTable + "_attempt", outboxTable, inboxTable));
-      Databases.drop(tables.toArray(String[]::new));
+      TestPostgres.drop(tables.toArray(String[]::new));
     }
   }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.TestPostgres;
 import dev.idem.test.Eventually;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
@@ -147,7 +148,7 @@ class NatsInboxConsumerTest {
   void theSameIdWithAnotherPayloadIsTerminatedAndAMessageWithoutIdIsRejected() throws Exception {
     // JetStream itself would drop a second Nats-Msg-Id within its window, so this producer's id is in its own header
     NatsMessageHandler handler = (c, msg) -> {
-      Databases.insertEffect(c, f.effects, msg.getHeaders().getFirst("Legacy-Id"));
+      TestPostgres.insertEffect(c, f.effects, msg.getHeaders().getFirst("Legacy-Id"));
       return null;
     };
 

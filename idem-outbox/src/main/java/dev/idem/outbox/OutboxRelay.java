@@ -51,7 +51,6 @@ public final class OutboxRelay implements AutoCloseable {
   private final Backoff backoff;
   private final Duration maxRetryAfter;
   private final boolean deleteDelivered;
-  private final int defaultMaxAttempts;
   private final OutboxListener listener;
   private final AtomicBoolean started = new AtomicBoolean();
   private final ReentrantLock lock = new ReentrantLock();
@@ -75,7 +74,6 @@ public final class OutboxRelay implements AutoCloseable {
     this.backoff = b.backoff;
     this.maxRetryAfter = b.maxRetryAfter;
     this.deleteDelivered = b.deleteDelivered;
-    this.defaultMaxAttempts = b.defaultMaxAttempts;
     this.listener = b.listener;
   }
 
@@ -134,14 +132,7 @@ public final class OutboxRelay implements AutoCloseable {
     Instant now = outbox.clock().instant();
     for (Map.Entry<String, List<Outbox.Claimed>> e : byRoute.entrySet()) {
       List<Outbox.Claimed> rows = e.getValue();
-      Route route = routes.get(e.getKey());
-      if (route == null) {
-        for (Outbox.Claimed c : rows) {
-          failures.add(failure(c, DeliveryResult.retry("no transport for route '" + e.getKey() + "' in relay " + name,
-              null), defaultMaxAttempts, now));
-        }
-        continue;
-      }
+      Route route = routes.get(e.getKey()); // the claim returns only this relay's routes
       if (!running && !workers.isEmpty() || System.nanoTime() >= leaseEnds) {
         unsent.addAll(rows); // stopping, or the lease ran out before this route's turn: give them back unsent
         continue;

@@ -8,6 +8,7 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.TestPostgres;
 import java.io.IOException;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -39,7 +40,7 @@ final class RabbitFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   RabbitFixture() throws IOException {
-    Databases.create(outboxTable, inboxTable, effects);
+    TestPostgres.create(outboxTable, inboxTable, effects);
     rabbit = Rabbit.connect();
     admin = rabbit.createChannel();
     admin.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, false, null);
@@ -50,18 +51,18 @@ final class RabbitFixture implements AutoCloseable {
   }
 
   Outbox outbox() {
-    return Outbox.builder(Databases.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build();
+    return Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build();
   }
 
   Inbox inbox(InboxListener listener) {
-    return Inbox.builder(Databases.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).listener(listener)
+    return Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).listener(listener)
         .build();
   }
 
   /** A handler that records one effect row per message, keyed by its message id. */
   RabbitMqDeliveryHandler recordEffect() {
     return (c, d) -> {
-      Databases.insertEffect(c, effects, d.getProperties().getMessageId());
+      TestPostgres.insertEffect(c, effects, d.getProperties().getMessageId());
       return "ok";
     };
   }
@@ -69,7 +70,7 @@ final class RabbitFixture implements AutoCloseable {
   /** A table of this test's that close() drops. */
   String table(String name, String definition) {
     String table = name + "_" + suffix;
-    Databases.execute("CREATE TABLE " + table + " " + definition);
+    TestPostgres.execute("CREATE TABLE " + table + " " + definition);
     extraTables.add(0, table);
     return table;
   }
@@ -85,11 +86,11 @@ final class RabbitFixture implements AutoCloseable {
   }
 
   long effectCount() {
-    return Databases.count("SELECT COUNT(*) FROM " + effects);
+    return TestPostgres.count("SELECT COUNT(*) FROM " + effects);
   }
 
   long effectCount(String eventId) {
-    try (java.sql.Connection c = Databases.postgres().getConnection();
+    try (java.sql.Connection c = TestPostgres.postgres().getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + effects + " WHERE event_id = ?")) {
       ps.setString(1, eventId);
       try (ResultSet rs = ps.executeQuery()) {
@@ -103,13 +104,13 @@ final class RabbitFixture implements AutoCloseable {
 
   /** Event ids that have more than one effect. */
   long eventsWithSeveralEffects() {
-    return Databases.count("SELECT COUNT(*) FROM (SELECT event_id FROM " + effects
+    return TestPostgres.count("SELECT COUNT(*) FROM (SELECT event_id FROM " + effects
         + " GROUP BY event_id HAVING COUNT(*) > 1) d");
   }
 
   List<String> effectIds() {
     List<String> ids = new ArrayList<>();
-    try (java.sql.Connection c = Databases.postgres().getConnection();
+    try (java.sql.Connection c = TestPostgres.postgres().getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + effects);
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
@@ -139,7 +140,7 @@ final class RabbitFixture implements AutoCloseable {
     } finally {
       List<String> tables = new ArrayList<>(extraTables);
       tables.addAll(List.of(effects, outboxTable + "_attempt", outboxTable, inboxTable));
-      Databases.drop(tables.toArray(String[]::new));
+      TestPostgres.drop(tables.toArray(String[]::new));
     }
   }
 

@@ -8,6 +8,7 @@ import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
+import dev.idem.outbox.TestPostgres;
 import dev.idem.test.Eventually;
 import java.sql.Connection;
 import java.time.Duration;
@@ -39,7 +40,7 @@ class RabbitMqEndToEndTest {
     RabbitFixture.Counts counts = new RabbitFixture.Counts();
     Inbox inbox = f.inbox(counts);
     List<String> ids = new ArrayList<>();
-    try (Connection c = Databases.postgres().getConnection()) {
+    try (Connection c = TestPostgres.postgres().getConnection()) {
       c.setAutoCommit(false);
       for (int tx = 0; tx < 10; tx++) {
         for (int i = 0; i < EVENTS / 10; i++) {

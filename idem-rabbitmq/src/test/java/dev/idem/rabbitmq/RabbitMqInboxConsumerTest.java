@@ -9,6 +9,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.TestPostgres;
 import dev.idem.test.Eventually;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
@@ -162,7 +163,7 @@ class RabbitMqInboxConsumerTest {
   @Test
   void aFallbackCanTakeTheIdFromAnotherProducersHeader() throws Exception {
     RabbitMqDeliveryHandler handler = (c, d) -> {
-      Databases.insertEffect(c, f.effects, String.valueOf(d.getProperties().getHeaders().get("legacy-id")));
+      TestPostgres.insertEffect(c, f.effects, String.valueOf(d.getProperties().getHeaders().get("legacy-id")));
       return null;
     };
     AMQP.BasicProperties legacy = new AMQP.BasicProperties.Builder().headers(Map.of("legacy-id", "L-42")).build();

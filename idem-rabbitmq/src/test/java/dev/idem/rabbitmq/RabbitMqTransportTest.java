@@ -13,6 +13,7 @@ import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStatus;
+import dev.idem.outbox.TestPostgres;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -199,7 +200,7 @@ class RabbitMqTransportTest {
   void theRelayKeepsAnUnroutableEventPendingWithTheAttemptRecorded() throws Exception {
     Outbox outbox = f.outbox();
     UUID id;
-    try (java.sql.Connection c = Databases.postgres().getConnection()) {
+    try (java.sql.Connection c = TestPostgres.postgres().getConnection()) {
       c.setAutoCommit(false);
       id = outbox.enqueue(c, OutboxEvent.builder("order.placed").aggregate("order", "o-1").payload("{}")
           .destination("rabbitmq:" + f.exchange + "/no-queue-bound").build());

@@ -1,6 +1,5 @@
-package dev.idem.rabbitmq;
+package dev.idem.outbox;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.outbox.internal.OutboxSchema;
@@ -11,45 +10,20 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * The PostgreSQL the tests run on, from the system properties the build sets (see the parent pom). It must be
+ * PostgreSQL for the tests of modules built on the outbox (the broker transports and consumers), shared through
+ * this module's test jar: outbox, inbox and effect tables under names of the test's choosing. The database must be
  * reachable: a test that cannot connect fails, it never skips.
  */
-final class Databases {
-  private static HikariDataSource pool;
+public final class TestPostgres {
+  private TestPostgres() {}
 
-  private Databases() {}
-
-  static synchronized HikariDataSource postgres() {
-    if (pool == null) {
-      pool = open();
-    }
-    return pool;
-  }
-
-  private static HikariDataSource open() {
-    String url = System.getProperty("idem.test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/test");
-    String user = System.getProperty("idem.test.postgres.user", "postgres");
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(url);
-    config.setUsername(user);
-    config.setPassword("");
-    config.setMaximumPoolSize(12);
-    config.setConnectionTimeout(10_000);
-    config.setPoolName("test-postgresql-rabbitmq");
-    try {
-      HikariDataSource ds = new HikariDataSource(config);
-      try (Connection c = ds.getConnection()) {
-        c.isValid(5);
-      }
-      return ds;
-    } catch (RuntimeException | SQLException e) {
-      throw new IllegalStateException("PostgreSQL is not reachable at " + url + " as " + user
-          + ". Start it (bash .ci/run does) and run the tests again; tests that need a database never skip.", e);
-    }
+  /** The shared PostgreSQL pool of the outbox tests ({@link Databases#pool}). */
+  public static HikariDataSource postgres() {
+    return Databases.pool(JdbcDialect.POSTGRESQL);
   }
 
   /** Creates the outbox, attempt history and inbox tables under these names, and an effect table. */
-  static void create(String outbox, String inbox, String effects) {
+  public static void create(String outbox, String inbox, String effects) {
     try (Connection c = postgres().getConnection(); Statement st = c.createStatement()) {
       OutboxSchema.create(c, JdbcDialect.POSTGRESQL, outbox, inbox);
       // an auto-increment key, not the event id: a duplicate effect must show up as a second row
@@ -59,7 +33,7 @@ final class Databases {
     }
   }
 
-  static void drop(String... tables) {
+  public static void drop(String... tables) {
     try (Connection c = postgres().getConnection(); Statement st = c.createStatement()) {
       for (String t : tables) {
         st.execute("DROP TABLE IF EXISTS " + t);
@@ -69,7 +43,7 @@ final class Databases {
     }
   }
 
-  static void execute(String sql) {
+  public static void execute(String sql) {
     try (Connection c = postgres().getConnection(); Statement st = c.createStatement()) {
       st.execute(sql);
     } catch (SQLException e) {
@@ -78,14 +52,14 @@ final class Databases {
   }
 
   /** Records one effect of {@code eventId} on the consumer's transaction. */
-  static void insertEffect(Connection c, String effects, String eventId) throws SQLException {
+  public static void insertEffect(Connection c, String effects, String eventId) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + effects + " (event_id) VALUES (?)")) {
       ps.setString(1, eventId);
       ps.executeUpdate();
     }
   }
 
-  static long count(String sql) {
+  public static long count(String sql) {
     try (Connection c = postgres().getConnection(); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery(sql)) {
       rs.next();
