@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.test.MutableClock;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -15,7 +17,13 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -24,6 +32,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -38,6 +47,7 @@ abstract class InboxContract {
   protected String effects;
   protected final AtomicInteger duplicates = new AtomicInteger();
   protected final AtomicInteger mismatches = new AtomicInteger();
+  protected final AtomicInteger processed = new AtomicInteger();
 
   abstract JdbcDialect dialect();
 
@@ -52,6 +62,11 @@ abstract class InboxContract {
       st.execute("CREATE TABLE " + effects + " (event_id VARCHAR(255) NOT NULL, amount INTEGER NOT NULL)");
     }
     inbox = Inbox.builder(ds).table("ibi_" + suffix).clock(clock).listener(new InboxListener() {
+      @Override
+      public void processed(String consumer) {
+        processed.incrementAndGet();
+      }
+
       @Override
       public void duplicate(String consumer) {
         duplicates.incrementAndGet();
@@ -252,5 +267,517 @@ abstract class InboxContract {
         })).isInstanceOf(AssertionError.class);
     assertThat(inbox.contains("billing", id)).as("no inbox row").isFalse();
     assertThat(effectCount(id)).as("no half effect").isZero();
+  }
+
+  // ---- batches ----
+
+  static InboxEvent event(String eventId, String payload) {
+    return InboxEvent.of(eventId, payload.getBytes(StandardCharsets.UTF_8));
+  }
+
+  static List<InboxEvent> events(String... eventIds) {
+    return Arrays.stream(eventIds).map(id -> event(id, "{\"id\":\"" + id + "\"}"))
+        .collect(Collectors.toCollection(ArrayList::new));
+  }
+
+  static String[] ids(int n) {
+    String run = UUID.randomUUID().toString().substring(0, 8);
+    String[] ids = new String[n];
+    for (int i = 0; i < n; i++) {
+      ids[i] = "e" + i + "-" + run;
+    }
+    return ids;
+  }
+
+  /** The effect of {@link #effect} per event, remembering the order the handler saw the events in. */
+  InboxEventHandler eventEffect(List<String> ran) {
+    return (c, event) -> {
+      ran.add(event.eventId());
+      return effect(event.eventId()).handle(c);
+    };
+  }
+
+  List<InboxResult> batchCommitted(List<InboxEvent> events, InboxEventHandler handler) throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      List<InboxResult> r = inbox.processBatch(c, "billing", events, handler);
+      c.commit();
+      return r;
+    }
+  }
+
+  List<InboxResult> bulkCommitted(List<InboxEvent> events, InboxBatchHandler handler) throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      List<InboxResult> r = inbox.processBatch(c, "billing", events, handler);
+      c.commit();
+      return r;
+    }
+  }
+
+  static List<Boolean> duplicateFlags(List<InboxResult> results) {
+    return results.stream().map(InboxResult::duplicate).collect(Collectors.toList());
+  }
+
+  static List<String> resultTexts(List<InboxResult> results) {
+    return results.stream().map(InboxResult::result).collect(Collectors.toList());
+  }
+
+  long inboxCount(String where) throws SQLException {
+    try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + inbox.table() + " WHERE " + where)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  @Test
+  void aBatchOfNewEventsIsProcessedOnceAndItsResultsAreKept() throws Exception {
+    String[] ids = ids(5);
+    List<String> ran = new ArrayList<>();
+
+    List<InboxResult> results = batchCommitted(events(ids), eventEffect(ran));
+
+    assertThat(duplicateFlags(results)).containsOnly(false).hasSize(5);
+    assertThat(resultTexts(results))
+        .containsExactly(Arrays.stream(ids).map(id -> "applied " + id).toArray(String[]::new));
+    assertThat(results).extracting(InboxResult::firstReceivedAt).containsOnly(clock.instant());
+    assertThat(ran).containsExactly(ids);
+    for (String id : ids) {
+      assertThat(effectCount(id)).isEqualTo(1);
+    }
+    assertThat(processed).hasValue(5);
+    assertThat(inboxCount("processed_at IS NULL")).as("processed_at is set by the insert").isZero();
+
+    clock.advance(Duration.ofMinutes(3));
+    InboxResult single = processCommitted("billing", ids[2], "{\"id\":\"" + ids[2] + "\"}");
+    List<InboxResult> again = batchCommitted(events(ids), eventEffect(ran));
+
+    assertThat(single.duplicate()).isTrue();
+    assertThat(single.result()).isEqualTo("applied " + ids[2]);
+    assertThat(single.firstReceivedAt()).isEqualTo(results.get(2).firstReceivedAt());
+    assertThat(again).isEqualTo(results.stream().map(r -> new InboxResult(true, r.result(), r.firstReceivedAt()))
+        .collect(Collectors.toList()));
+    assertThat(ran).hasSize(5);
+    for (String id : ids) {
+      assertThat(effectCount(id)).isEqualTo(1);
+    }
+    assertThat(duplicates).hasValue(6);
+  }
+
+  @Test
+  void aBatchMixingNewAndProcessedIdsRunsTheHandlerForTheNewOnesInTheGivenOrder() throws Exception {
+    String[] ids = ids(6);
+    processCommitted("billing", ids[1], "{\"id\":\"" + ids[1] + "\"}");
+    processCommitted("billing", ids[4], "{\"id\":\"" + ids[4] + "\"}");
+    List<String> ran = new ArrayList<>();
+
+    List<InboxEvent> batch = events(ids[5], ids[4], ids[0], ids[1], ids[3], ids[2]);
+
+    List<InboxResult> results = batchCommitted(batch, eventEffect(ran));
+
+    assertThat(duplicateFlags(results)).containsExactly(false, true, false, true, false, false);
+    assertThat(ran).containsExactly(ids[5], ids[0], ids[3], ids[2]);
+    assertThat(resultTexts(results)).containsExactly("applied " + ids[5], "applied " + ids[4], "applied " + ids[0],
+        "applied " + ids[1], "applied " + ids[3], "applied " + ids[2]);
+    for (String id : ids) {
+      assertThat(effectCount(id)).isEqualTo(1);
+    }
+    assertThat(duplicates).hasValue(2);
+  }
+
+  @Test
+  void anIdTwiceInOneBatchWithTheSamePayloadIsADuplicateOfItsFirstOccurrence() throws Exception {
+    String[] ids = ids(2);
+    List<String> ran = new ArrayList<>();
+
+    List<InboxResult> results = batchCommitted(events(ids[0], ids[1], ids[0]), eventEffect(ran));
+
+    assertThat(duplicateFlags(results)).containsExactly(false, false, true);
+    assertThat(results.get(2)).isEqualTo(new InboxResult(true, "applied " + ids[0], results.get(0).firstReceivedAt()));
+    assertThat(ran).containsExactly(ids[0], ids[1]);
+    assertThat(effectCount(ids[0])).isEqualTo(1);
+    assertThat(duplicates).hasValue(1);
+  }
+
+  @Test
+  void anIdTwiceInOneBatchWithAnotherPayloadIsRefusedBeforeAnyHandlerRuns() throws Exception {
+    String[] ids = ids(2);
+    List<String> ran = new ArrayList<>();
+    List<InboxEvent> batch = List.of(event(ids[0], "{\"amount\":100}"), event(ids[1], "{}"),
+        event(ids[0], "{\"amount\":999}"));
+
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> inbox.processBatch(c, "billing", batch, eventEffect(ran)))
+          .isInstanceOf(InboxPayloadMismatchException.class)
+          .satisfies(e -> assertThat(((InboxPayloadMismatchException) e).eventId()).isEqualTo(ids[0]));
+      c.rollback();
+    }
+
+    assertThat(ran).isEmpty();
+    assertThat(mismatches).hasValue(1);
+    assertThat(inbox.contains("billing", ids[0])).isFalse();
+    assertThat(inbox.contains("billing", ids[1])).isFalse();
+  }
+
+  @Test
+  void aBatchWithAnIdStoredUnderAnotherPayloadIsRefusedAndLeavesNothingAfterRollback() throws Exception {
+    String[] ids = ids(3);
+    processCommitted("billing", ids[1], "{\"amount\":100}");
+    List<String> ran = new ArrayList<>();
+    List<InboxEvent> batch = List.of(event(ids[0], "{}"), event(ids[1], "{\"amount\":999}"), event(ids[2], "{}"));
+
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> inbox.processBatch(c, "billing", batch, eventEffect(ran)))
+          .isInstanceOf(InboxPayloadMismatchException.class)
+          .satisfies(e -> assertThat(((InboxPayloadMismatchException) e).eventId()).isEqualTo(ids[1]));
+      c.rollback();
+    }
+
+    assertThat(ran).isEmpty();
+    assertThat(mismatches).hasValue(1);
+    assertThat(inbox.contains("billing", ids[0])).isFalse();
+    assertThat(inbox.contains("billing", ids[2])).isFalse();
+    assertThat(effectCount(ids[1])).isEqualTo(1);
+  }
+
+  @Test
+  void aHandlerFailureOnTheThirdEventNamesItAndARetryProcessesAll() throws Exception {
+    String[] ids = ids(5);
+    List<String> ran = new ArrayList<>();
+    InboxEventHandler failsOnThird = (c, event) -> {
+      String r = eventEffect(ran).handle(c, event);
+      if (event.eventId().equals(ids[2])) {
+        throw new IllegalStateException("downstream refused");
+      }
+      return r;
+    };
+
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> inbox.processBatch(c, "billing", events(ids), failsOnThird))
+          .isInstanceOf(InboxHandlerException.class)
+          .hasMessageContaining(ids[2]).hasRootCauseMessage("downstream refused")
+          .satisfies(e -> assertThat(((InboxHandlerException) e).eventId()).isEqualTo(ids[2]));
+      c.rollback();
+    }
+
+    assertThat(ran).containsExactly(ids[0], ids[1], ids[2]);
+    for (String id : ids) {
+      assertThat(inbox.contains("billing", id)).isFalse();
+      assertThat(effectCount(id)).isZero();
+    }
+
+    List<InboxResult> retry = inbox.processBatchAndCommit("billing", events(ids), eventEffect(ran));
+
+    assertThat(duplicateFlags(retry)).containsOnly(false).hasSize(5);
+    for (String id : ids) {
+      assertThat(effectCount(id)).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void anErrorInABatchHandlerCommitsNothing() throws Exception {
+    String[] ids = ids(3);
+    InboxEventHandler bug = (c, event) -> {
+      effect(event.eventId()).handle(c);
+      if (event.eventId().equals(ids[1])) {
+        throw new AssertionError("a handler bug");
+      }
+      return null;
+    };
+
+    assertThatThrownBy(() -> inbox.processBatchAndCommit("billing", events(ids), bug))
+        .isInstanceOf(AssertionError.class);
+
+    for (String id : ids) {
+      assertThat(inbox.contains("billing", id)).as("no inbox row").isFalse();
+      assertThat(effectCount(id)).as("no half effect").isZero();
+    }
+  }
+
+  @Test
+  void aBatchHandlerGetsTheNewEventsInOneCall() throws Exception {
+    String[] ids = ids(4);
+    processCommitted("billing", ids[1], "{\"id\":\"" + ids[1] + "\"}");
+    List<List<String>> calls = new ArrayList<>();
+    InboxBatchHandler bulk = (c, fresh) -> {
+      calls.add(fresh.stream().map(InboxEvent::eventId).collect(Collectors.toList()));
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)")) {
+        for (InboxEvent e : fresh) {
+          ps.setString(1, e.eventId());
+          ps.addBatch();
+        }
+        ps.executeBatch();
+      }
+      return fresh.stream().map(e -> "bulk " + e.eventId()).collect(Collectors.toList());
+    };
+
+    List<InboxResult> results = bulkCommitted(events(ids[3], ids[1], ids[0], ids[2]), bulk);
+    List<InboxResult> again = bulkCommitted(events(ids[0], ids[3]), bulk);
+
+    assertThat(calls).containsExactly(List.of(ids[3], ids[0], ids[2]));
+    assertThat(duplicateFlags(results)).containsExactly(false, true, false, false);
+    assertThat(resultTexts(results))
+        .containsExactly("bulk " + ids[3], "applied " + ids[1], "bulk " + ids[0], "bulk " + ids[2]);
+    assertThat(duplicateFlags(again)).containsExactly(true, true);
+    assertThat(resultTexts(again)).containsExactly("bulk " + ids[0], "bulk " + ids[3]);
+    for (String id : ids) {
+      assertThat(effectCount(id)).isEqualTo(1);
+    }
+    assertThat(processed).hasValue(1 + 3);
+  }
+
+  @Test
+  void aBatchHandlerReturningNullKeepsNoResults() throws Exception {
+    String[] ids = ids(2);
+    InboxBatchHandler noResults = (c, fresh) -> null;
+
+    List<InboxResult> results = bulkCommitted(events(ids), noResults);
+    List<InboxResult> again = bulkCommitted(events(ids), noResults);
+
+    assertThat(resultTexts(results)).containsExactly(null, null);
+    assertThat(duplicateFlags(again)).containsExactly(true, true);
+    assertThat(resultTexts(again)).containsExactly(null, null);
+  }
+
+  @Test
+  void aBatchHandlerReturningTheWrongNumberOfResultsFailsTheBatch() throws Exception {
+    String[] ids = ids(3);
+    processCommitted("billing", ids[0], "{\"id\":\"" + ids[0] + "\"}");
+    InboxBatchHandler oneShort = (c, fresh) -> List.of("only one");
+
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> inbox.processBatch(c, "billing", events(ids), oneShort))
+          .isInstanceOf(InboxHandlerException.class)
+          .hasMessageContaining("returned 1 results for 2 new events")
+          .satisfies(e -> assertThat(((InboxHandlerException) e).eventId()).isEqualTo(ids[1]));
+      c.rollback();
+    }
+
+    assertThat(inbox.contains("billing", ids[1])).isFalse();
+    assertThat(inbox.contains("billing", ids[2])).isFalse();
+  }
+
+  @Test
+  void concurrentOverlappingBatchesInAnyOrderGiveEachEventOneEffect() throws Exception {
+    int threads = 4;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 50; round++) {
+        List<String> ids = List.of(ids(12));
+        CyclicBarrier barrier = new CyclicBarrier(threads);
+        List<List<InboxEvent>> batches = new ArrayList<>();
+        List<Future<List<InboxResult>>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          Random random = new Random(round * threads + t);
+          List<String> mine = new ArrayList<>(ids);
+          Collections.shuffle(mine, random);
+          List<InboxEvent> batch = events(mine.subList(0, 8 + random.nextInt(5)).toArray(String[]::new));
+          batches.add(batch);
+          futures.add(pool.submit(() -> {
+            barrier.await(10, TimeUnit.SECONDS);
+            return inbox.processBatchAndCommit("billing", batch, eventEffect(Collections.synchronizedList(
+                new ArrayList<>())));
+          }));
+        }
+
+        Map<String, Integer> fresh = new HashMap<>();
+        for (int t = 0; t < threads; t++) {
+          List<InboxResult> results = futures.get(t).get(60, TimeUnit.SECONDS);
+          for (int k = 0; k < results.size(); k++) {
+            String id = batches.get(t).get(k).eventId();
+            fresh.merge(id, results.get(k).duplicate() ? 0 : 1, Integer::sum);
+            assertThat(results.get(k).result()).isEqualTo("applied " + id);
+          }
+        }
+
+        for (String id : ids) {
+          int expected = fresh.containsKey(id) ? 1 : 0;
+          assertThat(fresh.getOrDefault(id, 0)).as("round %d, %s: handler runs", round, id).isEqualTo(expected);
+          assertThat(effectCount(id)).as("round %d, %s: effects", round, id).isEqualTo(expected);
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aConcurrentBatchWaitsForARollbackAndThenProcessesTheEvent() throws Exception {
+    String[] ids = ids(2);
+    CountDownLatch firstInserted = new CountDownLatch(1);
+    CountDownLatch releaseFirst = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      Future<?> first = pool.submit(() -> {
+        try (Connection c = ds.getConnection()) {
+          c.setAutoCommit(false);
+          InboxEventHandler crashes = (conn, event) -> {
+            firstInserted.countDown();
+            releaseFirst.await(30, TimeUnit.SECONDS);
+            throw new IllegalStateException("crash before commit");
+          };
+          try {
+            inbox.processBatch(c, "billing", events(ids[1]), crashes);
+          } catch (InboxHandlerException expected) {
+            c.rollback();
+          }
+        }
+        return null;
+      });
+      assertThat(firstInserted.await(30, TimeUnit.SECONDS)).isTrue();
+
+      Future<List<InboxResult>> second = pool.submit(() -> inbox.processBatchAndCommit("billing", events(ids),
+          eventEffect(new ArrayList<>())));
+      releaseFirst.countDown();
+      first.get(30, TimeUnit.SECONDS);
+
+      assertThat(duplicateFlags(second.get(30, TimeUnit.SECONDS))).containsExactly(false, false);
+      assertThat(effectCount(ids[0])).isEqualTo(1);
+      assertThat(effectCount(ids[1])).isEqualTo(1);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aBatchReadsItsRecordedEventsWithoutWaitingForAnotherTransactionsNewOne() throws Exception {
+    String[] ids = ids(13);
+    batchCommitted(events(Arrays.copyOfRange(ids, 0, 12)), (Connection conn, InboxEvent event) -> null);
+    List<InboxEvent> batch = events(ids[1], ids[3], ids[5], ids[7], ids[8], ids[9], ids[10], ids[11], ids[12]);
+    List<InboxResult> results;
+
+    try (Connection holder = ds.getConnection(); Connection c = ds.getConnection()) {
+      holder.setAutoCommit(false);
+      // a new event of another transaction, not committed, among the recorded ones in key order
+      inbox.process(holder, "billing", "e11x" + ids[0].substring(2), "{}", conn -> null);
+      c.setAutoCommit(false);
+      try (Statement st = c.createStatement()) {
+        // a lock wait fails within a second instead of hanging until the holder ends
+        if (dialect() == JdbcDialect.POSTGRESQL) {
+          st.execute("SET LOCAL lock_timeout = '1s'");
+        } else if (dialect() == JdbcDialect.MARIADB) {
+          st.execute("SET SESSION innodb_lock_wait_timeout = 1");
+        }
+      }
+      try {
+        results = inbox.processBatch(c, "billing", batch, eventEffect(new ArrayList<>()));
+        c.commit();
+      } finally {
+        holder.rollback();
+        if (dialect() == JdbcDialect.MARIADB) {
+          try (Statement st = c.createStatement()) {
+            st.execute("SET SESSION innodb_lock_wait_timeout = DEFAULT");
+          }
+        }
+      }
+    }
+
+    assertThat(duplicateFlags(results)).containsExactly(true, true, true, true, true, true, true, true, false);
+    assertThat(effectCount(ids[12])).isEqualTo(1);
+  }
+
+  /** The real connection, recording the SQL of every statement prepared on it by its first word. */
+  static Connection recording(Connection real, Map<String, List<String>> prepared) {
+    return (Connection) Proxy.newProxyInstance(InboxContract.class.getClassLoader(), new Class<?>[] {Connection.class},
+        (proxy, method, args) -> {
+          if (method.getName().equals("prepareStatement")) {
+            String sql = ((String) args[0]).strip();
+            String verb = sql.replaceFirst("^\\(+", "").split("\\s+", 2)[0].toUpperCase(Locale.ROOT);
+            prepared.computeIfAbsent(verb, k -> new ArrayList<>()).add(sql);
+          }
+          try {
+            return method.invoke(real, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+  }
+
+  @Test
+  void aBatchIsWrittenWithOneInsertOnPostgresAndMariaDb() throws Exception {
+    String[] ids = ids(10);
+    processCommitted("billing", ids[7], "{\"id\":\"" + ids[7] + "\"}");
+    List<InboxEvent> large = events(ids);
+    large.add(large.get(3));
+    List<InboxEvent> small = events(ids(3));
+    Map<String, List<String>> forLarge = new HashMap<>();
+    Map<String, List<String>> forSmall = new HashMap<>();
+    InboxEventHandler resultOnly = (c, event) -> "r " + event.eventId();
+
+    try (Connection real = ds.getConnection()) {
+      real.setAutoCommit(false);
+      inbox.processBatch(recording(real, forLarge), "billing", large, resultOnly);
+      inbox.processBatch(recording(real, forSmall), "billing", small, resultOnly);
+      real.commit();
+    }
+
+    boolean oneStatement = dialect() != JdbcDialect.H2;
+    assertThat(forLarge.get("INSERT")).as("inserts for 10 distinct ids").hasSize(oneStatement ? 1 : 10);
+    assertThat(forLarge.get("SELECT")).as("one locking read for the stored one").hasSize(1);
+    assertThat(forLarge.get("UPDATE")).as("one JDBC batch for the results").hasSize(1);
+    assertThat(forSmall.get("SELECT")).as("no read when every event is new").isNull();
+    if (dialect() == JdbcDialect.POSTGRESQL) {
+      assertThat(forSmall.get("INSERT")).as("one SQL text whatever the batch size").isEqualTo(forLarge.get("INSERT"));
+    }
+    assertThat(inboxCount("result LIKE 'r %'")).isEqualTo(9 + 3);
+  }
+
+  @Test
+  void aBatchOfTheLargestSizeIsWrittenAndReadBackAtOnce() throws Exception {
+    Inbox large = Inbox.builder(ds).table(inbox.table()).clock(clock).maxBatchSize(10_000).build();
+    String[] ids = ids(10_000);
+    List<InboxEvent> batch = events(ids);
+    InboxEventHandler everyHundredth = (c, event) -> event.eventId().startsWith("e1") ? null : "r";
+
+    List<InboxResult> first = large.processBatchAndCommit("billing", batch, everyHundredth);
+    List<InboxResult> again = large.processBatchAndCommit("billing", batch, everyHundredth);
+
+    assertThat(duplicateFlags(first)).containsOnly(false).hasSize(10_000);
+    assertThat(duplicateFlags(again)).containsOnly(true).hasSize(10_000);
+    assertThat(resultTexts(again)).isEqualTo(resultTexts(first));
+    assertThat(inboxCount("consumer = 'billing'")).isEqualTo(10_000);
+  }
+
+  @Test
+  void badBatchInputIsRefusedBeforeAnyWrite() throws Exception {
+    InboxEventHandler none = (c, event) -> null;
+    List<InboxEvent> oversized = events(ids(1001));
+
+    try (Connection c = ds.getConnection()) {
+      assertThatThrownBy(() -> inbox.processBatch(c, "billing", events("x"), none))
+          .as("auto-commit on").isInstanceOf(IllegalStateException.class).hasMessageContaining("auto-commit");
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> inbox.processBatch(c, "billing", List.of(), none))
+          .isInstanceOf(IllegalArgumentException.class).hasMessage("events must not be empty");
+      assertThatThrownBy(() -> inbox.processBatch(c, "billing", oversized, none))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("a batch of 1001 events is larger than maxBatchSize 1000: split it, or raise maxBatchSize"
+              + " (at most 10000)");
+      assertThatThrownBy(() -> inbox.processBatch(c, "billing", Arrays.asList(event("x", "{}"), null), none))
+          .isInstanceOf(NullPointerException.class).hasMessage("events[1]");
+      assertThatThrownBy(() -> inbox.processBatch(c, "", events("x"), none))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("consumer");
+      assertThatThrownBy(() -> inbox.processBatch(c, "billing", events("big"),
+          (Connection conn, InboxEvent event) -> "r".repeat(5000)))
+          .isInstanceOf(InboxHandlerException.class).hasMessageContaining("big").hasMessageContaining("at most 4000");
+      c.rollback();
+    }
+    assertThatThrownBy(() -> InboxEvent.of("x".repeat(256), new byte[0]))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("eventId must be 1 to 255 characters, got 256");
+    assertThatThrownBy(() -> new InboxEvent("x", "", new byte[0]))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("source");
+    assertThatThrownBy(() -> InboxEvent.of("x", null)).isInstanceOf(NullPointerException.class).hasMessage("payload");
+    assertThatThrownBy(() -> Inbox.builder(ds).maxBatchSize(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("maxBatchSize must be 1 to 10000, got 0");
+    assertThatThrownBy(() -> Inbox.builder(ds).maxBatchSize(10_001))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("maxBatchSize must be 1 to 10000, got 10001");
+
+    assertThat(inbox.contains("billing", "x")).isFalse();
+    assertThat(inbox.contains("billing", "big")).isFalse();
   }
 }

@@ -1,0 +1,376 @@
+package dev.idem.bench.outbox;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.bench.outbox.BenchSupport.Cpu;
+import dev.idem.jdbc.JdbcDialect;
+import dev.idem.kafka.KafkaConsumerListener;
+import dev.idem.kafka.KafkaInboxConsumer;
+import dev.idem.kafka.KafkaTransport;
+import dev.idem.outbox.Inbox;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Consumer throughput with the inbox on PostgreSQL against the same consumer without it, side by side in one run.
+ *
+ * <p>A Kafka broker runs in a JVM of its own ({@link KafkaBenchBroker}); a topic of one partition is filled once with
+ * {@code --events} records (256 B JSON, the {@code idem-event-id} header). Every measurement reads the whole topic
+ * with a new consumer group, {@code max.poll.records} = {@code --batch}, and for each poll opens one PostgreSQL
+ * transaction, applies the effects (one {@code INSERT} per record into an effect table), commits, then commits the
+ * offset. The clock runs from subscribing to the commit of the transaction of the last record.
+ *
+ * <ul>
+ *   <li>{@code baseline}: that loop written by hand, no inbox.</li>
+ *   <li>{@code inbox}: {@link KafkaInboxConsumer}: the same, plus the inbox rows of the batch written in one statement
+ *       ({@link Inbox#processBatch}) before the effects.</li>
+ *   <li>{@code inbox 1x1} (with {@code --one-by-one true}): the hand-written loop calling {@link Inbox#process} once
+ *       per record in the batch's transaction, i.e. an inbox row (insert, then update) per record.</li>
+ * </ul>
+ * Effects come in two styles ({@code --effects}): {@code per-record}, one {@code executeUpdate} per record (what a
+ * handler of one record does), and {@code batched}, one JDBC batch for the records of a poll (what a batch handler
+ * does; the pool sets {@code reWriteBatchedInserts}, so that batch is one multi-row insert). The inbox and effect
+ * tables hold {@code --prefill} rows from the start, analysed. Variants alternate order between repeats; one priming
+ * run is discarded. CPU per event is read from {@code /proc} (this JVM, without the broker, and the PostgreSQL
+ * backends).
+ *
+ * <pre>
+ * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.KafkaInboxBench [--events 100000] [--batch 100]
+ *     [--repeats 3] [--effects per-record,batched] [--prefill 100000] [--one-by-one true]
+ * </pre>
+ */
+public final class KafkaInboxBench {
+  private final int events;
+  private final int batch;
+  private final String bootstrap;
+  private final HikariDataSource pool;
+  private final String inboxTable;
+  private final String effects;
+  private final String topic;
+  private final Inbox inbox;
+
+  private KafkaInboxBench(int events, int batch, String bootstrap, HikariDataSource pool, String inboxTable,
+      String effects, String topic) {
+    this.events = events;
+    this.batch = batch;
+    this.bootstrap = bootstrap;
+    this.pool = pool;
+    this.inboxTable = inboxTable;
+    this.effects = effects;
+    this.topic = topic;
+    this.inbox = Inbox.builder(pool).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build();
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> f = BenchSupport.flags(args);
+    int events = Integer.parseInt(f.getOrDefault("events", "100000"));
+    int batch = Integer.parseInt(f.getOrDefault("batch", "100"));
+    int repeats = Integer.parseInt(f.getOrDefault("repeats", "3"));
+    int prefill = Integer.parseInt(f.getOrDefault("prefill", "100000"));
+    boolean oneByOne = Boolean.parseBoolean(f.getOrDefault("one-by-one", "true"));
+    List<String> styles = List.of(f.getOrDefault("effects", "per-record,batched").split(","));
+    Process broker = startBroker();
+    String inboxTable = BenchSupport.uniqueTable("kbench_in");
+    String effects = BenchSupport.uniqueTable("kbench_fx");
+    HikariDataSource pool = BenchSupport.pool(BenchSupport.postgresUrl(f), BenchSupport.postgresUser(f), 2,
+        "kafka-bench", Map.of("reWriteBatchedInserts", "true"));
+    try {
+      String bootstrap = bootstrapOf(broker);
+      String topic = "idem-bench-" + UUID.randomUUID().toString().substring(0, 8);
+      KafkaInboxBench bench = new KafkaInboxBench(events, batch, bootstrap, pool, inboxTable, effects, topic);
+      System.out.println(BenchSupport.fmt("Kafka inbox benchmark: %d events, batch %d, %d repeats, prefill %d,"
+          + " load %s", events, batch, repeats, prefill, BenchSupport.loadAverage()));
+      bench.setUp(prefill);
+      List<String> variants = new ArrayList<>(List.of("baseline", "inbox"));
+      if (oneByOne) {
+        variants.add("inbox 1x1");
+      }
+      bench.run("baseline", styles.get(0)); // priming, discarded
+      Map<String, List<Run>> runs = new LinkedHashMap<>();
+      for (int r = 1; r <= repeats; r++) {
+        for (String style : styles) {
+          List<String> order = new ArrayList<>(variants);
+          if (r % 2 == 0) {
+            java.util.Collections.reverse(order);
+          }
+          for (String variant : order) {
+            Run run = bench.run(variant, style);
+            run.repeat = r;
+            runs.computeIfAbsent(style + "|" + variant, k -> new ArrayList<>()).add(run);
+            System.out.println(BenchSupport.fmt("  repeat %d %-10s %-10s %8.0f events/s  cpu %5.1f us/event (jvm)"
+                + " %5.1f us/event (postgres)", r, style, variant, run.rate, run.jvmMicros, run.dbMicros));
+          }
+        }
+      }
+      report(runs, styles, variants, repeats);
+    } finally {
+      broker.getOutputStream().close();
+      broker.waitFor(30, TimeUnit.SECONDS);
+      broker.destroyForcibly();
+      try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + inboxTable);
+        st.execute("DROP TABLE IF EXISTS " + effects);
+      }
+      pool.close();
+    }
+  }
+
+  private static Process startBroker() throws Exception {
+    Path log = Path.of(System.getProperty("java.io.tmpdir"), "idem-kafka-bench-broker.log");
+    return new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
+        "-cp", System.getProperty("java.class.path"), KafkaBenchBroker.class.getName())
+        .redirectError(log.toFile()).start();
+  }
+
+  private static String bootstrapOf(Process broker) throws Exception {
+    BufferedReader out = new BufferedReader(new InputStreamReader(broker.getInputStream(), StandardCharsets.UTF_8));
+    String line;
+    while ((line = out.readLine()) != null) {
+      if (line.startsWith("BOOTSTRAP ")) {
+        return line.substring("BOOTSTRAP ".length()).trim();
+      }
+    }
+    throw new IllegalStateException("the broker ended before it was ready; see its log in java.io.tmpdir");
+  }
+
+  private void setUp(int prefill) throws Exception {
+    inbox.createSchemaIfMissing();
+    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + effects + " (id BIGSERIAL PRIMARY KEY, event_id VARCHAR(64) NOT NULL,"
+          + " amount INTEGER NOT NULL)");
+      st.execute("INSERT INTO " + inboxTable + " (consumer, event_id, source, payload_hash, received_at, processed_at)"
+          + " SELECT 'prefill', md5(g::text), 'kafka:prefill', repeat('0', 64), 0, 0 FROM generate_series(1, "
+          + prefill + ") g");
+      st.execute("INSERT INTO " + effects + " (event_id, amount) SELECT md5(g::text), 1 FROM generate_series(1, "
+          + prefill + ") g");
+      st.execute("VACUUM ANALYZE " + inboxTable);
+      st.execute("VACUUM ANALYZE " + effects);
+    }
+    Properties admin = new Properties();
+    admin.put("bootstrap.servers", bootstrap);
+    try (Admin a = Admin.create(admin)) {
+      a.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
+      a.createTopics(List.of(new NewTopic(topic + ".dlt", 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
+    }
+    Map<String, Object> config = new HashMap<>();
+    config.put("bootstrap.servers", bootstrap);
+    config.put("key.serializer", StringSerializer.class.getName());
+    config.put("value.serializer", ByteArraySerializer.class.getName());
+    config.put("acks", "all");
+    config.put("linger.ms", "5");
+    String pad = "x".repeat(200);
+    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
+      for (int i = 0; i < events; i++) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(KafkaTransport.EVENT_ID_HEADER, UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
+        byte[] value = ("{\"n\":" + i + ",\"pad\":\"" + pad + "\"}").getBytes(StandardCharsets.UTF_8);
+        producer.send(new ProducerRecord<>(topic, null, "agg-" + (i % 1000), value, headers));
+      }
+      producer.flush();
+    }
+  }
+
+  private Run run(String variant, String style) throws Exception {
+    String group = "bench-" + UUID.randomUUID();
+    long db0 = Cpu.ticksOf("postgres");
+    long cpu0 = Cpu.self();
+    long start = System.nanoTime();
+    long end = variant.equals("inbox") ? runInbox(group, style) : runHandWritten(group, style,
+        variant.equals("inbox 1x1"));
+    long cpu1 = Cpu.self();
+    long db1 = Cpu.ticksOf("postgres");
+    double seconds = (end - start) / 1e9;
+    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+      st.execute("ANALYZE " + inboxTable); // the runs add rows; keep the statistics current, as autovacuum would
+    }
+    return new Run(events / seconds, Cpu.ticksToMicros(cpu1 - cpu0) / events, Cpu.ticksToMicros(db1 - db0) / events);
+  }
+
+  private Map<String, Object> consumerConfig(String group) {
+    Map<String, Object> c = new HashMap<>();
+    c.put("bootstrap.servers", bootstrap);
+    c.put("group.id", group);
+    return c;
+  }
+
+  /** Runs {@link KafkaInboxConsumer} until the last record's transaction committed; returns that moment. */
+  private long runInbox(String group, String style) throws Exception {
+    CountDownLatch done = new CountDownLatch(1);
+    AtomicLong end = new AtomicLong();
+    KafkaConsumerListener listener = new KafkaConsumerListener() {
+      @Override
+      public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
+          int duplicates) {
+        if (nextOffset >= events) {
+          end.set(System.nanoTime());
+          done.countDown();
+        }
+      }
+    };
+    String insert = "INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)";
+    KafkaInboxConsumer.Builder b = KafkaInboxConsumer.builder(consumerConfig(group), inbox, List.of(topic))
+        .batchSize(batch).listener(listener);
+    if (style.equals("batched")) {
+      b.batchHandler((c, records) -> {
+        try (PreparedStatement ps = c.prepareStatement(insert)) {
+          for (ConsumerRecord<String, byte[]> r : records) {
+            ps.setString(1, eventId(r));
+            ps.addBatch();
+          }
+          ps.executeBatch();
+        }
+        return null;
+      });
+    } else {
+      b.handler((c, r) -> {
+        try (PreparedStatement ps = c.prepareStatement(insert)) {
+          ps.setString(1, eventId(r));
+          ps.executeUpdate();
+        }
+        return null;
+      });
+    }
+    try (KafkaInboxConsumer consumer = b.build().start()) {
+      if (!done.await(10, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("the inbox consumer did not finish within 10 minutes");
+      }
+    }
+    return end.get();
+  }
+
+  /** The same loop by hand: poll, one transaction per partition batch, offset commit after it. */
+  private long runHandWritten(String group, String style, boolean inboxOneByOne) throws Exception {
+    Map<String, Object> config = consumerConfig(group);
+    config.put("enable.auto.commit", "false");
+    config.put("key.deserializer", StringDeserializer.class.getName());
+    config.put("value.deserializer", ByteArrayDeserializer.class.getName());
+    config.put("max.poll.records", batch);
+    config.put("auto.offset.reset", "earliest");
+    config.put("isolation.level", "read_committed");
+    String insert = "INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)";
+    long end = 0;
+    long next = 0;
+    try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config)) {
+      consumer.subscribe(List.of(topic));
+      while (next < events) {
+        ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(500));
+        for (TopicPartition tp : records.partitions()) {
+          List<ConsumerRecord<String, byte[]>> rs = records.records(tp);
+          try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            if (inboxOneByOne) {
+              for (ConsumerRecord<String, byte[]> r : rs) {
+                inbox.process(c, group, eventId(r), "kafka:" + topic, r.value(), conn -> {
+                  try (PreparedStatement ps = conn.prepareStatement(insert)) {
+                    ps.setString(1, eventId(r));
+                    ps.executeUpdate();
+                  }
+                  return null;
+                });
+              }
+            } else if (style.equals("batched")) {
+              try (PreparedStatement ps = c.prepareStatement(insert)) {
+                for (ConsumerRecord<String, byte[]> r : rs) {
+                  ps.setString(1, eventId(r));
+                  ps.addBatch();
+                }
+                ps.executeBatch();
+              }
+            } else {
+              for (ConsumerRecord<String, byte[]> r : rs) {
+                // the same code as the inbox variant's handler of one record
+                try (PreparedStatement ps = c.prepareStatement(insert)) {
+                  ps.setString(1, eventId(r));
+                  ps.executeUpdate();
+                }
+              }
+            }
+            c.commit();
+            c.setAutoCommit(true);
+          } catch (SQLException e) {
+            throw new IllegalStateException(e);
+          }
+          next = rs.get(rs.size() - 1).offset() + 1;
+          if (next >= events) {
+            end = System.nanoTime();
+          }
+          consumer.commitSync(Map.of(tp, new OffsetAndMetadata(next)));
+        }
+      }
+    }
+    return end;
+  }
+
+  private static String eventId(ConsumerRecord<String, byte[]> r) {
+    return new String(r.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER).value(), StandardCharsets.UTF_8);
+  }
+
+  private static void report(Map<String, List<Run>> runs, List<String> styles, List<String> variants, int repeats) {
+    System.out.println();
+    System.out.println("| effects | variant | events/s, median (min-max) | CPU us/event jvm + postgres | ratio to baseline"
+        + " [inverse CPU ratio] |");
+    System.out.println("| --- | --- | ---: | ---: | --- |");
+    for (String style : styles) {
+      List<Run> base = runs.get(style + "|baseline");
+      for (String variant : variants) {
+        List<Run> rs = runs.get(style + "|" + variant);
+        double[] rates = rs.stream().mapToDouble(r -> r.rate).toArray();
+        double[] ratios = new double[repeats];
+        double[] cpuRatios = new double[repeats];
+        for (int i = 0; i < repeats; i++) {
+          ratios[i] = rs.get(i).rate / base.get(i).rate;
+          cpuRatios[i] = (base.get(i).jvmMicros + base.get(i).dbMicros) / (rs.get(i).jvmMicros + rs.get(i).dbMicros);
+        }
+        double jvm = BenchSupport.median(rs.stream().mapToDouble(r -> r.jvmMicros).toArray());
+        double db = BenchSupport.median(rs.stream().mapToDouble(r -> r.dbMicros).toArray());
+        System.out.println(BenchSupport.fmt("| %s | %s | %,.0f (%,.0f-%,.0f) | %.1f + %.1f | %.2f (%.2f-%.2f) [%.2f] |",
+            style, variant, BenchSupport.median(rates), BenchSupport.min(rates), BenchSupport.max(rates), jvm, db,
+            BenchSupport.median(ratios), BenchSupport.min(ratios), BenchSupport.max(ratios),
+            BenchSupport.median(cpuRatios)));
+      }
+    }
+  }
+
+  private static final class Run {
+    final double rate;
+    final double jvmMicros;
+    final double dbMicros;
+    int repeat;
+
+    Run(double rate, double jvmMicros, double dbMicros) {
+      this.rate = rate;
+      this.jvmMicros = jvmMicros;
+      this.dbMicros = dbMicros;
+    }
+  }
+}

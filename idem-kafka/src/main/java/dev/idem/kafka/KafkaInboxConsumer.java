@@ -1,0 +1,912 @@
+package dev.idem.kafka;
+
+import dev.idem.core.StoreException;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxBatchHandler;
+import dev.idem.outbox.InboxEvent;
+import dev.idem.outbox.InboxEventHandler;
+import dev.idem.outbox.InboxHandlerException;
+import dev.idem.outbox.InboxPayloadMismatchException;
+import dev.idem.outbox.InboxResult;
+import dev.idem.outbox.OutboxTransport;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Consumes Kafka topics exactly once per event id: the records of each partition that one poll returns are processed
+ * through the {@link Inbox} in one database transaction (the inbox rows of the batch written in one statement on
+ * PostgreSQL and MariaDB, the handler's effects on the same connection), and the partition's offset is committed only
+ * after that transaction has committed.
+ *
+ * <ul>
+ *   <li>A crash or a rebalance between the database commit and the offset commit redelivers the batch to whichever
+ *       consumer of the group owns the partition next; the inbox finds every event and skips it.</li>
+ *   <li>A crash before the database commit rolls the effects back with the inbox rows: the batch runs again.</li>
+ *   <li>Committing the offset before processing (the other classic mistake) would lose the batch on a crash; this
+ *       consumer never does.</li>
+ * </ul>
+ *
+ * <table>
+ *   <caption>What happens to a record</caption>
+ *   <tr><th>Outcome</th><th>Then</th></tr>
+ *   <tr><td>processed with its batch, or a duplicate</td><td>offset committed past the batch</td></tr>
+ *   <tr><td>the batch failed (the handler threw, a payload mismatch)</td><td>rolled back, then the records of the
+ *       batch are processed one at a time, each committed on its own, to find the failing one</td></tr>
+ *   <tr><td>the handler failed on this record</td><td>the partition goes back to it and pauses, 1 s doubling to
+ *       30 s ({@link Builder#failurePause}), while the other partitions go on</td></tr>
+ *   <tr><td>the same, the {@link Builder#maxAttempts}-th time (default 5)</td><td>sent to the dead-letter topic with
+ *       its attempt history in headers, offset committed past it</td></tr>
+ *   <tr><td>the id was processed before with another payload; no event id; an id the inbox cannot hold; a value
+ *       larger than {@link Builder#maxPayloadBytes}</td><td>sent to the dead-letter topic at once</td></tr>
+ *   <tr><td>the database is away ({@link StoreException}, or a connection error from the handler)</td><td>paused and
+ *       tried again without counting an attempt</td></tr>
+ * </table>
+ *
+ * <h2>Event ids</h2>
+ * The event id is the {@value KafkaTransport#EVENT_ID_HEADER} header, which {@link KafkaTransport} sets to the outbox
+ * event id, so a copy published twice by a relay (it crashed after sending, before marking the event delivered) is
+ * recognised too. Records from other producers need a {@link Builder#eventId fallback}: {@link #OFFSET_ID} names a
+ * record by its topic, partition and offset, which recognises redeliveries but not a producer's duplicates.
+ *
+ * <h2>Dead letters</h2>
+ * A record is dead-lettered to {@code <topic>.dlt} by default ({@link Builder#deadLetterTopic}), with its key, value
+ * and headers, plus {@code idem-dlt-reason}, {@code idem-dlt-consumer}, {@code idem-dlt-topic},
+ * {@code idem-dlt-partition}, {@code idem-dlt-offset}, {@code idem-dlt-attempts} and one {@code idem-dlt-attempt-<n>}
+ * header per failure ({@code <time> <error>}). It is not recorded in the inbox, so that an operator can publish it
+ * again once the cause is fixed. The dead-letter topics must exist: {@link #start} checks. A crash between the
+ * dead-letter send and the offset commit can dead-letter a record twice, with the same event id.
+ *
+ * <pre>{@code
+ * Inbox inbox = Inbox.builder(dataSource).build();
+ * try (KafkaInboxConsumer consumer = KafkaInboxConsumer.builder(
+ *         Map.of("bootstrap.servers", "127.0.0.1:9092", "group.id", "billing"), inbox, List.of("payments"))
+ *     .handler((connection, record) -> {
+ *       applyPayment(connection, record.value());
+ *       return null;
+ *     })
+ *     .build()
+ *     .start()) {
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>Each consumer polls on one thread of its own, as Kafka's consumer requires; run several consumers with the same
+ * group id (in one JVM or many) for more throughput, up to one per partition. Failure counts are kept in memory (at
+ * most 10,000 records) and start again after a restart or when a partition moves. Thread-safe: {@link #start} and
+ * {@link #close} may be called from any thread.
+ */
+public final class KafkaInboxConsumer implements AutoCloseable {
+  /** The event id of a record from its position: {@code <topic>-<partition>@<offset>}. */
+  public static final Function<ConsumerRecord<String, byte[]>, String> OFFSET_ID =
+      r -> r.topic() + '-' + r.partition() + '@' + r.offset();
+
+  private static final System.Logger LOG = System.getLogger(KafkaInboxConsumer.class.getName());
+  private static final int MAX_TRACKED_FAILURES = 10_000;
+  private static final int MAX_HISTORY = 20;
+  private static final int MAX_ERROR_CHARS = 500;
+  private static final Duration MAX_PAUSE = Duration.ofSeconds(30);
+
+  private final String name;
+  private final Inbox inbox;
+  private final List<String> topics;
+  private final KafkaRecordHandler recordHandler;
+  private final KafkaBatchHandler batchHandler;
+  private final Map<String, Object> consumerConfig;
+  private final Map<String, Object> producerConfig;
+  private final Function<String, String> deadLetterTopic;
+  private final Function<ConsumerRecord<String, byte[]>, String> eventIdFallback;
+  private final int maxAttempts;
+  private final int maxPayloadBytes;
+  private final Duration failurePause;
+  private final Duration pollTimeout;
+  private final Duration sendTimeout;
+  private final Duration closeTimeout;
+  private final KafkaConsumerListener listener;
+  private final Clock clock;
+
+  private final Object lifecycle = new Object();
+  private final Map<String, Failures> failures = new LinkedHashMap<>(64, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Failures> eldest) {
+      return size() > MAX_TRACKED_FAILURES;
+    }
+  };
+  private final Map<TopicPartition, Long> pausedUntil = new HashMap<>();
+  private Consumer<String, byte[]> consumer;
+  private Producer<String, byte[]> deadLetters;
+  private Thread thread;
+  private boolean started;
+  private volatile boolean closed;
+  private int storeFailures;
+  private int pollFailures;
+
+  private KafkaInboxConsumer(Builder b) {
+    this.inbox = b.inbox;
+    this.topics = List.copyOf(b.topics);
+    this.recordHandler = b.recordHandler;
+    this.batchHandler = b.batchHandler;
+    this.consumerConfig = b.consumerConfig();
+    this.name = b.name != null ? b.name : consumerConfig.get(ConsumerConfig.GROUP_ID_CONFIG).toString();
+    this.producerConfig = b.producerConfig();
+    this.deadLetterTopic = b.deadLetterTopic;
+    this.eventIdFallback = b.eventIdFallback;
+    this.maxAttempts = b.maxAttempts;
+    this.maxPayloadBytes = b.maxPayloadBytes;
+    this.failurePause = b.failurePause;
+    this.pollTimeout = b.pollTimeout;
+    this.sendTimeout = b.sendTimeout;
+    this.closeTimeout = b.closeTimeout;
+    this.listener = b.listener;
+    this.clock = b.clock;
+  }
+
+  /**
+   * A consumer of {@code topics}.
+   *
+   * @param config the Kafka consumer configuration: at least {@code bootstrap.servers} and {@code group.id}; the
+   *     group id is also the inbox's consumer name unless {@link Builder#name} sets another
+   * @param inbox the inbox; its data source runs the transactions
+   */
+  public static Builder builder(Map<String, ?> config, Inbox inbox, Collection<String> topics) {
+    return new Builder(config, inbox, topics);
+  }
+
+  /** The inbox's consumer name: deduplication is per name and event id. */
+  public String name() {
+    return name;
+  }
+
+  public List<String> topics() {
+    return topics;
+  }
+
+  /**
+   * Checks that the topics and their dead-letter topics exist, subscribes, and starts polling on a thread of its own.
+   * Starts once.
+   *
+   * @return this consumer
+   * @throws IllegalStateException when Kafka is unreachable or a topic is missing
+   */
+  public KafkaInboxConsumer start() {
+    synchronized (lifecycle) {
+      if (started || closed) {
+        throw new IllegalStateException("consumer '" + name + "' was started or closed already; build a new one");
+      }
+      started = true;
+      Consumer<String, byte[]> c = new KafkaConsumer<>(new HashMap<>(consumerConfig));
+      try {
+        for (String topic : topics) {
+          requireTopic(c, topic, "topic");
+          requireTopic(c, deadLetterTopic.apply(topic), "dead-letter topic");
+        }
+        c.subscribe(topics, new Rebalance());
+      } catch (RuntimeException e) {
+        c.close(Duration.ZERO);
+        throw e;
+      }
+      consumer = c;
+      deadLetters = new KafkaProducer<>(new HashMap<>(producerConfig));
+      thread = new Thread(this::run, "idem-kafka-" + name);
+      thread.setDaemon(true);
+      thread.start();
+      return this;
+    }
+  }
+
+  private void requireTopic(Consumer<String, byte[]> c, String topic, String what) {
+    List<PartitionInfo> partitions;
+    try {
+      partitions = c.partitionsFor(topic, sendTimeout);
+    } catch (KafkaException e) {
+      throw new IllegalStateException("consumer '" + name + "' cannot read the metadata of " + what + " '" + topic
+          + "': " + OutboxTransport.describe(e) + ". Check that Kafka is reachable.", e);
+    }
+    if (partitions == null || partitions.isEmpty()) {
+      throw new IllegalStateException("consumer '" + name + "': " + what + " '" + topic + "' does not exist; create it"
+          + " before starting the consumer");
+    }
+  }
+
+  private void run() {
+    try {
+      while (!closed) {
+        resumeDue();
+        ConsumerRecords<String, byte[]> records;
+        try {
+          records = consumer.poll(pollTimeout);
+          pollFailures = 0;
+        } catch (WakeupException e) {
+          continue; // close() woke the poll up; the loop condition decides
+        } catch (KafkaException | IllegalStateException e) {
+          safely(() -> listener.pollFailed(name, e));
+          LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': polling failed ("
+              + OutboxTransport.describe(e) + "); polling again after a pause");
+          pause(backoff(++pollFailures));
+          continue;
+        }
+        for (TopicPartition partition : records.partitions()) {
+          if (closed) {
+            break; // the rest is redelivered to the partitions' next owner
+          }
+          List<ConsumerRecord<String, byte[]>> batch = records.records(partition);
+          try {
+            processPartition(partition, batch);
+          } catch (RuntimeException | LinkageError | AssertionError e) {
+            // never end the loop: go back to the batch and try again later
+            LOG.log(System.Logger.Level.ERROR, "consumer '" + name + "': unexpected failure on " + partition, e);
+            seekAndPause(partition, batch.get(0).offset(), backoff(1));
+          }
+        }
+      }
+    } finally {
+      closeClients();
+    }
+  }
+
+  /** Processes the records one poll returned for one partition, in offset order. */
+  private void processPartition(TopicPartition partition, List<ConsumerRecord<String, byte[]>> records) {
+    List<Prepared> segment = new ArrayList<>(records.size());
+    for (ConsumerRecord<String, byte[]> record : records) {
+      String refusal = refusal(record);
+      Prepared prepared = refusal == null ? prepare(record) : null;
+      if (prepared == null && refusal == null) {
+        refusal = "invalid_event_id";
+      }
+      if (refusal == null && !failures.containsKey(key(record))) {
+        segment.add(prepared);
+        continue;
+      }
+      if (refusal == null) {
+        // it failed before: alone first, so that its retries do not roll back the records after it
+        if (!segment.isEmpty() && !process(partition, segment)) {
+          return;
+        }
+        segment = new ArrayList<>();
+        if (!process(partition, List.of(prepared))) {
+          return;
+        }
+        continue;
+      }
+      if (!segment.isEmpty() && !process(partition, segment)) {
+        return;
+      }
+      segment = new ArrayList<>();
+      if (!deadLetter(partition, record, refusal, 0, List.of())) {
+        return;
+      }
+    }
+    if (!segment.isEmpty()) {
+      process(partition, segment);
+    }
+  }
+
+  private String refusal(ConsumerRecord<String, byte[]> record) {
+    if (record.value() != null && record.value().length > maxPayloadBytes) {
+      return "too_large";
+    }
+    Header header = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
+    if (header == null && eventIdFallback == null) {
+      return "missing_event_id";
+    }
+    return null;
+  }
+
+  /** The record with its event id, or null when the id is not one the inbox can hold. */
+  private Prepared prepare(ConsumerRecord<String, byte[]> record) {
+    Header header = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
+    String id;
+    try {
+      id = header != null ? decode(header.value()) : eventIdFallback.apply(record);
+    } catch (RuntimeException | CharacterCodingException e) {
+      return null;
+    }
+    if (id == null || id.isEmpty() || id.length() > 255 || id.chars().anyMatch(Character::isISOControl)) {
+      return null;
+    }
+    byte[] payload = record.value() == null ? new byte[0] : record.value();
+    String source = "kafka:" + record.topic();
+    return new Prepared(record, new InboxEvent(id, source.length() > 255 ? source.substring(0, 255) : source,
+        payload));
+  }
+
+  private static String decode(byte[] bytes) throws CharacterCodingException {
+    if (bytes == null) {
+      return null;
+    }
+    return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+  }
+
+  /**
+   * Processes {@code records} (consecutive offsets of one partition) in one transaction and commits the offset past
+   * them; on a failure, falls back to one record at a time.
+   *
+   * @return true when the partition may go on past these records, false when it was sent back and paused
+   */
+  private boolean process(TopicPartition partition, List<Prepared> records) {
+    try {
+      commitBatch(partition, records);
+      storeFailures = 0;
+      return true;
+    } catch (VirtualMachineError e) {
+      seekAndPause(partition, records.get(0).record.offset(), backoff(1));
+      throw e;
+    } catch (RuntimeException | Error e) {
+      if (isStoreFailure(e)) {
+        safely(() -> listener.failed(name, records.get(0).record, 0, e));
+        LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': the database failed on " + partition + " ("
+            + OutboxTransport.describe(e) + "); trying again after a pause");
+        seekAndPause(partition, records.get(0).record.offset(), backoff(++storeFailures));
+        return false;
+      }
+      if (records.size() > 1) {
+        for (Prepared p : records) {
+          if (!process(partition, List.of(p))) {
+            return false;
+          }
+        }
+        return true;
+      }
+      return failed(partition, records.get(0), e);
+    }
+  }
+
+  /** One record failed on its own: count it, then pause or dead-letter it. */
+  private boolean failed(TopicPartition partition, Prepared p, Throwable e) {
+    ConsumerRecord<String, byte[]> record = p.record;
+    Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
+    String key = key(record);
+    Failures f = failures.computeIfAbsent(key, k -> new Failures());
+    f.add(clock.instant(), cause);
+    if (e instanceof InboxPayloadMismatchException) {
+      boolean sent = deadLetter(partition, record, "payload_mismatch", f.count, f.history);
+      if (sent) {
+        failures.remove(key);
+      }
+      return sent;
+    }
+    int attempts = f.count;
+    safely(() -> listener.failed(name, record, attempts, cause));
+    if (attempts >= maxAttempts) {
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': event " + p.event.eventId() + " at " + key
+          + " failed " + attempts + " times (" + OutboxTransport.describe(cause) + "); dead-lettering it");
+      boolean sent = deadLetter(partition, record, "handler_failed", attempts, f.history);
+      if (sent) {
+        failures.remove(key);
+      }
+      return sent;
+    }
+    LOG.log(System.Logger.Level.INFO, "consumer '" + name + "': event " + p.event.eventId() + " at " + key
+        + " failed (attempt " + attempts + " of " + maxAttempts + "): " + OutboxTransport.describe(cause));
+    seekAndPause(partition, record.offset(), backoff(attempts));
+    return false;
+  }
+
+  private void commitBatch(TopicPartition partition, List<Prepared> records) {
+    List<InboxEvent> events = new ArrayList<>(records.size());
+    Map<String, ConsumerRecord<String, byte[]>> byId = new HashMap<>();
+    for (Prepared p : records) {
+      events.add(p.event);
+      byId.putIfAbsent(p.event.eventId(), p.record);
+    }
+    List<InboxResult> results;
+    if (recordHandler != null) {
+      InboxEventHandler handler = (connection, event) -> recordHandler.handle(connection, byId.get(event.eventId()));
+      results = inbox.processBatchAndCommit(name, events, handler);
+    } else {
+      InboxBatchHandler handler = (connection, fresh) -> {
+        List<ConsumerRecord<String, byte[]>> freshRecords = new ArrayList<>(fresh.size());
+        for (InboxEvent event : fresh) {
+          freshRecords.add(byId.get(event.eventId()));
+        }
+        return batchHandler.handle(connection, freshRecords);
+      };
+      results = inbox.processBatchAndCommit(name, events, handler);
+    }
+    int duplicates = 0;
+    for (InboxResult r : results) {
+      if (r.duplicate()) {
+        duplicates++;
+      }
+    }
+    long next = records.get(records.size() - 1).record.offset() + 1;
+    int count = records.size();
+    int dups = duplicates;
+    safely(() -> listener.inboxCommitted(name, partition, next, count, dups));
+    if (!failures.isEmpty()) {
+      for (Prepared p : records) {
+        failures.remove(key(p.record));
+      }
+    }
+    commitOffset(partition, next);
+  }
+
+  private void commitOffset(TopicPartition partition, long next) {
+    Map<TopicPartition, OffsetAndMetadata> offsets = Map.of(partition, new OffsetAndMetadata(next));
+    for (int attempt = 1; ; attempt++) {
+      try {
+        consumer.commitSync(offsets, sendTimeout);
+        return;
+      } catch (WakeupException e) {
+        if (attempt == 2) {
+          failedCommit(partition, next, e);
+          return;
+        }
+        // close() woke the consumer up while committing: a wake-up is one-shot, so the second try goes through
+      } catch (KafkaException e) { // CommitFailedException (the partition moved), a timeout, ...
+        failedCommit(partition, next, e);
+        return;
+      }
+    }
+  }
+
+  private void failedCommit(TopicPartition partition, long next, RuntimeException e) {
+    // the effects are committed; whoever reads these records again finds them in the inbox
+    safely(() -> listener.offsetCommitFailed(name, partition, next, e));
+    LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': committing offset " + next + " of " + partition
+        + " failed (" + OutboxTransport.describe(e) + "); its records are in the inbox and will be skipped when read"
+        + " again");
+  }
+
+  private boolean deadLetter(TopicPartition partition, ConsumerRecord<String, byte[]> record, String reason,
+      int attempts, List<String> history) {
+    String topic = deadLetterTopic.apply(record.topic());
+    RecordHeaders headers = new RecordHeaders();
+    for (Header h : record.headers()) {
+      if (!h.key().startsWith("idem-dlt-")) {
+        headers.add(h);
+      }
+    }
+    headers.add("idem-dlt-reason", utf8(reason));
+    headers.add("idem-dlt-consumer", utf8(name));
+    headers.add("idem-dlt-topic", utf8(record.topic()));
+    headers.add("idem-dlt-partition", utf8(Integer.toString(record.partition())));
+    headers.add("idem-dlt-offset", utf8(Long.toString(record.offset())));
+    headers.add("idem-dlt-attempts", utf8(Integer.toString(attempts)));
+    for (int i = 0; i < history.size(); i++) {
+      headers.add("idem-dlt-attempt-" + (i + 1), utf8(history.get(i)));
+    }
+    try {
+      deadLetters.send(new ProducerRecord<>(topic, null, record.key(), record.value(), headers))
+          .get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      seekAndPause(partition, record.offset(), backoff(1));
+      return false;
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': could not dead-letter " + partition + "@"
+          + record.offset() + " to '" + topic + "' (" + OutboxTransport.describe(e) + "); trying again after a pause");
+      seekAndPause(partition, record.offset(), backoff(Math.max(1, attempts)));
+      return false;
+    }
+    safely(() -> listener.deadLettered(name, record, topic, reason, attempts));
+    commitOffset(partition, record.offset() + 1);
+    return true;
+  }
+
+  private static String key(ConsumerRecord<String, byte[]> record) {
+    return record.topic() + '-' + record.partition() + '@' + record.offset();
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Whether {@code e} says the database is away rather than the record being wrong: not counted as an attempt. */
+  private static boolean isStoreFailure(Throwable e) {
+    if (e instanceof StoreException) {
+      return true;
+    }
+    for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
+      if (t instanceof SQLTransientConnectionException) {
+        return true;
+      }
+      if (t instanceof SQLException) {
+        String state = ((SQLException) t).getSQLState();
+        if (state != null && state.startsWith("08")) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private Duration backoff(int failures) {
+    long millis = failurePause.toMillis() << Math.min(16, Math.max(0, failures - 1));
+    return millis >= MAX_PAUSE.toMillis() || millis < 0 ? MAX_PAUSE : Duration.ofMillis(millis);
+  }
+
+  private void seekAndPause(TopicPartition partition, long offset, Duration pause) {
+    try {
+      consumer.seek(partition, offset);
+      consumer.pause(Set.of(partition));
+      pausedUntil.put(partition, clock.millis() + pause.toMillis());
+    } catch (IllegalStateException e) {
+      // the partition is no longer assigned: its next owner reads from the committed offset
+    }
+  }
+
+  private void resumeDue() {
+    if (pausedUntil.isEmpty()) {
+      return;
+    }
+    long now = clock.millis();
+    for (Iterator<Map.Entry<TopicPartition, Long>> it = pausedUntil.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<TopicPartition, Long> e = it.next();
+      if (e.getValue() <= now) {
+        it.remove();
+        if (consumer.assignment().contains(e.getKey())) {
+          consumer.resume(Set.of(e.getKey()));
+        }
+      }
+    }
+  }
+
+  /** Waits {@code pause} or until {@link #close}. */
+  private void pause(Duration pause) {
+    synchronized (lifecycle) {
+      if (!closed) {
+        try {
+          lifecycle.wait(Math.max(1, pause.toMillis()));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+  }
+
+  private void closeClients() {
+    try {
+      consumer.close(closeTimeout);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.DEBUG, "consumer '" + name + "': closing the Kafka consumer failed", e);
+    }
+    try {
+      deadLetters.close(closeTimeout);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.DEBUG, "consumer '" + name + "': closing the dead-letter producer failed", e);
+    }
+  }
+
+  /**
+   * Stops polling: the batch in progress finishes (its transaction and its offset commit), the consumer leaves its
+   * group so that its partitions move at once, and the clients are closed. Waits at most the close timeout.
+   */
+  @Override
+  public void close() {
+    Thread t;
+    synchronized (lifecycle) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      lifecycle.notifyAll();
+      t = thread;
+      if (consumer != null) {
+        consumer.wakeup();
+      }
+    }
+    if (t != null && t != Thread.currentThread()) {
+      try {
+        t.join(closeTimeout.toMillis() + sendTimeout.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static void safely(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException ignored) {
+      // listeners must not change the outcome
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "KafkaInboxConsumer{" + name + ' ' + topics + '}';
+  }
+
+  private final class Rebalance implements ConsumerRebalanceListener {
+    @Override
+    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+      // nothing is in flight here: batches are processed and committed between polls
+      partitions.forEach(pausedUntil::remove);
+    }
+
+    @Override
+    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+      // reading starts from the committed offsets
+    }
+
+    @Override
+    public void onPartitionsLost(Collection<TopicPartition> partitions) {
+      partitions.forEach(pausedUntil::remove);
+    }
+  }
+
+  private record Prepared(ConsumerRecord<String, byte[]> record, InboxEvent event) {}
+
+  /** The failures of one record: how many, and the last {@value #MAX_HISTORY} with their times. */
+  private static final class Failures {
+    int count;
+    final List<String> history = new ArrayList<>();
+
+    void add(Instant at, Throwable error) {
+      count++;
+      String text = OutboxTransport.describe(error);
+      history.add(at + " " + (text.length() > MAX_ERROR_CHARS ? text.substring(0, MAX_ERROR_CHARS) : text));
+      if (history.size() > MAX_HISTORY) {
+        history.remove(0);
+      }
+    }
+  }
+
+  /** Builds a {@link KafkaInboxConsumer}. Not thread-safe. */
+  public static final class Builder {
+    private final Map<String, Object> config = new LinkedHashMap<>();
+    private final Inbox inbox;
+    private final List<String> topics;
+    private String name;
+    private KafkaRecordHandler recordHandler;
+    private KafkaBatchHandler batchHandler;
+    private Map<String, Object> producerOverrides = Map.of();
+    private Function<String, String> deadLetterTopic = topic -> topic + ".dlt";
+    private Function<ConsumerRecord<String, byte[]>, String> eventIdFallback;
+    private int batchSize = 100;
+    private int maxAttempts = 5;
+    private int maxPayloadBytes = 1 << 20;
+    private Duration failurePause = Duration.ofSeconds(1);
+    private Duration pollTimeout = Duration.ofMillis(500);
+    private Duration sendTimeout = Duration.ofSeconds(15);
+    private Duration closeTimeout = Duration.ofSeconds(30);
+    private KafkaConsumerListener listener = new KafkaConsumerListener() {};
+    private Clock clock = Clock.systemUTC();
+
+    private Builder(Map<String, ?> config, Inbox inbox, Collection<String> topics) {
+      Objects.requireNonNull(config, "config").forEach((k, v) -> this.config.put(
+          Objects.requireNonNull(k, "configuration key"), Objects.requireNonNull(v, () -> "value of " + k)));
+      this.inbox = Objects.requireNonNull(inbox, "inbox");
+      Objects.requireNonNull(topics, "topics");
+      if (topics.isEmpty()) {
+        throw new IllegalArgumentException("topics must name at least one topic");
+      }
+      for (String topic : topics) {
+        KafkaTransport.Builder.checkTopic(topic);
+      }
+      this.topics = List.copyOf(new java.util.LinkedHashSet<>(topics));
+    }
+
+    /** The inbox's consumer name (default: the group id). 1 to 255 characters. */
+    public Builder name(String name) {
+      Objects.requireNonNull(name, "name");
+      if (name.isEmpty() || name.length() > 255 || name.chars().anyMatch(Character::isISOControl)) {
+        throw new IllegalArgumentException("name must be 1 to 255 characters without control characters");
+      }
+      this.name = name;
+      return this;
+    }
+
+    /** The effect of one record. Replaces a {@link #batchHandler}. */
+    public Builder handler(KafkaRecordHandler handler) {
+      this.recordHandler = Objects.requireNonNull(handler, "handler");
+      this.batchHandler = null;
+      return this;
+    }
+
+    /** The effects of a batch's new records at once. Replaces a {@link #handler}. */
+    public Builder batchHandler(KafkaBatchHandler handler) {
+      this.batchHandler = Objects.requireNonNull(handler, "batchHandler");
+      this.recordHandler = null;
+      return this;
+    }
+
+    /** At most how many records one poll returns (Kafka's {@code max.poll.records}; default 100, 1 to 1000). */
+    public Builder batchSize(int size) {
+      if (size < 1 || size > 1000) {
+        throw new IllegalArgumentException("batchSize must be 1 to 1000, got " + size);
+      }
+      this.batchSize = size;
+      return this;
+    }
+
+    /** After how many failures of the handler a record is dead-lettered (default 5, 1 to 100). */
+    public Builder maxAttempts(int attempts) {
+      if (attempts < 1 || attempts > 100) {
+        throw new IllegalArgumentException("maxAttempts must be 1 to 100, got " + attempts);
+      }
+      this.maxAttempts = attempts;
+      return this;
+    }
+
+    /** The largest record value processed; larger ones are dead-lettered (default 1 MiB, at most 64 MiB). */
+    public Builder maxPayloadBytes(int bytes) {
+      if (bytes < 1 || bytes > 64 << 20) {
+        throw new IllegalArgumentException("maxPayloadBytes must be 1 to 67108864, got " + bytes);
+      }
+      this.maxPayloadBytes = bytes;
+      return this;
+    }
+
+    /** The pause after a first failure, doubled after each next one up to 30 s (default 1 s, 1 ms to 30 s). */
+    public Builder failurePause(Duration pause) {
+      Objects.requireNonNull(pause, "failurePause");
+      if (pause.toMillis() < 1 || pause.compareTo(MAX_PAUSE) > 0) {
+        throw new IllegalArgumentException("failurePause must be 1 ms to 30 s, got " + pause);
+      }
+      this.failurePause = pause;
+      return this;
+    }
+
+    /** How long one poll waits for records (default 500 ms, 1 ms to 10 s); also bounds how long close waits. */
+    public Builder pollTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "pollTimeout");
+      if (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofSeconds(10)) > 0) {
+        throw new IllegalArgumentException("pollTimeout must be 1 ms to 10 s, got " + timeout);
+      }
+      this.pollTimeout = timeout;
+      return this;
+    }
+
+    /** How long an offset commit, a dead-letter send or the topic check may take (default 15 s, 1 s to 5 min). */
+    public Builder sendTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "sendTimeout");
+      if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
+        throw new IllegalArgumentException("sendTimeout must be 1 s to 5 min, got " + timeout);
+      }
+      this.sendTimeout = timeout;
+      return this;
+    }
+
+    /** How long {@link #close} waits for the clients to close (default 30 s, 0 to 5 min). */
+    public Builder closeTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "closeTimeout");
+      if (timeout.isNegative() || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
+        throw new IllegalArgumentException("closeTimeout must be 0 to 5 min, got " + timeout);
+      }
+      this.closeTimeout = timeout;
+      return this;
+    }
+
+    /** The dead-letter topic of each consumed topic (default {@code <topic>.dlt}). */
+    public Builder deadLetterTopic(Function<String, String> topicOf) {
+      this.deadLetterTopic = Objects.requireNonNull(topicOf, "deadLetterTopic");
+      return this;
+    }
+
+    /**
+     * The event id of a record without the {@value KafkaTransport#EVENT_ID_HEADER} header, e.g. {@link #OFFSET_ID}
+     * (default: none, such records are dead-lettered).
+     */
+    public Builder eventId(Function<ConsumerRecord<String, byte[]>, String> fallback) {
+      this.eventIdFallback = Objects.requireNonNull(fallback, "eventId");
+      return this;
+    }
+
+    /**
+     * Settings for the dead-letter producer on top of the consumer's connection settings (bootstrap servers and
+     * security are copied from the consumer configuration).
+     */
+    public Builder deadLetterProducerConfig(Map<String, ?> overrides) {
+      this.producerOverrides = Map.copyOf(Objects.requireNonNull(overrides, "overrides"));
+      return this;
+    }
+
+    public Builder listener(KafkaConsumerListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Builds the consumer; {@link #start} connects.
+     *
+     * @throws IllegalArgumentException when the configuration lacks {@code bootstrap.servers} or {@code group.id},
+     *     switches auto-commit on, sets its own deserializers or {@code max.poll.records}, or when no handler is set
+     */
+    public KafkaInboxConsumer build() {
+      if (recordHandler == null && batchHandler == null) {
+        throw new IllegalArgumentException("set the consumer's effect: handler(...) or batchHandler(...)");
+      }
+      return new KafkaInboxConsumer(this);
+    }
+
+    Map<String, Object> consumerConfig() {
+      Map<String, Object> c = new LinkedHashMap<>(config);
+      for (String key : List.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, ConsumerConfig.GROUP_ID_CONFIG)) {
+        if (!c.containsKey(key) || c.get(key).toString().isBlank()) {
+          throw new IllegalArgumentException("the consumer configuration needs " + key);
+        }
+      }
+      Object autoCommit = c.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
+      if (autoCommit != null && !"false".equalsIgnoreCase(autoCommit.toString().trim())) {
+        throw new IllegalArgumentException(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG + " must be false: offsets are"
+            + " committed after the inbox transaction, got '" + autoCommit + "'");
+      }
+      for (String key : List.of(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+          ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
+        if (c.containsKey(key)) {
+          throw new IllegalArgumentException(key + " is the consumer's own (string keys, byte values, batchSize(...)"
+              + " for max.poll.records): remove it from the configuration");
+        }
+      }
+      c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+      c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+      c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+      c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, batchSize);
+      c.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+      c.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+      c.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "idem-inbox-" + (name != null ? name
+          : c.get(ConsumerConfig.GROUP_ID_CONFIG)));
+      return Map.copyOf(c);
+    }
+
+    Map<String, Object> producerConfig() {
+      Map<String, Object> p = new LinkedHashMap<>();
+      for (Map.Entry<String, Object> e : config.entrySet()) {
+        String key = e.getKey();
+        if (key.equals(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG) || key.startsWith("security.")
+            || key.startsWith("ssl.") || key.startsWith("sasl.") || key.equals("client.dns.lookup")) {
+          p.put(key, e.getValue());
+        }
+      }
+      p.putAll(producerOverrides);
+      p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+      p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+      p.put(ProducerConfig.ACKS_CONFIG, "all");
+      p.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "idem-dlt-" + (name != null ? name
+          : config.get(ConsumerConfig.GROUP_ID_CONFIG)));
+      int timeout = (int) sendTimeout.toMillis();
+      p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout);
+      p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
+      p.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(30_000, timeout));
+      p.putIfAbsent(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Math.max(timeout,
+          Integer.parseInt(p.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG).toString())));
+      return Map.copyOf(p);
+    }
+  }
+}

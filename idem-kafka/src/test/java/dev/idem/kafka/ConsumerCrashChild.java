@@ -1,0 +1,67 @@
+package dev.idem.kafka;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.jdbc.JdbcDialect;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.TestPostgres;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The consumer JVM that {@link KafkaConsumerKillNineTest} kills: consumes through the inbox and, once the inbox
+ * transaction of its {@code crashAt}-th batch has committed and before that batch's offset is committed, prints
+ * {@code INBOX-COMMITTED <partition> <nextOffset> <records>} and blocks until the SIGKILL arrives.
+ *
+ * <p>Arguments: bootstrap servers, group, topic, JDBC URL, user, inbox table, effect table, crashAt, batch size.
+ */
+public final class ConsumerCrashChild {
+  private ConsumerCrashChild() {}
+
+  public static void main(String[] args) throws Exception {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(args[3]);
+    config.setUsername(args[4]);
+    config.setPassword("");
+    config.setMaximumPoolSize(2);
+    HikariDataSource ds = new HikariDataSource(config);
+    Inbox inbox = Inbox.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[5]).build();
+    String effects = args[6];
+    int crashAt = Integer.parseInt(args[7]);
+    CountDownLatch never = new CountDownLatch(1);
+    KafkaConsumerListener crash = new KafkaConsumerListener() {
+      private int batches;
+
+      @Override
+      public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
+          int duplicates) {
+        if (++batches == crashAt) {
+          System.out.println("INBOX-COMMITTED " + partition.partition() + " " + nextOffset + " " + records);
+          System.out.flush();
+          try {
+            never.await(); // the parent kills this JVM here, before the offset commit
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+    KafkaInboxConsumer.builder(Map.of("bootstrap.servers", args[0], "group.id", args[1],
+            "session.timeout.ms", "6000", "heartbeat.interval.ms", "1000"), inbox, List.of(args[2]))
+        .handler((c, r) -> {
+          TestPostgres.insertEffect(c, effects, KafkaFixture.eventId(r));
+          return null;
+        })
+        .batchSize(Integer.parseInt(args[8]))
+        .pollTimeout(Duration.ofMillis(100))
+        .listener(crash)
+        .build()
+        .start();
+    System.out.println("READY");
+    System.out.flush();
+    never.await();
+  }
+}

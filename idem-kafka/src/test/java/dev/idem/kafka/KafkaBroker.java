@@ -1,0 +1,90 @@
+package dev.idem.kafka;
+
+import dev.idem.test.Eventually;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+
+/**
+ * A real Kafka broker in KRaft mode (one combined broker and controller), running in the test JVM from Kafka's own
+ * test kit, started once and shared by every test of the JVM. No Kafka server is installed on the machines, so this is
+ * the broker the tests talk to over TCP on 127.0.0.1. Shared with other modules' tests through this module's test jar.
+ */
+public final class KafkaBroker {
+  private static KafkaClusterTestKit cluster;
+
+  private KafkaBroker() {}
+
+  /** The bootstrap servers of the shared broker, starting it on first use. */
+  public static synchronized String bootstrapServers() {
+    if (cluster == null) {
+      try {
+        KafkaClusterTestKit kit = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
+            .setCombined(true)
+            .setNumBrokerNodes(1)
+            .setNumControllerNodes(1)
+            .build())
+            .setConfigProp("offsets.topic.replication.factor", "1")
+            .setConfigProp("offsets.topic.num.partitions", "4")
+            .setConfigProp("transaction.state.log.replication.factor", "1")
+            .setConfigProp("transaction.state.log.min.isr", "1")
+            .setConfigProp("group.initial.rebalance.delay.ms", "0")
+            .setConfigProp("auto.create.topics.enable", "false")
+            .build();
+        kit.format();
+        kit.startup();
+        kit.waitForReadyBrokers();
+        cluster = kit;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+          try {
+            kit.close();
+          } catch (Exception ignored) {
+            // the JVM is ending
+          }
+        }, "kafka-test-broker-stop"));
+      } catch (Exception e) {
+        throw new IllegalStateException("could not start the in-JVM Kafka broker", e);
+      }
+    }
+    return cluster.bootstrapServers();
+  }
+
+  public static Admin admin() {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+    return Admin.create(p);
+  }
+
+  /** Creates {@code topic} with {@code partitions} partitions and waits until it is ready. */
+  public static void createTopic(String topic, int partitions) {
+    try (Admin admin = admin()) {
+      admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+      Eventually.await("topic " + topic + " with a leader for each of its " + partitions + " partitions",
+          Duration.ofSeconds(60), () -> describe(admin, topic),
+          d -> d != null && d.partitions().size() == partitions
+              && d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty()));
+    } catch (Exception e) {
+      throw new IllegalStateException("could not create topic " + topic, e);
+    }
+  }
+
+  private static TopicDescription describe(Admin admin, String topic) {
+    try {
+      return admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
+    } catch (Exception e) {
+      return null; // not there yet
+    }
+  }
+
+  public static Map<String, Object> clientConfig() {
+    return Map.of("bootstrap.servers", bootstrapServers());
+  }
+}

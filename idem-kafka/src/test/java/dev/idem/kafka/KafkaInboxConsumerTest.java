@@ -1,0 +1,276 @@
+package dev.idem.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.TestPostgres;
+import dev.idem.test.Eventually;
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The exactly-once consumer against the real in-JVM broker and PostgreSQL. */
+class KafkaInboxConsumerTest {
+  private static final Duration WAIT = Duration.ofSeconds(60);
+
+  private KafkaFixture f;
+  private final KafkaFixture.Counts counts = new KafkaFixture.Counts();
+  private Inbox inbox;
+
+  @BeforeEach
+  void setUp() {
+    f = new KafkaFixture(3);
+    inbox = f.inbox(counts);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    f.close();
+  }
+
+  @Test
+  void everyEventHasOneEffectAndTheOffsetsAreCommittedPastIt() throws Exception {
+    List<String> ids = f.publish(600, 17);
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).listener(counts).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 600);
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(counts.processed.get()).isEqualTo(600);
+    assertThat(counts.duplicates.get()).isZero();
+    assertThat(counts.batches.get()).isGreaterThanOrEqualTo(3).isLessThan(600);
+  }
+
+  @Test
+  void aRedeliveredOrRepublishedEventIsSkippedByTheInbox() throws Exception {
+    List<String> ids = f.publish(50, 5);
+    try (KafkaProducer<String, byte[]> producer = f.producer()) {
+      for (int i = 0; i < 20; i++) {
+        producer.send(KafkaFixture.record(f.topic, "agg-" + (i % 5), ids.get(i), "{\"n\":" + i + "}"));
+      }
+      producer.flush();
+    }
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).listener(counts).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 70);
+    }
+
+    assertThat(f.effectCount()).isEqualTo(50);
+    assertThat(f.eventsWithSeveralEffects()).isZero();
+    assertThat(counts.duplicates.get()).isEqualTo(20);
+    assertThat(counts.batchDuplicates.get()).isEqualTo(20);
+  }
+
+  @Test
+  void aPoisonRecordIsDeadLetteredWithItsAttemptHistoryAfterMaxAttempts() throws Exception {
+    List<String> ids = f.publish(30, 1);
+    String poison = ids.get(10);
+    AtomicInteger poisonCalls = new AtomicInteger();
+    KafkaRecordHandler effect = f.recordEffect();
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(3).listener(counts)
+        .handler((c, r) -> {
+          if (KafkaFixture.eventId(r).equals(poison)) {
+            poisonCalls.incrementAndGet();
+            throw new IllegalArgumentException("cannot apply " + poison);
+          }
+          return effect.handle(c, r);
+        }).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 30);
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids.stream().filter(i -> !i.equals(poison)).toList());
+    // once in the failed batch, then alone three times
+    assertThat(poisonCalls.get()).isEqualTo(4);
+    assertThat(counts.deadReasons).containsExactly("handler_failed");
+    List<ConsumerRecord<String, byte[]>> dead = KafkaFixture.readAll(f.deadLetterTopic, 1, WAIT);
+    assertThat(dead).hasSize(1);
+    ConsumerRecord<String, byte[]> d = dead.get(0);
+    assertThat(KafkaFixture.header(d, KafkaTransport.EVENT_ID_HEADER)).isEqualTo(poison);
+    assertThat(KafkaFixture.header(d, "idem-dlt-reason")).isEqualTo("handler_failed");
+    assertThat(KafkaFixture.header(d, "idem-dlt-consumer")).isEqualTo(f.group);
+    assertThat(KafkaFixture.header(d, "idem-dlt-topic")).isEqualTo(f.topic);
+    assertThat(KafkaFixture.header(d, "idem-dlt-attempts")).isEqualTo("3");
+    assertThat(KafkaFixture.header(d, "idem-dlt-attempt-3")).contains("IllegalArgumentException: cannot apply");
+    assertThat(d.key()).isEqualTo("agg-0");
+    assertThat(inbox.contains(f.group, poison)).isFalse();
+  }
+
+  @Test
+  void aRecordThatFailsTwiceThenSucceedsHasOneEffectAndIsNotDeadLettered() throws Exception {
+    List<String> ids = f.publish(20, 2);
+    String flaky = ids.get(5);
+    AtomicInteger failures = new AtomicInteger();
+    KafkaRecordHandler effect = f.recordEffect();
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(5).listener(counts)
+        .handler((c, r) -> {
+          if (KafkaFixture.eventId(r).equals(flaky) && failures.incrementAndGet() <= 2) {
+            throw new IllegalStateException("flaky");
+          }
+          return effect.handle(c, r);
+        }).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 20);
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(counts.deadLettered.get()).isZero();
+    assertThat(counts.failed.get()).isEqualTo(1); // the batch failure falls back to one at a time, then one failure
+  }
+
+  @Test
+  void aDatabaseOutageIsRetriedWithoutCountingAnAttempt() throws Exception {
+    List<String> ids = f.publish(10, 1);
+    AtomicInteger outages = new AtomicInteger();
+    KafkaRecordHandler effect = f.recordEffect();
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(1).listener(counts)
+        .handler((c, r) -> {
+          if (outages.incrementAndGet() <= 4) {
+            throw new SQLTransientConnectionException("connection refused", "08001");
+          }
+          return effect.handle(c, r);
+        }).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 10);
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(counts.uncounted.get()).isEqualTo(4);
+    assertThat(counts.deadLettered.get()).isZero();
+  }
+
+  @Test
+  void theSameEventIdWithAnotherPayloadIsDeadLetteredAtOnce() throws Exception {
+    List<String> ids = f.publish(5, 1);
+    try (KafkaProducer<String, byte[]> producer = f.producer()) {
+      producer.send(KafkaFixture.record(f.topic, "agg-0", ids.get(2), "{\"n\":\"changed\"}"));
+      producer.flush();
+    }
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).listener(counts).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 6);
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(counts.deadReasons).containsExactly("payload_mismatch");
+    assertThat(counts.mismatches.get()).isGreaterThanOrEqualTo(1);
+    assertThat(KafkaFixture.readAll(f.deadLetterTopic, 1, WAIT)).singleElement()
+        .satisfies(d -> assertThat(KafkaFixture.header(d, "idem-dlt-reason")).isEqualTo("payload_mismatch"));
+  }
+
+  @Test
+  void recordsWithoutAnEventIdOrTooLargeAreDeadLetteredUnlessAFallbackNamesThem() throws Exception {
+    try (KafkaProducer<String, byte[]> producer = f.producer()) {
+      producer.send(KafkaFixture.record(f.topic, "k", null, "{\"no\":\"id\"}"));
+      producer.send(KafkaFixture.record(f.topic, "k", UUID.randomUUID().toString(), "x".repeat(2000)));
+      producer.send(KafkaFixture.record(f.topic, "k", "bad\u0001id", "{}"));
+      producer.send(KafkaFixture.record(f.topic, "k", UUID.randomUUID().toString(), "{\"ok\":1}"));
+      producer.flush();
+    }
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxPayloadBytes(1000).listener(counts).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 4);
+    }
+
+    assertThat(f.effectCount()).isEqualTo(1);
+    assertThat(counts.deadReasons).containsExactly("missing_event_id", "too_large", "invalid_event_id");
+  }
+
+  @Test
+  void anOffsetFallbackProcessesRecordsOfOtherProducersOnce() throws Exception {
+    try (KafkaProducer<String, byte[]> producer = f.producer()) {
+      for (int i = 0; i < 10; i++) {
+        producer.send(KafkaFixture.record(f.topic, "k" + i, null, "{\"n\":" + i + "}"));
+      }
+      producer.flush();
+    }
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).eventId(KafkaInboxConsumer.OFFSET_ID).listener(counts)
+        .build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 10);
+    }
+
+    assertThat(f.effectCount()).isEqualTo(10);
+    assertThat(f.effectIds()).allMatch(id -> id.startsWith(f.topic + "-"));
+    assertThat(counts.deadLettered.get()).isZero();
+  }
+
+  @Test
+  void aBatchHandlerGetsTheNewRecordsOfABatchAndAFailingRecordIsIsolated() throws Exception {
+    List<String> ids = f.publish(40, 1);
+    String poison = ids.get(7);
+    List<Integer> batchSizes = new CopyOnWriteArrayList<>();
+    Set<String> seen = ConcurrentHashMap.newKeySet();
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).listener(counts)
+        .batchHandler((c, records) -> {
+          batchSizes.add(records.size());
+          List<String> results = new ArrayList<>();
+          for (ConsumerRecord<String, byte[]> r : records) {
+            String id = KafkaFixture.eventId(r);
+            if (id.equals(poison)) {
+              throw new IllegalStateException("poison");
+            }
+            TestPostgres.insertEffect(c, f.effects, id);
+            seen.add(id);
+            results.add("ok");
+          }
+          return results;
+        }).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 40);
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids.stream().filter(i -> !i.equals(poison)).toList());
+    assertThat(f.eventsWithSeveralEffects()).isZero();
+    assertThat(batchSizes).anyMatch(n -> n > 1);
+    assertThat(counts.deadReasons).containsExactly("handler_failed");
+  }
+
+  @Test
+  void startRefusesMissingTopicsAndBuildRefusesConfigurationThatBreaksExactlyOnce() {
+    Map<String, Object> good = f.consumerConfig();
+    KafkaRecordHandler h = f.recordEffect();
+
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(good, inbox, List.of(f.topic + "-missing")).handler(h).build()
+        .start()).isInstanceOf(IllegalStateException.class).hasMessageContaining("does not exist");
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(good, inbox, List.of(f.topic)).handler(h)
+        .deadLetterTopic(t -> t + ".missing").build().start())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("dead-letter topic");
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(Map.of("bootstrap.servers", "x:1", "group.id", "g",
+        "enable.auto.commit", "true"), inbox, List.of("t")).handler(h).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("enable.auto.commit");
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(Map.of("bootstrap.servers", "x:1"), inbox, List.of("t"))
+        .handler(h).build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("group.id");
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(good, inbox, List.of("t")).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("handler");
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(Map.of("bootstrap.servers", "x:1", "group.id", "g",
+        "max.poll.records", "5"), inbox, List.of("t")).handler(h).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("batchSize");
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(good, inbox, List.of("bad topic")))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> f.consumer(inbox).batchSize(0)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> f.consumer(inbox).maxAttempts(0)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  private long committed() {
+    try {
+      return f.committedOffsets();
+    } catch (Exception e) {
+      return -1;
+    }
+  }
+}
