@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The outbox benchmarks (BENCHMARKS.md): relay throughput against a hand-written drain, the claim's plan on a large
-# table, enqueue -> delivery latency, and webhook signing. Local PostgreSQL (and MariaDB for the plan) only.
+# table, enqueue -> delivery latency, webhook signing, and the Kafka consumer with and without the inbox. Local
+# PostgreSQL (and MariaDB for the plan) only; the Kafka benchmark starts its own broker in a second JVM on 127.0.0.1.
 #
-#   idem-bench/scripts/outbox-bench.sh [throughput|explain|latency|signing|all]   (default: all)
+#   idem-bench/scripts/outbox-bench.sh [throughput|explain|latency|signing|kafka|all]   (default: all)
 #
 # Database URL and user: -Didem.test.postgres.url=... -Didem.test.postgres.user=... in JAVA_OPTS, or edit the flags.
 set -euo pipefail
@@ -28,4 +29,8 @@ case "$what" in latency|all)
 esac
 case "$what" in signing|all)
   run dev.idem.bench.outbox.WebhookSigningBenchmark -wi 2 -i 3 -f 1 -w 2s -r 2s -prof gc ;;
+esac
+case "$what" in kafka|all)
+  # about 8 minutes on 2 shared cores
+  run dev.idem.bench.outbox.KafkaInboxBench --events 100000 --repeats 3 ;;
 esac

@@ -38,6 +38,20 @@ public interface KafkaConsumerListener {
   default void deadLettered(String consumer, ConsumerRecord<String, byte[]> record, String deadLetterTopic,
       String reason, int attempts) {}
 
+  /**
+   * Sending {@code record} to {@code deadLetterTopic} failed (a value too large even for the stripped copy, a missing
+   * topic, a broker away): the partition goes back to the record and tries the dead-letter send again after a pause,
+   * without running the handler again.
+   */
+  default void deadLetterFailed(String consumer, ConsumerRecord<String, byte[]> record, String deadLetterTopic,
+      Throwable error) {}
+
   /** Polling Kafka failed; the consumer pauses and polls again. */
   default void pollFailed(String consumer, Throwable error) {}
+
+  /**
+   * The consumer stopped for good on {@code error} (an {@link OutOfMemoryError} or another error it cannot go on
+   * after); its partitions go to the group's other members. Restart it, or the process.
+   */
+  default void stopped(String consumer, Throwable error) {}
 }

@@ -13,7 +13,8 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
-import java.sql.SQLTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,8 +27,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -42,6 +46,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -150,11 +157,16 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     }
   };
   private final Map<TopicPartition, Long> pausedUntil = new HashMap<>();
+  /** Offsets whose commit failed while the partition stayed assigned: committed again after the next poll. */
+  private final Map<TopicPartition, Long> pendingCommits = new HashMap<>();
   private Consumer<String, byte[]> consumer;
   private Producer<String, byte[]> deadLetters;
   private Thread thread;
   private boolean started;
   private volatile boolean closed;
+  private volatile boolean running;
+  /** Set when Kafka refused an offset commit because this consumer left the group: the rest of the poll is dropped. */
+  private boolean leftGroup;
   private int storeFailures;
   private int pollFailures;
 
@@ -211,19 +223,28 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         throw new IllegalStateException("consumer '" + name + "' was started or closed already; build a new one");
       }
       started = true;
-      Consumer<String, byte[]> c = new KafkaConsumer<>(new HashMap<>(consumerConfig));
+      Consumer<String, byte[]> c = null;
+      Producer<String, byte[]> p = null;
       try {
+        c = new KafkaConsumer<>(new HashMap<>(consumerConfig));
         for (String topic : topics) {
           requireTopic(c, topic, "topic");
           requireTopic(c, deadLetterTopic.apply(topic), "dead-letter topic");
         }
+        p = new KafkaProducer<>(new HashMap<>(producerConfig));
         c.subscribe(topics, new Rebalance());
       } catch (RuntimeException e) {
-        c.close(Duration.ZERO);
+        if (c != null) {
+          c.close(Duration.ZERO);
+        }
+        if (p != null) {
+          p.close(Duration.ZERO);
+        }
         throw e;
       }
       consumer = c;
-      deadLetters = new KafkaProducer<>(new HashMap<>(producerConfig));
+      deadLetters = p;
+      running = true;
       thread = new Thread(this::run, "idem-kafka-" + name);
       thread.setDaemon(true);
       thread.start();
@@ -245,16 +266,25 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     }
   }
 
+  /** Whether the polling thread is alive: false before {@link #start}, after {@link #close} or a fatal error. */
+  public boolean isRunning() {
+    return running;
+  }
+
   private void run() {
+    Throwable fatal = null;
     try {
       while (!closed) {
+        // only close() stops this thread: an interrupt left by a handler would make every blocking call fail at once
+        Thread.interrupted();
         resumeDue();
+        retryPendingCommits();
         ConsumerRecords<String, byte[]> records;
         try {
           records = consumer.poll(pollTimeout);
           pollFailures = 0;
-        } catch (WakeupException e) {
-          continue; // close() woke the poll up; the loop condition decides
+        } catch (WakeupException | InterruptException e) {
+          continue; // close() woke the poll up, or a stray interrupt: the loop condition decides
         } catch (KafkaException | IllegalStateException e) {
           safely(() -> listener.pollFailed(name, e));
           LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': polling failed ("
@@ -262,22 +292,34 @@ public final class KafkaInboxConsumer implements AutoCloseable {
           pause(backoff(++pollFailures));
           continue;
         }
+        leftGroup = false;
         for (TopicPartition partition : records.partitions()) {
-          if (closed) {
+          if (closed || leftGroup) {
             break; // the rest is redelivered to the partitions' next owner
           }
           List<ConsumerRecord<String, byte[]>> batch = records.records(partition);
           try {
             processPartition(partition, batch);
-          } catch (RuntimeException | LinkageError | AssertionError e) {
+          } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
             // never end the loop: go back to the batch and try again later
             LOG.log(System.Logger.Level.ERROR, "consumer '" + name + "': unexpected failure on " + partition, e);
             seekAndPause(partition, batch.get(0).offset(), backoff(1));
           }
         }
       }
+    } catch (Throwable e) {
+      // OutOfMemoryError and the like: nothing here can be trusted to go on
+      fatal = e;
+      LOG.log(System.Logger.Level.ERROR, "consumer '" + name + "' stopped: " + OutboxTransport.describe(e)
+          + "; its partitions go to the group's other members", e);
+      throw e;
     } finally {
+      running = false;
       closeClients();
+      Throwable cause = fatal;
+      if (cause != null) {
+        safely(() -> listener.stopped(name, cause));
+      }
     }
   }
 
@@ -300,7 +342,12 @@ public final class KafkaInboxConsumer implements AutoCloseable {
           return;
         }
         segment = new ArrayList<>();
-        if (!process(partition, List.of(prepared))) {
+        Failures known = failures.get(key(record));
+        boolean done = known != null && known.deadLetterReason != null
+            // its dead-letter send failed: send it again, without running the handler again
+            ? deadLetter(partition, record, known.deadLetterReason, known.count, known.history)
+            : process(partition, List.of(prepared));
+        if (!done) {
           return;
         }
         continue;
@@ -366,11 +413,11 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       commitBatch(partition, records);
       storeFailures = 0;
       return true;
-    } catch (VirtualMachineError e) {
+    } catch (OutOfMemoryError | InternalError | UnknownError e) {
       seekAndPause(partition, records.get(0).record.offset(), backoff(1));
       throw e;
     } catch (RuntimeException | Error e) {
-      if (isStoreFailure(e)) {
+      if (isTransientDatabaseFailure(e)) {
         safely(() -> listener.failed(name, records.get(0).record, 0, e));
         LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': the database failed on " + partition + " ("
             + OutboxTransport.describe(e) + "); trying again after a pause");
@@ -397,7 +444,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     Failures f = failures.computeIfAbsent(key, k -> new Failures());
     f.add(clock.instant(), cause);
     if (e instanceof InboxPayloadMismatchException) {
-      boolean sent = deadLetter(partition, record, "payload_mismatch", f.count, f.history);
+      f.deadLetterReason = "payload_mismatch";
+      boolean sent = deadLetter(partition, record, f.deadLetterReason, f.count, f.history);
       if (sent) {
         failures.remove(key);
       }
@@ -408,7 +456,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     if (attempts >= maxAttempts) {
       LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': event " + p.event.eventId() + " at " + key
           + " failed " + attempts + " times (" + OutboxTransport.describe(cause) + "); dead-lettering it");
-      boolean sent = deadLetter(partition, record, "handler_failed", attempts, f.history);
+      f.deadLetterReason = "handler_failed";
+      boolean sent = deadLetter(partition, record, f.deadLetterReason, attempts, f.history);
       if (sent) {
         failures.remove(key);
       }
@@ -460,20 +509,27 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   }
 
   private void commitOffset(TopicPartition partition, long next) {
-    Map<TopicPartition, OffsetAndMetadata> offsets = Map.of(partition, new OffsetAndMetadata(next));
+    pendingCommits.remove(partition);
+    RuntimeException error = commit(Map.of(partition, new OffsetAndMetadata(next)));
+    if (error != null) {
+      failedCommit(partition, next, error);
+    }
+  }
+
+  /** Commits {@code offsets}; returns what went wrong, or null. */
+  private RuntimeException commit(Map<TopicPartition, OffsetAndMetadata> offsets) {
     for (int attempt = 1; ; attempt++) {
       try {
         consumer.commitSync(offsets, sendTimeout);
-        return;
-      } catch (WakeupException e) {
+        return null;
+      } catch (WakeupException | InterruptException e) {
         if (attempt == 2) {
-          failedCommit(partition, next, e);
-          return;
+          return e;
         }
-        // close() woke the consumer up while committing: a wake-up is one-shot, so the second try goes through
+        // close() woke the consumer up while committing (a wake-up is one-shot), or a stray interrupt: try again
+        Thread.interrupted();
       } catch (KafkaException e) { // CommitFailedException (the partition moved), a timeout, ...
-        failedCommit(partition, next, e);
-        return;
+        return e;
       }
     }
   }
@@ -481,9 +537,36 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private void failedCommit(TopicPartition partition, long next, RuntimeException e) {
     // the effects are committed; whoever reads these records again finds them in the inbox
     safely(() -> listener.offsetCommitFailed(name, partition, next, e));
+    if (e instanceof CommitFailedException) {
+      // this consumer is no longer in the group: its partitions have other owners now
+      leftGroup = true;
+      pendingCommits.clear();
+    } else {
+      pendingCommits.merge(partition, next, Math::max);
+    }
     LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': committing offset " + next + " of " + partition
         + " failed (" + OutboxTransport.describe(e) + "); its records are in the inbox and will be skipped when read"
-        + " again");
+        + " again" + (e instanceof CommitFailedException ? "" : "; committing it again after the next poll"));
+  }
+
+  /** Commits the offsets whose commit failed earlier, for partitions still assigned. */
+  private void retryPendingCommits() {
+    if (pendingCommits.isEmpty()) {
+      return;
+    }
+    Set<TopicPartition> assigned = consumer.assignment();
+    pendingCommits.keySet().retainAll(assigned);
+    if (pendingCommits.isEmpty()) {
+      return;
+    }
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    pendingCommits.forEach((tp, next) -> offsets.put(tp, new OffsetAndMetadata(next)));
+    RuntimeException error = commit(offsets);
+    if (error == null) {
+      pendingCommits.clear();
+    } else if (error instanceof CommitFailedException) {
+      pendingCommits.clear();
+    }
   }
 
   private boolean deadLetter(TopicPartition partition, ConsumerRecord<String, byte[]> record, String reason,
@@ -504,22 +587,50 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     for (int i = 0; i < history.size(); i++) {
       headers.add("idem-dlt-attempt-" + (i + 1), utf8(history.get(i)));
     }
-    try {
-      deadLetters.send(new ProducerRecord<>(topic, null, record.key(), record.value(), headers))
-          .get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      seekAndPause(partition, record.offset(), backoff(1));
-      return false;
-    } catch (Exception e) {
+    Throwable error = send(new ProducerRecord<>(topic, null, record.key(), record.value(), headers));
+    if (error instanceof RecordTooLargeException || error instanceof RecordBatchTooLargeException) {
+      // the dead-letter topic will never take it whole: keep the key, our headers and the event id, drop the value
+      RecordHeaders stripped = new RecordHeaders();
+      Header id = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
+      if (id != null) {
+        stripped.add(id);
+      }
+      for (Header h : headers) {
+        if (h.key().startsWith("idem-dlt-")) {
+          stripped.add(h);
+        }
+      }
+      stripped.add("idem-dlt-value-dropped", utf8((record.value() == null ? 0 : record.value().length)
+          + " bytes, too large for the dead-letter topic: " + OutboxTransport.describe(error)));
+      error = send(new ProducerRecord<>(topic, null, record.key(), null, stripped));
+    }
+    if (error != null) {
+      Throwable failure = error;
+      safely(() -> listener.deadLetterFailed(name, record, topic, failure));
       LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': could not dead-letter " + partition + "@"
-          + record.offset() + " to '" + topic + "' (" + OutboxTransport.describe(e) + "); trying again after a pause");
+          + record.offset() + " to '" + topic + "' (" + OutboxTransport.describe(error) + "); trying again after a"
+          + " pause");
       seekAndPause(partition, record.offset(), backoff(Math.max(1, attempts)));
       return false;
     }
+    failures.remove(key(record));
     safely(() -> listener.deadLettered(name, record, topic, reason, attempts));
     commitOffset(partition, record.offset() + 1);
     return true;
+  }
+
+  /** Sends to the dead-letter topic and waits for the acknowledgement; returns the error, or null. */
+  private Throwable send(ProducerRecord<String, byte[]> record) {
+    try {
+      deadLetters.send(record).get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      return null;
+    } catch (ExecutionException e) {
+      return e.getCause() == null ? e : e.getCause();
+    } catch (InterruptedException e) {
+      return e; // a stray interrupt: only close() stops this thread, and the loop clears the flag
+    } catch (TimeoutException | RuntimeException e) {
+      return e;
+    }
   }
 
   private static String key(ConsumerRecord<String, byte[]> record) {
@@ -530,20 +641,31 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  /** Whether {@code e} says the database is away rather than the record being wrong: not counted as an attempt. */
-  private static boolean isStoreFailure(Throwable e) {
-    if (e instanceof StoreException) {
-      return true;
-    }
-    for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
-      if (t instanceof SQLTransientConnectionException) {
+  /**
+   * Whether {@code e} says the database is away or refused for now (a lost connection, a deadlock, a serialization
+   * failure, a lock timeout) rather than the record being wrong: such failures are retried without counting an
+   * attempt. A {@link StoreException} that is not transient (a permission or data error) counts.
+   */
+  static boolean isTransientDatabaseFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof StoreException) {
+        return ((StoreException) t).isTransient();
+      }
+      if (t instanceof SQLTransientException || t instanceof SQLRecoverableException) {
         return true;
       }
       if (t instanceof SQLException) {
-        String state = ((SQLException) t).getSQLState();
-        if (state != null && state.startsWith("08")) {
+        SQLException q = (SQLException) t;
+        String state = q.getSQLState();
+        if (state != null && (state.startsWith("08") || state.equals("40001") || state.equals("40P01")
+            || state.equals("55P03") || state.equals("57P01") || state.equals("57P03") || state.equals("53300"))) {
           return true;
         }
+        // MariaDB: deadlock, lock wait timeout
+        return q.getErrorCode() == 1213 || q.getErrorCode() == 1205;
+      }
+      if (t.getCause() == t) {
+        break;
       }
     }
     return false;
@@ -587,7 +709,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         try {
           lifecycle.wait(Math.max(1, pause.toMillis()));
         } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
+          // only close() stops this thread; it sets closed first
         }
       }
     }
@@ -649,8 +771,19 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private final class Rebalance implements ConsumerRebalanceListener {
     @Override
     public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-      // nothing is in flight here: batches are processed and committed between polls
-      partitions.forEach(pausedUntil::remove);
+      // nothing is in flight here: batches are processed and committed between polls; offsets whose commit failed
+      // get one more try while the partitions are still ours
+      Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+      for (TopicPartition tp : partitions) {
+        Long next = pendingCommits.remove(tp);
+        if (next != null) {
+          offsets.put(tp, new OffsetAndMetadata(next));
+        }
+      }
+      if (!offsets.isEmpty()) {
+        commit(offsets);
+      }
+      forget(partitions);
     }
 
     @Override
@@ -660,7 +793,16 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
     @Override
     public void onPartitionsLost(Collection<TopicPartition> partitions) {
-      partitions.forEach(pausedUntil::remove);
+      partitions.forEach(pendingCommits::remove);
+      forget(partitions);
+    }
+
+    private void forget(Collection<TopicPartition> partitions) {
+      for (TopicPartition tp : partitions) {
+        pausedUntil.remove(tp);
+        String prefix = tp.topic() + '-' + tp.partition() + '@';
+        failures.keySet().removeIf(k -> k.startsWith(prefix));
+      }
     }
   }
 
@@ -669,6 +811,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   /** The failures of one record: how many, and the last {@value #MAX_HISTORY} with their times. */
   private static final class Failures {
     int count;
+    /** Set once the record is to be dead-lettered: a failed send is retried without running the handler again. */
+    String deadLetterReason;
     final List<String> history = new ArrayList<>();
 
     void add(Instant at, Throwable error) {
@@ -851,6 +995,22 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       if (recordHandler == null && batchHandler == null) {
         throw new IllegalArgumentException("set the consumer's effect: handler(...) or batchHandler(...)");
       }
+      if (name == null) {
+        Object group = config.get(ConsumerConfig.GROUP_ID_CONFIG);
+        String groupId = group == null ? "" : group.toString();
+        if (groupId.length() > 255 || groupId.chars().anyMatch(Character::isISOControl)) {
+          throw new IllegalArgumentException("the group id is the inbox's consumer name unless name(...) sets one, and"
+              + " must then be at most 255 characters without control characters");
+        }
+      }
+      Map<String, Object> consumer = consumerConfig();
+      Map<String, Object> producer = producerConfig();
+      try {
+        new ConsumerConfig(consumer);
+        new ProducerConfig(producer);
+      } catch (KafkaException e) {
+        throw new IllegalArgumentException("invalid Kafka client configuration: " + e.getMessage(), e);
+      }
       return new KafkaInboxConsumer(this);
     }
 
@@ -903,6 +1063,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       int timeout = (int) sendTimeout.toMillis();
       p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout);
       p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
+      // room for the largest value processed plus its key and the attempt history in headers
+      p.putIfAbsent(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, maxPayloadBytes + (1 << 20));
       p.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(30_000, timeout));
       p.putIfAbsent(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Math.max(timeout,
           Integer.parseInt(p.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG).toString())));

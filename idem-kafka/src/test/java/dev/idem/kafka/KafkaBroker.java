@@ -65,8 +65,14 @@ public final class KafkaBroker {
 
   /** Creates {@code topic} with {@code partitions} partitions and waits until it is ready. */
   public static void createTopic(String topic, int partitions) {
+    createTopic(topic, partitions, Map.of());
+  }
+
+  /** Creates {@code topic} with {@code partitions} partitions and topic settings, and waits until it is ready. */
+  public static void createTopic(String topic, int partitions, Map<String, String> configs) {
     try (Admin admin = admin()) {
-      admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+      admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all()
+          .get(60, TimeUnit.SECONDS);
       Eventually.await("topic " + topic + " with a leader for each of its " + partitions + " partitions",
           Duration.ofSeconds(60), () -> describe(admin, topic),
           d -> d != null && d.partitions().size() == partitions

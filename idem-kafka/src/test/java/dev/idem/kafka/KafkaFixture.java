@@ -242,6 +242,8 @@ final class KafkaFixture implements AutoCloseable {
     final AtomicInteger uncounted = new AtomicInteger();
     final AtomicInteger deadLettered = new AtomicInteger();
     final AtomicInteger commitFailures = new AtomicInteger();
+    final AtomicInteger deadLetterFailures = new AtomicInteger();
+    final AtomicInteger pollFailures = new AtomicInteger();
     final List<String> deadReasons = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @Override
@@ -277,6 +279,17 @@ final class KafkaFixture implements AutoCloseable {
       if (attempts == 0) {
         uncounted.incrementAndGet();
       }
+    }
+
+    @Override
+    public void deadLetterFailed(String consumer, ConsumerRecord<String, byte[]> record, String topic,
+        Throwable error) {
+      deadLetterFailures.incrementAndGet();
+    }
+
+    @Override
+    public void pollFailed(String consumer, Throwable error) {
+      pollFailures.incrementAndGet();
     }
 
     @Override

@@ -94,8 +94,8 @@ class KafkaInboxConsumerTest {
     }
 
     assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids.stream().filter(i -> !i.equals(poison)).toList());
-    // once in the failed batch, then alone three times
-    assertThat(poisonCalls.get()).isEqualTo(4);
+    // alone three times, after one failed batch unless the first poll brought it alone
+    assertThat(poisonCalls.get()).isBetween(3, 4);
     assertThat(counts.deadReasons).containsExactly("handler_failed");
     List<ConsumerRecord<String, byte[]>> dead = KafkaFixture.readAll(f.deadLetterTopic, 1, WAIT);
     assertThat(dead).hasSize(1);
@@ -241,6 +241,111 @@ class KafkaInboxConsumerTest {
   }
 
   @Test
+  void anInterruptLeftByAHandlerNeitherStopsNorSpinsTheConsumer() throws Exception {
+    List<String> ids = f.publish(20, 1);
+    String interrupting = ids.get(4);
+    AtomicInteger interrupts = new AtomicInteger();
+    KafkaRecordHandler effect = f.recordEffect();
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).listener(counts).handler((c, r) -> {
+      if (KafkaFixture.eventId(r).equals(interrupting) && interrupts.incrementAndGet() == 1) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedException("interrupted in the handler");
+      }
+      return effect.handle(c, r);
+    }).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 20);
+
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(counts.pollFailures.get()).isZero();
+    assertThat(counts.deadLettered.get()).isZero();
+  }
+
+  @Test
+  void aRecordWhoseHandlerOverflowsTheStackIsDeadLetteredAndTheConsumerGoesOn() throws Exception {
+    List<String> ids = f.publish(10, 1);
+    String deep = ids.get(3);
+    KafkaRecordHandler effect = f.recordEffect();
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).listener(counts).handler((c, r) -> {
+      if (KafkaFixture.eventId(r).equals(deep)) {
+        throw new StackOverflowError("too deep");
+      }
+      return effect.handle(c, r);
+    }).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 10);
+
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids.stream().filter(i -> !i.equals(deep)).toList());
+    assertThat(counts.deadReasons).containsExactly("handler_failed");
+  }
+
+  @Test
+  void aRecordTooLargeForTheDeadLetterTopicIsDeadLetteredWithoutItsValue() throws Exception {
+    String big = f.topic + "-big";
+    KafkaBroker.createTopic(big, 1, Map.of("max.message.bytes", "5000000"));
+    KafkaBroker.createTopic(big + ".dlt", 1);
+    String id = UUID.randomUUID().toString();
+    Map<String, Object> producerConfig = new java.util.HashMap<>(KafkaBroker.clientConfig());
+    producerConfig.put("key.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+    producerConfig.put("value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class.getName());
+    producerConfig.put("max.request.size", "5000000");
+    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(producerConfig)) {
+      producer.send(KafkaFixture.record(big, "k", id, "x".repeat(2_000_000))).get();
+      producer.send(KafkaFixture.record(big, "k", UUID.randomUUID().toString(), "{\"ok\":1}")).get();
+    }
+
+    try (KafkaInboxConsumer consumer = KafkaInboxConsumer.builder(f.consumerConfig(), inbox, List.of(big))
+        .handler(f.recordEffect()).listener(counts).pollTimeout(Duration.ofMillis(100)).build().start()) {
+      Eventually.await("both records past", WAIT, () -> committedOn(big), n -> n == 2);
+    }
+
+    assertThat(counts.deadReasons).containsExactly("too_large");
+    assertThat(f.effectCount()).isEqualTo(1);
+    ConsumerRecord<String, byte[]> dead = KafkaFixture.readAll(big + ".dlt", 1, WAIT).get(0);
+    assertThat(dead.value()).isNull();
+    assertThat(KafkaFixture.header(dead, KafkaTransport.EVENT_ID_HEADER)).isEqualTo(id);
+    assertThat(KafkaFixture.header(dead, "idem-dlt-reason")).isEqualTo("too_large");
+    assertThat(KafkaFixture.header(dead, "idem-dlt-value-dropped")).startsWith("2000000 bytes");
+  }
+
+  @Test
+  void aFailedDeadLetterSendIsRetriedWithoutRunningTheHandlerAgain() throws Exception {
+    List<String> ids = f.publish(5, 1);
+    String poison = ids.get(2);
+    AtomicInteger poisonCalls = new AtomicInteger();
+    KafkaRecordHandler effect = f.recordEffect();
+    try (org.apache.kafka.clients.admin.Admin admin = KafkaBroker.admin()) {
+
+      try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).sendTimeout(Duration.ofSeconds(1))
+          .listener(counts).handler((c, r) -> {
+            if (KafkaFixture.eventId(r).equals(poison)) {
+              poisonCalls.incrementAndGet();
+              throw new IllegalStateException("poison");
+            }
+            return effect.handle(c, r);
+          }).build().start()) {
+        // the dead-letter topic disappears after the start-up check
+        admin.deleteTopics(List.of(f.deadLetterTopic)).all().get(30, java.util.concurrent.TimeUnit.SECONDS);
+        Eventually.await("a failed dead-letter send", WAIT, counts.deadLetterFailures::get, n -> n >= 1);
+        int callsWhenItFailed = poisonCalls.get();
+        KafkaBroker.createTopic(f.deadLetterTopic, 1);
+        Eventually.await("every offset committed", WAIT, this::committed, n -> n == 5);
+
+        assertThat(poisonCalls.get()).isEqualTo(callsWhenItFailed);
+      }
+    }
+
+    assertThat(counts.deadReasons).containsExactly("handler_failed");
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids.stream().filter(i -> !i.equals(poison)).toList());
+  }
+
+  @Test
   void startRefusesMissingTopicsAndBuildRefusesConfigurationThatBreaksExactlyOnce() {
     Map<String, Object> good = f.consumerConfig();
     KafkaRecordHandler h = f.recordEffect();
@@ -263,7 +368,24 @@ class KafkaInboxConsumerTest {
     assertThatThrownBy(() -> KafkaInboxConsumer.builder(good, inbox, List.of("bad topic")))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> f.consumer(inbox).batchSize(0)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(Map.of("bootstrap.servers", "x:1", "group.id", "g".repeat(256)),
+        inbox, List.of("t")).handler(h).build()).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("255");
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(Map.of("bootstrap.servers", "x:1", "group.id", "g",
+        "session.timeout.ms", "soon"), inbox, List.of("t")).handler(h).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("session.timeout.ms");
     assertThatThrownBy(() -> f.consumer(inbox).maxAttempts(0)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  private long committedOn(String topic) {
+    try (org.apache.kafka.clients.admin.Admin admin = KafkaBroker.admin()) {
+      return admin.listConsumerGroupOffsets(f.group).partitionsToOffsetAndMetadata()
+          .get(30, java.util.concurrent.TimeUnit.SECONDS).entrySet().stream()
+          .filter(e -> e.getKey().topic().equals(topic) && e.getValue() != null)
+          .mapToLong(e -> e.getValue().offset()).sum();
+    } catch (Exception e) {
+      return -1;
+    }
   }
 
   private long committed() {

@@ -7,8 +7,11 @@ import dev.idem.test.Eventually;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
@@ -40,9 +43,27 @@ class KafkaRebalanceTest {
     AtomicInteger seenByA = new AtomicInteger();
     CountDownLatch midStream = new CountDownLatch(1);
     KafkaRecordHandler effect = f.recordEffect();
+    Set<Integer> partitionsOfA = ConcurrentHashMap.newKeySet();
+    Set<Integer> partitionsOfBAfterA = ConcurrentHashMap.newKeySet();
+    AtomicBoolean aClosed = new AtomicBoolean();
+    KafkaConsumerListener listenerB = new KafkaConsumerListener() {
+      @Override
+      public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
+          int duplicates) {
+        if (aClosed.get()) {
+          partitionsOfBAfterA.add(partition.partition());
+        }
+      }
+    };
 
-    try (KafkaInboxConsumer b = f.consumer(inbox).batchSize(25).listener(counts).build()) {
-      KafkaInboxConsumer a = f.consumer(inbox).batchSize(25).listener(counts).handler((c, r) -> {
+    try (KafkaInboxConsumer b = f.consumer(inbox).batchSize(25).listener(listenerB).build()) {
+      KafkaInboxConsumer a = f.consumer(inbox).batchSize(25).listener(new KafkaConsumerListener() {
+        @Override
+        public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
+            int duplicates) {
+          partitionsOfA.add(partition.partition());
+        }
+      }).handler((c, r) -> {
         if (seenByA.incrementAndGet() == 300) {
           midStream.countDown();
         }
@@ -52,12 +73,15 @@ class KafkaRebalanceTest {
       assertThat(midStream.await(60, TimeUnit.SECONDS)).isTrue();
 
       a.close();
+      aClosed.set(true);
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == EVENTS);
     }
 
     assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
     assertThat(f.eventsWithSeveralEffects()).isZero();
     assertThat(counts.processed.get()).isEqualTo(EVENTS);
+    // B went on with at least one partition that A had been consuming
+    assertThat(partitionsOfBAfterA).containsAnyElementsOf(partitionsOfA);
   }
 
   @Test

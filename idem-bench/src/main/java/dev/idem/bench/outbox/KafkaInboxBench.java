@@ -2,6 +2,7 @@ package dev.idem.bench.outbox;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.bench.outbox.BenchSupport.Cpu;
+import dev.idem.core.UuidV7;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.kafka.KafkaConsumerListener;
 import dev.idem.kafka.KafkaInboxConsumer;
@@ -45,7 +46,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * Consumer throughput with the inbox on PostgreSQL against the same consumer without it, side by side in one run.
  *
  * <p>A Kafka broker runs in a JVM of its own ({@link KafkaBenchBroker}); a topic of one partition is filled once with
- * {@code --events} records (256 B JSON, the {@code idem-event-id} header). Every measurement reads the whole topic
+ * {@code --events} records (256 B JSON, the {@code idem-event-id} header: a UUIDv7, as {@link KafkaTransport} sends the
+ * outbox's ids, or with {@code --ids v4} a random UUID, as a foreign producer might). Every measurement reads the whole topic
  * with a new consumer group, {@code max.poll.records} = {@code --batch}, and for each poll opens one PostgreSQL
  * transaction, applies the effects (one {@code INSERT} per record into an effect table), commits, then commits the
  * offset. The clock runs from subscribing to the commit of the transaction of the last record.
@@ -61,12 +63,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * handler of one record does), and {@code batched}, one JDBC batch for the records of a poll (what a batch handler
  * does; the pool sets {@code reWriteBatchedInserts}, so that batch is one multi-row insert). The inbox and effect
  * tables hold {@code --prefill} rows from the start, analysed. Variants alternate order between repeats; one priming
- * run is discarded. CPU per event is read from {@code /proc} (this JVM, without the broker, and the PostgreSQL
+ * run of each variant is discarded. CPU per event is read from {@code /proc} (this JVM, without the broker, and the PostgreSQL
  * backends).
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.KafkaInboxBench [--events 100000] [--batch 100]
- *     [--repeats 3] [--effects per-record,batched] [--prefill 100000] [--one-by-one true]
+ *     [--repeats 3] [--effects per-record,batched] [--prefill 100000] [--one-by-one true] [--ids v7|v4]
  * </pre>
  */
 public final class KafkaInboxBench {
@@ -78,9 +80,10 @@ public final class KafkaInboxBench {
   private final String effects;
   private final String topic;
   private final Inbox inbox;
+  private final boolean timeOrderedIds;
 
   private KafkaInboxBench(int events, int batch, String bootstrap, HikariDataSource pool, String inboxTable,
-      String effects, String topic) {
+      String effects, String topic, boolean timeOrderedIds) {
     this.events = events;
     this.batch = batch;
     this.bootstrap = bootstrap;
@@ -88,6 +91,7 @@ public final class KafkaInboxBench {
     this.inboxTable = inboxTable;
     this.effects = effects;
     this.topic = topic;
+    this.timeOrderedIds = timeOrderedIds;
     this.inbox = Inbox.builder(pool).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build();
   }
 
@@ -98,6 +102,10 @@ public final class KafkaInboxBench {
     int repeats = Integer.parseInt(f.getOrDefault("repeats", "3"));
     int prefill = Integer.parseInt(f.getOrDefault("prefill", "100000"));
     boolean oneByOne = Boolean.parseBoolean(f.getOrDefault("one-by-one", "true"));
+    String ids = f.getOrDefault("ids", "v7");
+    if (!ids.equals("v7") && !ids.equals("v4")) {
+      throw new IllegalArgumentException("--ids must be v7 or v4, got " + ids);
+    }
     List<String> styles = List.of(f.getOrDefault("effects", "per-record,batched").split(","));
     Process broker = startBroker();
     String inboxTable = BenchSupport.uniqueTable("kbench_in");
@@ -107,15 +115,20 @@ public final class KafkaInboxBench {
     try {
       String bootstrap = bootstrapOf(broker);
       String topic = "idem-bench-" + UUID.randomUUID().toString().substring(0, 8);
-      KafkaInboxBench bench = new KafkaInboxBench(events, batch, bootstrap, pool, inboxTable, effects, topic);
+      KafkaInboxBench bench = new KafkaInboxBench(events, batch, bootstrap, pool, inboxTable, effects, topic,
+          ids.equals("v7"));
       System.out.println(BenchSupport.fmt("Kafka inbox benchmark: %d events, batch %d, %d repeats, prefill %d,"
-          + " load %s", events, batch, repeats, prefill, BenchSupport.loadAverage()));
+          + " event ids UUID%s, load %s", events, batch, repeats, prefill, ids, BenchSupport.loadAverage()));
       bench.setUp(prefill);
       List<String> variants = new ArrayList<>(List.of("baseline", "inbox"));
       if (oneByOne) {
         variants.add("inbox 1x1");
       }
-      bench.run("baseline", styles.get(0)); // priming, discarded
+      for (String style : styles) {
+        for (String variant : variants) {
+          bench.run(variant, style); // priming (JIT, caches), discarded
+        }
+      }
       Map<String, List<Run>> runs = new LinkedHashMap<>();
       for (int r = 1; r <= repeats; r++) {
         for (String style : styles) {
@@ -192,7 +205,8 @@ public final class KafkaInboxBench {
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
       for (int i = 0; i < events; i++) {
         RecordHeaders headers = new RecordHeaders();
-        headers.add(KafkaTransport.EVENT_ID_HEADER, UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
+        UUID id = timeOrderedIds ? UuidV7.next() : UUID.randomUUID();
+        headers.add(KafkaTransport.EVENT_ID_HEADER, id.toString().getBytes(StandardCharsets.UTF_8));
         byte[] value = ("{\"n\":" + i + ",\"pad\":\"" + pad + "\"}").getBytes(StandardCharsets.UTF_8);
         producer.send(new ProducerRecord<>(topic, null, "agg-" + (i % 1000), value, headers));
       }

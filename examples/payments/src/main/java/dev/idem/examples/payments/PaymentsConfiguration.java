@@ -5,6 +5,7 @@ import dev.idem.examples.payments.auth.AdminAccess;
 import dev.idem.examples.payments.auth.ApiKeyAuthentication;
 import dev.idem.examples.payments.auth.ApiKeys;
 import dev.idem.examples.payments.ledger.Ledger;
+import dev.idem.examples.payments.outbox.TenantEvents;
 import dev.idem.examples.payments.payment.PaymentPhases;
 import dev.idem.examples.payments.payment.Payments;
 import dev.idem.examples.payments.provider.FaultInjection;
@@ -14,7 +15,6 @@ import dev.idem.examples.payments.provider.ProviderWebhooks;
 import dev.idem.examples.payments.refund.RefundPhases;
 import dev.idem.examples.payments.refund.Refunds;
 import dev.idem.examples.payments.web.Json;
-import dev.idem.examples.payments.webhook.WebhookEvents;
 import java.time.Clock;
 import java.util.Random;
 import java.util.random.RandomGenerator;
@@ -64,7 +64,7 @@ public class PaymentsConfiguration {
   }
 
   @Bean
-  PaymentPhases paymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, WebhookEvents events,
+  PaymentPhases paymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, TenantEvents events,
       Json json, Clock clock) {
     return new PaymentPhases(payments, ledger, provider, events, json, clock);
   }
@@ -76,7 +76,7 @@ public class PaymentsConfiguration {
 
   @Bean
   RefundPhases refundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider,
-      WebhookEvents events, Json json, Clock clock) {
+      TenantEvents events, Json json, Clock clock) {
     return new RefundPhases(payments, refunds, ledger, provider, events, json, clock);
   }
 

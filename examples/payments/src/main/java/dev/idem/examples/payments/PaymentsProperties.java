@@ -1,6 +1,13 @@
 package dev.idem.examples.payments;
 
+import dev.idem.examples.payments.webhook.EventTypes;
+import dev.idem.kafka.KafkaTransport;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
@@ -13,6 +20,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param provider the initial faults, the random seed and the webhooks of the simulated provider
  * @param outbox the relay that sends events, and the purge of finished events and old inbox records
  * @param webhooks the tenants' webhook endpoints
+ * @param kafka publishing the tenants' events to Kafka as well (off by default)
  */
 @ConfigurationProperties("payments")
 public record PaymentsProperties(
@@ -20,7 +28,8 @@ public record PaymentsProperties(
     @DefaultValue("true") boolean adminAllowLoopback,
     @DefaultValue Provider provider,
     @DefaultValue Outbox outbox,
-    @DefaultValue Webhooks webhooks) {
+    @DefaultValue Webhooks webhooks,
+    @DefaultValue Kafka kafka) {
 
   /**
    * The simulated provider's initial faults ({@code PUT /admin/faults} changes them at run time) and its webhooks.
@@ -119,6 +128,130 @@ public record PaymentsProperties(
             + maxEndpointsPerTenant);
       }
       positive("payments.webhooks.timeout", timeout);
+    }
+  }
+
+  /**
+   * Publishing the tenants' events to Kafka ({@code payments.kafka.*}), besides and independently of their webhooks:
+   * off unless {@code payments.kafka.bootstrap-servers} is set. When on, the transaction that decides an event
+   * ({@code payment.succeeded}, {@code payment.declined}, {@code refund.succeeded}) also writes it to the outbox for
+   * the relay's {@code kafka} route, if its type has a topic; see
+   * {@link dev.idem.examples.payments.outbox.KafkaEvents}. Every value is checked when the service starts, and a bad
+   * one stops it with a message that names the property.
+   *
+   * <p>Event types (and producer settings) contain dots. Because {@code topics} and {@code properties} map strings
+   * to strings, Spring keeps the dots of their keys however they are written: with brackets,
+   * {@code payments.kafka.topics[payment.succeeded]=payments}; plainly,
+   * {@code payments.kafka.topics.payment.succeeded=payments}; in YAML as a dotted key, nested, or quoted in brackets
+   * ({@code "[payment.succeeded]": payments}); and as the environment variable
+   * {@code PAYMENTS_KAFKA_TOPICS_PAYMENT_SUCCEEDED=payments}. Brackets are the safe habit: for a map of anything but
+   * plain values, a key's dots without brackets would make nested keys.
+   *
+   * @param bootstrapServers the brokers, {@code host:port[,host:port...]}; unset or blank (the default) turns Kafka
+   *     off
+   * @param topics the topic of each event type, e.g. {@code payments.kafka.topics[payment.succeeded]=payments}; keys
+   *     must be event types the service publishes, values Kafka topic names ({@code [a-zA-Z0-9._-]}, at most 249
+   *     characters). A blank value leaves that type out even when {@code default-topic} is set
+   * @param defaultTopic the topic of the types that {@code topics} does not name; unset: such types are not
+   *     published to Kafka
+   * @param sendTimeout how long the relay waits for the broker to acknowledge a batch (default 15 s, 1 s to 5 min);
+   *     an event without acknowledgement is retried with the outbox's backoff
+   * @param properties further producer settings, e.g. {@code payments.kafka.properties[security.protocol]=SSL}.
+   *     Exactly-once delivery fixes some: {@code acks} other than {@code all}, {@code enable.idempotence=false},
+   *     serializers or a {@code transactional.id} are refused at startup; {@code bootstrap.servers} belongs in
+   *     {@code payments.kafka.bootstrap-servers}
+   */
+  public record Kafka(
+      String bootstrapServers,
+      @DefaultValue Map<String, String> topics,
+      String defaultTopic,
+      @DefaultValue("15s") Duration sendTimeout,
+      @DefaultValue Map<String, String> properties) {
+    private static final String PREFIX = "payments.kafka.";
+    /** One broker address, as Kafka's clients read it: an optional {@code scheme://}, a host or [IPv6], a port. */
+    private static final Pattern BROKER = Pattern.compile(
+        "(?:[a-zA-Z][a-zA-Z0-9+.-]*://)?(?:\\[[0-9a-zA-Z:.%]+]|[a-zA-Z0-9._-]+):([0-9]{1,5})");
+
+    public Kafka {
+      bootstrapServers = bootstrapServers == null || bootstrapServers.isBlank() ? null : bootstrapServers.trim();
+      if (bootstrapServers != null) {
+        for (String broker : bootstrapServers.split(",", -1)) {
+          var m = BROKER.matcher(broker.trim());
+          if (!m.matches() || Integer.parseInt(m.group(1)) < 1 || Integer.parseInt(m.group(1)) > 65_535) {
+            throw new IllegalArgumentException(PREFIX + "bootstrap-servers must be a comma-separated list of"
+                + " host:port, got '" + bootstrapServers + "'");
+          }
+        }
+      }
+      // a throwaway builder: the topic names and the timeout are checked by the rules of the transport itself
+      KafkaTransport.Builder check = KafkaTransport.builder(Map.of());
+      Map<String, String> byType = new TreeMap<>();
+      if (topics != null) {
+        topics.forEach((type, topic) -> {
+          if (!EventTypes.KNOWN.contains(type)) {
+            throw new IllegalArgumentException(PREFIX + "topics[" + type + "]: '" + type + "' is not an event type"
+                + " of the service; the types are " + EventTypes.KNOWN);
+          }
+          String name = topic == null ? "" : topic.trim();
+          if (!name.isEmpty()) {
+            try {
+              check.topic(type, name);
+            } catch (IllegalArgumentException e) {
+              throw new IllegalArgumentException(PREFIX + "topics[" + type + "]: " + e.getMessage(), e);
+            }
+          }
+          byType.put(type, name);
+        });
+      }
+      topics = Collections.unmodifiableMap(byType);
+      defaultTopic = defaultTopic == null || defaultTopic.isBlank() ? null : defaultTopic.trim();
+      if (defaultTopic != null) {
+        try {
+          check.defaultTopic(defaultTopic);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(PREFIX + "default-topic: " + e.getMessage(), e);
+        }
+      }
+      if (sendTimeout == null) {
+        throw new IllegalArgumentException(PREFIX + "send-timeout must be a duration from 1s to 5m, got nothing");
+      }
+      try {
+        check.sendTimeout(sendTimeout);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(PREFIX + "send-timeout must be from 1s to 5m, got " + sendTimeout, e);
+      }
+      Map<String, String> settings = new TreeMap<>();
+      if (properties != null) {
+        properties.forEach((name, value) -> {
+          if (name.isBlank() || value == null) {
+            throw new IllegalArgumentException(PREFIX + "properties: every producer setting needs a name and a"
+                + " value, got '" + name + "' -> '" + value + "'");
+          }
+          if (name.equals("bootstrap.servers")) {
+            throw new IllegalArgumentException(PREFIX + "properties[bootstrap.servers]: set "
+                + PREFIX + "bootstrap-servers instead");
+          }
+          settings.put(name, value);
+        });
+      }
+      properties = Collections.unmodifiableMap(settings);
+    }
+
+    /** Whether events are published to Kafka: {@code bootstrap-servers} is set. */
+    public boolean enabled() {
+      return bootstrapServers != null;
+    }
+
+    /** The topic that events of {@code type} go to, or empty when they are not published to Kafka. */
+    public Optional<String> topicOf(String type) {
+      if (!enabled()) {
+        return Optional.empty();
+      }
+      String mapped = topics.get(type);
+      if (mapped != null) {
+        return mapped.isEmpty() ? Optional.empty() : Optional.of(mapped);
+      }
+      return Optional.ofNullable(defaultTopic);
     }
   }
 

@@ -8,8 +8,10 @@ import dev.idem.examples.payments.inbox.ProviderWebhookController;
 import dev.idem.examples.payments.provider.ProviderWebhookTransport;
 import dev.idem.examples.payments.provider.ProviderWebhooks;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.webhook.EventTypes;
 import dev.idem.examples.payments.webhook.JdbcWebhookEndpoints;
 import dev.idem.examples.payments.webhook.WebhookEvents;
+import dev.idem.kafka.KafkaTransport;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
@@ -23,7 +25,9 @@ import dev.idem.retry.Backoff;
 import dev.idem.retry.Jitter;
 import java.net.URI;
 import java.time.Clock;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.function.Supplier;
@@ -32,16 +36,23 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * The outbox, the inbox and the relay of the service, defined here rather than by an auto-configuration so that the
  * example shows every part: the {@code webhook} route sends tenants' events through a {@link WebhookTransport} over
  * {@link JdbcWebhookEndpoints}; the {@code provider-webhook} route sends the simulated provider's webhooks to this
- * service's own {@code POST /webhooks/provider}, where a {@link WebhookReceiver} takes them in through the inbox.
- * Settings are {@code payments.outbox.*}, {@code payments.webhooks.*} and {@code payments.provider.webhook-*}.
+ * service's own {@code POST /webhooks/provider}, where a {@link WebhookReceiver} takes them in through the inbox;
+ * when {@code payments.kafka.bootstrap-servers} is set, the {@code kafka} route publishes tenants' events to Kafka
+ * through a {@link KafkaTransport} ({@link KafkaEvents} writes them). Settings are {@code payments.outbox.*},
+ * {@code payments.webhooks.*}, {@code payments.provider.webhook-*} and {@code payments.kafka.*}.
  */
 @Configuration(proxyBeanMethods = false)
 public class OutboxConfiguration {
@@ -85,6 +96,58 @@ public class OutboxConfiguration {
   @Bean
   WebhookEvents webhookEvents(Outbox outbox, JdbcWebhookEndpoints endpoints, Json json) {
     return new WebhookEvents(outbox, endpoints, json);
+  }
+
+  /** Tenants' events for Kafka: written only while {@code payments.kafka.bootstrap-servers} is set. */
+  @Bean
+  KafkaEvents kafkaEvents(Outbox outbox, Json json, PaymentsProperties properties) {
+    return new KafkaEvents(outbox, json, properties.kafka());
+  }
+
+  /** Where payments and refunds write their events: tenants' webhooks and Kafka. */
+  @Bean
+  TenantEvents tenantEvents(WebhookEvents webhooks, KafkaEvents kafka) {
+    return new TenantEvents(webhooks, kafka);
+  }
+
+  /**
+   * Kafka, when {@code payments.kafka.bootstrap-servers} is set: an idempotent producer ({@code acks=all}) named
+   * {@code payments}, with the topics of {@code payments.kafka.topics} and {@code payments.kafka.default-topic}. It
+   * connects on its first send, so the service starts while the brokers are away (its events wait and are
+   * retried). Closed on shutdown: after {@link OutboxWork} has stopped the relay, which stops before any bean is
+   * destroyed.
+   */
+  @Bean
+  @Conditional(KafkaConfigured.class)
+  KafkaTransport paymentsKafkaTransport(PaymentsProperties properties) {
+    PaymentsProperties.Kafka k = properties.kafka();
+    Map<String, Object> config = new LinkedHashMap<>(k.properties());
+    config.put("bootstrap.servers", k.bootstrapServers());
+    KafkaTransport.Builder builder = KafkaTransport.builder(config).name("payments").sendTimeout(k.sendTimeout());
+    k.topics().forEach((type, topic) -> {
+      if (!topic.isEmpty()) {
+        builder.topic(type, topic);
+      }
+    });
+    if (k.defaultTopic() != null) {
+      builder.defaultTopic(k.defaultTopic());
+    }
+    KafkaTransport transport;
+    try {
+      transport = builder.build();
+    } catch (IllegalArgumentException e) {
+      // the values were checked when bound: what is left is a producer setting that contradicts exactly-once
+      throw new IllegalArgumentException("payments.kafka.properties: " + e.getMessage(), e);
+    }
+    Map<String, String> published = new LinkedHashMap<>();
+    EventTypes.KNOWN.forEach(type -> k.topicOf(type).ifPresent(topic -> published.put(type, topic)));
+    if (published.isEmpty()) {
+      LOG.warn("payments.kafka.bootstrap-servers is set but no event type has a topic (payments.kafka.topics[<type>],"
+          + " payments.kafka.default-topic): nothing is published to Kafka");
+    } else {
+      LOG.info("events to Kafka at {} through transport {}: {}", k.bootstrapServers(), transport.name(), published);
+    }
+    return transport;
   }
 
   /**
@@ -155,20 +218,28 @@ public class OutboxConfiguration {
   }
 
   /**
-   * The relay, started by {@link OutboxWork}; closed on shutdown. It tells every {@link OutboxListener} bean:
+   * The relay, started by {@link OutboxWork}; closed on shutdown. Routes: {@code webhook}, {@code provider-webhook}
+   * and, when Kafka is on, {@code kafka}. It tells every {@link OutboxListener} bean:
    * {@link DeadEventLog}, and meters where the application has them. (Named so that it never meets the bean name of
    * an auto-configured relay.)
    */
   @Bean
   OutboxRelay paymentsOutboxRelay(Outbox outbox, WebhookTransport webhookTransport,
-      ProviderWebhookTransport providerWebhookTransport, PaymentsProperties properties,
-      ObjectProvider<OutboxListener> listeners) {
+      ProviderWebhookTransport providerWebhookTransport, ObjectProvider<KafkaTransport> kafkaTransport,
+      PaymentsProperties properties, ObjectProvider<OutboxListener> listeners) {
     PaymentsProperties.Outbox o = properties.outbox();
     try {
-      return OutboxRelay.builder(outbox)
+      OutboxRelay.Builder relay = OutboxRelay.builder(outbox)
           .name("payments")
           .route(WebhookEvents.ROUTE, webhookTransport)
-          .route(ProviderWebhooks.ROUTE, providerWebhookTransport)
+          .route(ProviderWebhooks.ROUTE, providerWebhookTransport);
+      KafkaTransport kafka = kafkaTransport.getIfAvailable();
+      if (kafka != null) {
+        relay.route(KafkaEvents.ROUTE, kafka);
+      } else if (properties.kafka().enabled()) {
+        throw new IllegalStateException("payments.kafka.bootstrap-servers is set but there is no Kafka transport");
+      }
+      return relay
           .maxAttempts(o.maxAttempts())
           .threads(o.threads())
           .batchSize(o.batchSize())
@@ -186,6 +257,19 @@ public class OutboxConfiguration {
   OutboxWork outboxWork(OutboxRelay relay, Outbox outbox, Inbox inbox, PaymentsProperties properties) {
     PaymentsProperties.Outbox o = properties.outbox();
     return new OutboxWork(relay, outbox, inbox, o.enabled(), o.retention(), o.inboxRetention(), o.purgeInterval());
+  }
+
+  /**
+   * Kafka is on: {@code payments.kafka.bootstrap-servers} is set and not blank, read with the binder's relaxed names
+   * (an environment variable {@code PAYMENTS_KAFKA_BOOTSTRAPSERVERS} counts), as {@link PaymentsProperties.Kafka}
+   * reads it.
+   */
+  static final class KafkaConfigured implements Condition {
+    @Override
+    public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+      return Binder.get(context.getEnvironment()).bind("payments.kafka.bootstrap-servers", String.class)
+          .map(servers -> !servers.isBlank()).orElse(false);
+    }
   }
 
   private static String contextPath(Environment environment) {

@@ -3,6 +3,7 @@ package dev.idem.examples.payments.payment;
 import dev.idem.examples.payments.ResourceId;
 import dev.idem.examples.payments.auth.Tenant;
 import dev.idem.examples.payments.ledger.Ledger;
+import dev.idem.examples.payments.outbox.TenantEvents;
 import dev.idem.examples.payments.provider.ChargeRequest;
 import dev.idem.examples.payments.provider.PaymentProvider;
 import dev.idem.examples.payments.provider.ProviderCharge;
@@ -11,7 +12,6 @@ import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.JsonRequest;
 import dev.idem.examples.payments.webhook.EventTypes;
-import dev.idem.examples.payments.webhook.WebhookEvents;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -39,12 +39,12 @@ public class BaselinePaymentController {
   private final Payments payments;
   private final Ledger ledger;
   private final PaymentProvider provider;
-  private final WebhookEvents events;
+  private final TenantEvents events;
   private final Json json;
   private final Clock clock;
 
   public BaselinePaymentController(DataSource dataSource, Payments payments, Ledger ledger, PaymentProvider provider,
-      WebhookEvents events, Json json, Clock clock) {
+      TenantEvents events, Json json, Clock clock) {
     this.dataSource = dataSource;
     this.payments = payments;
     this.ledger = ledger;

@@ -7,6 +7,7 @@ import dev.idem.core.PhasedOperation;
 import dev.idem.core.StoredResponse;
 import dev.idem.examples.payments.ResourceId;
 import dev.idem.examples.payments.ledger.Ledger;
+import dev.idem.examples.payments.outbox.TenantEvents;
 import dev.idem.examples.payments.provider.ChargeRequest;
 import dev.idem.examples.payments.provider.PaymentProvider;
 import dev.idem.examples.payments.provider.ProviderCharge;
@@ -17,7 +18,6 @@ import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.ProblemResponse;
 import dev.idem.examples.payments.webhook.EventTypes;
-import dev.idem.examples.payments.webhook.WebhookEvents;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.servlet.Problem;
 import java.sql.Connection;
@@ -53,11 +53,11 @@ public final class PaymentPhases {
   private final Payments payments;
   private final Ledger ledger;
   private final PaymentProvider provider;
-  private final WebhookEvents events;
+  private final TenantEvents events;
   private final Json json;
   private final Clock clock;
 
-  public PaymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, WebhookEvents events, Json json,
+  public PaymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, TenantEvents events, Json json,
       Clock clock) {
     this.payments = payments;
     this.ledger = ledger;

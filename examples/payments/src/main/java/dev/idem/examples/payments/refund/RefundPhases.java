@@ -7,6 +7,7 @@ import dev.idem.core.PhasedOperation;
 import dev.idem.core.StoredResponse;
 import dev.idem.examples.payments.ResourceId;
 import dev.idem.examples.payments.ledger.Ledger;
+import dev.idem.examples.payments.outbox.TenantEvents;
 import dev.idem.examples.payments.payment.Payment;
 import dev.idem.examples.payments.payment.Payments;
 import dev.idem.examples.payments.provider.PaymentProvider;
@@ -19,7 +20,6 @@ import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.ProblemResponse;
 import dev.idem.examples.payments.webhook.EventTypes;
-import dev.idem.examples.payments.webhook.WebhookEvents;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.servlet.Problem;
 import java.sql.Connection;
@@ -52,12 +52,12 @@ public final class RefundPhases {
   private final Refunds refunds;
   private final Ledger ledger;
   private final PaymentProvider provider;
-  private final WebhookEvents events;
+  private final TenantEvents events;
   private final Json json;
   private final Clock clock;
 
   public RefundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider,
-      WebhookEvents events, Json json, Clock clock) {
+      TenantEvents events, Json json, Clock clock) {
     this.payments = payments;
     this.refunds = refunds;
     this.ledger = ledger;

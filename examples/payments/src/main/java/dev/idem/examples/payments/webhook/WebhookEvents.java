@@ -4,7 +4,6 @@ import dev.idem.core.UuidV7;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -19,8 +18,10 @@ import java.util.UUID;
  * commits. One outbox row per enabled endpoint of the tenant that receives the type, sent to
  * {@code webhook:<endpoint id>}; no subscriber, no row.
  *
- * <p>The payload is the event envelope {@code {"id", "type", "created", "data"}}, whose {@code id} is the outbox event
- * id, which the webhook transport sends as {@code webhook-id}: a receiver deduplicates on either. Thread-safe.
+ * <p>The payload is the {@link EventEnvelope} {@code {"id", "type", "created", "data"}}, whose {@code id} is the outbox
+ * event id, which the webhook transport sends as {@code webhook-id}: a receiver deduplicates on either. The business
+ * code calls this through {@link dev.idem.examples.payments.outbox.TenantEvents}, which also writes the event for
+ * Kafka when that is on. Thread-safe.
  */
 public final class WebhookEvents {
   /** The route of tenants' webhooks on the relay. */
@@ -52,8 +53,7 @@ public final class WebhookEvents {
     List<OutboxEvent> events = new ArrayList<>(subscribers.size());
     for (String endpoint : subscribers) {
       UUID id = UuidV7.next();
-      String payload = new String(json.write(Json.document("id", id.toString(), "type", type,
-          "created", created.toString(), "data", data)), StandardCharsets.UTF_8);
+      String payload = EventEnvelope.write(json, id, type, created, data);
       events.add(OutboxEvent.builder(type).id(id).aggregate(aggregateType, aggregateId).payload(payload)
           .destination(ROUTE + ":" + endpoint).build());
     }
