@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.Clock;
 import java.time.Duration;
@@ -72,9 +73,20 @@ import javax.sql.DataSource;
  * one statement that locks exactly their rows: {@code = ANY(?) FOR SHARE} on PostgreSQL, which locks only the rows it
  * returns, and on MariaDB a {@code UNION ALL} of primary key lookups, as an {@code IN} list may lock (and wait for)
  * every row of the consumer.
+ *
+ * <p>Implementation note, a handler that catches an SQL error: PostgreSQL aborts the whole transaction on an error,
+ * and pgjdbc then turns the commit into a silent rollback, so a handler that catches one (say, "insert and ignore a
+ * unique violation") would lose the inbox records and every effect while the call reports them processed. The inbox's
+ * statement after the handler fails in an aborted transaction (SQLState {@code 25P02}); where none would run (a batch
+ * whose results are all null) PostgreSQL gets a {@code SELECT 1} instead. Either way this is an
+ * {@link InboxHandlerException}, before the caller's commit: the handler broke the transaction. A handler that must
+ * recover from an SQL error rolls back to a savepoint it set. MariaDB and H2 roll back the failed statement only and
+ * need no check.
  */
 public final class Inbox {
   private static final HexFormat HEX = HexFormat.of();
+  /** PostgreSQL's "current transaction is aborted, commands ignored until end of transaction block". */
+  private static final String IN_FAILED_TRANSACTION = "25P02";
 
   private final DataSource dataSource;
   private final JdbcDialect dialect;
@@ -177,7 +189,8 @@ public final class Inbox {
    * @param source where the event came from (a queue, a webhook sender), kept for operators; may be null
    * @return whether it was a duplicate, and the kept result
    * @throws InboxPayloadMismatchException when the id was processed before with another payload
-   * @throws InboxHandlerException wrapping what the handler threw; roll the transaction back
+   * @throws InboxHandlerException wrapping what the handler threw, or on PostgreSQL when the handler caught an SQL
+   *     error that aborted the transaction (see the class notes); roll the transaction back
    */
   public InboxResult process(Connection connection, String consumer, String eventId, String source, byte[] payload,
       InboxHandler handler) {
@@ -207,7 +220,7 @@ public final class Inbox {
       ps.setString(4, eventId);
       ps.executeUpdate();
     } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "completing event " + eventId + " for " + consumer, e);
+      throw afterHandler(consumer, eventId, "completing event " + eventId + " for " + consumer, e);
     }
     safely(() -> listener.processed(consumer));
     return new InboxResult(false, result, Instant.ofEpochMilli(now));
@@ -241,7 +254,9 @@ public final class Inbox {
    * @throws InboxPayloadMismatchException for the first event (in the batch's order) whose id was processed before, or
    *     comes earlier in the batch, with another payload; no handler ran: roll the transaction back
    * @throws InboxHandlerException wrapping what the handler threw, naming the failing event, or when a result is
-   *     longer than {@link Builder#maxResultChars}; roll the transaction back, nothing of the batch counts
+   *     longer than {@link Builder#maxResultChars}, or on PostgreSQL when a handler caught an SQL error that aborted
+   *     the transaction (naming the batch's first new event; see the class notes); roll the transaction back, nothing
+   *     of the batch counts
    */
   @SuppressWarnings("overloads") // the names are the API; the Javadoc says how a lambda picks one
   public List<InboxResult> processBatch(Connection connection, String consumer, List<InboxEvent> events,
@@ -263,7 +278,8 @@ public final class Inbox {
    *
    * @throws InboxHandlerException wrapping what the handler threw, naming the batch's first new event; or when it
    *     returns a list whose size is not the number of new events, or a result longer than
-   *     {@link Builder#maxResultChars} (naming that event); roll the transaction back
+   *     {@link Builder#maxResultChars} (naming that event); or on PostgreSQL when it caught an SQL error that aborted
+   *     the transaction (naming the batch's first new event); roll the transaction back
    */
   @SuppressWarnings("overloads") // as the other processBatch
   public List<InboxResult> processBatch(Connection connection, String consumer, List<InboxEvent> events,
@@ -414,7 +430,9 @@ public final class Inbox {
 
     String[] results = fresh.isEmpty() ? new String[0]
         : effects.apply(connection, Collections.unmodifiableList(fresh));
-    keepResults(connection, consumer, fresh, results);
+    if (!keepResults(connection, consumer, fresh, results) && !fresh.isEmpty()) {
+      checkNotAborted(connection, consumer, fresh.get(0).eventId());
+    }
     InboxResult[] outcome = new InboxResult[n];
     int next = 0;
     for (int i = 0; i < n; i++) {
@@ -532,10 +550,10 @@ public final class Inbox {
     }
   }
 
-  /** Keeps the non-null results of a batch's new events, in one JDBC batch. */
-  private void keepResults(Connection c, String consumer, List<InboxEvent> fresh, String[] results) {
+  /** Keeps the non-null results of a batch's new events, in one JDBC batch; returns whether there were any. */
+  private boolean keepResults(Connection c, String consumer, List<InboxEvent> fresh, String[] results) {
     if (Arrays.stream(results).allMatch(Objects::isNull)) {
-      return;
+      return false;
     }
     try (PreparedStatement ps = c.prepareStatement(keepResult)) {
       for (int k = 0; k < results.length; k++) {
@@ -548,8 +566,41 @@ public final class Inbox {
       }
       ps.executeBatch();
     } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "keeping the results of " + fresh.size() + " events for " + consumer, e);
+      throw afterHandler(consumer, fresh.get(0).eventId(),
+          "keeping the results of " + fresh.size() + " events for " + consumer, e);
     }
+    return true;
+  }
+
+  /**
+   * On PostgreSQL, where no statement of the inbox follows the handler: fails if a handler caught an SQL error that
+   * aborted the transaction, which the commit would otherwise silently roll back. One round trip, {@code SELECT 1}.
+   */
+  private void checkNotAborted(Connection c, String consumer, String eventId) {
+    if (dialect != JdbcDialect.POSTGRESQL) {
+      return; // MariaDB and H2 roll back the failed statement only: the transaction goes on
+    }
+    try (Statement st = c.createStatement()) {
+      st.execute("SELECT 1");
+    } catch (SQLException e) {
+      throw afterHandler(consumer, eventId, "checking the transaction after the handler for " + consumer, e);
+    }
+  }
+
+  /**
+   * What a failed statement of the inbox after the handler means: on PostgreSQL, SQLState {@code 25P02} says an earlier
+   * statement failed and the transaction is aborted; the inbox's own statements before the handler succeeded, so the
+   * handler caught that error: a handler failure, retried and eventually given up on as such. Anything else is the
+   * store's.
+   */
+  private RuntimeException afterHandler(String consumer, String eventId, String what, SQLException e) {
+    if (dialect == JdbcDialect.POSTGRESQL && IN_FAILED_TRANSACTION.equals(e.getSQLState())) {
+      SQLException aborted = new SQLException("the transaction was aborted by an error the handler caught; roll back"
+          + " (a handler must rethrow SQL errors, or roll back to a savepoint it set to recover from one): "
+          + e.getMessage(), e.getSQLState(), e.getErrorCode(), e);
+      return new InboxHandlerException(consumer, eventId, aborted);
+    }
+    return SqlErrors.wrap(table, dialect, what, e);
   }
 
   private void requireTransaction(Connection connection) {

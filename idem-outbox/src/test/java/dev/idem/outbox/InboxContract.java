@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.test.Eventually;
 import dev.idem.test.MutableClock;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -13,6 +14,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,6 +27,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -32,7 +35,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -45,6 +50,8 @@ abstract class InboxContract {
   protected HikariDataSource ds;
   protected Inbox inbox;
   protected String effects;
+  /** A table with a unique key, for handlers that insert and ignore a duplicate. */
+  protected String once;
   protected final AtomicInteger duplicates = new AtomicInteger();
   protected final AtomicInteger mismatches = new AtomicInteger();
   protected final AtomicInteger processed = new AtomicInteger();
@@ -60,6 +67,9 @@ abstract class InboxContract {
     try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
       st.execute("DROP TABLE IF EXISTS " + effects);
       st.execute("CREATE TABLE " + effects + " (event_id VARCHAR(255) NOT NULL, amount INTEGER NOT NULL)");
+      once = effects + "_once";
+      st.execute("DROP TABLE IF EXISTS " + once);
+      st.execute("CREATE TABLE " + once + " (event_id VARCHAR(255) NOT NULL PRIMARY KEY)");
     }
     inbox = Inbox.builder(ds).table("ibi_" + suffix).clock(clock).listener(new InboxListener() {
       @Override
@@ -201,11 +211,13 @@ abstract class InboxContract {
     CountDownLatch releaseFirst = new CountDownLatch(1);
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
+      AtomicLong firstSession = new AtomicLong();
       Future<?> first = pool.submit(() -> {
         try (Connection c = ds.getConnection()) {
           c.setAutoCommit(false);
           try {
             inbox.process(c, "billing", id, "{}", conn -> {
+              firstSession.set(sessionId(conn));
               firstInserted.countDown();
               releaseFirst.await(30, TimeUnit.SECONDS);
               throw new IllegalStateException("crash before commit");
@@ -217,8 +229,11 @@ abstract class InboxContract {
         return null;
       });
       assertThat(firstInserted.await(30, TimeUnit.SECONDS)).isTrue();
-      Future<InboxResult> second = pool.submit(() -> inbox.processAndCommit("billing", id, null,
+      CompletableFuture<Long> secondSession = new CompletableFuture<>();
+      Inbox secondInbox = inboxReporting(secondSession);
+      Future<InboxResult> second = pool.submit(() -> secondInbox.processAndCommit("billing", id, null,
           "{}".getBytes(StandardCharsets.UTF_8), effect(id)));
+      awaitBlockedOn(firstSession.get(), secondSession.get(30, TimeUnit.SECONDS), id, second);
       releaseFirst.countDown();
       first.get(30, TimeUnit.SECONDS);
       assertThat(second.get(30, TimeUnit.SECONDS).duplicate()).isFalse();
@@ -613,10 +628,12 @@ abstract class InboxContract {
     CountDownLatch releaseFirst = new CountDownLatch(1);
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
+      AtomicLong firstSession = new AtomicLong();
       Future<?> first = pool.submit(() -> {
         try (Connection c = ds.getConnection()) {
           c.setAutoCommit(false);
           InboxEventHandler crashes = (conn, event) -> {
+            firstSession.set(sessionId(conn));
             firstInserted.countDown();
             releaseFirst.await(30, TimeUnit.SECONDS);
             throw new IllegalStateException("crash before commit");
@@ -631,8 +648,12 @@ abstract class InboxContract {
       });
       assertThat(firstInserted.await(30, TimeUnit.SECONDS)).isTrue();
 
-      Future<List<InboxResult>> second = pool.submit(() -> inbox.processBatchAndCommit("billing", events(ids),
+      CompletableFuture<Long> secondSession = new CompletableFuture<>();
+      Inbox secondInbox = inboxReporting(secondSession);
+      Future<List<InboxResult>> second = pool.submit(() -> secondInbox.processBatchAndCommit("billing", events(ids),
           eventEffect(new ArrayList<>())));
+      // the second must be waiting for the first's lock on ids[1] before the first rolls back, or this tests nothing
+      awaitBlockedOn(firstSession.get(), secondSession.get(30, TimeUnit.SECONDS), ids[1], second);
       releaseFirst.countDown();
       first.get(30, TimeUnit.SECONDS);
 
@@ -679,6 +700,315 @@ abstract class InboxContract {
 
     assertThat(duplicateFlags(results)).containsExactly(true, true, true, true, true, true, true, true, false);
     assertThat(effectCount(ids[12])).isEqualTo(1);
+  }
+
+  // ---- lock waits ----
+
+  /** The database's id of {@code c}'s session: what the lock views name it by. */
+  long sessionId(Connection c) throws SQLException {
+    String sql = dialect() == JdbcDialect.POSTGRESQL ? "SELECT pg_backend_pid()"
+        : dialect() == JdbcDialect.MARIADB ? "SELECT CONNECTION_ID()" : "SELECT SESSION_ID()";
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** An inbox like {@link #inbox} (no listener) whose data source reports the session of the connection it lends. */
+  Inbox inboxReporting(CompletableFuture<Long> session) {
+    DataSource reporting = (DataSource) Proxy.newProxyInstance(InboxContract.class.getClassLoader(),
+        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+          try {
+            Object r = method.invoke(ds, args);
+            if (method.getName().equals("getConnection")) {
+              session.complete(sessionId((Connection) r));
+            }
+            return r;
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    return Inbox.builder(reporting).dialect(dialect()).table(inbox.table()).clock(clock).build();
+  }
+
+  /**
+   * Waits, by polling the database (no sleeps, bounded by a deadline), until session {@code waiter} is blocked on
+   * {@code heldKey}, an event id that session {@code holder} inserted and has not committed; fails if {@code waiting},
+   * the waiter's work, ends first.
+   */
+  void awaitBlockedOn(long holder, long waiter, String heldKey, Future<?> waiting) throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      Eventually.await("session " + waiter + " waits for event " + heldKey + " of session " + holder,
+          Duration.ofSeconds(30), () -> {
+            if (waiting.isDone()) {
+              throw new AssertionError("session " + waiter + " finished without waiting for session " + holder);
+            }
+            try {
+              return blockedOn(c, holder, waiter, heldKey);
+            } catch (SQLException e) {
+              throw new IllegalStateException(e);
+            }
+          }, blocked -> blocked);
+    }
+  }
+
+  /**
+   * Whether session {@code waiter} is blocked on {@code heldKey} of session {@code holder}.
+   *
+   * <ul>
+   *   <li>PostgreSQL: {@code pg_blocking_pids(waiter)} lists the holder.</li>
+   *   <li>MariaDB: the waiter's transaction is in {@code LOCK WAIT} in the live {@code SHOW ENGINE INNODB STATUS}
+   *       (as in {@link MariaDbInboxReturningTest}: {@code information_schema.INNODB_TRX} and {@code INNODB_LOCK_WAITS}
+   *       come from a cache that polling keeps stale). It does not name the holder; nothing else holds the test's
+   *       keys.</li>
+   *   <li>H2 2.x: a unique key held by an uncommitted insert is no lock with a queue ({@code BLOCKER_ID} stays null):
+   *       the insert fails with {@code CONCURRENT_UPDATE_1} and H2 retries it until the holder ends or the lock timeout
+   *       passes. So: the waiter is executing the inbox's insert of {@code heldKey} ({@code EXECUTING_STATEMENT} lists
+   *       the parameters), which cannot end while the holder holds it; or {@code BLOCKER_ID} is the holder.</li>
+   * </ul>
+   */
+  boolean blockedOn(Connection c, long holder, long waiter, String heldKey) throws SQLException {
+    switch (dialect()) {
+      case POSTGRESQL:
+        try (PreparedStatement ps = c.prepareStatement("SELECT CAST(? AS INTEGER) = ANY(pg_blocking_pids(?))")) {
+          ps.setLong(1, holder);
+          ps.setInt(2, Math.toIntExact(waiter));
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getBoolean(1);
+          }
+        }
+      case MARIADB:
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SHOW ENGINE INNODB STATUS")) {
+          rs.next();
+          for (String transaction : rs.getString("Status").split("---TRANSACTION ")) {
+            if (transaction.contains("\nLOCK WAIT ") && transaction.contains("MariaDB thread id " + waiter + ",")) {
+              return true;
+            }
+          }
+          return false;
+        }
+      default:
+        try (PreparedStatement ps = c.prepareStatement(
+            "SELECT BLOCKER_ID, EXECUTING_STATEMENT FROM INFORMATION_SCHEMA.SESSIONS WHERE SESSION_ID = ?")) {
+          ps.setLong(1, waiter);
+          try (ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+              return false;
+            }
+            long blocker = rs.getLong(1);
+            boolean blocked = !rs.wasNull() && blocker == holder;
+            String executing = rs.getString(2);
+            return blocked || executing != null && executing.startsWith("INSERT INTO " + inbox.table() + " ")
+                && executing.contains("2: '" + heldKey + "'");
+          }
+        }
+    }
+  }
+
+  // ---- a handler that catches an SQL error ----
+
+  /** Commits {@code eventId} into {@link #once}, as a handler run before would have. */
+  void doneBefore(String eventId) throws SQLException {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("INSERT INTO " + once + " (event_id) VALUES (?)")) {
+      ps.setString(1, eventId);
+      ps.executeUpdate();
+    }
+  }
+
+  long onceCount() throws SQLException {
+    try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + once)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /**
+   * The classic "insert, and ignore a unique violation" of a handler: inserts {@code eventId} into {@link #once} and
+   * catches the violation of one {@link #doneBefore}. On PostgreSQL the failed insert has aborted the transaction.
+   */
+  void insertIgnoringDuplicate(Connection c, String eventId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + once + " (event_id) VALUES (?)")) {
+      ps.setString(1, eventId);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      boolean unique = dialect() == JdbcDialect.MARIADB ? e.getErrorCode() == 1062 : "23505".equals(e.getSQLState());
+      if (!unique) {
+        throw e;
+      }
+    }
+  }
+
+  /** Applies the effect of each event, then marks it done ignoring a duplicate; returns {@code result} + the id. */
+  InboxEventHandler catchingHandler(String result) {
+    return (c, event) -> {
+      effect(event.eventId()).handle(c);
+      insertIgnoringDuplicate(c, event.eventId());
+      return result == null ? null : result + event.eventId();
+    };
+  }
+
+  @FunctionalInterface
+  interface Run {
+    List<InboxResult> call() throws Exception;
+  }
+
+  /**
+   * The outcome of {@code run}, a call whose handler caught a unique violation as its last statement, on {@code fresh}
+   * (the events the handler ran for; the first named on failure). PostgreSQL aborted the transaction, so the commit
+   * would silently roll back: an {@link InboxHandlerException} with the {@code 25P02} cause, and nothing is stored.
+   * MariaDB and H2 roll back the failed statement only: the call commits, the caught error ignored.
+   */
+  void assertCaughtErrorOutcome(List<String> fresh, Run run) throws Exception {
+    long marked = onceCount();
+    if (dialect() == JdbcDialect.POSTGRESQL) {
+      assertThatThrownBy(run::call)
+          .isInstanceOf(InboxHandlerException.class)
+          .hasMessageContaining("the transaction was aborted by an error the handler caught; roll back")
+          .satisfies(e -> {
+            assertThat(((InboxHandlerException) e).eventId()).isEqualTo(fresh.get(0));
+            assertThat(e.getCause()).isInstanceOf(SQLException.class);
+            assertThat(((SQLException) e.getCause()).getSQLState()).isEqualTo("25P02");
+          });
+      for (String id : fresh) {
+        assertThat(inbox.contains("billing", id)).as("no inbox row for %s", id).isFalse();
+        assertThat(effectCount(id)).as("no effect for %s", id).isZero();
+      }
+      assertThat(onceCount()).as("nothing marked").isEqualTo(marked);
+    } else {
+      List<InboxResult> results = run.call();
+      assertThat(results).filteredOn(r -> !r.duplicate()).as("processed").hasSize(fresh.size());
+      for (String id : fresh) {
+        assertThat(inbox.contains("billing", id)).as("inbox row for %s", id).isTrue();
+        assertThat(effectCount(id)).as("effect for %s", id).isEqualTo(1);
+      }
+      assertThat(onceCount()).as("all but the duplicate marked").isEqualTo(marked + fresh.size() - 1);
+    }
+  }
+
+  /** {@code processBatch} in a transaction of the caller's, committed when it returns, rolled back when it throws. */
+  List<InboxResult> batchInOwnTransaction(List<InboxEvent> events, InboxEventHandler handler) throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      List<InboxResult> r;
+      try {
+        r = inbox.processBatch(c, "billing", events, handler);
+      } catch (RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+      c.commit();
+      return r;
+    }
+  }
+
+  @Test
+  void aBatchWhoseHandlerCaughtAnSqlErrorFailsBeforeTheCallersCommitOnPostgres() throws Exception {
+    String[] noResults = ids(3);
+    doneBefore(noResults[2]);
+    assertCaughtErrorOutcome(List.of(noResults),
+        () -> batchInOwnTransaction(events(noResults), catchingHandler(null)));
+
+    String[] withResults = ids(3);
+    doneBefore(withResults[2]);
+    assertCaughtErrorOutcome(List.of(withResults),
+        () -> batchInOwnTransaction(events(withResults), catchingHandler("r ")));
+  }
+
+  @Test
+  void aCommittedBatchWhoseHandlerCaughtAnSqlErrorStoresNothingOnPostgres() throws Exception {
+    String[] ids = ids(4);
+    processCommitted("billing", ids[0], "{\"id\":\"" + ids[0] + "\"}");
+    doneBefore(ids[3]);
+    // a recorded event first: the failure names the first new one
+    assertCaughtErrorOutcome(List.of(ids[1], ids[2], ids[3]),
+        () -> inbox.processBatchAndCommit("billing", events(ids), catchingHandler(null)));
+
+    String[] bulk = ids(3);
+    doneBefore(bulk[2]);
+    InboxBatchHandler catchingBulk = (c, fresh) -> {
+      for (InboxEvent e : fresh) {
+        effect(e.eventId()).handle(c);
+      }
+      for (InboxEvent e : fresh) {
+        insertIgnoringDuplicate(c, e.eventId());
+      }
+      return null;
+    };
+    assertCaughtErrorOutcome(List.of(bulk), () -> inbox.processBatchAndCommit("billing", events(bulk), catchingBulk));
+
+    String[] withResults = ids(2);
+    doneBefore(withResults[1]);
+    assertCaughtErrorOutcome(List.of(withResults),
+        () -> inbox.processBatchAndCommit("billing", events(withResults), catchingHandler("r ")));
+  }
+
+  @Test
+  void anEventWhoseHandlerCaughtAnSqlErrorFailsOnPostgres() throws Exception {
+    // the completing UPDATE runs after the handler: on PostgreSQL it fails in the aborted transaction
+    InboxEventHandler catching = catchingHandler("r ");
+    String inOwn = UUID.randomUUID().toString();
+    doneBefore(inOwn);
+    assertCaughtErrorOutcome(List.of(inOwn), () -> {
+      try (Connection c = ds.getConnection()) {
+        c.setAutoCommit(false);
+        InboxResult r;
+        try {
+          r = inbox.process(c, "billing", inOwn, "{}", conn -> catching.handle(conn, event(inOwn, "{}")));
+        } catch (RuntimeException e) {
+          c.rollback();
+          throw e;
+        }
+        c.commit();
+        return List.of(r);
+      }
+    });
+
+    String committed = UUID.randomUUID().toString();
+    doneBefore(committed);
+    assertCaughtErrorOutcome(List.of(committed), () -> List.of(inbox.processAndCommit("billing", committed, null,
+        "{}".getBytes(StandardCharsets.UTF_8), conn -> catching.handle(conn, event(committed, "{}")))));
+  }
+
+  @Test
+  void aHandlerThatRecoversFromAnSqlErrorWithASavepointCommitsEverywhere() throws Exception {
+    String[] ids = ids(3);
+    doneBefore(ids[1]);
+    InboxEventHandler recovering = (c, event) -> {
+      effect(event.eventId()).handle(c);
+      Savepoint before = c.setSavepoint();
+      insertIgnoringDuplicate(c, event.eventId());
+      if (event.eventId().equals(ids[1])) {
+        c.rollback(before); // what a handler that must go on after an SQL error does
+      } else {
+        c.releaseSavepoint(before);
+      }
+      return null;
+    };
+
+    List<InboxResult> inOwn = batchInOwnTransaction(events(ids), recovering);
+    String[] more = ids(2);
+    doneBefore(more[0]);
+    InboxEventHandler alwaysRollsBack = (c, event) -> {
+      Savepoint before = c.setSavepoint();
+      insertIgnoringDuplicate(c, event.eventId());
+      c.rollback(before);
+      return effect(event.eventId()).handle(c);
+    };
+    List<InboxResult> committed = inbox.processBatchAndCommit("billing", events(more), alwaysRollsBack);
+
+    assertThat(duplicateFlags(inOwn)).containsExactly(false, false, false);
+    assertThat(duplicateFlags(committed)).containsExactly(false, false);
+    for (String id : ids) {
+      assertThat(inbox.contains("billing", id)).isTrue();
+      assertThat(effectCount(id)).isEqualTo(1);
+    }
+    for (String id : more) {
+      assertThat(inbox.contains("billing", id)).isTrue();
+      assertThat(effectCount(id)).isEqualTo(1);
+    }
   }
 
   /** The real connection, recording the SQL of every statement prepared on it by its first word. */
