@@ -13,8 +13,10 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
-import java.sql.SQLTransientException;
+import java.sql.SQLTransactionRollbackException;
+import java.sql.SQLTransientConnectionException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -46,7 +48,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.WakeupException;
@@ -83,8 +88,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *       its attempt history in headers, offset committed past it</td></tr>
  *   <tr><td>the id was processed before with another payload; no event id; an id the inbox cannot hold; a value
  *       larger than {@link Builder#maxPayloadBytes}</td><td>sent to the dead-letter topic at once</td></tr>
- *   <tr><td>the database is away ({@link StoreException}, or a connection error from the handler)</td><td>paused and
- *       tried again without counting an attempt</td></tr>
+ *   <tr><td>the database is to blame (see {@link #blame}): the inbox's own statements failed, it refuses everyone's
+ *       work, or it does not answer a health check</td><td>every partition waits, and tries again without counting an
+ *       attempt</td></tr>
  * </table>
  *
  * <h2>Event ids</h2>
@@ -117,7 +123,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>Each consumer polls on one thread of its own, as Kafka's consumer requires; run several consumers with the same
  * group id (in one JVM or many) for more throughput, up to one per partition. Failure counts are kept in memory (at
- * most 10,000 records) and start again after a restart or when a partition moves. Thread-safe: {@link #start} and
+ * most 10,000 records, keyed by offset, kept across rebalances) and start again in another consumer or after a
+ * restart. Thread-safe: {@link #start} and
  * {@link #close} may be called from any thread.
  */
 public final class KafkaInboxConsumer implements AutoCloseable {
@@ -127,9 +134,13 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(KafkaInboxConsumer.class.getName());
   private static final int MAX_TRACKED_FAILURES = 10_000;
+  /** Numbers the client ids of the consumers of one JVM, so that their JMX names differ. */
+  private static final java.util.concurrent.atomic.AtomicInteger INSTANCES = new java.util.concurrent.atomic.AtomicInteger();
   private static final int MAX_HISTORY = 20;
   private static final int MAX_ERROR_CHARS = 500;
   private static final Duration MAX_PAUSE = Duration.ofSeconds(30);
+  /** How many deadlocks or lock timeouts of one record are retried before they count as its failures. */
+  private static final int MAX_UNCOUNTED_CONTENTION = 20;
 
   private final String name;
   private final Inbox inbox;
@@ -168,6 +179,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   /** Set when Kafka refused an offset commit because this consumer left the group: the rest of the poll is dropped. */
   private boolean leftGroup;
   private int storeFailures;
+  /** Until when every partition waits because the database failed (epoch millis of the consumer's clock). */
+  private long databaseDownUntil;
   private int pollFailures;
 
   private KafkaInboxConsumer(Builder b) {
@@ -245,7 +258,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       consumer = c;
       deadLetters = p;
       running = true;
-      thread = new Thread(this::run, "idem-kafka-" + name);
+      thread = new Thread(this::run, "idem-kafka-consumer-" + name);
       thread.setDaemon(true);
       thread.start();
       return this;
@@ -298,8 +311,16 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             break; // the rest is redelivered to the partitions' next owner
           }
           List<ConsumerRecord<String, byte[]>> batch = records.records(partition);
+          long waitMillis = databaseDownUntil - clock.millis();
+          if (waitMillis > 0) {
+            // the database failed on another partition of this poll: every partition waits
+            seekAndPause(partition, batch.get(0).offset(), Duration.ofMillis(waitMillis));
+            continue;
+          }
           try {
             processPartition(partition, batch);
+            // a handler may leave the interrupt flag set; only close() stops this thread
+            Thread.interrupted();
           } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
             // never end the loop: go back to the batch and try again later
             LOG.log(System.Logger.Level.ERROR, "consumer '" + name + "': unexpected failure on " + partition, e);
@@ -347,16 +368,16 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             // its dead-letter send failed: send it again, without running the handler again
             ? deadLetter(partition, record, known.deadLetterReason, known.count, known.history)
             : process(partition, List.of(prepared));
-        if (!done) {
-          return;
+        if (!done || leftGroup) {
+          return; // after leaving the group, the rest goes to the partition's next owner
         }
         continue;
       }
-      if (!segment.isEmpty() && !process(partition, segment)) {
+      if (!segment.isEmpty() && !process(partition, segment) || leftGroup) {
         return;
       }
       segment = new ArrayList<>();
-      if (!deadLetter(partition, record, refusal, 0, List.of())) {
+      if (!deadLetter(partition, record, refusal, 0, List.of()) || leftGroup) {
         return;
       }
     }
@@ -417,20 +438,39 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       seekAndPause(partition, records.get(0).record.offset(), backoff(1));
       throw e;
     } catch (RuntimeException | Error e) {
-      if (isTransientDatabaseFailure(e)) {
-        safely(() -> listener.failed(name, records.get(0).record, 0, e));
+      Blame blame = blame(e);
+      ConsumerRecord<String, byte[]> first = records.get(0).record;
+      if (blame == Blame.DATABASE) {
+        safely(() -> listener.failed(name, first, 0, e));
+        Duration pause = backoff(++storeFailures);
         LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': the database failed on " + partition + " ("
-            + OutboxTransport.describe(e) + "); trying again after a pause");
-        seekAndPause(partition, records.get(0).record.offset(), backoff(++storeFailures));
+            + OutboxTransport.describe(e) + "); every partition waits " + pause.toMillis() + " ms");
+        databaseDownUntil = clock.millis() + pause.toMillis();
+        seekAndPause(partition, first.offset(), pause);
+        for (TopicPartition tp : consumer.assignment()) {
+          if (!pausedUntil.containsKey(tp)) {
+            consumer.pause(Set.of(tp));
+            pausedUntil.put(tp, databaseDownUntil);
+          }
+        }
         return false;
       }
       if (records.size() > 1) {
         for (Prepared p : records) {
-          if (!process(partition, List.of(p))) {
+          if (!process(partition, List.of(p)) || leftGroup) {
             return false;
           }
         }
         return true;
+      }
+      if (blame == Blame.CONTENTION) {
+        Failures f = failures.computeIfAbsent(key(first), k -> new Failures());
+        if (++f.uncounted <= MAX_UNCOUNTED_CONTENTION) {
+          safely(() -> listener.failed(name, first, 0, e));
+          seekAndPause(partition, first.offset(), backoff(Math.min(f.uncounted, 6)));
+          return false;
+        }
+        // always the same record: it is the record's work that cannot get through, not a passing conflict
       }
       return failed(partition, records.get(0), e);
     }
@@ -488,7 +528,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         }
         return batchHandler.handle(connection, freshRecords);
       };
-      results = inbox.processBatchAndCommit(name, events, handler);
+      results = inbox.processBatchAtOnceAndCommit(name, events, handler);
     }
     int duplicates = 0;
     for (InboxResult r : results) {
@@ -602,7 +642,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       }
       stripped.add("idem-dlt-value-dropped", utf8((record.value() == null ? 0 : record.value().length)
           + " bytes, too large for the dead-letter topic: " + OutboxTransport.describe(error)));
-      error = send(new ProducerRecord<>(topic, null, record.key(), null, stripped));
+      // an empty value, not null: on a compacted dead-letter topic null would be a tombstone
+      error = send(new ProducerRecord<>(topic, null, record.key(), new byte[0], stripped));
     }
     if (error != null) {
       Throwable failure = error;
@@ -621,16 +662,36 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   /** Sends to the dead-letter topic and waits for the acknowledgement; returns the error, or null. */
   private Throwable send(ProducerRecord<String, byte[]> record) {
+    Throwable error;
     try {
       deadLetters.send(record).get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
       return null;
     } catch (ExecutionException e) {
-      return e.getCause() == null ? e : e.getCause();
+      error = e.getCause() == null ? e : e.getCause();
     } catch (InterruptedException e) {
       return e; // a stray interrupt: only close() stops this thread, and the loop clears the flag
     } catch (TimeoutException | RuntimeException e) {
-      return e;
+      error = e;
     }
+    if (error instanceof ProducerFencedException || error instanceof OutOfOrderSequenceException
+        || error instanceof AuthenticationException || error instanceof IllegalStateException
+        || error.getClass() == KafkaException.class) {
+      // the producer's state is lost: every later send would fail the same way, so the next one gets a new producer
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': the dead-letter producer is unusable ("
+          + OutboxTransport.describe(error) + "); opening a new one");
+      Producer<String, byte[]> old = deadLetters;
+      try {
+        deadLetters = new KafkaProducer<>(new HashMap<>(producerConfig));
+      } catch (RuntimeException e) {
+        return e; // kept the old one; the next failure tries again
+      }
+      try {
+        old.close(Duration.ofSeconds(1));
+      } catch (RuntimeException ignored) {
+        // it was broken already
+      }
+    }
+    return error;
   }
 
   private static String key(ConsumerRecord<String, byte[]> record) {
@@ -641,34 +702,66 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
+  /** Who a failure is put down to: the record (counted), the database (not counted), or a passing conflict. */
+  enum Blame { RECORD, DATABASE, CONTENTION }
+
   /**
-   * Whether {@code e} says the database is away or refused for now (a lost connection, a deadlock, a serialization
-   * failure, a lock timeout) rather than the record being wrong: such failures are retried without counting an
-   * attempt. A {@link StoreException} that is not transient (a permission or data error) counts.
+   * Who is to blame for {@code e}. The inbox's own statements failing ({@link StoreException}: ids and sizes were
+   * checked before) and errors by which the database refuses everyone's work (read-only after a failover, missing
+   * privileges or tables, full disks, too many connections, a shutdown) are the database's: nobody's record is
+   * counted, every partition waits. A lost connection or a connection error from the handler is the database's when
+   * a health check (a fresh connection, {@link java.sql.Connection#isValid}) fails too, the record's otherwise.
+   * Deadlocks, serialization failures and lock timeouts are passing conflicts, retried without counting up to
+   * {@value #MAX_UNCOUNTED_CONTENTION} times for one record. Everything else, statement timeouts included, is the
+   * record's.
    */
-  static boolean isTransientDatabaseFailure(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof StoreException) {
-        return ((StoreException) t).isTransient();
-      }
-      if (t instanceof SQLTransientException || t instanceof SQLRecoverableException) {
-        return true;
-      }
+  Blame blame(Throwable e) {
+    if (e instanceof InboxPayloadMismatchException) {
+      return Blame.RECORD;
+    }
+    if (e instanceof StoreException) {
+      return Blame.DATABASE;
+    }
+    SQLException q = null;
+    for (Throwable t = e; t != null && q == null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof SQLException) {
-        SQLException q = (SQLException) t;
-        String state = q.getSQLState();
-        if (state != null && (state.startsWith("08") || state.equals("40001") || state.equals("40P01")
-            || state.equals("55P03") || state.equals("57P01") || state.equals("57P03") || state.equals("53300"))) {
-          return true;
-        }
-        // MariaDB: deadlock, lock wait timeout
-        return q.getErrorCode() == 1213 || q.getErrorCode() == 1205;
-      }
-      if (t.getCause() == t) {
-        break;
+        q = (SQLException) t;
       }
     }
-    return false;
+    if (q == null) {
+      return Blame.RECORD;
+    }
+    String state = q.getSQLState() == null ? "" : q.getSQLState();
+    int code = q.getErrorCode();
+    if (refusesEveryone(state, code)) {
+      return Blame.DATABASE;
+    }
+    if (q instanceof SQLTransactionRollbackException || state.equals("40001") || state.equals("40P01")
+        || state.equals("55P03") || code == 1213 || code == 1205) {
+      return Blame.CONTENTION;
+    }
+    if (q instanceof SQLTransientConnectionException || q instanceof SQLNonTransientConnectionException
+        || q instanceof SQLRecoverableException || state.startsWith("08")) {
+      return databaseReachable() ? Blame.RECORD : Blame.DATABASE;
+    }
+    return Blame.RECORD;
+  }
+
+  /** SQLStates (PostgreSQL) and error codes (MariaDB) by which a database refuses every transaction alike. */
+  static boolean refusesEveryone(String state, int code) {
+    return state.equals("25006") || state.equals("42501") || state.equals("42P01") || state.equals("3D000")
+        || state.startsWith("28") || state.startsWith("53") || state.equals("57P01") || state.equals("57P02")
+        || state.equals("57P03") || state.startsWith("58") || code == 1290 || code == 1036 || code == 1021 || code == 1114 || code == 1040 || code == 1044
+        || code == 1045 || code == 1142 || code == 1146;
+  }
+
+  /** Whether the inbox's database answers now: a fresh connection that passes {@code isValid}. */
+  private boolean databaseReachable() {
+    try (java.sql.Connection c = inbox.dataSource().getConnection()) {
+      return c.isValid(5);
+    } catch (SQLException | RuntimeException e) {
+      return false;
+    }
   }
 
   private Duration backoff(int failures) {
@@ -730,7 +823,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   /**
    * Stops polling: the batch in progress finishes (its transaction and its offset commit), the consumer leaves its
-   * group so that its partitions move at once, and the clients are closed. Waits at most the close timeout.
+   * group so that its partitions move at once, and the clients are closed. Waits at most the close timeout plus the
+   * send timeout (a dead-letter send in progress); a handler still running after that finishes on its own.
    */
   @Override
   public void close() {
@@ -758,8 +852,10 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private static void safely(Runnable r) {
     try {
       r.run();
-    } catch (RuntimeException ignored) {
-      // listeners must not change the outcome
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (Throwable ignored) {
+      // listeners must not change the outcome, whatever they throw
     }
   }
 
@@ -798,11 +894,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     }
 
     private void forget(Collection<TopicPartition> partitions) {
-      for (TopicPartition tp : partitions) {
-        pausedUntil.remove(tp);
-        String prefix = tp.topic() + '-' + tp.partition() + '@';
-        failures.keySet().removeIf(k -> k.startsWith(prefix));
-      }
+      // failure counts stay: they are keyed by offset, and an eager rebalance often hands the partition straight back
+      partitions.forEach(pausedUntil::remove);
     }
   }
 
@@ -813,6 +906,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     int count;
     /** Set once the record is to be dead-lettered: a failed send is retried without running the handler again. */
     String deadLetterReason;
+    /** Passing conflicts (deadlocks, lock timeouts) of this record, not counted in {@link #count}. */
+    int uncounted;
     final List<String> history = new ArrayList<>();
 
     void add(Instant at, Throwable error) {
@@ -1005,11 +1100,18 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       }
       Map<String, Object> consumer = consumerConfig();
       Map<String, Object> producer = producerConfig();
+      // constructing the clients checks what the config classes do not (addresses, SASL and TLS settings, interceptor
+      // classes) and connects to nothing
       try {
-        new ConsumerConfig(consumer);
-        new ProducerConfig(producer);
+        new KafkaConsumer<String, byte[]>(new HashMap<>(consumer)).close(Duration.ZERO);
+        new KafkaProducer<String, byte[]>(new HashMap<>(producer)).close(Duration.ZERO);
       } catch (KafkaException e) {
-        throw new IllegalArgumentException("invalid Kafka client configuration: " + e.getMessage(), e);
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+          root = root.getCause();
+        }
+        throw new IllegalArgumentException("invalid Kafka client configuration: " + e.getMessage()
+            + (root == e ? "" : " (" + root.getMessage() + ")"), e);
       }
       return new KafkaInboxConsumer(this);
     }
@@ -1040,7 +1142,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       c.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
       c.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
       c.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "idem-inbox-" + (name != null ? name
-          : c.get(ConsumerConfig.GROUP_ID_CONFIG)));
+          : c.get(ConsumerConfig.GROUP_ID_CONFIG)) + "-" + INSTANCES.incrementAndGet());
       return Map.copyOf(c);
     }
 
@@ -1059,15 +1161,25 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
       p.put(ProducerConfig.ACKS_CONFIG, "all");
       p.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "idem-dlt-" + (name != null ? name
-          : config.get(ConsumerConfig.GROUP_ID_CONFIG)));
+          : config.get(ConsumerConfig.GROUP_ID_CONFIG)) + "-" + INSTANCES.get());
       int timeout = (int) sendTimeout.toMillis();
       p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout);
       p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
       // room for the largest value processed plus its key and the attempt history in headers
       p.putIfAbsent(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, maxPayloadBytes + (1 << 20));
       p.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(30_000, timeout));
-      p.putIfAbsent(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Math.max(timeout,
-          Integer.parseInt(p.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG).toString())));
+      if (!p.containsKey(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG)) {
+        // Kafka wants delivery.timeout.ms >= linger.ms + request.timeout.ms
+        try {
+          long linger = Long.parseLong(p.get(ProducerConfig.LINGER_MS_CONFIG).toString().trim());
+          long request = Long.parseLong(p.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG).toString().trim());
+          p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.min(Integer.MAX_VALUE,
+              Math.max(timeout, linger + request)));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("linger.ms and request.timeout.ms of the dead-letter producer must be"
+              + " whole numbers of milliseconds", e);
+        }
+      }
       return Map.copyOf(p);
     }
   }

@@ -78,10 +78,12 @@ import javax.sql.DataSource;
  * and pgjdbc then turns the commit into a silent rollback, so a handler that catches one (say, "insert and ignore a
  * unique violation") would lose the inbox records and every effect while the call reports them processed. The inbox's
  * statement after the handler fails in an aborted transaction (SQLState {@code 25P02}); where none would run (a batch
- * whose results are all null) PostgreSQL gets a {@code SELECT 1} instead. Either way this is an
- * {@link InboxHandlerException}, before the caller's commit: the handler broke the transaction. A handler that must
- * recover from an SQL error rolls back to a savepoint it set. MariaDB and H2 roll back the failed statement only and
- * need no check.
+ * whose results are all null) a probe reads the batch's first new record back instead. That probe, and the update
+ * counts of the statements after the handler, also catch a handler that rolled the transaction back, or caught an
+ * error for which the database did (a deadlock on MariaDB rolls the whole transaction back and later statements run
+ * in a new one): the record is then gone. A handler that switched auto-commit on is caught as well. Each of these is
+ * an {@link InboxHandlerException}, before the caller's commit: the handler broke the transaction. A handler that must
+ * recover from an SQL error rolls back to a savepoint it set.
  */
 public final class Inbox {
   private static final HexFormat HEX = HexFormat.of();
@@ -100,6 +102,7 @@ public final class Inbox {
   private final String select;
   private final String selectMany;
   private final String complete;
+  private final String probe;
   private final String keepResult;
 
   private Inbox(Builder b) {
@@ -153,6 +156,7 @@ public final class Inbox {
     }
     complete = "UPDATE " + table + " SET processed_at = ?, result = ? WHERE consumer = ? AND event_id = ?";
     keepResult = "UPDATE " + table + " SET result = ? WHERE consumer = ? AND event_id = ?";
+    probe = "SELECT 1 FROM " + table + " WHERE consumer = ? AND event_id = ?";
   }
 
   /** A builder of an inbox on {@code dataSource}; the dialect is detected from it unless set. */
@@ -218,10 +222,13 @@ public final class Inbox {
       ps.setString(2, result);
       ps.setString(3, consumer);
       ps.setString(4, eventId);
-      ps.executeUpdate();
+      if (ps.executeUpdate() != 1) {
+        throw rowGone(consumer, eventId);
+      }
     } catch (SQLException e) {
       throw afterHandler(consumer, eventId, "completing event " + eventId + " for " + consumer, e);
     }
+    requireStillInTransaction(connection, consumer, eventId);
     safely(() -> listener.processed(consumer));
     return new InboxResult(false, result, Instant.ofEpochMilli(now));
   }
@@ -246,9 +253,6 @@ public final class Inbox {
    * with the first one's result. With another payload the batch is refused before anything is written. The listener
    * hears of every event of the batch: processed, or duplicate (a repeat within the batch too).
    *
-   * <p>Both handler kinds take two arguments, so an implicitly typed lambda matches both overloads: declare the
-   * handler's type, as in {@code (Connection c, InboxEvent e) -> ...} or an {@code InboxEventHandler} variable.
-   *
    * @param events at most {@link Builder#maxBatchSize} events, not empty
    * @return one result per event of {@code events}, in the same order: whether it was a duplicate, and the kept result
    * @throws InboxPayloadMismatchException for the first event (in the batch's order) whose id was processed before, or
@@ -258,7 +262,6 @@ public final class Inbox {
    *     the transaction (naming the batch's first new event; see the class notes); roll the transaction back, nothing
    *     of the batch counts
    */
-  @SuppressWarnings("overloads") // the names are the API; the Javadoc says how a lambda picks one
   public List<InboxResult> processBatch(Connection connection, String consumer, List<InboxEvent> events,
       InboxEventHandler handler) {
     Objects.requireNonNull(handler, "handler");
@@ -281,8 +284,7 @@ public final class Inbox {
    *     {@link Builder#maxResultChars} (naming that event); or on PostgreSQL when it caught an SQL error that aborted
    *     the transaction (naming the batch's first new event); roll the transaction back
    */
-  @SuppressWarnings("overloads") // as the other processBatch
-  public List<InboxResult> processBatch(Connection connection, String consumer, List<InboxEvent> events,
+  public List<InboxResult> processBatchAtOnce(Connection connection, String consumer, List<InboxEvent> events,
       InboxBatchHandler handler) {
     Objects.requireNonNull(handler, "handler");
     return processBatchWith(connection, consumer, events, (c, fresh) -> {
@@ -307,9 +309,7 @@ public final class Inbox {
   /**
    * Opens a transaction on the inbox's data source, processes the batch in it and commits; rolls back on any failure.
    * For consumers that own their transaction, such as a broker listener that commits its offsets after this returns.
-   * As for {@code processBatch}, give a lambda handler its parameter types.
    */
-  @SuppressWarnings("overloads") // as processBatch
   public List<InboxResult> processBatchAndCommit(String consumer, List<InboxEvent> events,
       InboxEventHandler handler) {
     Objects.requireNonNull(events, "events");
@@ -317,13 +317,12 @@ public final class Inbox {
         c -> processBatch(c, consumer, events, handler));
   }
 
-  /** As {@link #processBatchAndCommit(String, List, InboxEventHandler)} with one handler call for the new events. */
-  @SuppressWarnings("overloads") // as processBatch
-  public List<InboxResult> processBatchAndCommit(String consumer, List<InboxEvent> events,
+  /** As {@link #processBatchAndCommit} with one handler call for the new events ({@link #processBatchAtOnce}). */
+  public List<InboxResult> processBatchAtOnceAndCommit(String consumer, List<InboxEvent> events,
       InboxBatchHandler handler) {
     Objects.requireNonNull(events, "events");
     return inTransaction("committing " + events.size() + " events for " + consumer,
-        c -> processBatch(c, consumer, events, handler));
+        c -> processBatchAtOnce(c, consumer, events, handler));
   }
 
   private <T> T inTransaction(String what, Function<Connection, T> work) {
@@ -430,8 +429,11 @@ public final class Inbox {
 
     String[] results = fresh.isEmpty() ? new String[0]
         : effects.apply(connection, Collections.unmodifiableList(fresh));
-    if (!keepResults(connection, consumer, fresh, results) && !fresh.isEmpty()) {
-      checkNotAborted(connection, consumer, fresh.get(0).eventId());
+    if (!fresh.isEmpty()) {
+      if (!keepResults(connection, consumer, fresh, results)) {
+        checkStillRecorded(connection, consumer, fresh.get(0).eventId());
+      }
+      requireStillInTransaction(connection, consumer, fresh.get(0).eventId());
     }
     InboxResult[] outcome = new InboxResult[n];
     int next = 0;
@@ -564,27 +566,63 @@ public final class Inbox {
           ps.addBatch();
         }
       }
-      ps.executeBatch();
+      int[] counts = ps.executeBatch();
+      boolean unknown = false;
+      for (int k = 0, row = 0; k < results.length; k++) {
+        if (results[k] != null) {
+          int count = counts[row++];
+          if (count == 0) {
+            throw rowGone(consumer, fresh.get(k).eventId());
+          }
+          unknown |= count == Statement.SUCCESS_NO_INFO;
+        }
+      }
+      return !unknown; // a driver that reports no counts leaves the check to the probe
     } catch (SQLException e) {
       throw afterHandler(consumer, fresh.get(0).eventId(),
           "keeping the results of " + fresh.size() + " events for " + consumer, e);
     }
-    return true;
   }
 
   /**
-   * On PostgreSQL, where no statement of the inbox follows the handler: fails if a handler caught an SQL error that
-   * aborted the transaction, which the commit would otherwise silently roll back. One round trip, {@code SELECT 1}.
+   * Where no statement of the inbox follows the handlers: checks, in one round trip, that the batch's first new record
+   * is still there. It is not when a handler rolled the transaction back, or when the database did and the handler
+   * caught the error (a deadlock on MariaDB rolls the whole transaction back, and later statements run in a new one).
+   * On PostgreSQL the statement also fails if a handler caught an error that aborted the transaction, which the
+   * commit would otherwise silently roll back.
    */
-  private void checkNotAborted(Connection c, String consumer, String eventId) {
-    if (dialect != JdbcDialect.POSTGRESQL) {
-      return; // MariaDB and H2 roll back the failed statement only: the transaction goes on
-    }
-    try (Statement st = c.createStatement()) {
-      st.execute("SELECT 1");
+  private void checkStillRecorded(Connection c, String consumer, String eventId) {
+    try (PreparedStatement ps = c.prepareStatement(probe)) {
+      ps.setString(1, consumer);
+      ps.setString(2, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw rowGone(consumer, eventId);
+        }
+      }
     } catch (SQLException e) {
       throw afterHandler(consumer, eventId, "checking the transaction after the handler for " + consumer, e);
     }
+  }
+
+  /** A handler that switched auto-commit on has committed part of the work on its own: a handler failure. */
+  private void requireStillInTransaction(Connection c, String consumer, String eventId) {
+    boolean autoCommit;
+    try {
+      autoCommit = c.getAutoCommit();
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "checking the transaction after the handler", e);
+    }
+    if (autoCommit) {
+      throw new InboxHandlerException(consumer, eventId, new IllegalStateException("the handler switched auto-commit"
+          + " on: the inbox and the effects must commit together, in the caller's transaction"));
+    }
+  }
+
+  private static InboxHandlerException rowGone(String consumer, String eventId) {
+    return new InboxHandlerException(consumer, eventId, new IllegalStateException("the inbox record is gone from the"
+        + " transaction: the handler rolled it back, or caught an error for which the database rolled it back (e.g. a"
+        + " deadlock); roll back, and the event will be processed again"));
   }
 
   /**
@@ -780,8 +818,10 @@ public final class Inbox {
   private static void safely(Runnable r) {
     try {
       r.run();
-    } catch (RuntimeException ignored) {
-      // listeners must not change the outcome
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (Throwable ignored) {
+      // listeners must not change the outcome, whatever they throw
     }
   }
 

@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * A consumer's effects for all new events of a batch at once (one JDBC batch, one bulk call), run by
- * {@link Inbox#processBatch} once per batch that has new events, on the caller's connection and transaction. Called
+ * {@link Inbox#processBatchAtOnce} once per batch that has new events, on the caller's connection and transaction. Called
  * from the thread that runs the batch.
  */
 @FunctionalInterface

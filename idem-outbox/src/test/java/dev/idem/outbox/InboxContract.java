@@ -324,7 +324,7 @@ abstract class InboxContract {
   List<InboxResult> bulkCommitted(List<InboxEvent> events, InboxBatchHandler handler) throws SQLException {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      List<InboxResult> r = inbox.processBatch(c, "billing", events, handler);
+      List<InboxResult> r = inbox.processBatchAtOnce(c, "billing", events, handler);
       c.commit();
       return r;
     }
@@ -566,7 +566,7 @@ abstract class InboxContract {
 
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> inbox.processBatch(c, "billing", events(ids), oneShort))
+      assertThatThrownBy(() -> inbox.processBatchAtOnce(c, "billing", events(ids), oneShort))
           .isInstanceOf(InboxHandlerException.class)
           .hasMessageContaining("returned 1 results for 2 new events")
           .satisfies(e -> assertThat(((InboxHandlerException) e).eventId()).isEqualTo(ids[1]));
@@ -937,7 +937,7 @@ abstract class InboxContract {
       }
       return null;
     };
-    assertCaughtErrorOutcome(List.of(bulk), () -> inbox.processBatchAndCommit("billing", events(bulk), catchingBulk));
+    assertCaughtErrorOutcome(List.of(bulk), () -> inbox.processBatchAtOnceAndCommit("billing", events(bulk), catchingBulk));
 
     String[] withResults = ids(2);
     doneBefore(withResults[1]);
@@ -1009,6 +1009,42 @@ abstract class InboxContract {
       assertThat(inbox.contains("billing", id)).isTrue();
       assertThat(effectCount(id)).isEqualTo(1);
     }
+  }
+
+  @Test
+  void aHandlerThatRollsTheTransactionBackFailsInsteadOfReportingTheEventsProcessed() throws Exception {
+    InboxEventHandler rollingBack = (c, event) -> {
+      effect(event.eventId()).handle(c);
+      c.rollback();
+      return null;
+    };
+    String[] batch = ids(3);
+    String[] withResults = ids(2);
+    String single = UUID.randomUUID().toString();
+
+    assertThatThrownBy(() -> batchInOwnTransaction(events(batch), rollingBack))
+        .isInstanceOf(InboxHandlerException.class).hasMessageContaining("gone");
+    assertThatThrownBy(() -> inbox.processBatchAndCommit("billing", events(withResults), (c, event) -> {
+      rollingBack.handle(c, event);
+      return "r";
+    })).isInstanceOf(InboxHandlerException.class).hasMessageContaining("gone");
+    assertThatThrownBy(() -> inbox.processAndCommit("billing", single, null, "{}".getBytes(StandardCharsets.UTF_8),
+        c -> rollingBack.handle(c, event(single, "{}")))).isInstanceOf(InboxHandlerException.class)
+        .hasMessageContaining("gone");
+
+    for (String id : List.of(batch[0], batch[1], batch[2], withResults[0], withResults[1], single)) {
+      assertThat(inbox.contains("billing", id)).as("recorded %s", id).isFalse();
+    }
+  }
+
+  @Test
+  void aHandlerThatSwitchesAutoCommitOnFails() {
+    String[] batch = ids(2);
+
+    assertThatThrownBy(() -> inbox.processBatchAndCommit("billing", events(batch), (c, event) -> {
+      c.setAutoCommit(true);
+      return null;
+    })).isInstanceOf(InboxHandlerException.class).hasMessageContaining("auto-commit");
   }
 
   /** The real connection, recording the SQL of every statement prepared on it by its first word. */
