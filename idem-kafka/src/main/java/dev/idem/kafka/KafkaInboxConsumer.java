@@ -1100,20 +1100,40 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       }
       Map<String, Object> consumer = consumerConfig();
       Map<String, Object> producer = producerConfig();
-      // constructing the clients checks what the config classes do not (addresses, SASL and TLS settings, interceptor
+      // creating the clients checks what the config classes do not (addresses, SASL and TLS settings, interceptor
       // classes) and connects to nothing
-      try {
-        new KafkaConsumer<String, byte[]>(new HashMap<>(consumer)).close(Duration.ZERO);
-        new KafkaProducer<String, byte[]>(new HashMap<>(producer)).close(Duration.ZERO);
-      } catch (KafkaException e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-          root = root.getCause();
-        }
-        throw new IllegalArgumentException("invalid Kafka client configuration: " + e.getMessage()
-            + (root == e ? "" : " (" + root.getMessage() + ")"), e);
-      }
+      String who = "consumer '" + (name != null ? name : consumer.get(ConsumerConfig.GROUP_ID_CONFIG)) + "'";
+      tryConsumer(consumer, who);
+      KafkaTransport.tryProducer(producer, "dead-letter producer of " + who);
       return new KafkaInboxConsumer(this);
+    }
+
+    /**
+     * Creates a consumer from {@code config} and closes it at once; as {@link KafkaTransport#tryProducer}, a bootstrap
+     * server name that does not resolve yet is no error.
+     */
+    private static void tryConsumer(Map<String, Object> config, String who) {
+      RuntimeException refused = createConsumer(config);
+      if (refused != null && KafkaTransport.unresolved(refused)) {
+        LOG.log(System.Logger.Level.WARNING, who + ": no name in " + ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG
+            + " resolves for now");
+        Map<String, Object> resolvable = new HashMap<>(config);
+        resolvable.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9092");
+        refused = createConsumer(resolvable);
+      }
+      if (refused != null) {
+        throw new IllegalArgumentException("Kafka refuses the configuration of " + who + ": "
+            + KafkaTransport.hideSecrets(KafkaTransport.causes(refused), config), refused);
+      }
+    }
+
+    private static RuntimeException createConsumer(Map<String, Object> config) {
+      try {
+        new KafkaConsumer<String, byte[]>(new HashMap<>(config)).close(Duration.ZERO);
+        return null;
+      } catch (RuntimeException e) {
+        return e;
+      }
     }
 
     Map<String, Object> consumerConfig() {

@@ -5,8 +5,11 @@ import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxTransport;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -18,12 +21,14 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -35,7 +40,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.InvalidTopicException;
@@ -81,16 +88,29 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * One {@link #sendAll} call has one deadline, the send timeout after its start, so that it ends well inside the relay's
  * lease when the send timeout is well under it. The producer blocks the sending thread up to
  * {@code max.block.ms} (by default the send timeout) while it waits for a topic's metadata, and so up to that long for
- * every record of a missing topic; so the call looks each topic of the batch up on a background thread
- * ({@code partitionsFor}, one lookup per topic shared by concurrent calls), hands a topic's records to the producer, in
- * their order, once its lookup has succeeded, and stops waiting at the deadline. A topic whose lookup has failed does
- * not hold the others back. A record not handed over by the deadline is retried as not sent ("the send timeout
- * passed"), and so is one handed over but not acknowledged. The one wait the call cannot cut short is a send that
- * blocks although its topic's metadata was found, because the producer's {@code buffer.memory} is full or the metadata
- * expired in between: Kafka bounds it by {@code max.block.ms}, and no send starts after the deadline, so a call takes
- * at most the send timeout plus one {@code max.block.ms} (plus creating the producer on the first call). The
- * producer's {@code delivery.timeout.ms} and {@code request.timeout.ms} also follow the send timeout unless the
- * configuration sets them.
+ * every record of a missing topic; so the call first looks a topic up on a background thread ({@code partitionsFor},
+ * one lookup per topic shared by concurrent calls), hands the topic's records to the producer, in their order, once
+ * its lookup has succeeded, and stops waiting at the deadline. A topic looked up once on the current producer needs no
+ * further lookup: its records go to the producer at once, so that a missing topic does not hold them back.
+ *
+ * <p>The lookups run on at most {@value #LOOKUP_THREADS} daemon threads per transport (named
+ * {@code idem-kafka-<name>-lookup-<n>}; idle ones end after 30 s, all of them on {@link #close}), with at most
+ * {@value #LOOKUP_QUEUE} more waiting; a call whose lookup finds the queue full asks again until its deadline, and a
+ * queued lookup that cannot start before the deadline of every call waiting for it is dropped without running. A
+ * lookup that fails (a missing topic, a broker away, no authorization) puts the topic in a negative cache for one send
+ * timeout: meanwhile its messages are retried at once, without a lookup ({@code metadata for topic 'X' unavailable:
+ * <cause>, not retried before <time>}), so that a relay retrying a batch to a missing topic does not block a lookup
+ * thread every time; the entry goes when it expires, and a successful lookup of the topic (one already under way)
+ * clears it.
+ *
+ * <p>A record not handed over by the deadline is retried as not sent ("the send timeout passed", saying whether its
+ * topic's lookup was still waiting for a thread or for Kafka), and so is one handed over but not acknowledged. The one
+ * wait the call cannot cut short is a send that blocks although its topic's metadata was found, because the producer's
+ * {@code buffer.memory} is full or the metadata expired in between (the topic deleted, say): Kafka bounds it by
+ * {@code max.block.ms}, the topic's other records of the batch are then retried without being sent, and no send starts
+ * after the deadline, so a call takes at most the send timeout plus one {@code max.block.ms} (plus creating the
+ * producer on the first call). The producer's {@code delivery.timeout.ms} and {@code request.timeout.ms} also follow
+ * the send timeout unless the configuration sets them.
  *
  * <h2>Producer replacement</h2>
  * After an error that leaves the idempotent producer unusable (fenced, an out-of-order sequence, failed
@@ -100,12 +120,19 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * new one as well.
  *
  * <h2>Configuration</h2>
- * {@link Builder#build} checks the whole producer configuration as Kafka would on the first send, and the
- * idempotent producer's needs ({@code retries} at least 1, at most 5 requests in flight per connection, {@code acks}
- * all), and refuses a bad one with an {@link IllegalArgumentException} naming the setting and the transport. Values of
- * secrets (Kafka's password settings, any setting whose name contains {@code password}, {@code jaas} or
- * {@code secret}) appear in none of the transport's messages or log lines, nor in {@link #producerConfig()} (Kafka's
- * own log of the producer configuration hides its password settings, which include all of these it knows).
+ * {@link Builder#build} checks the idempotent producer's needs ({@code retries} at least 1, at most 5 requests in
+ * flight per connection, {@code acks} all), then creates a producer from the final configuration and closes it at once
+ * (creating one connects to nothing), so that whatever Kafka checks when it creates a producer is checked there: the
+ * values and their types, the form of {@code bootstrap.servers}, the classes it loads (interceptors, partitioner,
+ * metric reporters), the security settings (JAAS configuration, SASL mechanism, key and trust stores). A bad
+ * configuration is refused with an {@link IllegalArgumentException} naming the transport and, through Kafka's message
+ * and that of the root cause, the problem. Not checked: that the brokers can be reached, and that the host names in
+ * {@code bootstrap.servers} resolve (a name that does not resolve yet is logged; sends are retried until it does).
+ * Should creating the producer on the first send fail nonetheless, the messages are retried with the root cause in the
+ * error and in the log line. Values of secrets (Kafka's password settings, any setting whose name contains
+ * {@code password}, {@code jaas} or {@code secret}) appear in none of the transport's messages or log lines, nor in
+ * {@link #producerConfig()} (Kafka's own log of the producer configuration hides its password settings, which include
+ * all of these it knows).
  *
  * <pre>{@code
  * try (KafkaTransport kafka = KafkaTransport.builder(Map.of("bootstrap.servers", "127.0.0.1:9092"))
@@ -137,6 +164,12 @@ public final class KafkaTransport implements OutboxTransport {
   /** What {@link #producerConfig()} shows in place of a secret. */
   static final String HIDDEN = "[hidden]";
   private static final Map<String, ConfigDef.ConfigKey> PRODUCER_SETTINGS = ProducerConfig.configDef().configKeys();
+  /** At most this many metadata lookups run at a time, each on a thread of its own. */
+  static final int LOOKUP_THREADS = 4;
+  /** At most this many lookups wait for a thread; a topic whose lookup finds the queue full asks again later. */
+  static final int LOOKUP_QUEUE = 32;
+  /** The negative cache holds at most about this many topics before its expired entries are dropped. */
+  private static final int UNAVAILABLE_PURGE_SIZE = 1024;
 
   private final String name;
   private final Map<String, Object> producerConfig;
@@ -144,28 +177,39 @@ public final class KafkaTransport implements OutboxTransport {
   private final Map<String, String> topicsByType;
   private final String defaultTopic;
   private final Duration sendTimeout;
-  /** Runs the metadata lookups and closes the producers set aside. */
+  /** Runs the metadata lookups: at most {@link #LOOKUP_THREADS} threads and {@link #LOOKUP_QUEUE} waiting. */
+  private final ThreadPoolExecutor lookupPool;
+  /** Closes the producers set aside. */
   private final ExecutorService background;
+  /** Topics whose last metadata lookup failed, until their entry expires (the negative cache). */
+  private final Map<String, Unavailable> unavailable = new ConcurrentHashMap<>();
   private final ReentrantLock producerLock = new ReentrantLock();
   private final AtomicInteger producersOpened = new AtomicInteger();
   private volatile OpenProducer current;
   private volatile boolean closed;
 
-  private KafkaTransport(Builder b) {
+  private KafkaTransport(Builder b, Map<String, Object> producerConfig) {
     this.name = b.name;
-    this.producerConfig = producerConfig(b.config, b.sendTimeout, b.name);
+    this.producerConfig = producerConfig;
     Map<String, Object> shown = new LinkedHashMap<>();
     producerConfig.forEach((k, v) -> shown.put(k, secret(k) ? HIDDEN : v));
     this.shownConfig = Collections.unmodifiableMap(shown);
     this.topicsByType = Map.copyOf(b.topicsByType);
     this.defaultTopic = b.defaultTopic;
     this.sendTimeout = b.sendTimeout;
+    this.lookupPool = new ThreadPoolExecutor(LOOKUP_THREADS, LOOKUP_THREADS, 30, TimeUnit.SECONDS,
+        new ArrayBlockingQueue<>(LOOKUP_QUEUE), daemonThreads("idem-kafka-" + b.name + "-lookup-"));
+    lookupPool.allowCoreThreadTimeOut(true);
+    this.background = Executors.newCachedThreadPool(daemonThreads("idem-kafka-" + b.name + "-close-"));
+  }
+
+  private static ThreadFactory daemonThreads(String prefix) {
     AtomicInteger threads = new AtomicInteger();
-    this.background = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "idem-kafka-" + b.name + "-" + threads.incrementAndGet());
+    return r -> {
+      Thread t = new Thread(r, prefix + threads.incrementAndGet());
       t.setDaemon(true);
       return t;
-    });
+    };
   }
 
   /**
@@ -227,13 +271,13 @@ public final class KafkaTransport implements OutboxTransport {
     try {
       p = open();
     } catch (RuntimeException e) {
-      String error = "transport " + name + " cannot create its Kafka producer: " + OutboxTransport.describe(e);
+      String error = "transport " + name + " cannot create its Kafka producer: "
+          + hideSecrets(causes(e), producerConfig);
       LOG.log(System.Logger.Level.WARNING, error);
       fillUnset(results, DeliveryResult.retry(error, null));
       return List.of(results);
     }
-    Map<String, CompletableFuture<Void>> lookups = new HashMap<>();
-    byTopic.keySet().forEach(topic -> lookups.put(topic, p.metadata(topic, background)));
+    Map<String, Lookup> lookups = new HashMap<>();
     List<CompletableFuture<Void>> acks = new ArrayList<>(Collections.nCopies(n, null));
     boolean interrupted = false;
     try {
@@ -243,10 +287,8 @@ public final class KafkaTransport implements OutboxTransport {
     }
     for (int i = 0; i < n; i++) {
       if (results[i] == null && acks.get(i) == null) {
-        results[i] = DeliveryResult.retry(interrupted ? "not sent: interrupted before sending"
-            : !lookups.get(topics[i]).isDone() ? "not sent: the send timeout (" + sendTimeout + ") passed before Kafka"
-                + " had the metadata of topic '" + topics[i] + "' (does it exist?)"
-            : "not sent: the send timeout (" + sendTimeout + ") passed", null);
+        results[i] = interrupted ? DeliveryResult.retry("not sent: interrupted before sending", null)
+            : notSent(topics[i], lookups.get(topics[i]), p);
       }
     }
     if (interrupted) {
@@ -261,34 +303,75 @@ public final class KafkaTransport implements OutboxTransport {
   }
 
   /**
-   * Sends the records of each topic whose lookup has ended, until all are sent or the deadline passes; a topic whose
-   * lookup failed gets that failure for all its messages.
+   * Sends the records of each topic the producer knows or whose lookup has succeeded, until all are sent or the
+   * deadline passes; a topic in the negative cache, or whose lookup failed, gets that failure for all its messages. A
+   * topic whose lookup found the queue full asks again while the deadline has not passed.
    */
-  private void handOver(List<OutboxMessage> messages, Map<String, List<Integer>> byTopic,
-      Map<String, CompletableFuture<Void>> lookups, OpenProducer p, long deadline, DeliveryResult[] results,
-      List<CompletableFuture<Void>> acks) throws InterruptedException {
+  private void handOver(List<OutboxMessage> messages, Map<String, List<Integer>> byTopic, Map<String, Lookup> lookups,
+      OpenProducer p, long deadline, DeliveryResult[] results, List<CompletableFuture<Void>> acks)
+      throws InterruptedException {
     Map<String, List<Integer>> waiting = new LinkedHashMap<>(byTopic);
     while (!waiting.isEmpty()) {
       boolean progressed = false;
+      boolean unqueued = false;
+      List<CompletableFuture<Void>> pending = new ArrayList<>();
       for (Iterator<Map.Entry<String, List<Integer>>> it = waiting.entrySet().iterator(); it.hasNext(); ) {
-        Map.Entry<String, List<Integer>> topic = it.next();
-        CompletableFuture<Void> lookup = lookups.get(topic.getKey());
-        if (!lookup.isDone()) {
-          continue;
+        Map.Entry<String, List<Integer>> entry = it.next();
+        String topic = entry.getKey();
+        boolean ready = p.known.contains(topic);
+        if (!ready) {
+          Lookup lookup = lookups.get(topic);
+          if (lookup == null || lookup.notRun()) {
+            Unavailable cached = unavailable(topic);
+            if (cached != null) {
+              it.remove();
+              progressed = true;
+              DeliveryResult failed = DeliveryResult.retry(cached.error(), null);
+              entry.getValue().forEach(i -> results[i] = failed);
+              continue;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+              return;
+            }
+            lookup = lookup(p, topic, deadline);
+            lookups.put(topic, lookup);
+          }
+          if (!lookup.done.isDone()) {
+            pending.add(lookup.done);
+            continue;
+          }
+          if (lookup.notRun()) {
+            unqueued = true; // the queue was full: asked again on the next pass
+            continue;
+          }
+          Throwable lookupError = errorOf(lookup.done);
+          if (lookupError != null) {
+            it.remove();
+            progressed = true;
+            DeliveryResult failed = lookupFailure(lookupError, p);
+            entry.getValue().forEach(i -> results[i] = failed);
+            continue;
+          }
         }
         it.remove();
         progressed = true;
-        Throwable lookupError = errorOf(lookup);
-        if (lookupError != null) {
-          DeliveryResult failed = failure(lookupError, p);
-          topic.getValue().forEach(i -> results[i] = failed);
-          continue;
-        }
-        for (int i : topic.getValue()) {
+        List<Integer> indexes = entry.getValue();
+        for (int k = 0; k < indexes.size(); k++) {
           if (System.nanoTime() - deadline >= 0) {
             return;
           }
-          acks.set(i, send(p, topic.getKey(), messages.get(i)));
+          int i = indexes.get(k);
+          CompletableFuture<Void> ack = send(p, topic, messages.get(i));
+          acks.set(i, ack);
+          if (ack.isCompletedExceptionally() && errorOf(ack) instanceof org.apache.kafka.common.errors.TimeoutException
+              timedOut) {
+            // the send blocked up to max.block.ms for metadata after all (the topic deleted, or its metadata expired):
+            // the topic's other records would each block as long
+            p.known.remove(topic);
+            DeliveryResult failed = failure(timedOut, p);
+            indexes.subList(k + 1, indexes.size()).forEach(j -> results[j] = failed);
+            break;
+          }
         }
       }
       if (!progressed) {
@@ -296,14 +379,127 @@ public final class KafkaTransport implements OutboxTransport {
         if (remaining <= 0) {
           return;
         }
-        CompletableFuture<?>[] pending = waiting.keySet().stream().map(lookups::get)
-            .toArray(CompletableFuture<?>[]::new);
-        try {
-          CompletableFuture.anyOf(pending).get(remaining, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException | ExecutionException e) {
-          // a lookup has failed (seen on the next pass) or the deadline has passed (seen below)
+        long wait = unqueued ? Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(20)) : remaining;
+        if (pending.isEmpty()) {
+          TimeUnit.NANOSECONDS.sleep(wait);
+        } else {
+          try {
+            CompletableFuture.anyOf(pending.toArray(CompletableFuture<?>[]::new)).get(wait, TimeUnit.NANOSECONDS);
+          } catch (TimeoutException | ExecutionException e) {
+            // a lookup has failed (seen on the next pass) or the wait has passed (seen below)
+          }
         }
       }
+    }
+  }
+
+  /** The result of a message that was not handed to the producer by the deadline. */
+  private DeliveryResult notSent(String topic, Lookup lookup, OpenProducer p) {
+    String passed = "not sent: the send timeout (" + sendTimeout + ") passed";
+    if (lookup == null || lookup.done.isDone() && lookup.notRun()) {
+      return DeliveryResult.retry(passed + " before the metadata lookup of topic '" + topic + "' could "
+          + (lookup != null && lookup.wasRejected() ? "be queued (at most " + LOOKUP_THREADS + " lookups run at a time"
+              + " and " + LOOKUP_QUEUE + " wait)" : "start (at most " + LOOKUP_THREADS + " lookups run at a time)"),
+          null);
+    }
+    if (!lookup.done.isDone()) {
+      return DeliveryResult.retry(lookup.started() ? passed + " before Kafka had the metadata of topic '" + topic
+          + "' (does it exist?)" : passed + " before the metadata lookup of topic '" + topic + "' could start (at most "
+          + LOOKUP_THREADS + " lookups run at a time)", null);
+    }
+    Throwable lookupError = errorOf(lookup.done);
+    return lookupError != null ? lookupFailure(lookupError, p) : DeliveryResult.retry(passed, null);
+  }
+
+  /** The result of the messages of a topic whose lookup failed. */
+  private DeliveryResult lookupFailure(Throwable error, OpenProducer p) {
+    return error instanceof TopicUnavailable ? DeliveryResult.retry(error.getMessage(), null) : failure(error, p);
+  }
+
+  /**
+   * The lookup of {@code topic} on {@code p}: the one under way, which now waits to start until {@code deadline} at
+   * least, or a new one, queued for the lookup threads. A lookup the queue had no room for ends at once, {@link
+   * Lookup#notRun()}.
+   */
+  private Lookup lookup(OpenProducer p, String topic, long deadline) {
+    while (true) {
+      Lookup existing = p.lookups.get(topic);
+      if (existing != null) {
+        if (existing.join(deadline)) {
+          return existing;
+        }
+        p.lookups.remove(topic, existing); // skipped: every caller's deadline had passed before it could start
+        continue;
+      }
+      Lookup created = new Lookup(deadline);
+      if (p.lookups.putIfAbsent(topic, created) != null) {
+        continue;
+      }
+      try {
+        lookupPool.execute(() -> run(p, topic, created));
+      } catch (RejectedExecutionException e) {
+        if (lookupPool.isShutdown()) {
+          p.lookups.remove(topic, created);
+          created.done.completeExceptionally(new IllegalStateException("the transport is closing", e));
+        } else {
+          created.reject();
+          p.lookups.remove(topic, created);
+          created.done.completeExceptionally(NotRun.INSTANCE);
+        }
+      }
+      return created;
+    }
+  }
+
+  /**
+   * Looks {@code topic} up ({@code partitionsFor}, which blocks up to {@code max.block.ms}) unless every caller's
+   * deadline has passed; records the outcome in the negative cache.
+   */
+  private void run(OpenProducer p, String topic, Lookup lookup) {
+    if (!lookup.start()) {
+      p.lookups.remove(topic, lookup);
+      lookup.done.completeExceptionally(NotRun.INSTANCE);
+      return;
+    }
+    try {
+      p.producer.partitionsFor(topic);
+      unavailable.remove(topic);
+      p.known.add(topic);
+      p.lookups.remove(topic, lookup);
+      lookup.done.complete(null);
+    } catch (RuntimeException | Error e) {
+      Throwable outcome = e;
+      if (e instanceof ApiException && !permanent(e) && !unusable(e)) {
+        // a missing topic, a broker away, no authorization: fail fast for a while rather than block again
+        Instant until = Instant.now().plus(sendTimeout).truncatedTo(ChronoUnit.MILLIS);
+        outcome = new TopicUnavailable("metadata for topic '" + topic + "' unavailable: " + OutboxTransport.describe(e)
+            + ", not retried before " + until, e);
+        remember(topic, new Unavailable(outcome.getMessage(), System.nanoTime() + sendTimeout.toNanos()));
+      }
+      p.known.remove(topic);
+      p.lookups.remove(topic, lookup);
+      lookup.done.completeExceptionally(outcome);
+      if (e instanceof Error error) {
+        throw error;
+      }
+    }
+  }
+
+  /** The negative cache's entry for {@code topic}, {@code null} when none or expired (the entry is then dropped). */
+  private Unavailable unavailable(String topic) {
+    Unavailable u = unavailable.get(topic);
+    if (u != null && System.nanoTime() - u.until() >= 0) {
+      unavailable.remove(topic, u);
+      return null;
+    }
+    return u;
+  }
+
+  private void remember(String topic, Unavailable u) {
+    unavailable.put(topic, u);
+    if (unavailable.size() > UNAVAILABLE_PURGE_SIZE) {
+      long now = System.nanoTime();
+      unavailable.values().removeIf(x -> now - x.until() >= 0);
     }
   }
 
@@ -367,17 +563,27 @@ public final class KafkaTransport implements OutboxTransport {
    */
   DeliveryResult failure(Throwable error, OpenProducer p) {
     String text = OutboxTransport.describe(error);
-    if (error instanceof RecordTooLargeException || error instanceof RecordBatchTooLargeException
-        || error instanceof InvalidTopicException) {
+    if (permanent(error)) {
       return DeliveryResult.permanent(text, null);
     }
-    if (error instanceof ProducerFencedException || error instanceof OutOfOrderSequenceException
-        || error instanceof UnknownProducerIdException || error instanceof AuthenticationException
-        || error instanceof IllegalStateException || error.getClass() == KafkaException.class) {
+    if (unusable(error)) {
       // the idempotent producer's state is lost (or it was closed): its later sends would fail the same way
       discard(p, error);
     }
     return DeliveryResult.retry(text, null);
+  }
+
+  /** An error of a record the broker will never take. */
+  private static boolean permanent(Throwable error) {
+    return error instanceof RecordTooLargeException || error instanceof RecordBatchTooLargeException
+        || error instanceof InvalidTopicException;
+  }
+
+  /** An error that leaves the producer unusable. */
+  private static boolean unusable(Throwable error) {
+    return error instanceof ProducerFencedException || error instanceof OutOfOrderSequenceException
+        || error instanceof UnknownProducerIdException || error instanceof AuthenticationException
+        || error instanceof IllegalStateException || error.getClass() == KafkaException.class;
   }
 
   /**
@@ -461,8 +667,8 @@ public final class KafkaTransport implements OutboxTransport {
   }
 
   /**
-   * Flushes what is in flight and closes the producer, then waits for the producers set aside to close: together at
-   * most about the send timeout.
+   * Flushes what is in flight and closes the producer, then waits for the producers set aside to close and the lookup
+   * threads to end: together at most about the send timeout. The transport's threads are daemon threads.
    */
   @Override
   public void close() {
@@ -477,14 +683,18 @@ public final class KafkaTransport implements OutboxTransport {
       producerLock.unlock();
     }
     if (p != null) {
-      closeQuietly(p.producer, sendTimeout);
+      closeQuietly(p.producer, sendTimeout); // also ends its lookups under way
     }
+    lookupPool.shutdown();
     background.shutdown();
     try {
-      if (!background.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-        background.shutdownNow();
+      for (ExecutorService pool : List.of(lookupPool, background)) {
+        if (!pool.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+          pool.shutdownNow();
+        }
       }
     } catch (InterruptedException e) {
+      lookupPool.shutdownNow();
       background.shutdownNow();
       Thread.currentThread().interrupt();
     }
@@ -503,32 +713,90 @@ public final class KafkaTransport implements OutboxTransport {
     return "KafkaTransport{" + name + '}';
   }
 
-  /** One producer with the topic lookups under way on it. */
+  /** One producer, the topics it has looked up and the lookups under way on it. */
   static final class OpenProducer {
     final Producer<String, byte[]> producer;
-    private final Map<String, CompletableFuture<Void>> lookups = new ConcurrentHashMap<>();
+    /** Lookups under way, one per topic whoever asks. */
+    private final Map<String, Lookup> lookups = new ConcurrentHashMap<>();
+    /** Topics whose lookup succeeded: their records go to the producer with no lookup. */
+    private final Set<String> known = ConcurrentHashMap.newKeySet();
 
     OpenProducer(Producer<String, byte[]> producer) {
       this.producer = producer;
     }
+  }
 
-    /**
-     * Completes once the producer has the topic's metadata, so that a send to it does not wait for metadata. The
-     * lookup ({@code partitionsFor}, which blocks up to {@code max.block.ms}) runs on {@code executor}, one at a time
-     * per topic whoever asks; for a topic the producer knows it ends at once.
-     */
-    CompletableFuture<Void> metadata(String topic, Executor executor) {
-      CompletableFuture<Void> lookup = lookups.computeIfAbsent(topic, t -> {
-        try {
-          return CompletableFuture.runAsync(() -> producer.partitionsFor(t), executor);
-        } catch (RejectedExecutionException e) {
-          return CompletableFuture.failedFuture(new IllegalStateException("the transport is closing", e));
-        }
-      });
-      lookup.whenComplete((v, e) -> lookups.remove(topic, lookup));
-      return lookup;
+  /**
+   * One metadata lookup: queued, then started, or skipped when it could not start before the last deadline of the
+   * calls waiting for it, or rejected when the queue was full. {@link #done} completes when it ends, with
+   * {@link NotRun} when skipped or rejected.
+   */
+  static final class Lookup {
+    private static final int QUEUED = 0;
+    private static final int STARTED = 1;
+    private static final int SKIPPED = 2;
+    private static final int REJECTED = 3;
+    final CompletableFuture<Void> done = new CompletableFuture<>();
+    private long startBy;
+    private int state = QUEUED;
+
+    Lookup(long startBy) {
+      this.startBy = startBy;
+    }
+
+    /** Lets a call with {@code deadline} share the lookup; false if it will not run (the call needs another). */
+    synchronized boolean join(long deadline) {
+      if (state == SKIPPED || state == REJECTED) {
+        return false;
+      }
+      if (deadline - startBy > 0) {
+        startBy = deadline;
+      }
+      return true;
+    }
+
+    /** On a lookup thread: whether to look up, false (skipped) when every waiting call's deadline has passed. */
+    synchronized boolean start() {
+      state = System.nanoTime() - startBy >= 0 ? SKIPPED : STARTED;
+      return state == STARTED;
+    }
+
+    synchronized void reject() {
+      state = REJECTED;
+    }
+
+    synchronized boolean started() {
+      return state == STARTED;
+    }
+
+    synchronized boolean wasRejected() {
+      return state == REJECTED;
+    }
+
+    /** Skipped or rejected: it ended (or will end at once) without looking the topic up. */
+    synchronized boolean notRun() {
+      return state == SKIPPED || state == REJECTED;
     }
   }
+
+  /** The outcome of a lookup that did not run. */
+  private static final class NotRun extends RuntimeException {
+    static final NotRun INSTANCE = new NotRun();
+
+    private NotRun() {
+      super("the metadata lookup did not run", null, false, false);
+    }
+  }
+
+  /** A failed lookup, with the message that the negative cache repeats until it expires. */
+  private static final class TopicUnavailable extends RuntimeException {
+    TopicUnavailable(String message, Throwable cause) {
+      super(message, cause, false, false);
+    }
+  }
+
+  /** A negative cache entry: the error to report and when it expires ({@link System#nanoTime()}). */
+  private record Unavailable(String error, long until) {}
 
   static Map<String, Object> producerConfig(Map<String, Object> given, Duration sendTimeout, String name) {
     Map<String, Object> c = new LinkedHashMap<>(given);
@@ -601,6 +869,90 @@ public final class KafkaTransport implements OutboxTransport {
           + request + " ms), got " + delivery + " (transport " + name + ")");
     }
     return Map.copyOf(c);
+  }
+
+  /**
+   * Creates a producer from {@code config} and closes it at once, so that what Kafka checks only when it creates one
+   * (the form of {@code bootstrap.servers}, the classes it loads, the security settings: JAAS, key and trust stores)
+   * is refused now rather than on every send. Creating a producer connects to nothing. A bootstrap server name that
+   * does not resolve is no error: it may resolve later, and until then sends are retried; the rest is checked with a
+   * literal address in its place.
+   */
+  static void tryProducer(Map<String, Object> config, String name) {
+    RuntimeException refused = create(config);
+    if (refused != null && unresolved(refused)) {
+      LOG.log(System.Logger.Level.WARNING, "transport " + name + ": no name in "
+          + ProducerConfig.BOOTSTRAP_SERVERS_CONFIG + " resolves for now; the producer is created on the first send"
+          + " that finds one");
+      Map<String, Object> resolvable = new HashMap<>(config);
+      resolvable.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9092");
+      refused = create(resolvable);
+    }
+    if (refused != null) {
+      throw new IllegalArgumentException("Kafka refuses the producer configuration of transport " + name + ": "
+          + hideSecrets(causes(refused), config), refused);
+    }
+  }
+
+  /** Creates a producer from {@code config} and closes it at once: {@code null} if that worked, else the error. */
+  private static RuntimeException create(Map<String, Object> config) {
+    try {
+      new KafkaProducer<String, byte[]>(new HashMap<>(config)).close(Duration.ZERO);
+      return null;
+    } catch (RuntimeException e) {
+      return e;
+    }
+  }
+
+  /** Whether {@code e} is Kafka's refusal of bootstrap servers none of whose names resolve. */
+  static boolean unresolved(Throwable e) {
+    Throwable root = root(e);
+    return root instanceof ConfigException && root.getMessage() != null
+        && root.getMessage().startsWith("No resolvable bootstrap urls");
+  }
+
+  private static Throwable root(Throwable e) {
+    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    Throwable t = e;
+    while (t.getCause() != null && seen.add(t)) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  /**
+   * {@code e} and its causes on one line, down to the root cause: the outermost and the root as class and message, the
+   * others by their message; a message that the one before already contains is left out.
+   */
+  static String causes(Throwable e) {
+    StringBuilder text = new StringBuilder(OutboxTransport.describe(e));
+    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    seen.add(e);
+    String previous = String.valueOf(e.getMessage());
+    for (Throwable t = e.getCause(); t != null && seen.add(t); t = t.getCause()) {
+      boolean isRoot = t.getCause() == null || seen.contains(t.getCause());
+      String message = t.getMessage();
+      String part = isRoot ? OutboxTransport.describe(t) : message == null ? null : message.replace('\n', ' ');
+      if (part != null && !part.isBlank() && (message == null || !previous.contains(message) || isRoot)) {
+        text.append(": ").append(part);
+      }
+      previous = String.valueOf(message);
+    }
+    return text.toString();
+  }
+
+  /** {@code text} with the value of every secret of {@code config} replaced by {@value #HIDDEN}. */
+  static String hideSecrets(String text, Map<String, Object> config) {
+    String hidden = text;
+    for (Map.Entry<String, Object> e : config.entrySet()) {
+      if (secret(e.getKey())) {
+        String value = e.getValue() instanceof Password password ? password.value() : String.valueOf(e.getValue());
+        if (!value.isBlank()) {
+          hidden = hidden.replace(value, HIDDEN);
+        }
+      }
+    }
+    return hidden;
   }
 
   /** Whether the value of {@code key} is a secret: a Kafka password setting, or a name that says so. */
@@ -696,16 +1048,21 @@ public final class KafkaTransport implements OutboxTransport {
     }
 
     /**
-     * Builds the transport; the producer itself connects on the first send.
+     * Builds the transport, after creating a producer from the final configuration and closing it at once (which
+     * connects to nothing); the transport's own producer connects on the first send.
      *
      * @throws IllegalArgumentException when the configuration lacks {@code bootstrap.servers}, contradicts
      *     exactly-once delivery ({@code acks} other than all, idempotence off, {@code retries} 0, more than 5 requests
-     *     in flight, its own serializers or a transactional id) or is one Kafka would refuse (a value of the wrong
-     *     type, {@code delivery.timeout.ms} below {@code linger.ms + request.timeout.ms}); the message names the
-     *     setting
+     *     in flight, its own serializers or a transactional id) or is one Kafka refuses when it creates a producer (a
+     *     value of the wrong type, {@code delivery.timeout.ms} below {@code linger.ms + request.timeout.ms}, a
+     *     bootstrap server without a port, a class that cannot be loaded, SASL without a JAAS configuration, a key or
+     *     trust store that cannot be read, ...); the message names the setting or carries Kafka's message and its root
+     *     cause, never the value of a secret. A bootstrap server name that does not resolve is not refused.
      */
     public KafkaTransport build() {
-      return new KafkaTransport(this);
+      Map<String, Object> producerConfig = producerConfig(config, sendTimeout, name);
+      tryProducer(producerConfig, name);
+      return new KafkaTransport(this, producerConfig);
     }
 
     static String checkTopic(String topic) {

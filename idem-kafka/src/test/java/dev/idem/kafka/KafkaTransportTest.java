@@ -252,6 +252,150 @@ class KafkaTransportTest {
   }
 
   @Test
+  void lookupsOfManyMissingTopicsRunOnAtMostTheBoundOfThreadsAndAFailedOneFailsFastAfterwards() throws Exception {
+    // regression: one lookup thread per topic of the batch (300 topics, 300 threads), started again on every retry
+    String prefix = "idem-kafka-many-lookup-";
+    List<OutboxMessage> batch = IntStream.range(0, 50)
+        .mapToObj(i -> message("order.placed", "a" + i, "kafka:" + f.topic + "-missing-" + i)).toList();
+    Map<String, Object> config = new HashMap<>(KafkaBroker.clientConfig());
+    config.put("max.block.ms", 500); // several rounds of lookups within one send timeout
+    AtomicBoolean sampling = new AtomicBoolean(true);
+    AtomicInteger mostLive = new AtomicInteger();
+    Thread sampler = new Thread(() -> {
+      while (sampling.get()) {
+        int live = (int) Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().startsWith(prefix) && t.isAlive()).count();
+        mostLive.accumulateAndGet(live, Math::max);
+        try {
+          Thread.sleep(2);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }, "lookup-thread-sampler");
+    sampler.setDaemon(true);
+    try (KafkaTransport transport = KafkaTransport.builder(config).name("many").sendTimeout(Duration.ofSeconds(3))
+        .build()) {
+      sampler.start();
+      long start = System.nanoTime();
+
+      List<DeliveryResult> first = transport.sendAll(batch);
+
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(7));
+      assertThat(first).hasSize(50).allSatisfy(r -> {
+        assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+        assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("metadata"));
+      });
+      List<OutboxMessage> cached = IntStream.range(0, 50)
+          .filter(i -> first.get(i).error().orElseThrow().contains("unavailable")).mapToObj(batch::get).toList();
+      assertThat(cached).hasSizeGreaterThanOrEqualTo(KafkaTransport.LOOKUP_THREADS);
+      assertThat(first.stream().map(r -> r.error().orElseThrow()).filter(e -> e.contains("unavailable")))
+          .allSatisfy(e -> assertThat(e).containsPattern("metadata for topic '" + f.topic + "-missing-\\d+'"
+              + " unavailable: TimeoutException: .+, not retried before 20\\d\\d-"));
+
+      start = System.nanoTime();
+      List<DeliveryResult> again = transport.sendAll(cached);
+
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(1000));
+      assertThat(again).hasSameSizeAs(cached).allSatisfy(r -> {
+        assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+        assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("unavailable", "not retried before"));
+      });
+    } finally {
+      sampling.set(false);
+      sampler.join(10_000);
+    }
+    assertThat(mostLive.get()).isPositive().isLessThanOrEqualTo(KafkaTransport.LOOKUP_THREADS);
+    Eventually.await("the lookup threads ended by close()", Duration.ofSeconds(10),
+        () -> Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix)).count(),
+        live -> live == 0);
+  }
+
+  @Test
+  void aTopicWhoseLookupFailedFailsFastUntilTheEntryExpiresThenIsLookedUpAgain() {
+    String topic = f.topic + "-later";
+    Map<String, Object> config = new HashMap<>(KafkaBroker.clientConfig());
+    config.put("max.block.ms", 500);
+    try (KafkaTransport transport = KafkaTransport.builder(config).name("later").sendTimeout(Duration.ofSeconds(2))
+        .build()) {
+      DeliveryResult missing = transport.send(message("order.placed", "a", "kafka:" + topic));
+      assertThat(missing.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+      assertThat(missing.error()).hasValueSatisfying(e -> assertThat(e)
+          .contains("metadata for topic '" + topic + "' unavailable: ", "not retried before"));
+
+      KafkaBroker.createTopic(topic, 1);
+      long start = System.nanoTime();
+      DeliveryResult cached = transport.send(message("order.placed", "b", "kafka:" + topic));
+
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(1000));
+      assertThat(cached.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+      assertThat(cached.error()).isEqualTo(missing.error());
+
+      Eventually.await("a send to the topic, created meanwhile, once the entry expired", Duration.ofSeconds(30),
+          () -> transport.send(message("order.placed", "c", "kafka:" + topic)), DeliveryResult::isDelivered);
+    }
+  }
+
+  @Test
+  void aBootstrapServerWithoutAPortIsRefusedAtBuild() {
+    assertThatThrownBy(() -> KafkaTransport.builder(Map.of("bootstrap.servers", "localhost")).name("noport").build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("noport")
+        .hasMessageContaining("Invalid url in bootstrap.servers: localhost");
+  }
+
+  @Test
+  void saslWithoutAJaasConfigurationIsRefusedAtBuildWithoutShowingSecrets() {
+    assertThatThrownBy(() -> KafkaTransport.builder(config("security.protocol", "SASL_PLAINTEXT", "sasl.mechanism",
+        "PLAIN")).name("sasl").build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sasl")
+        .hasMessageContaining("Could not find a 'KafkaClient' entry in the JAAS configuration");
+    String unterminated = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\""
+        + " password=\"s3cr3t\"";
+    assertThatThrownBy(() -> KafkaTransport.builder(config("security.protocol", "SASL_PLAINTEXT", "sasl.mechanism",
+        "PLAIN", "sasl.jaas.config", unterminated)).name("sasl").build()).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("JAAS config entry not terminated by semi-colon").hasMessageNotContaining("s3cr3t");
+  }
+
+  @Test
+  void aMissingInterceptorClassIsRefusedAtBuild() {
+    assertThatThrownBy(() -> KafkaTransport.builder(config("interceptor.classes", "com.example.Missing"))
+        .name("ic").build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ic")
+        .hasMessageContaining("ClassNotFoundException: com.example.Missing");
+  }
+
+  @Test
+  void aKeystoreThatCannotBeReadIsRefusedAtBuildWithoutShowingItsPassword() {
+    assertThatThrownBy(() -> KafkaTransport.builder(config("security.protocol", "SSL", "ssl.keystore.location",
+        "/nonexistent/idem/keystore.jks", "ssl.keystore.password", "s3cr3t-store", "ssl.key.password", "s3cr3t-key"))
+        .name("ks").build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ks")
+        .hasMessageContaining("Failed to load SSL keystore /nonexistent/idem/keystore.jks")
+        .hasMessageContaining("NoSuchFileException").hasMessageNotContaining("s3cr3t");
+  }
+
+  @Test
+  void aBootstrapServerThatDoesNotResolveIsNotRefusedAndTheSendsSayWhy() {
+    try (KafkaTransport transport = KafkaTransport.builder(Map.of("bootstrap.servers", "no-such-host.invalid:9092"))
+        .name("dns").sendTimeout(Duration.ofSeconds(1)).build()) {
+
+      DeliveryResult result = transport.send(message("order.placed", "a", "kafka:" + f.topic));
+
+      assertThat(result.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+      assertThat(result.error()).hasValueSatisfying(e -> assertThat(e).contains("transport dns cannot create its Kafka"
+          + " producer", "ConfigException: No resolvable bootstrap urls given in bootstrap.servers"));
+    }
+    // the rest of the configuration is still checked
+    assertThatThrownBy(() -> KafkaTransport.builder(Map.of("bootstrap.servers", "no-such-host.invalid:9092",
+        "interceptor.classes", "com.example.Missing")).build()).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("com.example.Missing");
+  }
+
+  @Test
+  void secretsAreHiddenInErrorTexts() {
+    assertThat(KafkaTransport.hideSecrets("no s3cr3t here, nor p4ss", Map.of("ssl.key.password", "s3cr3t",
+        "my.secret", new org.apache.kafka.common.config.types.Password("p4ss"), "linger.ms", "no")))
+        .isEqualTo("no [hidden] here, nor [hidden]");
+  }
+
+  @Test
   void anEventHeaderCannotReplaceTheTransportsHeaders() {
     Map<String, String> forged = new LinkedHashMap<>();
     forged.put("idem-event-id", "forged");
