@@ -32,6 +32,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -48,10 +49,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.InterruptException;
-import org.apache.kafka.common.errors.OutOfOrderSequenceException;
-import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.WakeupException;
@@ -135,7 +133,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(KafkaInboxConsumer.class.getName());
   private static final int MAX_TRACKED_FAILURES = 10_000;
   /** Numbers the client ids of the consumers of one JVM, so that their JMX names differ. */
-  private static final java.util.concurrent.atomic.AtomicInteger INSTANCES = new java.util.concurrent.atomic.AtomicInteger();
+  private static final AtomicInteger INSTANCES = new AtomicInteger();
   private static final int MAX_HISTORY = 20;
   private static final int MAX_ERROR_CHARS = 500;
   private static final Duration MAX_PAUSE = Duration.ofSeconds(30);
@@ -183,14 +181,14 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private long databaseDownUntil;
   private int pollFailures;
 
-  private KafkaInboxConsumer(Builder b) {
+  private KafkaInboxConsumer(Builder b, Map<String, Object> consumerConfig, Map<String, Object> producerConfig) {
     this.inbox = b.inbox;
     this.topics = List.copyOf(b.topics);
     this.recordHandler = b.recordHandler;
     this.batchHandler = b.batchHandler;
-    this.consumerConfig = b.consumerConfig();
+    this.consumerConfig = consumerConfig;
     this.name = b.name != null ? b.name : consumerConfig.get(ConsumerConfig.GROUP_ID_CONFIG).toString();
-    this.producerConfig = b.producerConfig();
+    this.producerConfig = producerConfig;
     this.deadLetterTopic = b.deadLetterTopic;
     this.eventIdFallback = b.eventIdFallback;
     this.maxAttempts = b.maxAttempts;
@@ -673,9 +671,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     } catch (TimeoutException | RuntimeException e) {
       error = e;
     }
-    if (error instanceof ProducerFencedException || error instanceof OutOfOrderSequenceException
-        || error instanceof AuthenticationException || error instanceof IllegalStateException
-        || error.getClass() == KafkaException.class) {
+    if (KafkaTransport.unusable(error)) {
       // the producer's state is lost: every later send would fail the same way, so the next one gets a new producer
       LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': the dead-letter producer is unusable ("
           + OutboxTransport.describe(error) + "); opening a new one");
@@ -747,12 +743,21 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     return Blame.RECORD;
   }
 
-  /** SQLStates (PostgreSQL) and error codes (MariaDB) by which a database refuses every transaction alike. */
+  /**
+   * SQLStates (PostgreSQL: read-only, insufficient privilege, undefined table, invalid catalog, shutdowns; and the
+   * classes 28 authorization, 53 resources, 58 system errors) and error codes (MariaDB: read-only, read-only table,
+   * disk full, table full, too many connections, access denied, missing table) by which a database refuses every
+   * transaction alike.
+   */
+  private static final Set<String> REFUSES_EVERYONE_STATES =
+      Set.of("25006", "42501", "42P01", "3D000", "57P01", "57P02", "57P03");
+  private static final Set<Integer> REFUSES_EVERYONE_CODES =
+      Set.of(1290, 1036, 1021, 1114, 1040, 1044, 1045, 1142, 1146);
+
+  /** Whether {@code state} or {@code code} is one by which a database refuses every transaction alike. */
   static boolean refusesEveryone(String state, int code) {
-    return state.equals("25006") || state.equals("42501") || state.equals("42P01") || state.equals("3D000")
-        || state.startsWith("28") || state.startsWith("53") || state.equals("57P01") || state.equals("57P02")
-        || state.equals("57P03") || state.startsWith("58") || code == 1290 || code == 1036 || code == 1021 || code == 1114 || code == 1040 || code == 1044
-        || code == 1045 || code == 1142 || code == 1146;
+    return REFUSES_EVERYONE_STATES.contains(state) || state.startsWith("28") || state.startsWith("53")
+        || state.startsWith("58") || REFUSES_EVERYONE_CODES.contains(code);
   }
 
   /** Whether the inbox's database answers now: a fresh connection that passes {@code isValid}. */
@@ -1098,14 +1103,15 @@ public final class KafkaInboxConsumer implements AutoCloseable {
               + " must then be at most 255 characters without control characters");
         }
       }
-      Map<String, Object> consumer = consumerConfig();
-      Map<String, Object> producer = producerConfig();
+      int instance = INSTANCES.incrementAndGet();
+      Map<String, Object> consumer = consumerConfig(instance);
+      Map<String, Object> producer = producerConfig(instance);
       // creating the clients checks what the config classes do not (addresses, SASL and TLS settings, interceptor
       // classes) and connects to nothing
       String who = "consumer '" + (name != null ? name : consumer.get(ConsumerConfig.GROUP_ID_CONFIG)) + "'";
       tryConsumer(consumer, who);
       KafkaTransport.tryProducer(producer, "dead-letter producer of " + who);
-      return new KafkaInboxConsumer(this);
+      return new KafkaInboxConsumer(this, consumer, producer);
     }
 
     /**
@@ -1136,7 +1142,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       }
     }
 
-    Map<String, Object> consumerConfig() {
+    Map<String, Object> consumerConfig(int instance) {
       Map<String, Object> c = new LinkedHashMap<>(config);
       for (String key : List.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, ConsumerConfig.GROUP_ID_CONFIG)) {
         if (!c.containsKey(key) || c.get(key).toString().isBlank()) {
@@ -1162,11 +1168,11 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       c.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
       c.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
       c.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "idem-inbox-" + (name != null ? name
-          : c.get(ConsumerConfig.GROUP_ID_CONFIG)) + "-" + INSTANCES.incrementAndGet());
+          : c.get(ConsumerConfig.GROUP_ID_CONFIG)) + "-" + instance);
       return Map.copyOf(c);
     }
 
-    Map<String, Object> producerConfig() {
+    Map<String, Object> producerConfig(int instance) {
       Map<String, Object> p = new LinkedHashMap<>();
       for (Map.Entry<String, Object> e : config.entrySet()) {
         String key = e.getKey();
@@ -1181,7 +1187,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
       p.put(ProducerConfig.ACKS_CONFIG, "all");
       p.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "idem-dlt-" + (name != null ? name
-          : config.get(ConsumerConfig.GROUP_ID_CONFIG)) + "-" + INSTANCES.get());
+          : config.get(ConsumerConfig.GROUP_ID_CONFIG)) + "-" + instance);
       int timeout = (int) sendTimeout.toMillis();
       p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout);
       p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);

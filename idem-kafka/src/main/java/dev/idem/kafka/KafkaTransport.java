@@ -579,8 +579,8 @@ public final class KafkaTransport implements OutboxTransport {
         || error instanceof InvalidTopicException;
   }
 
-  /** An error that leaves the producer unusable. */
-  private static boolean unusable(Throwable error) {
+  /** An error that leaves a producer unusable: its later sends would fail the same way. */
+  static boolean unusable(Throwable error) {
     return error instanceof ProducerFencedException || error instanceof OutOfOrderSequenceException
         || error instanceof UnknownProducerIdException || error instanceof AuthenticationException
         || error instanceof IllegalStateException || error.getClass() == KafkaException.class;
@@ -637,6 +637,11 @@ public final class KafkaTransport implements OutboxTransport {
   /** How many producers this transport has opened. */
   int producersOpened() {
     return producersOpened.get();
+  }
+
+  /** The most metadata lookup threads that were ever alive at once. */
+  int largestLookupPool() {
+    return lookupPool.getLargestPoolSize();
   }
 
   private String topicOf(OutboxMessage m) {

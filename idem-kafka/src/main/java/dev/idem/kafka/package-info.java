@@ -2,9 +2,9 @@
  * Kafka for events exactly once. {@link dev.idem.kafka.KafkaTransport} is the outbox relay's transport for destinations
  * {@code kafka:<topic>} (or {@code kafka}, with a topic per event type): an idempotent producer with {@code acks=all},
  * the aggregate id as the record key, the event id in the {@code idem-event-id} header, delivered once the broker has
- * acknowledged. {@link dev.idem.kafka.KafkaInboxConsumer} consumes topics through an {@link dev.idem.outbox.Inbox}: each
- * partition's batch in one database transaction with the handler's effects, the offset committed only after that
- * transaction, poison records to a dead-letter topic.
+ * acknowledged. {@link dev.idem.kafka.KafkaInboxConsumer} consumes topics through an
+ * {@link dev.idem.outbox.Inbox}: each partition's batch in one database transaction with the handler's effects, the
+ * offset committed only after that transaction, poison records to a dead-letter topic.
  *
  * <pre>{@code
  * OutboxRelay relay = OutboxRelay.builder(outbox)

@@ -126,40 +126,20 @@ final class KafkaFixture implements AutoCloseable {
   }
 
   long effectCount() {
-    return TestPostgres.count("SELECT COUNT(*) FROM " + effects);
+    return TestPostgres.effectCount(effects);
   }
 
   long effectCount(String eventId) {
-    try (Connection c = TestPostgres.postgres().getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + effects + " WHERE event_id = ?")) {
-      ps.setString(1, eventId);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
+    return TestPostgres.effectCount(effects, eventId);
   }
 
   /** Event ids that have more than one effect. */
   long eventsWithSeveralEffects() {
-    return TestPostgres.count("SELECT COUNT(*) FROM (SELECT event_id FROM " + effects
-        + " GROUP BY event_id HAVING COUNT(*) > 1) d");
+    return TestPostgres.eventsWithSeveralEffects(effects);
   }
 
   List<String> effectIds() {
-    List<String> ids = new ArrayList<>();
-    try (Connection c = TestPostgres.postgres().getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + effects);
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        ids.add(rs.getString(1));
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
-    return ids;
+    return TestPostgres.effectIds(effects);
   }
 
   /** The sum over partitions of the group's committed offsets. */

@@ -259,24 +259,9 @@ class KafkaTransportTest {
         .mapToObj(i -> message("order.placed", "a" + i, "kafka:" + f.topic + "-missing-" + i)).toList();
     Map<String, Object> config = new HashMap<>(KafkaBroker.clientConfig());
     config.put("max.block.ms", 500); // several rounds of lookups within one send timeout
-    AtomicBoolean sampling = new AtomicBoolean(true);
-    AtomicInteger mostLive = new AtomicInteger();
-    Thread sampler = new Thread(() -> {
-      while (sampling.get()) {
-        int live = (int) Thread.getAllStackTraces().keySet().stream()
-            .filter(t -> t.getName().startsWith(prefix) && t.isAlive()).count();
-        mostLive.accumulateAndGet(live, Math::max);
-        try {
-          Thread.sleep(2);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }, "lookup-thread-sampler");
-    sampler.setDaemon(true);
+    int largestLookupPool;
     try (KafkaTransport transport = KafkaTransport.builder(config).name("many").sendTimeout(Duration.ofSeconds(3))
         .build()) {
-      sampler.start();
       long start = System.nanoTime();
 
       List<DeliveryResult> first = transport.sendAll(batch);
@@ -301,11 +286,9 @@ class KafkaTransportTest {
         assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
         assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("unavailable", "not retried before"));
       });
-    } finally {
-      sampling.set(false);
-      sampler.join(10_000);
+      largestLookupPool = transport.largestLookupPool();
     }
-    assertThat(mostLive.get()).isPositive().isLessThanOrEqualTo(KafkaTransport.LOOKUP_THREADS);
+    assertThat(largestLookupPool).isPositive().isLessThanOrEqualTo(KafkaTransport.LOOKUP_THREADS);
     Eventually.await("the lookup threads ended by close()", Duration.ofSeconds(10),
         () -> Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix)).count(),
         live -> live == 0);

@@ -8,6 +8,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * PostgreSQL for the tests of modules built on the outbox (the broker transports and consumers), shared through
@@ -67,5 +69,44 @@ public final class TestPostgres {
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /** How many effects the effect table holds. */
+  public static long effectCount(String effects) {
+    return count("SELECT COUNT(*) FROM " + effects);
+  }
+
+  /** How many effects the effect table holds for {@code eventId}. */
+  public static long effectCount(String effects, String eventId) {
+    try (Connection c = postgres().getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + effects + " WHERE event_id = ?")) {
+      ps.setString(1, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** How many event ids have more than one effect. */
+  public static long eventsWithSeveralEffects(String effects) {
+    return count("SELECT COUNT(*) FROM (SELECT event_id FROM " + effects + " GROUP BY event_id HAVING COUNT(*) > 1) d");
+  }
+
+  /** The event id of every effect, one per row. */
+  public static List<String> effectIds(String effects) {
+    List<String> ids = new ArrayList<>();
+    try (Connection c = postgres().getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + effects);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        ids.add(rs.getString(1));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return ids;
   }
 }
