@@ -11,6 +11,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.utils.Exit;
 import org.apache.kafka.common.test.TestKitNodes;
 
 /**
@@ -39,22 +40,41 @@ public final class KafkaBroker {
             .setConfigProp("group.initial.rebalance.delay.ms", "0")
             .setConfigProp("auto.create.topics.enable", "false")
             .build();
+        // the broker shares the test JVM: a fatal error of Kafka's must fail a test, not end the JVM with a status
+        // that the test runner reports as a crashed fork
+        Exit.setExitProcedure((status, message) -> refuseExit("exit", status, message));
+        Exit.setHaltProcedure((status, message) -> refuseExit("halt", status, message));
         kit.format();
         kit.startup();
         kit.waitForReadyBrokers();
         cluster = kit;
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-          try {
-            kit.close();
-          } catch (Exception ignored) {
-            // the JVM is ending
-          }
-        }, "kafka-test-broker-stop"));
+        // stopped when the test session ends (KafkaBrokerSessionListener), before the JVM exits; the hook is for a
+        // JVM that ends otherwise
+        Runtime.getRuntime().addShutdownHook(new Thread(KafkaBroker::stop, "kafka-test-broker-stop"));
       } catch (Exception e) {
         throw new IllegalStateException("could not start the in-JVM Kafka broker", e);
       }
     }
     return cluster.bootstrapServers();
+  }
+
+  /** Stops the shared broker, if it runs. */
+  static synchronized void stop() {
+    KafkaClusterTestKit kit = cluster;
+    cluster = null;
+    if (kit != null) {
+      try {
+        kit.close();
+      } catch (Exception e) {
+        System.err.println("the in-JVM Kafka broker did not close cleanly: " + e);
+      }
+    }
+  }
+
+  private static void refuseExit(String what, int status, String message) {
+    String text = "Kafka asked to " + what + " the JVM with status " + status + ": " + message;
+    System.err.println(text);
+    throw new IllegalStateException(text);
   }
 
   public static Admin admin() {
