@@ -2,6 +2,8 @@ package dev.idem.client;
 
 import dev.idem.client.internal.ProblemScanner;
 import dev.idem.client.spi.AttemptListener;
+import dev.idem.client.spi.ClientTracing;
+import dev.idem.client.spi.ClientTracing.AttemptOutcome;
 import dev.idem.client.spi.PendingJournal;
 import dev.idem.core.Deadline;
 import dev.idem.core.UuidV7;
@@ -68,9 +70,9 @@ import java.util.random.RandomGenerator;
 public final class IdempotentHttpClient {
   /** The request header that carries the key. */
   public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
-  /** The request header that carries the attempt number, 1 for the first attempt. */
   /** A server's retry budget shed the request before any work (idem-servlet's {@code RetryBudgetFilter}). */
   static final String RETRY_BUDGET_EXHAUSTED = "TRANSIENT.retry_budget_exhausted";
+  /** The request header that carries the attempt number, 1 for the first attempt. */
   public static final String ATTEMPT_HEADER = "Idempotency-Attempt";
   /** The request header that carries the milliseconds left of the deadline. */
   public static final String REQUEST_TIMEOUT_HEADER = "Request-Timeout";
@@ -94,6 +96,7 @@ public final class IdempotentHttpClient {
   private final Sleeper sleeper;
   private final PendingJournal journal;
   private final AttemptListener listener;
+  private final ClientTracing tracing;
   private final Supplier<Map<String, String>> headers;
 
   private IdempotentHttpClient(Builder b) {
@@ -113,6 +116,7 @@ public final class IdempotentHttpClient {
     this.sleeper = b.sleeper;
     this.journal = b.journal;
     this.listener = b.listener;
+    this.tracing = b.tracing;
     this.headers = b.headers;
   }
 
@@ -334,6 +338,8 @@ public final class IdempotentHttpClient {
     int count;
     long nextDelayMillis;
     Outcome last;
+    /** The trace of the attempt under way, until it ends. */
+    ClientTracing.AttemptTrace trace;
 
     Call(Intent intent, String key, boolean retryable, long deadlineAt, RetryPolicy<Outcome> callPolicy) {
       this.intent = intent;
@@ -365,6 +371,16 @@ public final class IdempotentHttpClient {
       long delay = nextDelayMillis;
       nextDelayMillis = 0;
       last = null;
+      try {
+        return exchange(n, delay);
+      } catch (Throwable t) {
+        // an end that wrote no line to the attempt log (an interrupt, a bug): the trace ends all the same
+        endTrace(new Attempt(n, delay, 0, null, "ended by " + t.getClass().getName()), AttemptOutcome.FAILURE, t);
+        throw t;
+      }
+    }
+
+    private Outcome exchange(int n, long delay) throws IOException, InterruptedException {
       HttpRequest request = request(n);
       HttpResponse<java.io.InputStream> r;
       byte[] body;
@@ -374,12 +390,14 @@ public final class IdempotentHttpClient {
           body = in == null ? new byte[0] : in.readNBytes(MAX_RESPONSE_BYTES + 1);
         }
       } catch (IOException e) {
-        log(new Attempt(n, delay, 0, null, (retryable ? "retryable: " : "final, no key: ") + e));
+        log(new Attempt(n, delay, 0, null, (retryable ? "retryable: " : "final, no key: ") + e),
+            retryable ? AttemptOutcome.RETRYABLE : AttemptOutcome.FAILURE, e);
         throw e;
       }
       int status = r.statusCode();
       if (body.length > MAX_RESPONSE_BYTES) {
-        log(new Attempt(n, delay, status, null, "final: body larger than " + MAX_RESPONSE_BYTES + " bytes"));
+        log(new Attempt(n, delay, status, null, "final: body larger than " + MAX_RESPONSE_BYTES + " bytes"),
+            AttemptOutcome.FAILURE, null);
         throw new IllegalStateException(name + ": the answer to " + intent.method() + " " + intent.uri()
             + " is larger than " + MAX_RESPONSE_BYTES + " bytes; it was not read (the intent stays pending)");
       }
@@ -388,7 +406,7 @@ public final class IdempotentHttpClient {
       String code = problem.get("code") instanceof String s ? s : null;
       Boolean serverRetryable = problem.get("retryable") instanceof Boolean flag ? flag : null;
       if (PAYLOAD_MISMATCH.equals(code) && (status == 422 || status == 409)) {
-        log(new Attempt(n, delay, status, code, "final: payload mismatch"));
+        log(new Attempt(n, delay, status, code, "final: payload mismatch"), AttemptOutcome.PAYLOAD_MISMATCH, null);
         String detail = problem.get("detail") instanceof String s ? s : null;
         throw new PayloadMismatchException(name, key, status, detail, attempts);
       }
@@ -417,7 +435,10 @@ public final class IdempotentHttpClient {
           note += ", Retry-After " + hint.toMillis() + " ms";
         }
       }
-      log(new Attempt(n, delay, status, code, note));
+      AttemptOutcome traced = retry ? AttemptOutcome.RETRYABLE
+          : Response.replayed(r.headers()) ? AttemptOutcome.REPLAYED
+          : status < 400 ? AttemptOutcome.SUCCESS : AttemptOutcome.FAILURE;
+      log(new Attempt(n, delay, status, code, note), traced, null);
       last = new Outcome(status, r.headers(), body, code, retry, hint);
       return last;
     }
@@ -456,12 +477,23 @@ public final class IdempotentHttpClient {
       if (!attemptTimeout.isZero()) {
         b.timeout(attemptTimeout);
       }
+      // last, so that nothing is traced for an attempt that is not sent
+      trace = tracing.start(name, intent.method(), intent.uri(), key, n, b::setHeader);
       return b.build();
     }
 
-    private void log(Attempt a) {
+    private void log(Attempt a, AttemptOutcome outcome, Throwable failure) {
       attempts.add(a);
       listener.onAttempt(name, key, a);
+      endTrace(a, outcome, failure);
+    }
+
+    private void endTrace(Attempt a, AttemptOutcome outcome, Throwable failure) {
+      ClientTracing.AttemptTrace t = trace;
+      if (t != null) {
+        trace = null;
+        t.end(a, outcome, failure);
+      }
     }
   }
 
@@ -476,6 +508,7 @@ public final class IdempotentHttpClient {
     private Sleeper sleeper = Sleeper.THREAD_SLEEP;
     private PendingJournal journal = PendingJournal.NONE;
     private AttemptListener listener = AttemptListener.NO_OP;
+    private ClientTracing tracing = ClientTracing.NONE;
     private Supplier<Map<String, String>> headers = Map::of;
 
     private Builder() {}
@@ -539,6 +572,16 @@ public final class IdempotentHttpClient {
     /** Told about every attempt. */
     public Builder listener(AttemptListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Traces every attempt and may add a trace context to its headers, for example
+     * {@code tracing(OpenTelemetryTracing.of(openTelemetry))} ({@link dev.idem.client.otel.OpenTelemetryTracing}, which
+     * needs {@code io.opentelemetry:opentelemetry-api} on the class path). Default {@link ClientTracing#NONE}.
+     */
+    public Builder tracing(ClientTracing tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
       return this;
     }
 

@@ -56,6 +56,10 @@ public final class Response {
 
   /** Whether the server says this answer was replayed from its store ({@code Idempotency-Status: replayed}). */
   public boolean isReplayed() {
+    return replayed(headers);
+  }
+
+  static boolean replayed(HttpHeaders headers) {
     return headers.firstValue("Idempotency-Status").map("replayed"::equalsIgnoreCase).orElse(false)
         || headers.firstValue("Idempotent-Replayed").map("true"::equalsIgnoreCase).orElse(false);
   }

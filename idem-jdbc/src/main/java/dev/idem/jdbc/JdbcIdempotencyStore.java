@@ -505,6 +505,40 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
   }
 
+  /**
+   * The in-progress records at {@code now}: how many, how many of them have a lease that has run out, when the
+   * oldest was claimed and when the first lease ends. One parameterised query that reads only in-progress rows
+   * through the lease index, on a connection of its own (never the caller's bound one), bounded by the lock
+   * timeout. Meant for gauges and operators: call it every few seconds at most, not per request.
+   *
+   * @throws StoreException when the query fails; it names this store and keeps the SQLState
+   */
+  public InProgressRecords inProgress(Instant now) {
+    Objects.requireNonNull(now, "now");
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.inProgress)) {
+      ps.setQueryTimeout(lockTimeoutSeconds);
+      ps.setLong(1, now.toEpochMilli());
+      InProgressRecords found;
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        long count = rs.getLong(1);
+        long leaseExpired = rs.getLong(2);
+        long oldest = rs.getLong(3);
+        Instant oldestCreatedAt = rs.wasNull() ? null : Instant.ofEpochMilli(oldest);
+        long lease = rs.getLong(4);
+        Instant earliestLeaseEnd = rs.wasNull() ? null : Instant.ofEpochMilli(lease);
+        found = count == 0 ? InProgressRecords.NONE
+            : new InProgressRecords(count, leaseExpired, oldestCreatedAt, earliestLeaseEnd);
+      }
+      if (!c.getAutoCommit()) {
+        c.commit();
+      }
+      return found;
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "count in-progress records", e);
+    }
+  }
+
   /** Creates the table and its indexes if they do not exist, from this dialect's schema file. */
   public void createSchemaIfMissing() {
     try (Connection c = dataSource.getConnection()) {

@@ -5,17 +5,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.Idem;
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.Scope;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.spring.app.OrdersApp;
 import dev.idem.spring.bad.NoMethodApp;
+import dev.idem.spring.retry.RetryMeters;
+import dev.idem.test.Eventually;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -51,7 +58,7 @@ abstract class StarterTest {
   void start() {
     List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
         "--idem.name=starter-test", "--idem.store.initialize-schema=true", "--idem.store.table=idem_starter_record",
-        "--spring.datasource.hikari.maximum-pool-size=40",
+        "--spring.datasource.hikari.maximum-pool-size=40", "--idem.metrics.in-progress-refresh=200ms",
         "--management.endpoints.web.exposure.include=health,prometheus,idempotency",
         "--management.endpoint.idempotency.access=unrestricted"));
     args.addAll(List.of(databaseProperties()));
@@ -218,8 +225,36 @@ abstract class StarterTest {
     assertThat(prometheus.statusCode()).isEqualTo(200);
     assertThat(prometheus.body()).contains("idem_requests_total{", "outcome=\"created\"", "outcome=\"replayed\"",
         "operation=\"POST /orders\"", "instance=\"starter-test\"", "idem_store_latency_seconds",
-        "idem_replay_key_age_seconds_bucket");
+        "idem_replay_key_age_seconds_bucket", "idem_records_in_progress{instance=\"starter-test\"}",
+        "idem_records_in_progress_lease_expired{instance=\"starter-test\"}",
+        "idem_records_in_progress_oldest_age_seconds{instance=\"starter-test\"}");
+    assertThat(prometheus.body()).containsPattern("idem_store_latency_seconds_count\\{[^}]*instance=\"starter-test\"");
     assertThat(prometheus.body()).doesNotContain(key);
+  }
+
+  @Test
+  void inProgressGaugesShowARecordStuckInProgress() throws Exception {
+    MeterRegistry registry = context.getBean(MeterRegistry.class);
+    JdbcIdempotencyStore store = context.getBean(JdbcIdempotencyStore.class);
+    // an operation the completer does not run, so that the record stays stuck
+    RecordKey stuck = RecordKey.of("gauges", "POST /stuck", "stuck-" + UUID.randomUUID());
+    store.inTransaction(tx -> store.insert(tx, IdempotencyRecord.claimed(stuck, Fingerprint.ofHash("0".repeat(64)),
+        "gone-worker", Instant.now().minus(Duration.ofMinutes(10)), Duration.ofSeconds(1), Duration.ofHours(1))));
+    try {
+      // scrapes start reads in the background, at most one per idem.metrics.in-progress-refresh (200 ms here)
+      double inProgress = Eventually.await("the in-progress gauge counts the stuck record", Duration.ofSeconds(30),
+          () -> registry.get("idem.records.in_progress").tag("instance", "starter-test").gauge().value(),
+          v -> v >= 1);
+      double leaseExpired = registry.get("idem.records.in_progress.lease_expired").gauge().value();
+      double age = registry.get("idem.records.in_progress.oldest.age").timeGauge().value(TimeUnit.SECONDS);
+
+      assertThat(inProgress).isGreaterThanOrEqualTo(1);
+      assertThat(leaseExpired).isGreaterThanOrEqualTo(1);
+      assertThat(age).as("in progress for ten minutes").isGreaterThanOrEqualTo(600);
+      assertThat(context.getBean(RetryMeters.class)).as("the retry meters are a bean").isNotNull();
+    } finally {
+      store.evict(stuck);
+    }
   }
 
   @Test

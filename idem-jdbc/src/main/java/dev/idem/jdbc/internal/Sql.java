@@ -28,6 +28,7 @@ public final class Sql {
   public final String listFirst;
   public final String listAfter;
   public final String evict;
+  public final String inProgress;
 
   public Sql(JdbcDialect dialect, String table) {
     this.table = checkTable(table);
@@ -65,6 +66,11 @@ public final class Sql {
     listAfter = "SELECT " + COLUMNS + " FROM " + table + " WHERE state = ? AND (scope > ? OR (scope = ? AND"
         + " (operation > ? OR (operation = ? AND idem_key > ?)))) ORDER BY scope, operation, idem_key LIMIT ?";
     evict = "DELETE FROM " + table + " WHERE " + PK;
+    // One statement on every dialect; bind the current time in epoch ms. The state is a literal, not a parameter, so
+    // that PostgreSQL can plan it on its partial lease index (WHERE state = 'in_progress'), even as a generic plan;
+    // MariaDB and H2 use their (state, locked_until) index. Only in-progress rows are read, never the final ones.
+    inProgress = "SELECT COUNT(*), COALESCE(SUM(CASE WHEN locked_until IS NULL OR locked_until <= ? THEN 1 ELSE 0"
+        + " END), 0), MIN(created_at), MIN(locked_until) FROM " + table + " WHERE state = 'in_progress'";
   }
 
   /** In-progress records of {@code operations} operations whose lease ended: bind now, the names, the limit. */

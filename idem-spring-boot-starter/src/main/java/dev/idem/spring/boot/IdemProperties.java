@@ -21,6 +21,8 @@ public class IdemProperties {
   private final Filter filter = new Filter();
   private final Completer completer = new Completer();
   private final Purge purge = new Purge();
+  private final Metrics metrics = new Metrics();
+  private final Logging logging = new Logging();
 
   public static class Store {
     /** The record table; an SQL identifier, optionally schema-qualified. */
@@ -178,6 +180,82 @@ public class IdemProperties {
     }
   }
 
+  /** Meters ({@code idem.metrics.*}); the meters themselves need Micrometer and a {@code MeterRegistry}. */
+  public static class Metrics {
+    /**
+     * The shortest time between two counts of the records in progress behind the {@code idem.records.in_progress}
+     * gauges (one query on the record table, only when the gauges are scraped, off the request path).
+     */
+    private Duration inProgressRefresh = Duration.ofSeconds(10);
+
+    /** The shortest time between two counts of the records in progress. */
+    public Duration getInProgressRefresh() {
+      return inProgressRefresh;
+    }
+
+    /** Sets the shortest time between two counts of the records in progress. */
+    public void setInProgressRefresh(Duration inProgressRefresh) {
+      this.inProgressRefresh = inProgressRefresh;
+    }
+  }
+
+  /** Logs ({@code idem.logging.*}): lines of the executor and the completer, and the request's MDC. */
+  public static class Logging {
+    /**
+     * Log what the executor and the completer do (logger {@code dev.idem}): through SLF4J with MDC when SLF4J is
+     * present, else through {@code System.Logger}.
+     */
+    private boolean enabled = true;
+    private final Mdc mdc = new Mdc();
+
+    /** Whether the executor's and the completer's lines are logged. */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** Sets whether the executor's and the completer's lines are logged. */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** The request filter that puts the key and the attempt into the MDC. */
+    public Mdc getMdc() {
+      return mdc;
+    }
+  }
+
+  /** The MDC filter ({@code idem.logging.mdc.*}), in servlet applications with SLF4J. */
+  public static class Mdc {
+    /**
+     * Put {@code idempotency_key}, {@code attempt} and {@code error_code} into the MDC of every request that carries
+     * an {@code Idempotency-Key} or {@code Idempotency-Attempt} header, so that every line logged while it runs
+     * carries them.
+     */
+    private boolean enabled = true;
+    /** The filter's order: before authentication and before the idempotency filter ({@code idem.filter.order}). */
+    private int order = Integer.MIN_VALUE + 50;
+
+    /** Whether the MDC filter is registered. */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** Sets whether the MDC filter is registered. */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** The MDC filter's order. */
+    public int getOrder() {
+      return order;
+    }
+
+    /** Sets the MDC filter's order; it must be lower than {@code idem.filter.order}. */
+    public void setOrder(int order) {
+      this.order = order;
+    }
+  }
+
   /** Checks every setting; the message names the property and the bad value. */
   public void validate() {
     if (name == null || name.isBlank() || name.length() > 64) {
@@ -199,6 +277,11 @@ public class IdemProperties {
     }
     if (purge.batchSize < 1 || purge.batchSize > 100_000) {
       throw new IllegalStateException("idem.purge.batch-size must be 1..100000, got " + purge.batchSize);
+    }
+    positive("idem.metrics.in-progress-refresh", metrics.inProgressRefresh);
+    if (logging.mdc.enabled && logging.mdc.order >= filter.order) {
+      throw new IllegalStateException("idem.logging.mdc.order (" + logging.mdc.order + ") must be lower than"
+          + " idem.filter.order (" + filter.order + "): the MDC must be set before the idempotency filter runs");
     }
   }
 
@@ -254,5 +337,15 @@ public class IdemProperties {
 
   public Purge getPurge() {
     return purge;
+  }
+
+  /** The meters' settings. */
+  public Metrics getMetrics() {
+    return metrics;
+  }
+
+  /** The logs' settings. */
+  public Logging getLogging() {
+    return logging;
   }
 }

@@ -13,22 +13,36 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Idem's meters (DESIGN section 7). Tags are the instance name, the operation and a small fixed set of outcomes;
- * never the key or the scope, whose cardinality is unbounded. Thread-safe.
+ * Idem's meters (DESIGN section 7), as an {@link IdemListener}. Tags are the instance name, the operation and a small
+ * fixed set of outcomes; never the key or the scope, whose cardinality is unbounded. Thread-safe.
  *
  * <ul>
- *   <li>{@code idem.requests} (counter): outcome = created, replayed, mismatch, in_progress, released
+ *   <li>{@code idem.requests} (counter): instance, operation, outcome = created, replayed, mismatch, in_progress,
+ *       released
  *   <li>{@code idem.request.duration} (timer): the same tags
- *   <li>{@code idem.replay.key.age} (distribution, seconds, with a histogram): how old a key is when it replays
- *   <li>{@code idem.lease.expired} (counter) and {@code idem.completer.recoveries} (counter, result)
- *   <li>{@code idem.store.latency} (timer): store, call, success
+ *   <li>{@code idem.replay.key.age} (distribution, seconds, with a histogram): how old a key is when it replays;
+ *       instance, operation
+ *   <li>{@code idem.lease.expired} (counter): instance, operation; and {@code idem.completer.recoveries} (counter):
+ *       instance, operation, result = recovered, failed
+ *   <li>{@code idem.store.latency} (timer): instance, store (the store's name), call (a short fixed name such as
+ *       {@code find} or {@code insert}), success
  * </ul>
+ *
+ * <p>The gauges of records in progress are {@link InProgressGauges}.
  */
 public final class MicrometerListener implements IdemListener {
   private final MeterRegistry registry;
+  private final String instance;
 
-  public MicrometerListener(MeterRegistry registry) {
+  /**
+   * Meters on {@code registry}.
+   *
+   * @param instance the {@code instance} tag of the store latency, whose events name only the store: the name of
+   *     the Idem instance this listener serves
+   */
+  public MicrometerListener(MeterRegistry registry, String instance) {
     this.registry = registry;
+    this.instance = instance;
   }
 
   static String outcome(Execution.Outcome outcome) {
@@ -48,6 +62,7 @@ public final class MicrometerListener implements IdemListener {
     }
   }
 
+  /** Counts the outcome and times the execution; records the key age of a replay. */
   @Override
   public void onExecution(String instance, Execution execution, Duration elapsed) {
     String operation = execution.key().operation().name();
@@ -76,12 +91,14 @@ public final class MicrometerListener implements IdemListener {
         .increment();
   }
 
+  /** Counts the takeover. */
   @Override
   public void onLeaseExpired(String instance, IdempotencyRecord expired) {
     Counter.builder("idem.lease.expired").description("In-progress records taken over after their lease expired")
         .tags("instance", instance, "operation", expired.key().operation().name()).register(registry).increment();
   }
 
+  /** Counts the completer's round on the record, recovered or failed. */
   @Override
   public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
     Counter.builder("idem.completer.recoveries").description("Records the completer resumed")
@@ -89,10 +106,12 @@ public final class MicrometerListener implements IdemListener {
         .register(registry).increment();
   }
 
+  /** Times the store call. */
   @Override
   public void onStoreCall(String store, String call, long nanos, boolean success) {
     Timer.builder("idem.store.latency").description("Latency of idempotency store calls")
-        .tags("store", store, "call", call, "success", Boolean.toString(success)).register(registry)
+        .tags("instance", instance, "store", store, "call", call, "success", Boolean.toString(success))
+        .register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 }

@@ -27,6 +27,8 @@ import java.util.function.Supplier;
  * (give it to an inbox). The auto-configured relay and inbox get it; an application that builds its own
  * {@code Inbox} or {@code OutboxRelay} passes this bean to their builders' {@code listener(...)}.
  *
+ * <p>Every meter is tagged {@code instance} (the Idem instance, {@code idem.name}) besides the tags below.
+ *
  * <ul>
  *   <li>{@code idem.outbox.delivered} (counter): relay, route
  *   <li>{@code idem.outbox.delivery.latency} (timer, with a histogram): from enqueue to delivery; relay, route
@@ -54,6 +56,7 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
   });
 
   private final MeterRegistry registry;
+  private final String instance;
   private final Supplier<Outbox> outbox;
   private final long refreshNanos;
   private final AtomicBoolean refreshing = new AtomicBoolean();
@@ -65,26 +68,41 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
   private record Snapshot(OutboxStats stats, long takenAt) {}
 
   /**
-   * Meters on {@code registry}.
+   * Meters on {@code registry}, tagged {@code instance=idem}.
    *
    * @param outbox the outbox whose backlog the gauges show, resolved on the first read; it may return null (no
    *     gauges values, NaN)
    * @param statsRefresh the shortest time between two reads of the outbox's statistics
    */
   public OutboxMetrics(MeterRegistry registry, Supplier<Outbox> outbox, Duration statsRefresh) {
+    this(registry, "idem", outbox, statsRefresh);
+  }
+
+  /**
+   * Meters on {@code registry}.
+   *
+   * @param instance the {@code instance} tag of every meter: the Idem instance's name ({@code idem.name})
+   * @param outbox the outbox whose backlog the gauges show, resolved on the first read; it may return null (no
+   *     gauges values, NaN)
+   * @param statsRefresh the shortest time between two reads of the outbox's statistics
+   */
+  public OutboxMetrics(MeterRegistry registry, String instance, Supplier<Outbox> outbox, Duration statsRefresh) {
     this.registry = Objects.requireNonNull(registry, "registry");
+    this.instance = Objects.requireNonNull(instance, "instance");
     this.outbox = Objects.requireNonNull(outbox, "outbox");
     if (statsRefresh.isNegative() || statsRefresh.isZero()) {
       throw new IllegalArgumentException("statsRefresh must be positive, got " + statsRefresh);
     }
     this.refreshNanos = statsRefresh.toNanos();
     Gauge.builder("idem.outbox.backlog", this, m -> m.count(OutboxStatus.PENDING))
-        .description("Outbox events waiting to be delivered").strongReference(true).register(registry);
-    Gauge.builder("idem.outbox.dead", this, m -> m.count(OutboxStatus.DEAD))
-        .description("Outbox events that ran out of attempts, waiting for an operator").strongReference(true)
+        .description("Outbox events waiting to be delivered").tag("instance", instance).strongReference(true)
         .register(registry);
+    Gauge.builder("idem.outbox.dead", this, m -> m.count(OutboxStatus.DEAD))
+        .description("Outbox events that ran out of attempts, waiting for an operator").tag("instance", instance)
+        .strongReference(true).register(registry);
     TimeGauge.builder("idem.outbox.oldest.pending.age", this, TimeUnit.SECONDS, OutboxMetrics::oldestPendingSeconds)
-        .description("How long the oldest pending outbox event has waited").strongReference(true).register(registry);
+        .description("How long the oldest pending outbox event has waited").tag("instance", instance)
+        .strongReference(true).register(registry);
   }
 
   // ------------------------------------------------------------------------------------------------ relay
@@ -93,16 +111,16 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
   public void delivered(String relay, OutboxMessage message, Duration sinceEnqueue) {
     String route = route(message);
     Counter.builder("idem.outbox.delivered").description("Outbox events delivered")
-        .tags("relay", relay, "route", route).register(registry).increment();
+        .tags("instance", instance, "relay", relay, "route", route).register(registry).increment();
     Timer.builder("idem.outbox.delivery.latency").description("Time from enqueue to delivery")
-        .publishPercentileHistogram().tags("relay", relay, "route", route).register(registry)
+        .publishPercentileHistogram().tags("instance", instance, "relay", relay, "route", route).register(registry)
         .record(Math.max(0, sinceEnqueue.toNanos()), TimeUnit.NANOSECONDS);
   }
 
   @Override
   public void failed(String relay, OutboxMessage message, DeliveryResult result, boolean dead) {
     Counter.builder("idem.outbox.failed").description("Failed delivery attempts; dead=true when it was the last")
-        .tags("relay", relay, "route", route(message), "dead", Boolean.toString(dead),
+        .tags("instance", instance, "relay", relay, "route", route(message), "dead", Boolean.toString(dead),
             "kind", result.kind().name().toLowerCase(Locale.ROOT))
         .register(registry).increment();
   }
@@ -110,13 +128,13 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
   @Override
   public void leaseLost(String relay, int rows) {
     Counter.builder("idem.outbox.lease.lost").description("Rows whose lease ran out before the relay marked them")
-        .tags("relay", relay).register(registry).increment(rows);
+        .tags("instance", instance, "relay", relay).register(registry).increment(rows);
   }
 
   @Override
   public void relayError(String relay, Throwable error) {
     Counter.builder("idem.outbox.relay.errors").description("Relay cycles that failed (database or transport)")
-        .tags("relay", relay).register(registry).increment();
+        .tags("instance", instance, "relay", relay).register(registry).increment();
   }
 
   // ------------------------------------------------------------------------------------------------ inbox
@@ -124,19 +142,19 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
   @Override
   public void processed(String consumer) {
     Counter.builder("idem.inbox.processed").description("Events an inbox consumer processed")
-        .tags("consumer", consumer).register(registry).increment();
+        .tags("instance", instance, "consumer", consumer).register(registry).increment();
   }
 
   @Override
   public void duplicate(String consumer) {
     Counter.builder("idem.inbox.duplicates").description("Redelivered events an inbox consumer skipped")
-        .tags("consumer", consumer).register(registry).increment();
+        .tags("instance", instance, "consumer", consumer).register(registry).increment();
   }
 
   @Override
   public void payloadMismatch(String consumer, String eventId) {
     Counter.builder("idem.inbox.payload.mismatch").description("Event ids that came again with another payload")
-        .tags("consumer", consumer).register(registry).increment();
+        .tags("instance", instance, "consumer", consumer).register(registry).increment();
   }
 
   // ------------------------------------------------------------------------------------------------ gauges

@@ -10,15 +10,22 @@ import dev.idem.examples.payments.payment.PaymentPhases;
 import dev.idem.examples.payments.payment.Payments;
 import dev.idem.examples.payments.provider.FaultInjection;
 import dev.idem.examples.payments.provider.PaymentProvider;
+import dev.idem.examples.payments.provider.ProviderClient;
 import dev.idem.examples.payments.provider.ProviderFaults;
 import dev.idem.examples.payments.provider.ProviderWebhooks;
 import dev.idem.examples.payments.refund.RefundPhases;
 import dev.idem.examples.payments.refund.Refunds;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.retry.Backoff;
+import dev.idem.retry.CircuitBreaker;
+import dev.idem.retry.Jitter;
+import dev.idem.retry.spi.RetryListener;
+import dev.idem.spring.retry.RetryMeters;
 import java.time.Clock;
 import java.util.Random;
 import java.util.random.RandomGenerator;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
@@ -26,10 +33,12 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.ConfigurableEnvironment;
 
 /**
- * The service's wiring: the schema, the simulated provider, the two phased operations (registered with Idem by the
- * starter, which collects every {@link PhasedOperation} bean) and the authentication filter, which runs before the
- * starter's idempotency filter so that the tenant is the request's principal, and so its scope. The outbox, the
- * inbox and the relay are wired in {@link dev.idem.examples.payments.outbox.OutboxConfiguration}.
+ * The service's wiring: the schema, the simulated provider and the {@link ProviderClient} that retries its outages
+ * (retry {@code provider}, optionally behind a circuit breaker, both reported to the starter's
+ * {@link RetryMeters}), the two phased operations (registered with Idem by the starter, which collects every
+ * {@link PhasedOperation} bean) and the authentication filter, which runs before the starter's idempotency filter so
+ * that the tenant is the request's principal, and so its scope. The outbox, the inbox and the relay are wired in
+ * {@link dev.idem.examples.payments.outbox.OutboxConfiguration}.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(PaymentsProperties.class)
@@ -63,8 +72,37 @@ public class PaymentsConfiguration {
     return new PaymentProvider(dataSource, faults, clock, webhooks);
   }
 
+  /**
+   * The provider's calls: retry {@code provider} per {@code payments.provider.retry.*}, and a circuit breaker of the
+   * same name when {@code payments.provider.circuit-breaker.enabled=true}. The jitter draws from a randomness of its
+   * own (seeded from {@code payments.provider.seed} when set), so that retries never shift which calls the fault
+   * injection fails. Meters, when the application has a registry: {@code idem.retry.*} and {@code idem.circuit.state}.
+   */
   @Bean
-  PaymentPhases paymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, TenantEvents events,
+  ProviderClient providerClient(PaymentProvider provider, PaymentsProperties properties, Clock clock,
+      ObjectProvider<RetryMeters> meters) {
+    PaymentsProperties.Provider p = properties.provider();
+    PaymentsProperties.Provider.RetrySettings retry = p.retry();
+    PaymentsProperties.Provider.CircuitBreakerSettings settings = p.circuitBreaker();
+    RetryMeters retryMeters = meters.getIfAvailable();
+    CircuitBreaker breaker = null;
+    if (settings.enabled()) {
+      breaker = CircuitBreaker.builder().name(ProviderClient.NAME).countWindow(settings.windowSize())
+          .minimumCalls(settings.minimumCalls()).failureRateThreshold(settings.failureRateThreshold())
+          .openDuration(settings.openDuration(), 2.0, settings.openDuration().multipliedBy(10))
+          .halfOpenProbes(settings.halfOpenProbes()).clock(clock).build();
+      if (retryMeters != null) {
+        retryMeters.bind(breaker);
+      }
+    }
+    Backoff backoff = Backoff.exponential(retry.backoffInitial(), retry.backoffMax(), Jitter.DECORRELATED);
+    RandomGenerator jitter = p.seed() == null ? null : new Random(p.seed() ^ 0x2545F4914F6CDD1DL);
+    return new ProviderClient(provider, retry.maxAttempts(), backoff, breaker,
+        retryMeters != null ? retryMeters : RetryListener.NO_OP, clock, jitter);
+  }
+
+  @Bean
+  PaymentPhases paymentPhases(Payments payments, Ledger ledger, ProviderClient provider, TenantEvents events,
       Json json, Clock clock) {
     return new PaymentPhases(payments, ledger, provider, events, json, clock);
   }
@@ -75,7 +113,7 @@ public class PaymentsConfiguration {
   }
 
   @Bean
-  RefundPhases refundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider,
+  RefundPhases refundPhases(Payments payments, Refunds refunds, Ledger ledger, ProviderClient provider,
       TenantEvents events, Json json, Clock clock) {
     return new RefundPhases(payments, refunds, ledger, provider, events, json, clock);
   }

@@ -17,7 +17,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *
  * @param adminKey the bearer token of the admin routes ({@code payments.admin-key}, default {@code sk_admin})
  * @param adminAllowLoopback whether admin routes are open to loopback callers without a token (default true)
- * @param provider the initial faults, the random seed and the webhooks of the simulated provider
+ * @param provider the initial faults, the random seed and the webhooks of the simulated provider, and how the
+ *     service's calls to it are retried and guarded by a circuit breaker
  * @param outbox the relay that sends events, and the purge of finished events and old inbox records
  * @param webhooks the tenants' webhook endpoints
  * @param kafka publishing the tenants' events to Kafka as well (off by default)
@@ -45,6 +46,9 @@ public record PaymentsProperties(
    *     {@code POST /webhooks/provider} on 127.0.0.1 and the port it listens on
    * @param webhookResendRatio the fraction (0 to 1, default 0.2) of webhooks the provider sends twice on purpose,
    *     as real providers do now and then
+   * @param retry how the service retries a provider outage ({@code payments.provider.retry.*})
+   * @param circuitBreaker the circuit breaker in front of the provider ({@code payments.provider.circuit-breaker.*},
+   *     off by default)
    */
   public record Provider(
       @DefaultValue("0") double timeoutAfterCommitRate,
@@ -53,11 +57,89 @@ public record PaymentsProperties(
       Long seed,
       String webhookSecret,
       String webhookUrl,
-      @DefaultValue("0.2") double webhookResendRatio) {
+      @DefaultValue("0.2") double webhookResendRatio,
+      @DefaultValue RetrySettings retry,
+      @DefaultValue CircuitBreakerSettings circuitBreaker) {
+    /** Checks the resend ratio (the nested settings check themselves). */
     public Provider {
       if (!(webhookResendRatio >= 0 && webhookResendRatio <= 1)) {
         throw new IllegalArgumentException("payments.provider.webhook-resend-ratio must be from 0 to 1, got "
             + webhookResendRatio);
+      }
+    }
+
+    /**
+     * The retry named {@code provider} around every charge and refund ({@code payments.provider.retry.*}). Only an
+     * outage is retried (the provider refused the call before applying anything); a timeout after its commit is
+     * answered 504 at once and left to the client's retry with the same key. On a request, the retries stay within
+     * the request's deadline.
+     *
+     * @param maxAttempts attempts per call, the first included: 1 to 10 (default 3; 1 turns retries off)
+     * @param backoffInitial the smallest delay before a retry (default 20 ms)
+     * @param backoffMax the largest delay before a retry (default 200 ms); delays are drawn with decorrelated
+     *     jitter between the two
+     */
+    public record RetrySettings(
+        @DefaultValue("3") int maxAttempts,
+        @DefaultValue("20ms") Duration backoffInitial,
+        @DefaultValue("200ms") Duration backoffMax) {
+      /** Checks every value; the message names the property. */
+      public RetrySettings {
+        if (maxAttempts < 1 || maxAttempts > 10) {
+          throw new IllegalArgumentException("payments.provider.retry.max-attempts must be 1 to 10, got "
+              + maxAttempts);
+        }
+        positive("payments.provider.retry.backoff-initial", backoffInitial);
+        positive("payments.provider.retry.backoff-max", backoffMax);
+        if (backoffMax.compareTo(backoffInitial) < 0) {
+          throw new IllegalArgumentException("payments.provider.retry.backoff-max (" + backoffMax + ") must not be"
+              + " shorter than payments.provider.retry.backoff-initial (" + backoffInitial + ")");
+        }
+      }
+    }
+
+    /**
+     * The circuit breaker in front of the provider ({@code payments.provider.circuit-breaker.*}). Off by default:
+     * the fault-injection switch ({@code PUT /admin/faults}) is meant to take effect at once, and an open breaker
+     * would keep refusing calls after the faults are lifted. When on and open, a payment or refund answers 503
+     * {@code DEPENDENCY.unavailable} (retryable, with {@code Retry-After}), as during an outage, without calling
+     * the provider.
+     *
+     * @param enabled whether the breaker guards the calls (default false)
+     * @param windowSize the calls the failure rate is measured over, the last ones (default 100)
+     * @param minimumCalls the calls the window must hold before the rate is judged, 1 to window-size (default 20)
+     * @param failureRateThreshold the failure rate in percent, above 0 and at most 100, that opens the breaker
+     *     (default 50)
+     * @param openDuration how long it stays open before letting probe calls through (default 30 s; doubled at each
+     *     re-open, up to ten times as long)
+     * @param halfOpenProbes the probe calls that must all succeed to close it again (default 5)
+     */
+    public record CircuitBreakerSettings(
+        @DefaultValue("false") boolean enabled,
+        @DefaultValue("100") int windowSize,
+        @DefaultValue("20") int minimumCalls,
+        @DefaultValue("50") double failureRateThreshold,
+        @DefaultValue("30s") Duration openDuration,
+        @DefaultValue("5") int halfOpenProbes) {
+      private static final String PREFIX = "payments.provider.circuit-breaker.";
+
+      /** Checks every value; the message names the property. */
+      public CircuitBreakerSettings {
+        if (windowSize < 1 || windowSize > 10_000) {
+          throw new IllegalArgumentException(PREFIX + "window-size must be 1 to 10000, got " + windowSize);
+        }
+        if (minimumCalls < 1 || minimumCalls > windowSize) {
+          throw new IllegalArgumentException(PREFIX + "minimum-calls must be 1 to window-size (" + windowSize
+              + "), got " + minimumCalls);
+        }
+        if (!(failureRateThreshold > 0 && failureRateThreshold <= 100)) {
+          throw new IllegalArgumentException(PREFIX + "failure-rate-threshold must be a percentage above 0 and at"
+              + " most 100, got " + failureRateThreshold);
+        }
+        positive(PREFIX + "open-duration", openDuration);
+        if (halfOpenProbes < 1 || halfOpenProbes > 1000) {
+          throw new IllegalArgumentException(PREFIX + "half-open-probes must be 1 to 1000, got " + halfOpenProbes);
+        }
       }
     }
   }

@@ -9,8 +9,8 @@ import dev.idem.examples.payments.ResourceId;
 import dev.idem.examples.payments.ledger.Ledger;
 import dev.idem.examples.payments.outbox.TenantEvents;
 import dev.idem.examples.payments.provider.ChargeRequest;
-import dev.idem.examples.payments.provider.PaymentProvider;
 import dev.idem.examples.payments.provider.ProviderCharge;
+import dev.idem.examples.payments.provider.ProviderClient;
 import dev.idem.examples.payments.provider.ProviderException;
 import dev.idem.examples.payments.provider.ProviderTimeoutException;
 import dev.idem.examples.payments.provider.ProviderUnavailableException;
@@ -35,9 +35,10 @@ import java.util.Map;
  *   <li>{@code create}, in a transaction: validate, insert the payment {@code pending}, and put into the checkpoint
  *       everything later phases need;
  *   <li>{@code charge}, outside and repeatable (its checkpoint commits with {@code capture}): charge the provider
- *       with the key derived from the record, the same on every
- *       attempt, so the provider charges at most once; a timeout or an outage answers 504/503, which is not kept,
- *       and the next attempt with the same key resumes here;
+ *       through the {@link ProviderClient} (retry {@code provider}: an outage is retried a few times within the
+ *       request's deadline) with the key derived from the record, the same on every attempt, so the provider
+ *       charges at most once; a timeout, an outage that outlasts the retries or an open circuit breaker answers
+ *       504/503, which is not kept, and the next attempt with the same key resumes here;
  *   <li>{@code capture}, in a transaction: a declined charge marks the payment declined, writes
  *       {@code payment.declined} to the outbox and answers 402 (kept); else the payment is captured,
  *       {@code payment.succeeded} written to the outbox, the ledger pair booked, and the answer is 201. The event
@@ -52,12 +53,13 @@ public final class PaymentPhases {
 
   private final Payments payments;
   private final Ledger ledger;
-  private final PaymentProvider provider;
+  private final ProviderClient provider;
   private final TenantEvents events;
   private final Json json;
   private final Clock clock;
 
-  public PaymentPhases(Payments payments, Ledger ledger, PaymentProvider provider, TenantEvents events, Json json,
+  /** The phases over these collaborators; {@code provider} is the retrying client of the simulated provider. */
+  public PaymentPhases(Payments payments, Ledger ledger, ProviderClient provider, TenantEvents events, Json json,
       Clock clock) {
     this.payments = payments;
     this.ledger = ledger;
@@ -67,6 +69,7 @@ public final class PaymentPhases {
     this.clock = clock;
   }
 
+  /** The phased operation {@code POST /payments}, for Idem to register. */
   public PhasedOperation operation() {
     return PhasedOperation.builder(OPERATION)
         .inTransaction("create", this::create)

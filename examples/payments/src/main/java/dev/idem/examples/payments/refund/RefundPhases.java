@@ -10,7 +10,7 @@ import dev.idem.examples.payments.ledger.Ledger;
 import dev.idem.examples.payments.outbox.TenantEvents;
 import dev.idem.examples.payments.payment.Payment;
 import dev.idem.examples.payments.payment.Payments;
-import dev.idem.examples.payments.provider.PaymentProvider;
+import dev.idem.examples.payments.provider.ProviderClient;
 import dev.idem.examples.payments.provider.ProviderException;
 import dev.idem.examples.payments.provider.ProviderRefund;
 import dev.idem.examples.payments.provider.ProviderTimeoutException;
@@ -37,8 +37,9 @@ import java.util.Optional;
  *       the caller's (404, kept), not still being charged (409, not kept), captured and with enough left (422,
  *       kept), and reserve the amount on it. Concurrent refunds of one payment, whatever their keys, take turns on
  *       the lock, so together they can never exceed it;
- *   <li>{@code refund}, outside: the provider refund with the key derived from the record (504/503 not kept: the
- *       retry resumes here);
+ *   <li>{@code refund}, outside: the provider refund through the {@link ProviderClient} (outages retried a few
+ *       times within the request's deadline) with the key derived from the record (504/503 not kept: the retry
+ *       resumes here);
  *   <li>{@code complete}, in a transaction: mark the refund succeeded, write {@code refund.succeeded} to the outbox,
  *       book the reverse ledger pair, answer 201.
  * </ol>
@@ -46,17 +47,19 @@ import java.util.Optional;
  * Thread-safe.
  */
 public final class RefundPhases {
+  /** The operation: method and route template of the handler. */
   public static final String OPERATION = "POST /refunds";
 
   private final Payments payments;
   private final Refunds refunds;
   private final Ledger ledger;
-  private final PaymentProvider provider;
+  private final ProviderClient provider;
   private final TenantEvents events;
   private final Json json;
   private final Clock clock;
 
-  public RefundPhases(Payments payments, Refunds refunds, Ledger ledger, PaymentProvider provider,
+  /** The phases over these collaborators; {@code provider} is the retrying client of the simulated provider. */
+  public RefundPhases(Payments payments, Refunds refunds, Ledger ledger, ProviderClient provider,
       TenantEvents events, Json json, Clock clock) {
     this.payments = payments;
     this.refunds = refunds;
@@ -67,6 +70,7 @@ public final class RefundPhases {
     this.clock = clock;
   }
 
+  /** The phased operation {@code POST /refunds}, for Idem to register. */
   public PhasedOperation operation() {
     return PhasedOperation.builder(OPERATION)
         .inTransaction("reserve", this::reserve)

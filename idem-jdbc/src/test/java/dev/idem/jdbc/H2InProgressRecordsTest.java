@@ -1,0 +1,8 @@
+package dev.idem.jdbc;
+
+class H2InProgressRecordsTest extends InProgressRecordsContract {
+  @Override
+  JdbcDialect dialect() {
+    return JdbcDialect.H2;
+  }
+}

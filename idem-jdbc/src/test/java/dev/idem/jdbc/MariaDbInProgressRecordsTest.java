@@ -1,0 +1,8 @@
+package dev.idem.jdbc;
+
+class MariaDbInProgressRecordsTest extends InProgressRecordsContract {
+  @Override
+  JdbcDialect dialect() {
+    return JdbcDialect.MARIADB;
+  }
+}

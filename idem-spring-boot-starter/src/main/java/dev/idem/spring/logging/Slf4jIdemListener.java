@@ -1,0 +1,158 @@
+package dev.idem.spring.logging;
+
+import dev.idem.core.Execution;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.LoggingListener;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.spi.IdemListener;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes what the executor and the completer do through SLF4J (logger {@code dev.idem}, as core's
+ * {@link LoggingListener}, which it replaces in Spring applications), with the MDC keys of {@link IdemMdc}: every
+ * line sets {@code idempotency_key}, {@code scope} and {@code operation}; a transition also {@code from_state} and
+ * {@code to_state} (the message reads {@code FROM -> TO}, {@code ABSENT} for no record); a payload mismatch or an
+ * in-progress conflict {@code error_code}. {@code attempt} comes from the request's MDC
+ * ({@link IdemMdcFilter}) and is left as it is. The MDC is restored after each line, so a line's keys never leak into
+ * the next one. The messages carry the key, the scope and the operation too, for log patterns without the MDC.
+ * Request bodies, stored responses and credentials are never logged. Thread-safe.
+ *
+ * <p>Levels: executions and transitions at DEBUG, except a payload mismatch (a client reusing a key for another
+ * request) at INFO; lease expiries and recoveries at INFO; a failed recovery at WARN.
+ */
+public final class Slf4jIdemListener implements IdemListener {
+  /** The problem code of a payload mismatch, as the HTTP contract answers it. */
+  public static final String PAYLOAD_MISMATCH_CODE = "CONFLICT.idempotency.payload_mismatch";
+  /** The problem code of a request whose key is in progress. */
+  public static final String IN_PROGRESS_CODE = "CONFLICT.idempotency.in_progress";
+
+  private final Logger log;
+
+  /** Logs to {@code dev.idem}. */
+  public Slf4jIdemListener() {
+    this(LoggerFactory.getLogger("dev.idem"));
+  }
+
+  /** Logs to {@code log}. */
+  public Slf4jIdemListener(Logger log) {
+    this.log = log;
+  }
+
+  private static String where(String instance, RecordKey key) {
+    return "idem '" + instance + "' " + key.operation() + " scope=" + key.scope() + " idempotency_key=" + key.key();
+  }
+
+  private static IdemMdc.Frame mdc(RecordKey key, String... more) {
+    String[] all = new String[6 + more.length];
+    all[0] = IdemMdc.IDEMPOTENCY_KEY;
+    all[1] = key.key().value();
+    all[2] = IdemMdc.SCOPE;
+    all[3] = key.scope().value();
+    all[4] = IdemMdc.OPERATION;
+    all[5] = key.operation().name();
+    System.arraycopy(more, 0, all, 6, more.length);
+    return IdemMdc.set(all);
+  }
+
+  /** An execution ended: its outcome, at DEBUG (a payload mismatch at INFO). */
+  @Override
+  public void onExecution(String instance, Execution execution, Duration elapsed) {
+    boolean mismatch = execution.outcome() == Execution.Outcome.PAYLOAD_MISMATCH;
+    if (mismatch ? !log.isInfoEnabled() : !log.isDebugEnabled()) {
+      return;
+    }
+    String code = mismatch ? PAYLOAD_MISMATCH_CODE
+        : execution.outcome() == Execution.Outcome.IN_PROGRESS ? IN_PROGRESS_CODE : null;
+    String line = where(instance, execution.key()) + " outcome=" + execution.outcome()
+        + (execution.response() == null ? "" : " status=" + execution.response().status())
+        + (mismatch && !execution.differingFields().isEmpty() ? " differing_fields=" + execution.differingFields()
+            : "")
+        + (execution.keyAge() == null || execution.keyAge().isZero() ? ""
+            : " key_age_ms=" + execution.keyAge().toMillis())
+        + " elapsed_us=" + elapsed.toNanos() / 1000;
+    IdemMdc.Frame frame = mdc(execution.key(), IdemMdc.ERROR_CODE, code);
+    try {
+      if (mismatch) {
+        log.info(line);
+      } else {
+        log.debug(line);
+      }
+    } finally {
+      frame.close();
+    }
+  }
+
+  /** A record moved between states: {@code FROM -> TO}, at DEBUG. */
+  @Override
+  public void onTransition(String instance, RecordKey key, RecordState from, RecordState to, String phase) {
+    if (!log.isDebugEnabled()) {
+      return;
+    }
+    String fromName = name(from);
+    String toName = name(to);
+    IdemMdc.Frame frame = mdc(key, IdemMdc.FROM_STATE, fromName, IdemMdc.TO_STATE, toName);
+    try {
+      log.debug(where(instance, key) + " " + fromName + " -> " + toName + (phase == null ? "" : " phase=" + phase));
+    } finally {
+      frame.close();
+    }
+  }
+
+  /** A key was released for a retry, at DEBUG; an exception is named by its class only. */
+  @Override
+  public void onReleased(String instance, RecordKey key, Throwable cause) {
+    if (!log.isDebugEnabled()) {
+      return;
+    }
+    IdemMdc.Frame frame = mdc(key);
+    try {
+      log.debug(where(instance, key) + " released"
+          + (cause == null ? " (an answer that is not kept)" : " error=" + cause.getClass().getName()));
+    } finally {
+      frame.close();
+    }
+  }
+
+  /** An expired lease was taken over, at INFO. */
+  @Override
+  public void onLeaseExpired(String instance, IdempotencyRecord expired) {
+    if (!log.isInfoEnabled()) {
+      return;
+    }
+    IdemMdc.Frame frame = mdc(expired.key());
+    try {
+      log.info(where(instance, expired.key()) + " lease of '" + expired.leaseOwner() + "' expired at "
+          + expired.lockedUntil() + "; taken over from recovery_point=" + expired.recoveryPoint());
+    } finally {
+      frame.close();
+    }
+  }
+
+  /** The completer finished a record (INFO), or could not and will try again (WARN, with the failure). */
+  @Override
+  public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
+    IdemMdc.Frame frame = mdc(key);
+    try {
+      if (recovered) {
+        log.info(where(instance, key) + " completer recovered the record");
+      } else {
+        log.warn(where(instance, key) + " completer could not finish the record"
+            + (failure == null ? "" : ": " + failure), failure);
+      }
+    } finally {
+      frame.close();
+    }
+  }
+
+  private static String name(RecordState state) {
+    return state == null ? "ABSENT" : state.name();
+  }
+
+  @Override
+  public String toString() {
+    return "Slf4jIdemListener[" + log.getName() + "]";
+  }
+}
