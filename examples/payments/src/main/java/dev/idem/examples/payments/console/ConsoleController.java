@@ -1,0 +1,194 @@
+package dev.idem.examples.payments.console;
+
+import dev.idem.core.IdemException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.Operation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.Scope;
+import dev.idem.core.spi.IdempotencyStore;
+import dev.idem.examples.payments.web.ApiProblem;
+import dev.idem.examples.payments.web.Json;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import org.springframework.http.MediaType;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * The routes the console needs beyond the rest of the admin API, open only to the admin key ({@link ConsoleAccess}):
+ *
+ * <ul>
+ *   <li>{@code GET /admin/console/session}: whether the key is the admin key (the login's check);
+ *   <li>{@code GET /admin/console/records?state=in_progress|completed|failed|any&key=&limit=&after=}: records of
+ *       every tenant, filtered by state and by a part of their key, with the lease age of in-progress ones;
+ *   <li>{@code DELETE /admin/console/records?scope=&operation=&key=}: evicts one record, whatever its state;
+ *   <li>{@code GET /admin/console/metrics}: the counts behind the charts.
+ * </ul>
+ */
+@RestController
+@RequestMapping(path = "/admin/console", produces = MediaType.APPLICATION_JSON_VALUE)
+public class ConsoleController {
+  private static final int MAX_LIMIT = 200;
+  private static final int MAX_KEY_PART = 255;
+
+  private final IdempotencyStore store;
+  private final RecordSearch search;
+  private final ConsoleMetrics metrics;
+  private final Clock clock;
+
+  ConsoleController(IdempotencyStore store, RecordSearch search, ConsoleMetrics metrics, Clock clock) {
+    this.store = store;
+    this.search = search;
+    this.metrics = metrics;
+    this.clock = clock;
+  }
+
+  @GetMapping("/session")
+  public Map<String, Object> session() {
+    return Json.document("admin", true, "store", store.name());
+  }
+
+  /**
+   * A page of records ordered by (scope, operation, key). Without {@code key} and with one state, the store lists
+   * them; with a key part or {@code state=any}, the table is searched. {@code next} is the cursor of the following
+   * page, or {@code null} on the last.
+   */
+  @GetMapping("/records")
+  public Map<String, Object> records(
+      @RequestParam(name = "state", defaultValue = "in_progress") String state,
+      @RequestParam(name = "key", required = false) String key,
+      @RequestParam(name = "limit", defaultValue = "50") int limit,
+      @RequestParam(name = "after", required = false) String after) {
+    Optional<RecordState> wanted = state(state);
+    String keyPart = key == null || key.isEmpty() ? null : key;
+    if (keyPart != null && keyPart.length() > MAX_KEY_PART) {
+      throw ApiProblem.invalid("key", "key must be at most " + MAX_KEY_PART + " characters");
+    }
+    if (limit < 1 || limit > MAX_LIMIT) {
+      throw ApiProblem.invalid("limit", "limit must be 1 to " + MAX_LIMIT);
+    }
+    RecordKey from = after == null || after.isEmpty() ? null : decode(after);
+    List<RecordKey> keys = new ArrayList<>();
+    List<IdempotencyRecord> shown = new ArrayList<>();
+    if (keyPart == null && wanted.isPresent()) {
+      List<IdempotencyRecord> listed = store.list(wanted.get(), from, limit + 1);
+      listed.forEach(r -> keys.add(r.key()));
+      shown.addAll(listed.subList(0, Math.min(limit, listed.size())));
+    } else {
+      keys.addAll(search.find(keyPart, wanted.orElse(null), from, limit + 1));
+      // a record deleted since the search is left out; the page ends where the search's did all the same
+      keys.stream().limit(limit).forEach(k -> store.find(k).ifPresent(shown::add));
+    }
+    boolean more = keys.size() > limit;
+    Instant now = clock.instant();
+    List<Map<String, Object>> items = new ArrayList<>();
+    shown.forEach(r -> items.add(toJson(r, now)));
+    return Json.document("state", wanted.map(s -> s.name().toLowerCase(Locale.ROOT)).orElse("any"), "key", keyPart,
+        "at", now.toString(), "records", items, "next", more ? encode(keys.get(limit - 1)) : null);
+  }
+
+  /** Deletes the record whatever its state: the next request with its key starts afresh. 404 when there is none. */
+  @DeleteMapping("/records")
+  public Map<String, Object> evict(
+      @RequestParam(name = "scope") String scope,
+      @RequestParam(name = "operation") String operation,
+      @RequestParam(name = "key") String key) {
+    RecordKey recordKey = new RecordKey(valid("scope", scope, Scope::of),
+        valid("operation", operation, Operation::of), valid("key", key, IdempotencyKey::of));
+    if (!store.evict(recordKey)) {
+      throw ApiProblem.notFound("idempotency_record", "no record for key " + key + " of " + operation + " in scope "
+          + scope);
+    }
+    return Json.document("evicted", true, "scope", scope, "operation", operation, "key", key);
+  }
+
+  @GetMapping("/metrics")
+  public Map<String, Object> metrics() {
+    return metrics.summary(clock.instant());
+  }
+
+  private static <T> T valid(String field, String value, Function<String, T> parse) {
+    try {
+      return parse.apply(value);
+    } catch (IllegalArgumentException | IdemException e) {
+      throw ApiProblem.invalid(field, e.getMessage());
+    }
+  }
+
+  private static Optional<RecordState> state(String state) {
+    switch (state.toLowerCase(Locale.ROOT)) {
+      case "any":
+        return Optional.empty();
+      case "in_progress":
+        return Optional.of(RecordState.IN_PROGRESS);
+      case "completed":
+        return Optional.of(RecordState.COMPLETED);
+      case "failed":
+        return Optional.of(RecordState.FAILED);
+      default:
+        throw ApiProblem.invalid("state", "state must be in_progress, completed, failed or any");
+    }
+  }
+
+  /**
+   * The record, with three durations in milliseconds: {@code age_ms} since it was created and, for an in-progress
+   * record, {@code lease_age_ms} since its lease was taken or last renewed (every write of an in-progress record
+   * renews it) and {@code lease_left_ms} until it ends (negative once it has: the completer's to resume).
+   */
+  private static Map<String, Object> toJson(IdempotencyRecord r, Instant now) {
+    boolean inProgress = r.state() == RecordState.IN_PROGRESS;
+    return Json.document(
+        "scope", r.key().scope().value(),
+        "operation", r.key().operation().name(),
+        "key", r.key().key().value(),
+        "state", r.state().name().toLowerCase(Locale.ROOT),
+        "recovery_point", r.recoveryPoint(),
+        "response_status", r.response() == null ? null : r.response().status(),
+        "lease_owner", r.leaseOwner(),
+        "locked_until", time(r.lockedUntil()),
+        "version", r.version(),
+        "created_at", time(r.createdAt()),
+        "updated_at", time(r.updatedAt()),
+        "expires_at", time(r.expiresAt()),
+        "age_ms", Duration.between(r.createdAt(), now).toMillis(),
+        "lease_age_ms", inProgress ? Duration.between(r.updatedAt(), now).toMillis() : null,
+        "lease_left_ms", inProgress && r.lockedUntil() != null ? Duration.between(now, r.lockedUntil()).toMillis()
+            : null);
+  }
+
+  private static String time(Instant instant) {
+    return instant == null ? null : instant.toString();
+  }
+
+  /** The page cursor: the last record key of a page, its three parts joined by line feeds, base64url. */
+  private static String encode(RecordKey key) {
+    String joined = key.scope().value() + '\n' + key.operation().name() + '\n' + key.key().value();
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(joined.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static RecordKey decode(String cursor) {
+    try {
+      String[] parts = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8).split("\n", -1);
+      if (parts.length != 3) {
+        throw new IllegalArgumentException("expected 3 parts, got " + parts.length);
+      }
+      return RecordKey.of(parts[0], parts[1], parts[2]);
+    } catch (RuntimeException e) {
+      throw ApiProblem.invalid("after", "after must be the next cursor of a previous page");
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package dev.idem.examples.payments.console;
+
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.StoreException;
+import dev.idem.jdbc.JdbcIdempotencyStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import javax.sql.DataSource;
+
+/**
+ * Finds records by a part of their key, in every scope and operation, in the JDBC store's table. It answers record
+ * keys only: the records themselves are read through the store ({@code IdempotencyStore.find}), which alone knows
+ * how a row decodes. Thread-safe.
+ *
+ * <p>Implementation note: no index leads with the key (the primary key is scope, operation, key), so a search reads
+ * the whole table. That is fine for an operator looking up one key now and then, not for anything on a request's
+ * path. The statement is parameterised; the table name comes from the store, which checked it.
+ */
+final class RecordSearch {
+  private static final char ESCAPE = '!';
+
+  private final DataSource dataSource;
+  private final String table;
+  private final String storeName;
+
+  RecordSearch(JdbcIdempotencyStore store) {
+    this.dataSource = store.dataSource();
+    this.table = store.table();
+    this.storeName = store.name();
+  }
+
+  /**
+   * Up to {@code limit} keys, ordered by (scope, operation, key), after {@code after} (exclusive) when not null.
+   *
+   * @param keyPart a part of the key, or null for every key
+   * @param state the state, or null for every state
+   */
+  List<RecordKey> find(String keyPart, RecordState state, RecordKey after, int limit) {
+    StringBuilder sql = new StringBuilder("SELECT scope, operation, idem_key FROM ").append(table)
+        .append(" WHERE 1 = 1");
+    List<Object> params = new ArrayList<>();
+    if (keyPart != null) {
+      sql.append(" AND idem_key LIKE ? ESCAPE '").append(ESCAPE).append('\'');
+      params.add('%' + escape(keyPart) + '%');
+    }
+    if (state != null) {
+      sql.append(" AND state = ?");
+      params.add(state.name().toLowerCase(Locale.ROOT));
+    }
+    if (after != null) {
+      sql.append(" AND (scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND idem_key > ?))))");
+      String scope = after.scope().value();
+      String operation = after.operation().name();
+      params.addAll(List.of(scope, scope, operation, operation, after.key().value()));
+    }
+    sql.append(" ORDER BY scope, operation, idem_key LIMIT ?");
+    params.add(limit);
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.toString())) {
+      for (int i = 0; i < params.size(); i++) {
+        ps.setObject(i + 1, params.get(i));
+      }
+      List<RecordKey> keys = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          keys.add(RecordKey.of(rs.getString(1), rs.getString(2), rs.getString(3)));
+        }
+      }
+      return keys;
+    } catch (SQLException e) {
+      throw new StoreException(storeName, "the console's key search failed: " + e.getMessage() + " [" + sql + "]",
+          e.getSQLState(), false, false, e);
+    }
+  }
+
+  /** The text with LIKE's wildcards and the escape character taken literally. */
+  static String escape(String text) {
+    StringBuilder out = new StringBuilder(text.length());
+    for (char ch : text.toCharArray()) {
+      if (ch == '%' || ch == '_' || ch == ESCAPE) {
+        out.append(ESCAPE);
+      }
+      out.append(ch);
+    }
+    return out.toString();
+  }
+}

@@ -1,0 +1,527 @@
+// The Idem operator console. Plain JavaScript, no build step, no dependencies.
+// Every call sends the admin key (kept in sessionStorage) as a bearer token; every value from the service is shown
+// through textContent or an attribute, never parsed as HTML.
+'use strict';
+
+(() => {
+  const KEY_STORAGE = 'idem.console.admin-key';
+  const SVG = 'http://www.w3.org/2000/svg';
+  const params = new URLSearchParams(location.search);
+  const REFRESH_MS = Math.min(60000, Math.max(500, Number(params.get('refresh')) || 3000));
+  const SAMPLES = 60;
+  const RECORDS_PAGE = 50;
+  const OUTBOX_PAGE = 100;
+  const SERIES = [
+    { outcome: 'replayed', label: 'replays' },
+    { outcome: 'mismatch', label: 'payload mismatches' },
+    { outcome: 'in_progress', label: 'in-progress conflicts' },
+  ];
+  const ROOT = new URL('../', new URL('.', location.href));
+
+  const view = {
+    tab: 'records',
+    recordsCursor: null,
+    recordsNext: null,
+    expanded: new Set(),
+    samples: [],
+    timer: null,
+    refreshing: false,
+  };
+
+  const $ = (id) => document.getElementById(id);
+
+  /** An element with attributes ({text} sets textContent) and children (strings become text nodes). */
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name === 'text') node.textContent = String(value);
+      else if (name === 'className') node.className = value;
+      else if (name === 'onclick') node.addEventListener('click', value);
+      else node.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children) {
+      if (child === null || child === undefined) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function svg(tag, attrs, text) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, String(value));
+    if (text !== undefined) node.textContent = String(text);
+    return node;
+  }
+
+  // ------------------------------------------------------------------------------------------------ formatting
+
+  function duration(ms) {
+    if (ms === null || ms === undefined) return '–';
+    const abs = Math.abs(ms);
+    if (abs < 1000) return `${Math.round(abs)} ms`;
+    const s = abs / 1000;
+    if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+    const m = Math.floor(s / 60);
+    if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
+    const h = Math.floor(m / 60);
+    if (h < 48) return `${h} h ${m % 60} min`;
+    return `${Math.floor(h / 24)} d ${h % 24} h`;
+  }
+
+  /** A bar's bound: whole seconds up to 2 min, then minutes, then hours (one decimal below ten). */
+  function seconds(value) {
+    const round = (v) => (v < 10 ? +v.toFixed(1) : Math.round(v));
+    if (value < 120) return `${value} s`;
+    if (value < 7200) return `${round(value / 60)} min`;
+    return `${round(value / 3600)} h`;
+  }
+
+  function ago(iso) {
+    if (!iso) return '–';
+    return `${duration(Date.now() - Date.parse(iso))} ago`;
+  }
+
+  function time(iso) {
+    return iso ? new Date(iso).toLocaleString() : '';
+  }
+
+  function pill(text) {
+    return el('span', { className: `pill ${text}`, text: text.replace('_', ' ') });
+  }
+
+  function shortId(id) {
+    return id.length > 13 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
+  }
+
+  // ------------------------------------------------------------------------------------------------ calls
+
+  class SignedOut extends Error {}
+
+  async function call(method, path) {
+    const key = sessionStorage.getItem(KEY_STORAGE);
+    if (!key) throw new SignedOut('signed out');
+    const response = await fetch(new URL(path, ROOT), {
+      method,
+      headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+      cache: 'no-store',
+      credentials: 'omit',
+    });
+    if (response.status === 401) {
+      signOut('The service refused the admin key. Sign in again.');
+      throw new SignedOut('refused');
+    }
+    const body = await response.json().catch(() => null);
+    if (!response.ok) {
+      const what = body && (body.detail || body.title);
+      throw new Error(`${method} ${path}: ${response.status}${what ? ` ${what}` : ''}`);
+    }
+    return body;
+  }
+
+  function showError(error) {
+    if (error instanceof SignedOut) return;
+    const box = $('error');
+    box.textContent = error.message || String(error);
+    box.hidden = false;
+  }
+
+  function notify(message) {
+    const box = $('notice');
+    box.textContent = message;
+    box.hidden = false;
+    $('error').hidden = true;
+  }
+
+  // ------------------------------------------------------------------------------------------------ sign-in
+
+  async function signIn(key) {
+    const error = $('login-error');
+    error.hidden = true;
+    let response;
+    try {
+      response = await fetch(new URL('admin/console/session', ROOT), {
+        headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+        cache: 'no-store',
+        credentials: 'omit',
+      });
+    } catch (e) {
+      error.textContent = `The service did not answer: ${e.message}`;
+      error.hidden = false;
+      return;
+    }
+    if (!response.ok) {
+      error.textContent = response.status === 401
+        ? 'That is not the admin key. Tenants\' API keys do not open the console.'
+        : `Sign-in failed: HTTP ${response.status}`;
+      error.hidden = false;
+      return;
+    }
+    sessionStorage.setItem(KEY_STORAGE, key);
+    $('login-key').value = '';
+    start();
+  }
+
+  function signOut(message) {
+    sessionStorage.removeItem(KEY_STORAGE);
+    clearInterval(view.timer);
+    view.timer = null;
+    $('app').hidden = true;
+    $('logout').hidden = true;
+    $('login').hidden = false;
+    $('refresh-status').textContent = '';
+    const error = $('login-error');
+    error.textContent = message || '';
+    error.hidden = !message;
+    $('login-key').focus();
+  }
+
+  function start() {
+    $('login').hidden = true;
+    $('app').hidden = false;
+    $('logout').hidden = false;
+    selectTab(view.tab);
+    refresh();
+    clearInterval(view.timer);
+    view.timer = setInterval(refresh, REFRESH_MS);
+  }
+
+  // ------------------------------------------------------------------------------------------------ tabs
+
+  function selectTab(tab) {
+    view.tab = tab;
+    for (const button of document.querySelectorAll('.tabs [data-tab]')) {
+      const selected = button.dataset.tab === tab;
+      button.setAttribute('aria-selected', String(selected));
+      $(`panel-${button.dataset.tab}`).hidden = !selected;
+    }
+    $('notice').hidden = true;
+    $('error').hidden = true;
+  }
+
+  async function refresh() {
+    if (view.refreshing || !sessionStorage.getItem(KEY_STORAGE)) return;
+    view.refreshing = true;
+    try {
+      const work = [loadMetrics()];
+      if (view.tab === 'records') work.push(loadRecords());
+      if (view.tab === 'outbox') work.push(loadOutbox());
+      await Promise.all(work);
+      $('refresh-status').textContent = `updated ${new Date().toLocaleTimeString()}, every ${REFRESH_MS / 1000} s`;
+    } catch (e) {
+      showError(e);
+    } finally {
+      view.refreshing = false;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------ records
+
+  function recordsQuery() {
+    const q = new URLSearchParams({ state: $('records-state').value, limit: String(RECORDS_PAGE) });
+    const key = $('records-key').value.trim();
+    if (key) q.set('key', key);
+    if (view.recordsCursor) q.set('after', view.recordsCursor);
+    return q;
+  }
+
+  async function loadRecords() {
+    const page = await call('GET', `admin/console/records?${recordsQuery()}`);
+    view.recordsNext = page.next;
+    const body = $('records-body');
+    body.replaceChildren(...page.records.map(recordRow));
+    $('records-empty').hidden = page.records.length > 0;
+    $('records-next').disabled = !page.next;
+    $('records-first').disabled = !view.recordsCursor;
+  }
+
+  function recordRow(r) {
+    let lease = '–';
+    if (r.lease_left_ms !== null && r.lease_left_ms !== undefined) {
+      lease = r.lease_left_ms >= 0
+        ? el('span', { text: `ends in ${duration(r.lease_left_ms)}` })
+        : el('span', { className: 'late', text: `expired ${duration(r.lease_left_ms)} ago` });
+    }
+    const evict = el('button', {
+      type: 'button', className: 'danger small', 'data-testid': 'evict', text: 'Evict',
+      onclick: () => evictRecord(r),
+    });
+    return el('tr', { 'data-testid': 'record-row', 'data-key': r.key, 'data-state': r.state },
+      el('td', { className: 'mono', text: r.scope }),
+      el('td', { className: 'mono nowrap', text: r.operation }),
+      el('td', { className: 'mono wrap', 'data-testid': 'record-key', text: r.key }),
+      el('td', {}, pill(r.state)),
+      el('td', { text: r.recovery_point || '–' }),
+      el('td', { className: 'mono', text: r.lease_owner || '–' }),
+      el('td', { 'data-testid': 'lease-age', text: r.state === 'in_progress' ? duration(r.lease_age_ms) : '–' }),
+      el('td', {}, lease),
+      el('td', { className: 'nowrap', title: time(r.updated_at), text: ago(r.updated_at) }),
+      el('td', { className: 'actions' }, evict));
+  }
+
+  async function evictRecord(r) {
+    const question = `Evict the record of key "${r.key}" (${r.operation}, scope ${r.scope}, ${r.state})?\n\n`
+      + 'Its stored answer is forgotten: the next request with this key runs again.';
+    if (!window.confirm(question)) return;
+    try {
+      const q = new URLSearchParams({ scope: r.scope, operation: r.operation, key: r.key });
+      await call('DELETE', `admin/console/records?${q}`);
+      notify(`Evicted the record of key ${r.key}.`);
+      await loadRecords();
+    } catch (e) {
+      showError(e);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------ outbox
+
+  async function loadOutbox() {
+    const status = $('outbox-status').value;
+    const [stats, page] = await Promise.all([
+      call('GET', 'admin/outbox/stats'),
+      call('GET', `admin/outbox?status=${encodeURIComponent(status)}&limit=${OUTBOX_PAGE}`),
+    ]);
+    $('outbox-pending').textContent = stats.counts.pending;
+    $('outbox-oldest').textContent = stats.oldest_pending_age_ms === null ? 'none'
+      : duration(stats.oldest_pending_age_ms);
+    $('outbox-dead').textContent = stats.counts.dead;
+    $('outbox-delivered').textContent = stats.counts.delivered;
+    $('outbox-discarded').textContent = stats.counts.discarded;
+    $('outbox-relay').textContent = `${stats.relay}: ${stats.relay_running ? 'running' : 'stopped'}`;
+    const rows = [];
+    for (const event of page.events) {
+      rows.push(eventRow(event));
+      if (view.expanded.has(event.id)) rows.push(historyRow(event));
+    }
+    $('outbox-body').replaceChildren(...rows);
+    $('outbox-empty').hidden = page.events.length > 0;
+  }
+
+  function eventRow(e) {
+    const actions = el('td', { className: 'actions' },
+      el('button', {
+        type: 'button', className: 'secondary small', 'data-testid': 'history-toggle',
+        'aria-expanded': String(view.expanded.has(e.id)),
+        text: `History (${e.history.length})`,
+        onclick: () => {
+          if (view.expanded.has(e.id)) view.expanded.delete(e.id);
+          else view.expanded.add(e.id);
+          loadOutbox().catch(showError);
+        },
+      }));
+    if (e.status !== 'pending') {
+      actions.append(el('button', {
+        type: 'button', className: 'small', 'data-testid': 'replay', text: 'Replay',
+        onclick: () => outboxAction(e, 'replay'),
+      }));
+    }
+    if (e.status === 'dead' || e.status === 'pending') {
+      actions.append(el('button', {
+        type: 'button', className: 'danger small', 'data-testid': 'discard', text: 'Discard',
+        onclick: () => outboxAction(e, 'discard'),
+      }));
+    }
+    return el('tr', {
+      'data-testid': 'outbox-row', 'data-event-id': e.id, 'data-aggregate-id': e.aggregate_id,
+      'data-status': e.status,
+    },
+    el('td', { className: 'mono nowrap', title: e.id, text: shortId(e.id) }),
+    el('td', { className: 'nowrap', text: e.type }),
+    el('td', { className: 'mono id', text: e.aggregate_id }),
+    el('td', { className: 'mono id', text: e.destination }),
+    el('td', {}, pill(e.status)),
+    el('td', { text: e.attempts }),
+    el('td', { className: 'wrap', 'data-testid': 'last-error', text: e.last_error || '–' }),
+    el('td', { className: 'nowrap', title: time(e.created_at), text: ago(e.created_at) }),
+    actions);
+  }
+
+  function historyRow(e) {
+    const attempts = e.history.map((a) => el('tr', { 'data-testid': 'attempt' },
+      el('td', { text: a.attempt }),
+      el('td', { className: 'nowrap', text: time(a.at) }),
+      el('td', { text: a.response_code === null ? '–' : a.response_code }),
+      el('td', { className: 'wrap', text: a.error || '–' })));
+    const content = attempts.length === 0 ? el('p', { className: 'hint', text: 'No attempt yet.' })
+      : el('table', {},
+        el('thead', {}, el('tr', {}, el('th', { text: '#' }), el('th', { text: 'At' }),
+          el('th', { text: 'Answer' }), el('th', { text: 'Error' }))),
+        el('tbody', {}, ...attempts));
+    return el('tr', { className: 'history-row', 'data-testid': 'history', 'data-event-id': e.id },
+      el('td', { colspan: 9 }, content));
+  }
+
+  async function outboxAction(e, action) {
+    if (action === 'discard' && !window.confirm(`Discard event ${e.id} (${e.type} to ${e.destination})?\n\n`
+        + 'It will not be sent again unless it is replayed.')) {
+      return;
+    }
+    try {
+      const after = await call('POST', `admin/outbox/${encodeURIComponent(e.id)}/${action}`);
+      notify(`${action === 'replay' ? 'Replayed' : 'Discarded'} event ${e.id}: now ${after.status}.`);
+      await loadOutbox();
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------ charts
+
+  async function loadMetrics() {
+    const sample = await call('GET', 'admin/console/metrics');
+    const last = view.samples[view.samples.length - 1];
+    if (!last || sample.at > last.at) view.samples.push(sample);
+    if (view.samples.length > SAMPLES + 1) view.samples.shift();
+    if (view.tab === 'charts') drawCharts(sample);
+  }
+
+  /** Per-second rates between successive samples; a counter that went down (a restart) counts as zero. */
+  function rates() {
+    const out = [];
+    for (let i = 1; i < view.samples.length; i++) {
+      const a = view.samples[i - 1];
+      const b = view.samples[i];
+      const dt = (b.at - a.at) / 1000;
+      const point = { at: b.at };
+      for (const s of SERIES) {
+        point[s.outcome] = Math.max(0, b.requests[s.outcome] - a.requests[s.outcome]) / dt;
+      }
+      out.push(point);
+    }
+    return out;
+  }
+
+  function niceMax(value) {
+    if (value <= 0) return 1;
+    const power = 10 ** Math.floor(Math.log10(value));
+    for (const step of [1, 2, 2.5, 5, 10]) {
+      if (value <= step * power) return step * power;
+    }
+    return 10 * power;
+  }
+
+  function drawCharts(sample) {
+    const totals = $('totals');
+    totals.replaceChildren(...['created', 'replayed', 'mismatch', 'in_progress', 'released'].map((o) => el('div',
+      { className: 'card' },
+      el('span', { className: 'label', text: o === 'in_progress' ? 'in-progress conflicts' : o }),
+      el('span', { className: 'value', 'data-testid': `total-${o}`, text: sample.requests[o] }))));
+    drawRates();
+    drawKeyAge(sample.replay_key_age);
+  }
+
+  function drawRates() {
+    const chart = $('rates-chart');
+    const points = rates();
+    const W = 640; const H = 240; const left = 48; const right = 12; const top = 12; const bottom = 28;
+    const max = niceMax(Math.max(0, ...points.flatMap((p) => SERIES.map((s) => p[s.outcome]))));
+    const x = (i) => left + (W - left - right) * (i / (SAMPLES - 1));
+    const y = (v) => top + (H - top - bottom) * (1 - v / max);
+    const nodes = [];
+    for (const fraction of [0, 0.5, 1]) {
+      const value = max * fraction;
+      nodes.push(svg('line', { class: 'grid', x1: left, x2: W - right, y1: y(value), y2: y(value) }));
+      nodes.push(svg('text', { class: 'tick', x: left - 6, y: y(value) + 4, 'text-anchor': 'end' },
+        +value.toFixed(2)));
+    }
+    nodes.push(svg('line', { class: 'axis', x1: left, x2: W - right, y1: H - bottom, y2: H - bottom }));
+    const span = Math.round(((SAMPLES - 1) * REFRESH_MS) / 1000);
+    nodes.push(svg('text', { class: 'tick', x: left, y: H - 8 }, `−${span} s`));
+    nodes.push(svg('text', { class: 'tick', x: W - right, y: H - 8, 'text-anchor': 'end' }, 'now'));
+    if (points.length < 1) {
+      nodes.push(svg('text', { class: 'no-data', x: W / 2, y: H / 2, 'text-anchor': 'middle' },
+        'collecting samples…'));
+    }
+    const offset = SAMPLES - points.length;
+    for (const s of SERIES) {
+      const coordinates = points.map((p, i) => `${x(offset + i).toFixed(1)},${y(p[s.outcome]).toFixed(1)}`);
+      if (coordinates.length === 1) coordinates.unshift(`${x(offset - 1).toFixed(1)},${y(0).toFixed(1)}`);
+      if (coordinates.length > 0) {
+        nodes.push(svg('polyline', {
+          class: `series ${s.outcome}`, points: coordinates.join(' '), 'data-testid': `series-${s.outcome}`,
+        }));
+      }
+    }
+    chart.replaceChildren(...nodes);
+    const latest = points[points.length - 1];
+    $('rates-legend').replaceChildren(...SERIES.map((s) => el('li', {},
+      el('span', { className: `swatch ${s.outcome}` }),
+      `${s.label}${latest ? `: ${latest[s.outcome].toFixed(2)}/s` : ''}`)));
+    $('rates-window').textContent = `(last ${points.length} of ${SAMPLES - 1} intervals)`;
+  }
+
+  function drawKeyAge(age) {
+    const chart = $('age-chart');
+    const W = 640; const H = 240; const left = 12; const right = 12; const top = 20; const bottom = 28;
+    const bars = age.buckets;
+    const max = Math.max(1, ...bars.map((b) => b.count));
+    const slot = (W - left - right) / bars.length;
+    const nodes = [svg('line', { class: 'axis', x1: left, x2: W - right, y1: H - bottom, y2: H - bottom })];
+    bars.forEach((b, i) => {
+      const height = ((H - top - bottom) * b.count) / max;
+      const x = left + i * slot;
+      const label = b.le_seconds === null ? `> ${seconds(bars[i - 1].le_seconds)}` : `≤ ${seconds(b.le_seconds)}`;
+      nodes.push(svg('rect', {
+        class: 'bar', x: (x + slot * 0.15).toFixed(1), width: (slot * 0.7).toFixed(1),
+        y: (H - bottom - height).toFixed(1), height: height.toFixed(1),
+        'data-testid': 'age-bar', 'data-count': b.count, 'data-label': label,
+      }));
+      if (b.count > 0) {
+        nodes.push(svg('text', {
+          class: 'bar-count', x: (x + slot / 2).toFixed(1), y: (H - bottom - height - 4).toFixed(1),
+          'text-anchor': 'middle',
+        }, b.count));
+      }
+      nodes.push(svg('text', { class: 'tick', x: (x + slot / 2).toFixed(1), y: H - 8, 'text-anchor': 'middle' },
+        label));
+    });
+    chart.replaceChildren(...nodes);
+    $('age-summary').textContent = age.count === 0 ? '(no replay yet)'
+      : `(${age.count} replays, mean ${duration((age.sum_seconds / age.count) * 1000)},`
+        + ` max ${duration(age.max_seconds * 1000)})`;
+  }
+
+  // ------------------------------------------------------------------------------------------------ wiring
+
+  function wire() {
+    $('login-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      signIn($('login-key').value.trim());
+    });
+    $('logout').addEventListener('click', () => signOut(''));
+    for (const button of document.querySelectorAll('.tabs [data-tab]')) {
+      button.addEventListener('click', () => {
+        selectTab(button.dataset.tab);
+        refresh();
+        if (view.tab === 'charts' && view.samples.length > 0) drawCharts(view.samples[view.samples.length - 1]);
+      });
+    }
+    $('records-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      view.recordsCursor = null;
+      loadRecords().catch(showError);
+    });
+    $('records-state').addEventListener('change', () => {
+      view.recordsCursor = null;
+      loadRecords().catch(showError);
+    });
+    $('records-next').addEventListener('click', () => {
+      if (!view.recordsNext) return;
+      view.recordsCursor = view.recordsNext;
+      loadRecords().catch(showError);
+    });
+    $('records-first').addEventListener('click', () => {
+      view.recordsCursor = null;
+      loadRecords().catch(showError);
+    });
+    $('outbox-status').addEventListener('change', () => {
+      view.expanded.clear();
+      loadOutbox().catch(showError);
+    });
+    $('outbox-form').addEventListener('submit', (event) => event.preventDefault());
+  }
+
+  wire();
+  if (sessionStorage.getItem(KEY_STORAGE)) start();
+  else signOut('');
+})();
