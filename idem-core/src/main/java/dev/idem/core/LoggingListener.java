@@ -59,8 +59,9 @@ public final class LoggingListener implements IdemListener {
 
   @Override
   public void onLeaseExpired(String instance, IdempotencyRecord expired) {
-    log.log(Level.INFO, where(instance, expired.key()) + " lease of '" + expired.leaseOwner() + "' expired at "
-        + expired.lockedUntil() + "; taken over from recovery_point=" + expired.recoveryPoint());
+    String lease = expired.leaseOwner() == null ? " released lease" : " lease of '" + expired.leaseOwner() + "'";
+    log.log(Level.INFO, where(instance, expired.key()) + lease + " expired at " + expired.lockedUntil()
+        + "; taken over from recovery_point=" + expired.recoveryPoint());
   }
 
   @Override

@@ -124,8 +124,9 @@ public final class Slf4jIdemListener implements IdemListener {
     }
     IdemMdc.Frame frame = mdc(expired.key());
     try {
-      log.info(where(instance, expired.key()) + " lease of '" + expired.leaseOwner() + "' expired at "
-          + expired.lockedUntil() + "; taken over from recovery_point=" + expired.recoveryPoint());
+      String lease = expired.leaseOwner() == null ? " released lease" : " lease of '" + expired.leaseOwner() + "'";
+      log.info(where(instance, expired.key()) + lease + " expired at " + expired.lockedUntil()
+          + "; taken over from recovery_point=" + expired.recoveryPoint());
     } finally {
       frame.close();
     }

@@ -442,6 +442,24 @@ abstract class PaymentsServiceContract implements OutboxWebhooksContract, Condit
     assertThat(((java.sql.SQLException) refused).getSQLState()).startsWith("23");
   }
 
+  @Test
+  void aBrowserPageOnTheServicesMachineGetsNoLoopbackExemption() {
+    java.net.http.HttpRequest.Builder replayAll = service.request("/admin/outbox/replay?status=delivered", null)
+        .POST(java.net.http.HttpRequest.BodyPublishers.noBody());
+    Answer crossSite = service.send(replayAll.copy().header("Origin", "https://attacker.example").build());
+    Answer fetched = service.send(service.request("/admin/faults", null).header("Sec-Fetch-Site", "cross-site")
+        .GET().build());
+    Answer typedIn = service.send(service.request("/admin/faults", null).header("Sec-Fetch-Site", "none")
+        .GET().build());
+    Answer withKey = service.send(service.request("/admin/faults", null).header("Origin", "https://attacker.example")
+        .header("Authorization", "Bearer sk_admin").GET().build());
+
+    assertThat(crossSite.status()).as(crossSite.toString()).isEqualTo(401);
+    assertThat(fetched.status()).as(fetched.toString()).isEqualTo(401);
+    assertThat(typedIn.status()).as("a page the user opened by its address").isEqualTo(200);
+    assertThat(withKey.status()).as(withKey.toString()).isEqualTo(200);
+  }
+
   // ---------------------------------------------------------------- provider, faults, recovery
 
   @Test

@@ -7,18 +7,19 @@ import java.util.Base64;
 
 /**
  * The opaque cursor of the records listing: the last record key of a page, base64url-encoded. Scopes, operations and
- * keys hold no control characters, so a line feed separates them.
+ * keys hold no control characters, so a line feed separates them. Shared by the admin listing and the console.
  */
-final class RecordCursor {
+public final class RecordCursor {
   private RecordCursor() {}
 
-  static String encode(RecordKey key) {
+  /** The cursor that resumes a listing after {@code key}. */
+  public static String encode(RecordKey key) {
     String joined = key.scope().value() + '\n' + key.operation().name() + '\n' + key.key().value();
     return Base64.getUrlEncoder().withoutPadding().encodeToString(joined.getBytes(StandardCharsets.UTF_8));
   }
 
   /** @throws ApiProblem 400 {@code VALIDATION.after} for a cursor this service did not make */
-  static RecordKey decode(String cursor) {
+  public static RecordKey decode(String cursor) {
     try {
       String[] parts = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8).split("\n", -1);
       if (parts.length != 3) {

@@ -7,6 +7,12 @@ import java.net.UnknownHostException;
 /**
  * Who may use the admin routes: callers on a loopback address (unless disabled), and callers that present the admin
  * key as a bearer token. Immutable and thread-safe.
+ *
+ * <p>The loopback exemption is for tools on the service's machine (curl, scripts, tests), never for browsers: any web
+ * page open in a browser on that machine can make it send requests to 127.0.0.1, and a simple cross-site
+ * {@code POST /admin/outbox/replay?status=delivered} needs no CORS preflight. So a request that carries an
+ * {@code Origin} header, or a {@code Sec-Fetch-Site} other than {@code none} (the user typed the address), which
+ * browsers add and command-line tools do not, must present the admin key wherever it comes from.
  */
 public final class AdminAccess {
   private final ApiKeys.Digest adminKey;
@@ -21,11 +27,17 @@ public final class AdminAccess {
   }
 
   public boolean allows(HttpServletRequest request) {
-    if (allowLoopback && isLoopback(request.getRemoteAddr())) {
+    if (allowLoopback && isLoopback(request.getRemoteAddr()) && !fromBrowserPage(request)) {
       return true;
     }
     String token = BearerToken.of(request);
     return token != null && ApiKeys.Digest.of(token).equals(adminKey);
+  }
+
+  /** Whether a browser sent the request on behalf of a page (a fetch, a form, a link followed from a page). */
+  private static boolean fromBrowserPage(HttpServletRequest request) {
+    String site = request.getHeader("Sec-Fetch-Site");
+    return request.getHeader("Origin") != null || (site != null && !site.equals("none"));
   }
 
   private static boolean isLoopback(String address) {

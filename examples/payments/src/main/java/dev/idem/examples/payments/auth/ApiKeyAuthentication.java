@@ -52,7 +52,8 @@ public final class ApiKeyAuthentication implements Filter {
       if (admin.allows(request)) {
         chain.doFilter(request, response);
       } else {
-        refuse(response, "admin routes need Authorization: Bearer <payments.admin-key>, or a loopback caller");
+        refuse(response, "admin routes need Authorization: Bearer <payments.admin-key>, or a loopback caller that is"
+            + " not a browser page (no Origin, no cross-site Sec-Fetch-Site)");
       }
       return;
     }

@@ -8,14 +8,13 @@ import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.IdempotencyStore;
+import dev.idem.examples.payments.admin.RecordCursor;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -81,7 +80,7 @@ public class ConsoleController {
     if (limit < 1 || limit > MAX_LIMIT) {
       throw ApiProblem.invalid("limit", "limit must be 1 to " + MAX_LIMIT);
     }
-    RecordKey from = after == null || after.isEmpty() ? null : decode(after);
+    RecordKey from = after == null || after.isEmpty() ? null : RecordCursor.decode(after);
     List<RecordKey> keys = new ArrayList<>();
     List<IdempotencyRecord> shown = new ArrayList<>();
     if (keyPart == null && wanted.isPresent()) {
@@ -98,7 +97,7 @@ public class ConsoleController {
     List<Map<String, Object>> items = new ArrayList<>();
     shown.forEach(r -> items.add(toJson(r, now)));
     return Json.document("state", wanted.map(s -> s.name().toLowerCase(Locale.ROOT)).orElse("any"), "key", keyPart,
-        "at", now.toString(), "records", items, "next", more ? encode(keys.get(limit - 1)) : null);
+        "at", now.toString(), "records", items, "next", more ? RecordCursor.encode(keys.get(limit - 1)) : null);
   }
 
   /** Deletes the record whatever its state: the next request with its key starts afresh. 404 when there is none. */
@@ -172,23 +171,5 @@ public class ConsoleController {
 
   private static String time(Instant instant) {
     return instant == null ? null : instant.toString();
-  }
-
-  /** The page cursor: the last record key of a page, its three parts joined by line feeds, base64url. */
-  private static String encode(RecordKey key) {
-    String joined = key.scope().value() + '\n' + key.operation().name() + '\n' + key.key().value();
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(joined.getBytes(StandardCharsets.UTF_8));
-  }
-
-  private static RecordKey decode(String cursor) {
-    try {
-      String[] parts = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8).split("\n", -1);
-      if (parts.length != 3) {
-        throw new IllegalArgumentException("expected 3 parts, got " + parts.length);
-      }
-      return RecordKey.of(parts[0], parts[1], parts[2]);
-    } catch (RuntimeException e) {
-      throw ApiProblem.invalid("after", "after must be the next cursor of a previous page");
-    }
   }
 }
