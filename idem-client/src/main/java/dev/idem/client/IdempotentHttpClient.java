@@ -4,6 +4,8 @@ import dev.idem.client.internal.ProblemScanner;
 import dev.idem.client.spi.AttemptListener;
 import dev.idem.client.spi.ClientTracing;
 import dev.idem.client.spi.ClientTracing.AttemptOutcome;
+import dev.idem.client.spi.ClientTracing.CallOutcome;
+import dev.idem.client.spi.ClientTracing.CallTrace;
 import dev.idem.client.spi.PendingJournal;
 import dev.idem.core.Deadline;
 import dev.idem.core.UuidV7;
@@ -31,6 +33,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
@@ -66,6 +69,10 @@ import java.util.random.RandomGenerator;
  *
  * <p>A final answer (any status the rules above do not retry) is returned as a {@link Response}; when retries end
  * without one, {@link IntentPendingException} says why and the intent stays in the journal.
+ *
+ * <p>What a call does can be watched through {@link Builder#listener} (every attempt's log line),
+ * {@link Builder#retryListener} (the retry loop's events, such as retries by cause and budget refusals) and
+ * {@link Builder#tracing} (a trace per call, a span per attempt, the trace context on each request).
  */
 public final class IdempotentHttpClient {
   /** The request header that carries the key. */
@@ -85,6 +92,7 @@ public final class IdempotentHttpClient {
 
   private static final Set<Integer> RETRYABLE_STATUSES = Set.of(408, 429, 500, 502, 503, 504);
   private static final Set<String> SECRET_HEADERS = Set.of("authorization", "cookie", "proxy-authorization");
+  private static final System.Logger LOG = System.getLogger(IdempotentHttpClient.class.getName());
 
   private final String name;
   private final HttpClient http;
@@ -96,6 +104,7 @@ public final class IdempotentHttpClient {
   private final Sleeper sleeper;
   private final PendingJournal journal;
   private final AttemptListener listener;
+  private final RetryListener retryListener;
   private final ClientTracing tracing;
   private final Supplier<Map<String, String>> headers;
 
@@ -116,6 +125,7 @@ public final class IdempotentHttpClient {
     this.sleeper = b.sleeper;
     this.journal = b.journal;
     this.listener = b.listener;
+    this.retryListener = b.retryListener;
     this.tracing = b.tracing;
     this.headers = b.headers;
   }
@@ -141,6 +151,19 @@ public final class IdempotentHttpClient {
     Objects.requireNonNull(intent, "intent");
     String key = keyFor(intent);
     Intent keyed = key != null && intent.key().isEmpty() ? intent.withKey(key) : intent;
+    TracedCall traced = new TracedCall(tracing.startCall(name, keyed.method(), keyed.uri(), key));
+    Response response;
+    try {
+      response = sendTraced(keyed, key, traced);
+    } catch (Throwable t) {
+      traced.failed(t);
+      throw t;
+    }
+    traced.answered(response);
+    return response;
+  }
+
+  private Response sendTraced(Intent keyed, String key, TracedCall traced) {
     boolean journaled = key != null;
     Deadline current = Deadline.current().orElse(null);
     if (current != null && current.remainingNanos() < 1_000_000L) {
@@ -152,7 +175,7 @@ public final class IdempotentHttpClient {
     if (journaled) {
       journal.append(keyed.withoutHeaders(SECRET_HEADERS).withTimeoutCleared());
     }
-    return execute(keyed, key, journaled);
+    return execute(keyed, key, journaled, traced);
   }
 
   /**
@@ -164,11 +187,20 @@ public final class IdempotentHttpClient {
     for (Intent intent : journal.pending()) {
       String key = intent.key().orElseThrow(() -> new IllegalStateException(
           name + ": journal returned an intent without a key: " + intent));
+      TracedCall traced = new TracedCall(tracing.startCall(name, intent.method(), intent.uri(), key));
+      Response response;
       try {
-        results.add(new Resumed(intent, java.util.Optional.of(execute(intent, key, true)), java.util.Optional.empty()));
+        response = execute(intent, key, true, traced);
       } catch (RuntimeException e) {
+        traced.failed(e);
         results.add(new Resumed(intent, java.util.Optional.empty(), java.util.Optional.of(e)));
+        continue;
+      } catch (Throwable t) {
+        traced.failed(t);
+        throw t;
       }
+      traced.answered(response);
+      results.add(new Resumed(intent, java.util.Optional.of(response), java.util.Optional.empty()));
     }
     return results;
   }
@@ -185,7 +217,7 @@ public final class IdempotentHttpClient {
     return intent.key().orElseGet(() -> UuidV7.next().toString());
   }
 
-  private Response execute(Intent intent, String key, boolean journaled) {
+  private Response execute(Intent intent, String key, boolean journaled, TracedCall traced) {
     boolean retryable = !intent.isUnsafe() || key != null;
     Duration own = intent.timeout().or(policy::deadline).orElse(null);
     Duration inherited = null;
@@ -215,7 +247,7 @@ public final class IdempotentHttpClient {
     }
     long now = clock.millis();
     long deadlineAt = callPolicy.deadline().map(d -> saturatedAdd(now, d.toMillis())).orElse(Long.MAX_VALUE);
-    Call call = new Call(intent, key, retryable, deadlineAt, callPolicy);
+    Call call = new Call(intent, key, retryable, deadlineAt, callPolicy, traced);
     if (!retryable) {
       // An unsafe request without a key is sent once, outside the retry loop: no routed policy can repeat it.
       try {
@@ -227,7 +259,8 @@ public final class IdempotentHttpClient {
         throw new IntentPendingException(name, intent, key, null, call.attempts, e);
       }
     }
-    Retry<Outcome> retry = Retry.of(callPolicy).withName(name).withClock(clock).withSleeper(sleeper).withListener(call);
+    Retry<Outcome> retry = Retry.of(callPolicy).withName(name).withClock(clock).withSleeper(sleeper)
+        .withListener(retryListener == RetryListener.NO_OP ? call : new ForwardingRetryListener(call, retryListener));
     if (random != null) {
       retry = retry.withRandom(random);
     }
@@ -284,7 +317,8 @@ public final class IdempotentHttpClient {
       super(client, 0, Duration.ZERO, Duration.ZERO, Duration.ZERO, null, null);
       long agoMillis = Math.max(0L, -leftNanos) / 1_000_000L;
       this.detail = client + ": the caller's deadline (Deadline.current() of thread '"
-          + Thread.currentThread().getName() + "') " + (leftNanos > 0 ? "leaves less than 1 ms" : "passed " + agoMillis + " ms ago")
+          + Thread.currentThread().getName() + "') "
+          + (leftNanos > 0 ? "leaves less than 1 ms" : "passed " + agoMillis + " ms ago")
           + "; nothing was sent, since no one waits for the answer any more";
     }
 
@@ -302,6 +336,138 @@ public final class IdempotentHttpClient {
   private static String destination(URI uri) {
     int port = uri.getPort() != -1 ? uri.getPort() : "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
     return uri.getHost().toLowerCase(Locale.ROOT) + ":" + port;
+  }
+
+  /**
+   * The trace of one call: starts its attempts, counts those sent, and ends once, however the call ends. A tracing
+   * that throws from its end (against its contract) is logged and ignored: the call's answer or exception stands.
+   */
+  private final class TracedCall {
+    private final CallTrace trace;
+    private int sent;
+
+    TracedCall(CallTrace trace) {
+      this.trace = trace;
+    }
+
+    ClientTracing.AttemptTrace startAttempt(int attempt, BiConsumer<String, String> headers) {
+      sent++;
+      return trace.startAttempt(attempt, headers);
+    }
+
+    void answered(Response response) {
+      CallOutcome outcome = response.isReplayed() ? CallOutcome.REPLAYED
+          : response.status() < 400 ? CallOutcome.SUCCESS : CallOutcome.FAILURE;
+      end(outcome, response.status(), null);
+    }
+
+    void failed(Throwable failure) {
+      if (failure instanceof PayloadMismatchException mismatch) {
+        end(CallOutcome.PAYLOAD_MISMATCH, mismatch.status(), failure);
+      } else if (failure instanceof IntentPendingException pending) {
+        end(CallOutcome.PENDING, pending.lastResponse().map(Response::status).orElse(0), failure);
+      } else {
+        end(CallOutcome.FAILURE, 0, failure);
+      }
+    }
+
+    private void end(CallOutcome outcome, int status, Throwable failure) {
+      try {
+        trace.end(outcome, sent, status, failure);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, name + ": tracing " + tracing + " threw at the end of a call; ignored", e);
+      }
+    }
+  }
+
+  /**
+   * The retry loop's events, to the call first and then to the application's {@link Builder#retryListener}, whose
+   * failures are logged and skipped so that they cannot break the call. {@code onSuccess} hands it the
+   * {@link Response}, not the client's internal result.
+   */
+  private final class ForwardingRetryListener implements RetryListener {
+    private final Call call;
+    private final RetryListener user;
+
+    ForwardingRetryListener(Call call, RetryListener user) {
+      this.call = call;
+      this.user = user;
+    }
+
+    @Override
+    public void onAttempt(String retryName, int attempt) {
+      call.onAttempt(retryName, attempt);
+      try {
+        user.onAttempt(retryName, attempt);
+      } catch (RuntimeException e) {
+        ignored("onAttempt", e);
+      }
+    }
+
+    @Override
+    public void onHedge(String retryName, int attempt) {
+      call.onHedge(retryName, attempt);
+      try {
+        user.onHedge(retryName, attempt);
+      } catch (RuntimeException e) {
+        ignored("onHedge", e);
+      }
+    }
+
+    @Override
+    public void onRetryScheduled(String retryName, int attempt, Duration delay, Throwable cause) {
+      call.onRetryScheduled(retryName, attempt, delay, cause);
+      try {
+        user.onRetryScheduled(retryName, attempt, delay, cause);
+      } catch (RuntimeException e) {
+        ignored("onRetryScheduled", e);
+      }
+    }
+
+    @Override
+    public void onSuccess(String retryName, int attempts, Object result) {
+      call.onSuccess(retryName, attempts, result);
+      try {
+        user.onSuccess(retryName, attempts, result instanceof Outcome o ? o.response(call.key, call.attempts) : result);
+      } catch (RuntimeException e) {
+        ignored("onSuccess", e);
+      }
+    }
+
+    @Override
+    public void onFailure(String retryName, int attempts, Throwable failure) {
+      call.onFailure(retryName, attempts, failure);
+      try {
+        user.onFailure(retryName, attempts, failure);
+      } catch (RuntimeException e) {
+        ignored("onFailure", e);
+      }
+    }
+
+    @Override
+    public void onBudgetRefused(String retryName, int attempt) {
+      call.onBudgetRefused(retryName, attempt);
+      try {
+        user.onBudgetRefused(retryName, attempt);
+      } catch (RuntimeException e) {
+        ignored("onBudgetRefused", e);
+      }
+    }
+
+    @Override
+    public void onCircuitOpen(String retryName, int attempt) {
+      call.onCircuitOpen(retryName, attempt);
+      try {
+        user.onCircuitOpen(retryName, attempt);
+      } catch (RuntimeException e) {
+        ignored("onCircuitOpen", e);
+      }
+    }
+
+    private void ignored(String event, RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, name + ": retry listener " + user.getClass().getName() + " threw from "
+          + event + "; ignored", e);
+    }
   }
 
   /** One attempt's answer as the retry loop sees it. */
@@ -334,6 +500,7 @@ public final class IdempotentHttpClient {
     final boolean retryable;
     final long deadlineAt;
     final RetryPolicy<Outcome> callPolicy;
+    final TracedCall traced;
     final List<Attempt> attempts = new ArrayList<>();
     int count;
     long nextDelayMillis;
@@ -341,12 +508,14 @@ public final class IdempotentHttpClient {
     /** The trace of the attempt under way, until it ends. */
     ClientTracing.AttemptTrace trace;
 
-    Call(Intent intent, String key, boolean retryable, long deadlineAt, RetryPolicy<Outcome> callPolicy) {
+    Call(Intent intent, String key, boolean retryable, long deadlineAt, RetryPolicy<Outcome> callPolicy,
+        TracedCall traced) {
       this.intent = intent;
       this.key = key;
       this.retryable = retryable;
       this.deadlineAt = deadlineAt;
       this.callPolicy = callPolicy;
+      this.traced = traced;
     }
 
     @Override
@@ -402,7 +571,8 @@ public final class IdempotentHttpClient {
             + " is larger than " + MAX_RESPONSE_BYTES + " bytes; it was not read (the intent stays pending)");
       }
       String contentType = r.headers().firstValue("Content-Type").orElse("").toLowerCase(Locale.ROOT);
-      Map<String, Object> problem = contentType.contains("json") && status >= 400 ? ProblemScanner.scan(body) : Map.of();
+      Map<String, Object> problem =
+          contentType.contains("json") && status >= 400 ? ProblemScanner.scan(body) : Map.of();
       String code = problem.get("code") instanceof String s ? s : null;
       Boolean serverRetryable = problem.get("retryable") instanceof Boolean flag ? flag : null;
       if (PAYLOAD_MISMATCH.equals(code) && (status == 422 || status == 409)) {
@@ -478,7 +648,7 @@ public final class IdempotentHttpClient {
         b.timeout(attemptTimeout);
       }
       // last, so that nothing is traced for an attempt that is not sent
-      trace = tracing.start(name, intent.method(), intent.uri(), key, n, b::setHeader);
+      trace = traced.startAttempt(n, b::setHeader);
       return b.build();
     }
 
@@ -508,6 +678,7 @@ public final class IdempotentHttpClient {
     private Sleeper sleeper = Sleeper.THREAD_SLEEP;
     private PendingJournal journal = PendingJournal.NONE;
     private AttemptListener listener = AttemptListener.NO_OP;
+    private RetryListener retryListener = RetryListener.NO_OP;
     private ClientTracing tracing = ClientTracing.NONE;
     private Supplier<Map<String, String>> headers = Map::of;
 
@@ -576,7 +747,25 @@ public final class IdempotentHttpClient {
     }
 
     /**
-     * Traces every attempt and may add a trace context to its headers, for example
+     * Told about the retry loop of every call, as well as the client, which uses the same events for its attempt
+     * log: for example the starter's {@code RetryMeters}, for the {@code idem.retry.*} meters (attempts, retries by
+     * cause, budget refusals, outcomes). Events name the retry after this client ({@link #name}). {@code onSuccess}
+     * comes when the loop ends with an answer it does not retry, and its result is that {@link Response} (a final
+     * 4xx included; and a retry that a server's retry budget shed, which {@code send} then throws as
+     * {@link IntentPendingException}); {@code onFailure} gets what ended the loop: an idem-retry exception, which
+     * {@code send} throws as the cause of an {@link IntentPendingException}, or the {@link PayloadMismatchException}
+     * itself. An unsafe intent sent without a key is sent once outside the loop and makes no event, nor does a call
+     * that the caller's deadline ended before it began; the client has no circuit breaker and no hedging,
+     * so {@code onCircuitOpen} and {@code onHedge} never come. A listener that throws is logged (at WARNING, logger
+     * {@code dev.idem.client.IdempotentHttpClient}) and skipped; the call goes on. Default {@link RetryListener#NO_OP}.
+     */
+    public Builder retryListener(RetryListener retryListener) {
+      this.retryListener = Objects.requireNonNull(retryListener, "retryListener");
+      return this;
+    }
+
+    /**
+     * Traces every call and its attempts and may add a trace context to each attempt's headers, for example
      * {@code tracing(OpenTelemetryTracing.of(openTelemetry))} ({@link dev.idem.client.otel.OpenTelemetryTracing}, which
      * needs {@code io.opentelemetry:opentelemetry-api} on the class path). Default {@link ClientTracing#NONE}.
      */

@@ -26,7 +26,8 @@ public final class Intent {
       IdempotentHttpClient.ATTEMPT_HEADER.toLowerCase(Locale.ROOT),
       IdempotentHttpClient.REQUEST_TIMEOUT_HEADER.toLowerCase(Locale.ROOT));
   /** Headers java.net.http sets itself and refuses from callers. */
-  private static final Set<String> TRANSPORT_HEADERS = Set.of("connection", "content-length", "expect", "host", "upgrade");
+  private static final Set<String> TRANSPORT_HEADERS =
+      Set.of("connection", "content-length", "expect", "host", "upgrade");
   private static final byte[] EMPTY = new byte[0];
 
   /** How the key of an unsafe intent is chosen. */

@@ -70,7 +70,8 @@ class DeadlineInheritanceTest {
 
   @Test
   void theCurrentDeadlineAlsoBoundsTheRetries() throws IOException {
-    // A frozen nano source: the inherited budget is exactly 250 ms when the call starts, then runs on the client's clock.
+    // A frozen nano source: the inherited budget is exactly 250 ms when the call starts, then runs on the client's
+    // clock.
     AtomicLong nanos = new AtomicLong();
     Deadline inherited = Deadline.after(Duration.ofMillis(250), nanos::get);
     try (TestServer server = new TestServer(Reply.status(503));

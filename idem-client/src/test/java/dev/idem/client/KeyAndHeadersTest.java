@@ -22,7 +22,8 @@ class KeyAndHeadersTest {
 
   @Test
   void everyAttemptResendsTheSameKey() throws IOException {
-    try (TestServer server = new TestServer(Reply.status(503), Reply.disconnect(), Reply.status(500), Reply.status(201))) {
+    try (TestServer server =
+        new TestServer(Reply.status(503), Reply.disconnect(), Reply.status(500), Reply.status(201))) {
       Response response = fixture.client().send(Intent.post(server.uri("/pay"), body()));
 
       List<String> keys = server.headerValues("Idempotency-Key");

@@ -14,7 +14,8 @@ class ProblemScannerTest {
 
   @Test
   void readsTopLevelStringsAndBooleansAndSkipsTheRest() {
-    Map<String, Object> members = scan("{ \"status\": 409, \"nested\": {\"code\": \"inner\", \"a\": [1, {\"b\": \"]\"}]},"
+    Map<String, Object> members = scan("{ \"status\": 409,"
+        + " \"nested\": {\"code\": \"inner\", \"a\": [1, {\"b\": \"]\"}]},"
         + " \"code\" : \"CONFLICT.idempotency.in_progress\", \"retryable\": true, \"x\": null,"
         + " \"detail\": \"q\\\"uote \\u00e9\" }");
 

@@ -123,6 +123,9 @@ public class PaymentsConfiguration {
     return phases.operation();
   }
 
+  /** The admin key of {@code application.properties}, for local development only. */
+  static final String DEFAULT_ADMIN_KEY = "sk_admin";
+
   @Bean
   ApiKeys apiKeys(ConfigurableEnvironment environment) {
     return ApiKeys.from(environment);
@@ -131,6 +134,11 @@ public class PaymentsConfiguration {
   @Bean
   FilterRegistrationBean<ApiKeyAuthentication> apiKeyAuthentication(ApiKeys keys, PaymentsProperties properties) {
     AdminAccess admin = new AdminAccess(properties.adminKey(), properties.adminAllowLoopback());
+    if (DEFAULT_ADMIN_KEY.equals(properties.adminKey())) {
+      System.getLogger(PaymentsConfiguration.class.getName()).log(System.Logger.Level.WARNING,
+          "payments.admin-key is the documented default: whoever reaches this port can use the admin routes and the"
+              + " operator console with it; set a secret of your own outside local development");
+    }
     FilterRegistrationBean<ApiKeyAuthentication> registration =
         new FilterRegistrationBean<>(new ApiKeyAuthentication(keys, admin));
     registration.setName("apiKeyAuthentication");

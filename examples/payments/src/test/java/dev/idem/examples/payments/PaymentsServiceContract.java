@@ -454,10 +454,28 @@ abstract class PaymentsServiceContract implements OutboxWebhooksContract, Condit
     Answer withKey = service.send(service.request("/admin/faults", null).header("Origin", "https://attacker.example")
         .header("Authorization", "Bearer sk_admin").GET().build());
 
+    String rebound = rawGet("/admin/outbox/stats", "evil.example");
+    String local = rawGet("/admin/outbox/stats", "localhost");
+
+    assertThat(rebound).as("a page whose host name was rebound to 127.0.0.1").startsWith("HTTP/1.1 401");
+    assertThat(local).startsWith("HTTP/1.1 200");
     assertThat(crossSite.status()).as(crossSite.toString()).isEqualTo(401);
     assertThat(fetched.status()).as(fetched.toString()).isEqualTo(401);
     assertThat(typedIn.status()).as("a page the user opened by its address").isEqualTo(200);
     assertThat(withKey.status()).as(withKey.toString()).isEqualTo(200);
+  }
+
+  /** A GET over a plain socket, to send a Host header that Java's HTTP client will not let us set. */
+  private String rawGet(String path, String host) {
+    java.net.URI base = service.uri("/");
+    try (java.net.Socket socket = new java.net.Socket(base.getHost(), base.getPort())) {
+      socket.setSoTimeout(10_000);
+      String request = "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+      socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("GET " + path + " with Host " + host + " failed: " + e, e);
+    }
   }
 
   // ---------------------------------------------------------------- provider, faults, recovery

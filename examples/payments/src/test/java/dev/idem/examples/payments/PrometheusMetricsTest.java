@@ -39,7 +39,7 @@ class PrometheusMetricsTest {
   void aShortWorkloadShowsEveryMeterWithTheExpectedCount() throws Exception {
     try (RunningService service = RunningService.start(
         "--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments") + ";WRITE_DELAY=0;AUTO_SERVER=FALSE",
-        "--idem.completer.interval=200ms", "--idem.default-lease=2s",
+        "--idem.completer.interval=200ms", "--idem.default-lease=10s",
         "--idem.metrics.in-progress-refresh=100ms", "--idem.outbox.metrics.stats-refresh=100ms",
         "--idem.server.retry-budget.enabled=true",
         "--payments.outbox.poll-interval=50ms", "--payments.outbox.max-attempts=2",
@@ -67,7 +67,9 @@ class PrometheusMetricsTest {
       // 1 mismatch
       assertThat(pay(service, first, account, 999).code()).isEqualTo("CONFLICT.idempotency.payload_mismatch");
       // 1 in-progress conflict, then the held request is created (4 created)
-      service.put("/admin/faults", null, "{\"provider_latency_ms\":1500}");
+      // (the provider's 3 s latency keeps the first request in progress well within its 10 s lease, so the duplicate,
+      // sent once the record is seen in progress, meets it there even on a slow machine)
+      service.put("/admin/faults", null, "{\"provider_latency_ms\":3000}");
       String held = key();
       CompletableFuture<Answer> holder = CompletableFuture.supplyAsync(() -> pay(service, held, account, 400));
       Eventually.await("the record of " + held + " in progress", DEADLINE,
@@ -79,7 +81,8 @@ class PrometheusMetricsTest {
       // a declined payment (5 created): its event goes to the refusing sink and dies after 2 attempts
       Answer declined = pay(service, key(), "acct_declined_" + UUID.randomUUID().toString().substring(0, 8), 50);
       assertThat(declined.status()).isEqualTo(402);
-      // an outage: 3 attempts (2 retries), answered 503 and released; the completer captures it after the 2 s lease
+      // an outage: 3 attempts (2 retries), answered 503; the completer takes over its released lease at once and
+      // captures it
       // (a recovery, not an execution: still 5 created)
       service.put("/admin/faults", null, "{\"provider_error_rate\":1}");
       Answer outage = pay(service, key(), account, 600);

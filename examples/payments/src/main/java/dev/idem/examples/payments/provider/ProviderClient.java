@@ -25,8 +25,10 @@ import java.util.random.RandomGenerator;
  *   <li>Attempts and backoff are given (the service's defaults: 3 attempts, decorrelated jitter between 20 and
  *       200 ms; see {@code PaymentsProperties.Provider.RetrySettings}).
  *   <li>On a request's thread the retries stay within the request's {@link Deadline} (the client's
- *       {@code Request-Timeout}): a retry that would end after it is not started, and the call fails with the last
- *       outage. Without a deadline (the completer, or a client that sent none) the attempts bound the call.
+ *       {@code Request-Timeout}): a retry whose backoff delay would reach past it is not started, and the call fails
+ *       with the last outage. An attempt already started is not cut short (the provider has no cancellation), so a
+ *       slow provider can still overrun the deadline. Without a deadline (the completer, or a client that sent none)
+ *       the attempts bound the call.
  *   <li>An optional {@link CircuitBreaker} refuses calls while the provider keeps failing; a refused call fails
  *       with {@link ProviderUnavailableException} without calling the provider, so the caller answers it like an
  *       outage (503 {@code DEPENDENCY.unavailable}, retryable).
