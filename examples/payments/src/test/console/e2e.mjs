@@ -199,6 +199,23 @@ async function run(page) {
     }, slowKey);
     check(await inProgress.getAttribute('data-state') === 'in_progress', 'the slow payment is in progress');
     await screenshot(page, 'records-in-progress');
+
+    log('evicting a record under a live lease asks twice; declined, the record stays');
+    const questions = [];
+    const answer = (dialog) => {
+      questions.push(dialog.message());
+      return questions.length === 1 ? dialog.accept() : dialog.dismiss();
+    };
+    page.on('dialog', answer);
+    try {
+      await inProgress.getByTestId('evict').click();
+      await until('the second confirmation', async () => questions.length >= 2);
+    } finally {
+      page.off('dialog', answer);
+    }
+    check(/in progress, its lease ends in \d/.test(questions[0]), `the first question says the lease: ${questions[0]}`);
+    check(/lease .* is live/.test(questions[1]), `the second question warns of the live lease: ${questions[1]}`);
+    check(await inProgress.isVisible(), 'the declined eviction left the record');
   } finally {
     await faults({ provider_latency_ms: 0 });
   }
@@ -211,10 +228,15 @@ async function run(page) {
   await page.getByTestId('records-submit').click();
   const evicted = page.locator(`[data-testid="record-row"][data-key="${slowKey}"]`);
   await evicted.waitFor();
-  page.once('dialog', (dialog) => dialog.accept());
+  let question = '';
+  page.once('dialog', (dialog) => {
+    question = dialog.message();
+    return dialog.accept();
+  });
   await evicted.getByTestId('evict').click();
   await page.getByTestId('notice').filter({ hasText: 'Evicted' }).waitFor();
   await evicted.waitFor({ state: 'detached' });
+  check(question.includes('It is completed.'), `the question says the record's state: ${question}`);
   const gone = await api('GET', `/admin/console/records?state=any&key=${encodeURIComponent(slowKey)}`,
     { key: ADMIN_KEY });
   check(gone.status === 200 && gone.json.records.length === 0, `the evicted record is gone: ${gone.text}`);
@@ -264,7 +286,8 @@ async function run(page) {
     }
     await pause(700);
   }
-  await faults({ provider_latency_ms: 1500 });
+  // long enough for two duplicates to arrive while the first runs, well under the lease (the default 30 s)
+  await faults({ provider_latency_ms: 4500 });
   try {
     const conflictKey = `console-e2e-conflict-${randomUUID()}`;
     const first = pay(conflictKey, 55);

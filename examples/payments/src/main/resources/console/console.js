@@ -11,6 +11,10 @@
   const SAMPLES = 60;
   const RECORDS_PAGE = 50;
   const OUTBOX_PAGE = 100;
+  /** No call waits longer: a hung request must not hold up the refreshes after it. */
+  const CALL_TIMEOUT_MS = 10000;
+  /** A key search scans the record table: refreshed on submit, and on its own at most this often. */
+  const SEARCH_REFRESH_MS = 30000;
   const SERIES = [
     { outcome: 'replayed', label: 'replays' },
     { outcome: 'mismatch', label: 'payload mismatches' },
@@ -20,8 +24,14 @@
 
   const view = {
     tab: 'records',
+    recordsKey: '',
     recordsCursor: null,
     recordsNext: null,
+    recordsLoadedAt: 0,
+    recordsShown: null,
+    outboxShown: null,
+    // the number of the latest request of each loader: an answer to an older one is dropped
+    requests: { records: 0, outbox: 0, metrics: 0 },
     expanded: new Set(),
     samples: [],
     timer: null,
@@ -98,15 +108,35 @@
 
   class SignedOut extends Error {}
 
+  class CallFailed extends Error {
+    constructor(message, status, code) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  /** fetch, given up after CALL_TIMEOUT_MS with an error that says so. */
+  async function fetchWithTimeout(url, options, what) {
+    try {
+      return await fetch(url, { ...options, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    } catch (e) {
+      if (e && (e.name === 'TimeoutError' || e.name === 'AbortError')) {
+        throw new Error(`${what}: no answer within ${CALL_TIMEOUT_MS / 1000} s`);
+      }
+      throw e;
+    }
+  }
+
   async function call(method, path) {
     const key = sessionStorage.getItem(KEY_STORAGE);
     if (!key) throw new SignedOut('signed out');
-    const response = await fetch(new URL(path, ROOT), {
+    const response = await fetchWithTimeout(new URL(path, ROOT), {
       method,
       headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
       cache: 'no-store',
       credentials: 'omit',
-    });
+    }, `${method} ${path}`);
     if (response.status === 401) {
       signOut('The service refused the admin key. Sign in again.');
       throw new SignedOut('refused');
@@ -114,7 +144,8 @@
     const body = await response.json().catch(() => null);
     if (!response.ok) {
       const what = body && (body.detail || body.title);
-      throw new Error(`${method} ${path}: ${response.status}${what ? ` ${what}` : ''}`);
+      throw new CallFailed(`${method} ${path}: ${response.status}${what ? ` ${what}` : ''}`, response.status,
+        body && body.code);
     }
     return body;
   }
@@ -140,11 +171,11 @@
     error.hidden = true;
     let response;
     try {
-      response = await fetch(new URL('admin/console/session', ROOT), {
+      response = await fetchWithTimeout(new URL('admin/console/session', ROOT), {
         headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
         cache: 'no-store',
         credentials: 'omit',
-      });
+      }, 'sign-in');
     } catch (e) {
       error.textContent = `The service did not answer: ${e.message}`;
       error.hidden = false;
@@ -204,7 +235,9 @@
     view.refreshing = true;
     try {
       const work = [loadMetrics()];
-      if (view.tab === 'records') work.push(loadRecords());
+      // a key search scans the whole record table: not every few seconds
+      const searchDue = !view.recordsKey || Date.now() - view.recordsLoadedAt >= SEARCH_REFRESH_MS;
+      if (view.tab === 'records' && searchDue) work.push(loadRecords());
       if (view.tab === 'outbox') work.push(loadOutbox());
       await Promise.all(work);
       $('refresh-status').textContent = `updated ${new Date().toLocaleTimeString()}, every ${REFRESH_MS / 1000} s`;
@@ -217,36 +250,66 @@
 
   // ------------------------------------------------------------------------------------------------ records
 
+  /** Takes the search form's values: paging and auto-refreshes keep them until the next submit. */
+  function newRecordsSearch() {
+    view.recordsKey = $('records-key').value.trim();
+    view.recordsCursor = null;
+    return loadRecords().catch(showError);
+  }
+
   function recordsQuery() {
     const q = new URLSearchParams({ state: $('records-state').value, limit: String(RECORDS_PAGE) });
-    const key = $('records-key').value.trim();
-    if (key) q.set('key', key);
+    if (view.recordsKey) q.set('key', view.recordsKey);
     if (view.recordsCursor) q.set('after', view.recordsCursor);
     return q;
   }
 
+  /** What a row shows apart from the times, which move on with every load. */
+  function recordSignature(r) {
+    return [r.scope, r.operation, r.key, r.state, r.version, r.recovery_point, r.lease_owner, r.locked_until,
+      r.updated_at, r.response_status].join('\u0000');
+  }
+
   async function loadRecords() {
-    const page = await call('GET', `admin/console/records?${recordsQuery()}`);
+    const ticket = ++view.requests.records;
+    const query = recordsQuery();
+    const page = await call('GET', `admin/console/records?${query}`);
+    if (ticket !== view.requests.records) return; // a later load was asked for: its answer counts
+    const loadedAt = Date.now();
+    view.recordsLoadedAt = loadedAt;
     view.recordsNext = page.next;
+    const records = page.records.map((r) => ({ ...r, loadedAt }));
+    const shown = `${query}\u0001${records.map(recordSignature).join('\u0001')}`;
     const body = $('records-body');
-    body.replaceChildren(...page.records.map(recordRow));
-    $('records-empty').hidden = page.records.length > 0;
+    if (shown === view.recordsShown && body.rows.length === records.length) {
+      // the same rows: only their times change, so a selection in the table survives the refresh
+      records.forEach((r, i) => updateRecordRow(body.rows[i], r));
+    } else {
+      body.replaceChildren(...records.map(recordRow));
+      view.recordsShown = shown;
+    }
+    $('records-empty').hidden = records.length > 0;
     $('records-next').disabled = !page.next;
     $('records-first').disabled = !view.recordsCursor;
   }
 
+  /** The lease's time left as of now, from the answer's lease_left_ms and when it came; null when none. */
+  function leaseLeft(r) {
+    if (r.lease_left_ms === null || r.lease_left_ms === undefined) return null;
+    return r.lease_left_ms - (Date.now() - r.loadedAt);
+  }
+
+  function leaseCell(r) {
+    if (r.lease_left_ms === null || r.lease_left_ms === undefined) return '–';
+    return r.lease_left_ms >= 0
+      ? el('span', { text: `ends in ${duration(r.lease_left_ms)}` })
+      : el('span', { className: 'late', text: `expired ${duration(r.lease_left_ms)} ago` });
+  }
+
+  const rowRecords = new WeakMap();
+
   function recordRow(r) {
-    let lease = '–';
-    if (r.lease_left_ms !== null && r.lease_left_ms !== undefined) {
-      lease = r.lease_left_ms >= 0
-        ? el('span', { text: `ends in ${duration(r.lease_left_ms)}` })
-        : el('span', { className: 'late', text: `expired ${duration(r.lease_left_ms)} ago` });
-    }
-    const evict = el('button', {
-      type: 'button', className: 'danger small', 'data-testid': 'evict', text: 'Evict',
-      onclick: () => evictRecord(r),
-    });
-    return el('tr', { 'data-testid': 'record-row', 'data-key': r.key, 'data-state': r.state },
+    const row = el('tr', { 'data-testid': 'record-row', 'data-key': r.key, 'data-state': r.state },
       el('td', { className: 'mono', text: r.scope }),
       el('td', { className: 'mono nowrap', text: r.operation }),
       el('td', { className: 'mono wrap', 'data-testid': 'record-key', text: r.key }),
@@ -254,33 +317,71 @@
       el('td', { text: r.recovery_point || '–' }),
       el('td', { className: 'mono', text: r.lease_owner || '–' }),
       el('td', { 'data-testid': 'lease-age', text: r.state === 'in_progress' ? duration(r.lease_age_ms) : '–' }),
-      el('td', {}, lease),
+      el('td', { 'data-testid': 'lease-ends' }, leaseCell(r)),
       el('td', { className: 'nowrap', title: time(r.updated_at), text: ago(r.updated_at) }),
-      el('td', { className: 'actions' }, evict));
+      el('td', { className: 'actions' }, el('button', {
+        type: 'button', className: 'danger small', 'data-testid': 'evict', text: 'Evict',
+        onclick: () => evictRecord(rowRecords.get(row)),
+      })));
+    rowRecords.set(row, r);
+    return row;
+  }
+
+  /** Sets a cell's text only when it differs, leaving the other cells' text nodes (and a selection) alone. */
+  function setText(cell, text) {
+    if (cell.textContent !== text) cell.textContent = text;
+  }
+
+  function updateRecordRow(row, r) {
+    rowRecords.set(row, r);
+    setText(row.cells[6], r.state === 'in_progress' ? duration(r.lease_age_ms) : '–');
+    const lease = leaseCell(r);
+    if (row.cells[7].textContent !== (typeof lease === 'string' ? lease : lease.textContent)) {
+      row.cells[7].replaceChildren(lease);
+    }
+    setText(row.cells[8], ago(r.updated_at));
   }
 
   async function evictRecord(r) {
-    const question = `Evict the record of key "${r.key}" (${r.operation}, scope ${r.scope}, ${r.state})?\n\n`
-      + 'Its stored answer is forgotten: the next request with this key runs again.';
+    const left = leaseLeft(r);
+    const live = r.state === 'in_progress' && left !== null && left > 0;
+    let lease = '';
+    if (r.state === 'in_progress') {
+      if (left === null) lease = ', without a lease';
+      else lease = live ? `, its lease ends in ${duration(left)}` : `, its lease ended ${duration(left)} ago`;
+    }
+    const question = `Evict the record of key "${r.key}" (${r.operation}, scope ${r.scope})?\n\n`
+      + `It is ${r.state.replace('_', ' ')}${lease}.\n\n`
+      + (r.state === 'in_progress' ? 'The next request with this key starts afresh.'
+        : 'Its stored answer is forgotten: the next request with this key runs again.');
     if (!window.confirm(question)) return;
+    if (live && !window.confirm(`The lease on "${r.key}" is live for ${duration(left)} more: its worker may still `
+        + 'be running the request, and a retry after the eviction would run it a second time (a second charge, '
+        + 'say).\n\nEvict it all the same, while the lease is live?')) {
+      return;
+    }
+    const q = new URLSearchParams({ scope: r.scope, operation: r.operation, key: r.key, version: String(r.version) });
+    if (live) q.set('force', 'true');
     try {
-      const q = new URLSearchParams({ scope: r.scope, operation: r.operation, key: r.key });
       await call('DELETE', `admin/console/records?${q}`);
       notify(`Evicted the record of key ${r.key}.`);
-      await loadRecords();
     } catch (e) {
-      showError(e);
+      showError(e instanceof CallFailed && e.code === 'CONFLICT.record.changed'
+        ? new Error(`Not evicted: the record of key ${r.key} changed since it was shown. Look at it again.`) : e);
     }
+    await loadRecords().catch(showError);
   }
 
   // ------------------------------------------------------------------------------------------------ outbox
 
   async function loadOutbox() {
+    const ticket = ++view.requests.outbox;
     const status = $('outbox-status').value;
     const [stats, page] = await Promise.all([
       call('GET', 'admin/outbox/stats'),
       call('GET', `admin/outbox?status=${encodeURIComponent(status)}&limit=${OUTBOX_PAGE}`),
     ]);
+    if (ticket !== view.requests.outbox) return;
     $('outbox-pending').textContent = stats.counts.pending;
     $('outbox-oldest').textContent = stats.oldest_pending_age_ms === null ? 'none'
       : duration(stats.oldest_pending_age_ms);
@@ -288,12 +389,22 @@
     $('outbox-delivered').textContent = stats.counts.delivered;
     $('outbox-discarded').textContent = stats.counts.discarded;
     $('outbox-relay').textContent = `${stats.relay}: ${stats.relay_running ? 'running' : 'stopped'}`;
-    const rows = [];
-    for (const event of page.events) {
-      rows.push(eventRow(event));
-      if (view.expanded.has(event.id)) rows.push(historyRow(event));
+    const shown = JSON.stringify([status, [...view.expanded].sort(), page.events]);
+    const body = $('outbox-body');
+    if (shown === view.outboxShown) {
+      // the same events: only the "ago" times move on, and a selection in the table survives
+      for (const row of body.querySelectorAll('[data-testid="outbox-row"]')) {
+        setText(row.cells[7], ago(row.cells[7].dataset.at));
+      }
+    } else {
+      const rows = [];
+      for (const event of page.events) {
+        rows.push(eventRow(event));
+        if (view.expanded.has(event.id)) rows.push(historyRow(event));
+      }
+      body.replaceChildren(...rows);
+      view.outboxShown = shown;
     }
-    $('outbox-body').replaceChildren(...rows);
     $('outbox-empty').hidden = page.events.length > 0;
   }
 
@@ -332,7 +443,7 @@
     el('td', {}, pill(e.status)),
     el('td', { text: e.attempts }),
     el('td', { className: 'wrap', 'data-testid': 'last-error', text: e.last_error || '–' }),
-    el('td', { className: 'nowrap', title: time(e.created_at), text: ago(e.created_at) }),
+    el('td', { className: 'nowrap', title: time(e.created_at), 'data-at': e.created_at, text: ago(e.created_at) }),
     actions);
   }
 
@@ -368,7 +479,9 @@
   // ------------------------------------------------------------------------------------------------ charts
 
   async function loadMetrics() {
+    const ticket = ++view.requests.metrics;
     const sample = await call('GET', 'admin/console/metrics');
+    if (ticket !== view.requests.metrics) return;
     const last = view.samples[view.samples.length - 1];
     if (!last || sample.at > last.at) view.samples.push(sample);
     if (view.samples.length > SAMPLES + 1) view.samples.shift();
@@ -447,7 +560,8 @@
     $('rates-legend').replaceChildren(...SERIES.map((s) => el('li', {},
       el('span', { className: `swatch ${s.outcome}` }),
       `${s.label}${latest ? `: ${latest[s.outcome].toFixed(2)}/s` : ''}`)));
-    $('rates-window').textContent = `(last ${points.length} of ${SAMPLES - 1} intervals)`;
+    // SAMPLES + 1 samples at most: SAMPLES intervals between them, one rate each
+    $('rates-window').textContent = `(last ${Math.min(points.length, SAMPLES)} of ${SAMPLES} intervals)`;
   }
 
   function drawKeyAge(age) {
@@ -476,9 +590,12 @@
         label));
     });
     chart.replaceChildren(...nodes);
+    // the max is Micrometer's, kept over a short decaying window (two minutes by default), unlike the counts
     $('age-summary').textContent = age.count === 0 ? '(no replay yet)'
       : `(${age.count} replays, mean ${duration((age.sum_seconds / age.count) * 1000)},`
-        + ` max ${duration(age.max_seconds * 1000)})`;
+        + ` recent max ${duration(age.max_seconds * 1000)})`;
+    $('age-summary').title = 'The max covers the last few minutes only; the count and the mean cover every replay'
+      + ' the registry holds.';
   }
 
   // ------------------------------------------------------------------------------------------------ wiring
@@ -498,13 +615,9 @@
     }
     $('records-form').addEventListener('submit', (event) => {
       event.preventDefault();
-      view.recordsCursor = null;
-      loadRecords().catch(showError);
+      newRecordsSearch();
     });
-    $('records-state').addEventListener('change', () => {
-      view.recordsCursor = null;
-      loadRecords().catch(showError);
-    });
+    $('records-state').addEventListener('change', () => newRecordsSearch());
     $('records-next').addEventListener('click', () => {
       if (!view.recordsNext) return;
       view.recordsCursor = view.recordsNext;

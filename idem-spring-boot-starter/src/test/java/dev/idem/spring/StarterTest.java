@@ -233,6 +233,32 @@ abstract class StarterTest {
   }
 
   @Test
+  void theKnownOperationsCountersExistAtStartupSoThatAlertsSeeZeroRatherThanNoData() {
+    MeterRegistry registry = context.getBean(MeterRegistry.class);
+
+    List<String> requestOutcomes = registry.find("idem.requests").tags("instance", "starter-test", "operation",
+        "POST /charges").counters().stream().map(c -> c.getId().getTag("outcome")).toList();
+    var leaseExpired = registry.find("idem.lease.expired").tags("instance", "starter-test", "operation",
+        "POST /charges").counter();
+    var recovered = registry.find("idem.completer.recoveries").tags("instance", "starter-test", "operation",
+        "POST /charges", "result", "recovered").counter();
+    var failed = registry.find("idem.completer.recoveries").tags("instance", "starter-test", "operation",
+        "POST /charges", "result", "failed").counter();
+    var atomicLeaseExpired = registry.find("idem.lease.expired").tags("operation", "POST /orders").counter();
+    var atomicRecoveries = registry.find("idem.completer.recoveries").tags("operation", "POST /orders").counter();
+
+    assertThat(requestOutcomes).containsExactlyInAnyOrder("created", "replayed", "released", "mismatch",
+        "in_progress");
+    assertThat(registry.find("idem.requests").tags("operation", "POST /orders", "outcome", "mismatch").counter())
+        .isNotNull();
+    assertThat(leaseExpired).as("a phased operation's lease takeovers").isNotNull();
+    assertThat(recovered).isNotNull();
+    assertThat(failed).isNotNull();
+    assertThat(atomicLeaseExpired).as("an atomic operation holds no lease").isNull();
+    assertThat(atomicRecoveries).as("the completer never resumes an atomic operation").isNull();
+  }
+
+  @Test
   void inProgressGaugesShowARecordStuckInProgress() throws Exception {
     MeterRegistry registry = context.getBean(MeterRegistry.class);
     JdbcIdempotencyStore store = context.getBean(JdbcIdempotencyStore.class);

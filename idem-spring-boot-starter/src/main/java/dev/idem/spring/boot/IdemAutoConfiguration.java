@@ -61,9 +61,10 @@ public class IdemAutoConfiguration {
         .createSchemaIfMissing(properties.getStore().isInitializeSchema()).build();
   }
 
+  /** The {@code Idem} on the one {@link IdempotencyStore} bean (or the {@code @Primary} one among several). */
   @Bean
   @ConditionalOnMissingBean
-  @ConditionalOnBean(IdempotencyStore.class)
+  @ConditionalOnSingleCandidate(IdempotencyStore.class)
   public Idem idem(IdempotencyStore store, IdemProperties properties, ObjectProvider<PhasedOperation> phased,
       ObjectProvider<IdemListener> listeners, ObjectProvider<Clock> clock, ListableBeanFactory beans) {
     properties.validate();
@@ -115,8 +116,8 @@ public class IdemAutoConfiguration {
     }
 
     @Bean
-    FilterRegistrationBean<jakarta.servlet.Filter> idempotencyFilter(ObjectProvider<Idem> idems, IdemProperties properties,
-        ScopeResolver scopes, ObjectProvider<TransactionBoundary> boundary,
+    FilterRegistrationBean<jakarta.servlet.Filter> idempotencyFilter(ObjectProvider<Idem> idems,
+        IdemProperties properties, ScopeResolver scopes, ObjectProvider<TransactionBoundary> boundary,
         ObjectProvider<PlatformTransactionManager> transactions, ListableBeanFactory beans,
         org.springframework.core.env.Environment environment) {
       Idem idem = idems.getIfAvailable();
@@ -125,7 +126,8 @@ public class IdemAutoConfiguration {
       if (idem == null) {
         if (!routes.isEmpty()) {
           throw new IllegalStateException("@Idempotent methods exist but no Idem could be configured: it needs one"
-              + " DataSource (or a @Primary one) or an IdempotencyStore bean of the application's own");
+              + " DataSource (or a @Primary one), one IdempotencyStore bean of the application's own (or a @Primary"
+              + " one), or an Idem bean");
         }
         registration.setFilter((request, response, chain) -> chain.doFilter(request, response));
         registration.setEnabled(false);
@@ -170,7 +172,8 @@ public class IdemAutoConfiguration {
         }
       }
       LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': no DataSourceTransactionManager manages the"
-          + " JDBC store's DataSource; atomic routes use the store's own transaction (IdempotentExchange.transaction())");
+          + " JDBC store's DataSource; atomic routes use the store's own transaction"
+          + " (IdempotentExchange.transaction())");
       return TransactionBoundary.none();
     }
   }

@@ -5,7 +5,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-/** The {@code idem.*} properties. Validated once at startup by {@link #validate()}. */
+/**
+ * The {@code idem.*} properties. Validated once at startup by {@link #validate()}; the MDC filter's order only where
+ * that filter is registered ({@link Mdc#validate(int)}).
+ */
 @ConfigurationProperties(prefix = "idem")
 public class IdemProperties {
   /** Whether Idem is auto-configured at all. */
@@ -227,13 +230,25 @@ public class IdemProperties {
   /** The MDC filter ({@code idem.logging.mdc.*}), in servlet applications with SLF4J. */
   public static class Mdc {
     /**
-     * Put {@code idempotency_key}, {@code attempt} and {@code error_code} into the MDC of every request that carries
-     * an {@code Idempotency-Key} or {@code Idempotency-Attempt} header, so that every line logged while it runs
-     * carries them.
+     * The MDC filter's order when {@code idem.logging.mdc.order} is not set: among the first filters, before
+     * authentication (Spring Security's chain is at -100), unless {@code idem.filter.order} is lower still.
+     */
+    public static final int DEFAULT_ORDER = Integer.MIN_VALUE + 50;
+
+    /**
+     * Register the MDC filter, which puts {@code idempotency_key} and {@code attempt} into the MDC of every request
+     * that carries an {@code Idempotency-Key} or {@code Idempotency-Attempt} header, and wraps the response of every
+     * unsafe request (POST, PUT, PATCH, DELETE...), with or without those headers, to put the code of a problem
+     * answer into the MDC as {@code error_code}; every line logged while the request runs carries them. Safe requests
+     * without either header pass untouched.
      */
     private boolean enabled = true;
-    /** The filter's order: before authentication and before the idempotency filter ({@code idem.filter.order}). */
-    private int order = Integer.MIN_VALUE + 50;
+    /**
+     * The filter's order; when set, it must be lower than {@code idem.filter.order}. Unset (the default): before
+     * authentication ({@code Integer.MIN_VALUE + 50}), or just before the idempotency filter when
+     * {@code idem.filter.order} is that low.
+     */
+    private Integer order;
 
     /** Whether the MDC filter is registered. */
     public boolean isEnabled() {
@@ -245,14 +260,44 @@ public class IdemProperties {
       this.enabled = enabled;
     }
 
-    /** The MDC filter's order. */
-    public int getOrder() {
+    /** The MDC filter's order as configured; null when unset (see {@link #effectiveOrder(int)}). */
+    public Integer getOrder() {
       return order;
     }
 
-    /** Sets the MDC filter's order; it must be lower than {@code idem.filter.order}. */
-    public void setOrder(int order) {
+    /** Sets the MDC filter's order; it must be lower than {@code idem.filter.order}. Null restores the default. */
+    public void setOrder(Integer order) {
       this.order = order;
+    }
+
+    /**
+     * Checks the order against the idempotency filter's; the auto-configuration calls it only when it registers the
+     * MDC filter, so a conflicting order is no error while the filter is off.
+     *
+     * @throws IllegalStateException when {@code idem.logging.mdc.order} is set and not lower than
+     *     {@code idempotencyFilterOrder}
+     */
+    public void validate(int idempotencyFilterOrder) {
+      if (order != null && order >= idempotencyFilterOrder) {
+        throw new IllegalStateException("idem.logging.mdc.order (" + order + ") must be lower than"
+            + " idem.filter.order (" + idempotencyFilterOrder + "): the MDC must be set before the idempotency filter"
+            + " runs; lower it, or leave it unset to have it placed before the idempotency filter");
+      }
+    }
+
+    /**
+     * The order to register the MDC filter with: {@link #getOrder()} when set; else {@link #DEFAULT_ORDER}, or one
+     * less than {@code idempotencyFilterOrder} when that is lower. When {@code idempotencyFilterOrder} is
+     * {@link Integer#MIN_VALUE} nothing is lower, and both filters get {@link Integer#MIN_VALUE}: Spring Boot keeps
+     * filters of equal order in the order of their registration beans, and the logging auto-configuration registers
+     * the MDC filter's before the idempotency filter's.
+     */
+    public int effectiveOrder(int idempotencyFilterOrder) {
+      if (order != null) {
+        return order;
+      }
+      int justBefore = idempotencyFilterOrder == Integer.MIN_VALUE ? Integer.MIN_VALUE : idempotencyFilterOrder - 1;
+      return Math.min(DEFAULT_ORDER, justBefore);
     }
   }
 
@@ -279,10 +324,6 @@ public class IdemProperties {
       throw new IllegalStateException("idem.purge.batch-size must be 1..100000, got " + purge.batchSize);
     }
     positive("idem.metrics.in-progress-refresh", metrics.inProgressRefresh);
-    if (logging.mdc.enabled && logging.mdc.order >= filter.order) {
-      throw new IllegalStateException("idem.logging.mdc.order (" + logging.mdc.order + ") must be lower than"
-          + " idem.filter.order (" + filter.order + "): the MDC must be set before the idempotency filter runs");
-    }
   }
 
   private static void positive(String property, Duration d) {

@@ -3,15 +3,16 @@ package dev.idem.spring.internal;
 import dev.idem.jdbc.InProgressRecords;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.TimeGauge;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,8 +38,12 @@ import java.util.function.LongSupplier;
  * database is away (the figures then stay as they were, and one warning is logged until a read succeeds again). The
  * oldest age keeps growing with the clock between reads. Until the first successful read the gauges are NaN.
  * Nothing runs on the request path. Thread-safe.
+ *
+ * <p>Built on a store, the gauges read on a daemon thread of their own ({@code idem-record-metrics-<instance>},
+ * {@link GaugeReadThread}), so that a slow read holds up no other instance's gauges; {@link #close()} stops it and
+ * removes the gauges from the registry (the auto-configured bean is closed with the application context).
  */
-public final class InProgressGauges {
+public final class InProgressGauges implements AutoCloseable {
   /** Records in progress. */
   public static final String IN_PROGRESS = "idem.records.in_progress";
   /** In-progress records whose lease has run out. */
@@ -47,13 +52,10 @@ public final class InProgressGauges {
   public static final String OLDEST_AGE = "idem.records.in_progress.oldest.age";
 
   private static final System.Logger LOG = System.getLogger(InProgressGauges.class.getName());
-  /** One daemon thread reads the figures of every store whose gauges are scraped. */
-  private static final ExecutorService REFRESHER = Executors.newSingleThreadExecutor(r -> {
-    Thread t = new Thread(r, "idem-record-metrics");
-    t.setDaemon(true);
-    return t;
-  });
 
+  private final MeterRegistry registry;
+  private final List<Meter> meters;
+  private final ExecutorService owned;
   private final String instance;
   private final Function<Instant, InProgressRecords> reader;
   private final Clock clock;
@@ -66,12 +68,13 @@ public final class InProgressGauges {
   private volatile boolean attempted;
   private volatile long lastAttempt;
   private volatile boolean failing;
+  private volatile boolean closed;
 
-  /** The gauges of {@code store}'s records, read on a shared daemon thread. */
+  /** The gauges of {@code store}'s records, read on a daemon thread of their own; {@link #close()} stops it. */
   public InProgressGauges(MeterRegistry registry, String instance, JdbcIdempotencyStore store, Clock clock,
       Duration refresh) {
-    this(registry, instance, Objects.requireNonNull(store, "store")::inProgress, clock, refresh, REFRESHER,
-        System::nanoTime);
+    this(registry, instance, Objects.requireNonNull(store, "store")::inProgress, clock, refresh,
+        GaugeReadThread.executor("idem-record-metrics-" + instance), System::nanoTime, true);
   }
 
   /**
@@ -79,12 +82,17 @@ public final class InProgressGauges {
    *
    * @param reader reads the figures at the instant given; it runs on {@code executor}
    * @param refresh the shortest time between two reads
-   * @param executor where reads run
+   * @param executor where reads run; it stays the caller's, {@link #close()} leaves it running
    * @param nanoTime the monotonic time the refresh interval is measured on
    */
   public InProgressGauges(MeterRegistry registry, String instance, Function<Instant, InProgressRecords> reader,
       Clock clock, Duration refresh, Executor executor, LongSupplier nanoTime) {
-    Objects.requireNonNull(registry, "registry");
+    this(registry, instance, reader, clock, refresh, executor, nanoTime, false);
+  }
+
+  private InProgressGauges(MeterRegistry registry, String instance, Function<Instant, InProgressRecords> reader,
+      Clock clock, Duration refresh, Executor executor, LongSupplier nanoTime, boolean ownsExecutor) {
+    this.registry = Objects.requireNonNull(registry, "registry");
     this.instance = Objects.requireNonNull(instance, "instance");
     this.reader = Objects.requireNonNull(reader, "reader");
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -94,15 +102,30 @@ public final class InProgressGauges {
     this.refreshNanos = refresh.toNanos();
     this.executor = Objects.requireNonNull(executor, "executor");
     this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
-    Gauge.builder(IN_PROGRESS, this, g -> g.value(false))
-        .description("Idempotency records in progress").tag("instance", instance).strongReference(true)
-        .register(registry);
-    Gauge.builder(LEASE_EXPIRED, this, g -> g.value(true))
-        .description("In-progress records whose lease has run out, waiting for the completer or a retry")
-        .tag("instance", instance).strongReference(true).register(registry);
-    TimeGauge.builder(OLDEST_AGE, this, TimeUnit.SECONDS, InProgressGauges::oldestAgeSeconds)
-        .description("How long the oldest in-progress record has been in progress (0 when none is)")
-        .tag("instance", instance).strongReference(true).register(registry);
+    this.owned = ownsExecutor ? (ExecutorService) executor : null;
+    meters = List.of(
+        Gauge.builder(IN_PROGRESS, this, g -> g.value(false))
+            .description("Idempotency records in progress").tag("instance", instance).strongReference(true)
+            .register(registry),
+        Gauge.builder(LEASE_EXPIRED, this, g -> g.value(true))
+            .description("In-progress records whose lease has run out, waiting for the completer or a retry")
+            .tag("instance", instance).strongReference(true).register(registry),
+        TimeGauge.builder(OLDEST_AGE, this, TimeUnit.SECONDS, InProgressGauges::oldestAgeSeconds)
+            .description("How long the oldest in-progress record has been in progress (0 when none is)")
+            .tag("instance", instance).strongReference(true).register(registry));
+  }
+
+  /**
+   * Removes the gauges from the registry and stops the reading thread of gauges built on a store (interrupting a
+   * read in progress) without waiting for it. Idempotent.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    meters.forEach(registry::remove);
+    if (owned != null) {
+      owned.shutdownNow();
+    }
   }
 
   /** Reads made so far, successful or not. */
@@ -156,7 +179,7 @@ public final class InProgressGauges {
         LOG.log(System.Logger.Level.INFO, "Idem '" + instance + "': in-progress records can be counted again");
       }
     } catch (RuntimeException e) {
-      if (!failing) {
+      if (!failing && !closed) {
         failing = true;
         LOG.log(System.Logger.Level.WARNING, "Idem '" + instance + "': cannot count the in-progress records for"
             + " the " + IN_PROGRESS + " gauges; they keep their last values and are read again in "

@@ -4,6 +4,7 @@ import dev.idem.core.Execution;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.RecordKey;
 import dev.idem.core.spi.IdemListener;
+import dev.idem.servlet.IdempotentRoute;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -28,7 +29,9 @@ import java.util.concurrent.TimeUnit;
  *       {@code find} or {@code insert}), success
  * </ul>
  *
- * <p>The gauges of records in progress are {@link InProgressGauges}.
+ * <p>Counters are registered with their first event, or at zero beforehand for the operations known at startup
+ * ({@link #registerOperation}), so that a query or an alert on them sees 0 rather than no data. The gauges of records
+ * in progress are {@link InProgressGauges}.
  */
 public final class MicrometerListener implements IdemListener {
   private final MeterRegistry registry;
@@ -43,6 +46,42 @@ public final class MicrometerListener implements IdemListener {
   public MicrometerListener(MeterRegistry registry, String instance) {
     this.registry = registry;
     this.instance = instance;
+  }
+
+  /**
+   * Registers at zero the counters of {@code operation} of the Idem instance {@code instance}, for an operation known
+   * before its first request: {@code idem.requests} for every outcome; {@code idem.lease.expired} when its records
+   * hold a lease ({@code PHASED} and {@code LEASED} routes); {@code idem.completer.recoveries}, recovered and failed,
+   * when the completer resumes them ({@code PHASED}). Registering again changes nothing.
+   */
+  public void registerOperation(String instance, String operation, IdempotentRoute.Mode mode) {
+    for (Execution.Outcome outcome : Execution.Outcome.values()) {
+      requests(instance, operation, outcome(outcome));
+    }
+    if (mode != IdempotentRoute.Mode.ATOMIC) {
+      leaseExpired(instance, operation);
+    }
+    if (mode == IdempotentRoute.Mode.PHASED) {
+      recoveries(instance, operation, true);
+      recoveries(instance, operation, false);
+    }
+  }
+
+  private Counter requests(String instance, String operation, String outcome) {
+    return Counter.builder("idem.requests").description("Idempotent requests by outcome")
+        .tags("instance", instance, "operation", operation, "outcome", outcome).register(registry);
+  }
+
+  private Counter leaseExpired(String instance, String operation) {
+    return Counter.builder("idem.lease.expired")
+        .description("In-progress records taken over after their lease expired")
+        .tags("instance", instance, "operation", operation).register(registry);
+  }
+
+  private Counter recoveries(String instance, String operation, boolean recovered) {
+    return Counter.builder("idem.completer.recoveries").description("Records the completer resumed")
+        .tags("instance", instance, "operation", operation, "result", recovered ? "recovered" : "failed")
+        .register(registry);
   }
 
   static String outcome(Execution.Outcome outcome) {
@@ -67,8 +106,7 @@ public final class MicrometerListener implements IdemListener {
   public void onExecution(String instance, Execution execution, Duration elapsed) {
     String operation = execution.key().operation().name();
     String outcome = outcome(execution.outcome());
-    Counter.builder("idem.requests").description("Idempotent requests by outcome")
-        .tags("instance", instance, "operation", operation, "outcome", outcome).register(registry).increment();
+    requests(instance, operation, outcome).increment();
     Timer.builder("idem.request.duration").description("Time the executor took, including the work")
         .tags("instance", instance, "operation", operation, "outcome", outcome).register(registry)
         .record(elapsed.toNanos(), TimeUnit.NANOSECONDS);
@@ -86,24 +124,19 @@ public final class MicrometerListener implements IdemListener {
     if (cause == null) {
       return;
     }
-    Counter.builder("idem.requests").description("Idempotent requests by outcome")
-        .tags("instance", instance, "operation", key.operation().name(), "outcome", "released").register(registry)
-        .increment();
+    requests(instance, key.operation().name(), outcome(Execution.Outcome.NOT_STORED)).increment();
   }
 
   /** Counts the takeover. */
   @Override
   public void onLeaseExpired(String instance, IdempotencyRecord expired) {
-    Counter.builder("idem.lease.expired").description("In-progress records taken over after their lease expired")
-        .tags("instance", instance, "operation", expired.key().operation().name()).register(registry).increment();
+    leaseExpired(instance, expired.key().operation().name()).increment();
   }
 
   /** Counts the completer's round on the record, recovered or failed. */
   @Override
   public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
-    Counter.builder("idem.completer.recoveries").description("Records the completer resumed")
-        .tags("instance", instance, "operation", key.operation().name(), "result", recovered ? "recovered" : "failed")
-        .register(registry).increment();
+    recoveries(instance, key.operation().name(), recovered).increment();
   }
 
   /** Times the store call. */

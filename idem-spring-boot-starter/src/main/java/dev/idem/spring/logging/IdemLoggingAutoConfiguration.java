@@ -25,8 +25,9 @@ import org.springframework.context.annotation.Configuration;
  *       receives it with its other listeners. Off with {@code idem.logging.enabled=false}; an application's own
  *       {@link LoggingListener} or {@link Slf4jIdemListener} bean replaces it;
  *   <li>in servlet web applications with SLF4J, the {@link IdemMdcFilter}, registered with
- *       {@code idem.logging.mdc.order} (by default among the first filters, before authentication and always before
- *       the idempotency filter). Off with {@code idem.logging.mdc.enabled=false}.
+ *       {@code idem.logging.mdc.order}: unset, among the first filters, before authentication, and always before the
+ *       idempotency filter ({@link IdemProperties.Mdc#effectiveOrder(int)}); set, it must be lower than
+ *       {@code idem.filter.order}, else startup fails naming both. Off with {@code idem.logging.mdc.enabled=false}.
  * </ul>
  *
  * Off with the rest of Idem ({@code idem.enabled=false}).
@@ -73,9 +74,12 @@ public class IdemLoggingAutoConfiguration {
     @Bean
     FilterRegistrationBean<IdemMdcFilter> idemMdcFilter(IdemProperties properties) {
       properties.validate();
+      int idempotencyOrder = properties.getFilter().getOrder();
+      IdemProperties.Mdc mdc = properties.getLogging().getMdc();
+      mdc.validate(idempotencyOrder);
       FilterRegistrationBean<IdemMdcFilter> registration = new FilterRegistrationBean<>(new IdemMdcFilter());
       registration.setName("idemMdcFilter");
-      registration.setOrder(properties.getLogging().getMdc().getOrder());
+      registration.setOrder(mdc.effectiveOrder(idempotencyOrder));
       registration.setDispatcherTypes(DispatcherType.REQUEST);
       registration.addUrlPatterns("/*");
       return registration;

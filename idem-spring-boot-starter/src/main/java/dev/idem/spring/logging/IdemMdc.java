@@ -28,16 +28,24 @@ public final class IdemMdc {
 
   /**
    * Sets {@code keysAndValues} (key, value, key, value...) in the calling thread's MDC; a null value removes the
-   * key. Close the frame to restore the previous values. Not thread-safe: open and close it on one thread.
+   * key. Close the frame to restore the previous values. The frame belongs to the calling thread: used from any other
+   * thread, or once closed, it does nothing.
    */
   static Frame set(String... keysAndValues) {
     return new Frame(keysAndValues);
   }
 
-  /** The MDC values a {@link #set} replaced, put back by {@link #close()}. */
+  /**
+   * The MDC values a {@link #set} replaced, put back by {@link #close()}. It belongs to the thread that opened it:
+   * {@link #put} and {@link #close()} called from another thread, or after the frame was closed, change nothing, so
+   * that a value can never be left behind in a pooled thread's MDC (such as by a response written during a servlet
+   * async dispatch, on whichever thread runs it).
+   */
   static final class Frame implements AutoCloseable {
+    private final Thread owner = Thread.currentThread();
     private final String[] keys;
     private final String[] previous;
+    private boolean open = true;
 
     private Frame(String[] keysAndValues) {
       if (keysAndValues.length % 2 != 0) {
@@ -55,9 +63,13 @@ public final class IdemMdc {
 
     /**
      * Sets (or, for null, removes) a key while the frame is open, for a value learned later; {@link #close()}
-     * restores it only when it is one of the frame's keys.
+     * restores it only when it is one of the frame's keys. Does nothing on another thread than the frame's or once
+     * the frame is closed.
      */
     void put(String key, String value) {
+      if (Thread.currentThread() != owner || !open) {
+        return;
+      }
       if (value == null) {
         MDC.remove(key);
       } else {
@@ -65,11 +77,16 @@ public final class IdemMdc {
       }
     }
 
+    /** Puts back the values the frame replaced; only the first call on the frame's thread does anything. */
     @Override
     public void close() {
+      if (Thread.currentThread() != owner || !open) {
+        return;
+      }
       for (int i = keys.length - 1; i >= 0; i--) {
         put(keys[i], previous[i]);
       }
+      open = false;
     }
   }
 }

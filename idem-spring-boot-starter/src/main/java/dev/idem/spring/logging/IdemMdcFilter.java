@@ -1,6 +1,7 @@
 package dev.idem.spring.logging;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.spring.internal.AttemptHeader;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -14,6 +15,7 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.OptionalInt;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,8 +28,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code idempotency_key}: the {@code Idempotency-Key} header as sent, at most
  *       {@value IdempotencyKey#MAX_LENGTH} characters, anything but visible ASCII replaced by {@code ?} (so that a
  *       hostile key cannot forge log lines);
- *   <li>{@code attempt}: the {@code Idempotency-Attempt} header when it is a number from 1 to {@value #MAX_ATTEMPT},
- *       else nothing;
+ *   <li>{@code attempt}: the {@code Idempotency-Attempt} header when it is a number from 1 to {@value #MAX_ATTEMPT}
+ *       (surrounding whitespace ignored), else nothing;
  *   <li>{@code error_code}: on unsafe requests (POST, PUT, PATCH, DELETE...), as soon as the answer turns out to be
  *       an RFC 9457 problem ({@code application/problem+json}), its {@code code}: the idempotency filter's
  *       ({@code CONFLICT.idempotency.payload_mismatch}, {@code VALIDATION.idempotency_key_missing}...) or the
@@ -42,14 +44,20 @@ import org.slf4j.LoggerFactory;
  * {@code Problem} writes it) are looked at, never kept. Register it before
  * authentication and before the idempotency filter (the starter does: {@code idem.logging.mdc.order}). Requests
  * without either header and with a safe method pass untouched. Thread-safe.
+ *
+ * <p>The MDC is set on the request's thread while the filter runs, and put back as it was when the filter returns.
+ * An asynchronous request (a controller returning a {@code Callable} or a {@code DeferredResult}) has its MDC only
+ * while its first dispatch runs: its answer is written later, during an async dispatch on whichever thread the
+ * container picks, which this filter (registered for {@code REQUEST} dispatches) does not see, so the answer's
+ * {@code error_code} is neither put into the MDC nor logged, and nothing is ever set on that other thread.
  */
 public final class IdemMdcFilter implements Filter {
   /** The header idem-client sends with the attempt number. */
-  public static final String ATTEMPT_HEADER = "Idempotency-Attempt";
+  public static final String ATTEMPT_HEADER = AttemptHeader.NAME;
   /** The header of the key. */
   public static final String KEY_HEADER = "Idempotency-Key";
   /** The largest attempt number put into the MDC; larger (or malformed) values are left out. */
-  public static final int MAX_ATTEMPT = 1000;
+  public static final int MAX_ATTEMPT = AttemptHeader.MAX;
   /** How much of a problem document is looked at for its code. */
   public static final int PROBLEM_PREFIX_BYTES = 1024;
 
@@ -86,6 +94,10 @@ public final class IdemMdcFilter implements Filter {
       }
       ProblemCodeResponse response = new ProblemCodeResponse((HttpServletResponse) res, frame);
       chain.doFilter(req, response);
+      if (request.isAsyncStarted()) {
+        // the answer is written later, on an async dispatch; the frame, closed below, ignores what it finds then
+        return;
+      }
       String code = response.code();
       if (code != null) {
         int status = response.getStatus();
@@ -114,20 +126,10 @@ public final class IdemMdcFilter implements Filter {
     return out.toString();
   }
 
-  /** The attempt when the header is a number from 1 to {@value #MAX_ATTEMPT}; null otherwise. */
+  /** The attempt when the header is a number from 1 to {@value #MAX_ATTEMPT} ({@link AttemptHeader}); else null. */
   static String attempt(String header) {
-    if (header == null || header.isEmpty() || header.length() > 4) {
-      return null;
-    }
-    int value = 0;
-    for (int i = 0; i < header.length(); i++) {
-      char c = header.charAt(i);
-      if (c < '0' || c > '9') {
-        return null;
-      }
-      value = value * 10 + (c - '0');
-    }
-    return value >= 1 && value <= MAX_ATTEMPT ? Integer.toString(value) : null;
+    OptionalInt attempt = AttemptHeader.parse(header);
+    return attempt.isPresent() ? Integer.toString(attempt.getAsInt()) : null;
   }
 
   /** The request's path within the server, without the query string (which may carry anything). */

@@ -6,7 +6,11 @@ import dev.idem.core.LoggingListener;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.spi.IdemListener;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,7 +22,10 @@ import org.slf4j.LoggerFactory;
  * in-progress conflict {@code error_code}. {@code attempt} comes from the request's MDC
  * ({@link IdemMdcFilter}) and is left as it is. The MDC is restored after each line, so a line's keys never leak into
  * the next one. The messages carry the key, the scope and the operation too, for log patterns without the MDC.
- * Request bodies, stored responses and credentials are never logged. Thread-safe.
+ * Request bodies, stored responses and credentials are never logged, and neither is an exception's message (which
+ * may carry any of them, from the application's phases or a driver): an exception is named by its class, and a
+ * failed recovery's stack trace is logged with the classes and frames of the exception and of its causes, without
+ * their messages. Thread-safe.
  *
  * <p>Levels: executions and transitions at DEBUG, except a payload mismatch (a client reusing a key for another
  * request) at INFO; lease expiries and recoveries at INFO; a failed recovery at WARN.
@@ -132,19 +139,68 @@ public final class Slf4jIdemListener implements IdemListener {
     }
   }
 
-  /** The completer finished a record (INFO), or could not and will try again (WARN, with the failure). */
+  /**
+   * The completer finished a record (INFO), or could not and will try again (WARN, with the failure's class and,
+   * messages left out, its stack trace).
+   */
   @Override
   public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
     IdemMdc.Frame frame = mdc(key);
     try {
       if (recovered) {
         log.info(where(instance, key) + " completer recovered the record");
+      } else if (failure == null) {
+        log.warn(where(instance, key) + " completer could not finish the record");
       } else {
-        log.warn(where(instance, key) + " completer could not finish the record"
-            + (failure == null ? "" : ": " + failure), failure);
+        log.warn(where(instance, key) + " completer could not finish the record error="
+            + failure.getClass().getName(), RedactedException.of(failure));
       }
     } finally {
       frame.close();
+    }
+  }
+
+  /**
+   * A copy of an exception for the log: the class name of the original (and the SQLState of an
+   * {@link SQLException}) in place of its message, its stack frames, and its causes and suppressed exceptions copied
+   * the same way; never a message.
+   */
+  static final class RedactedException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private static final int MAX_DEPTH = 32;
+
+    private RedactedException(String description) {
+      super(description);
+    }
+
+    static RedactedException of(Throwable failure) {
+      return copy(failure, Collections.newSetFromMap(new IdentityHashMap<>()), 0);
+    }
+
+    private static RedactedException copy(Throwable original, Set<Throwable> seen, int depth) {
+      seen.add(original);
+      String state = original instanceof SQLException sql && sql.getSQLState() != null
+          ? " (SQLState " + sql.getSQLState() + ")" : "";
+      RedactedException copy = new RedactedException(original.getClass().getName() + state);
+      copy.setStackTrace(original.getStackTrace());
+      if (depth < MAX_DEPTH) {
+        Throwable cause = original.getCause();
+        if (cause != null && !seen.contains(cause)) {
+          copy.initCause(copy(cause, seen, depth + 1));
+        }
+        for (Throwable suppressed : original.getSuppressed()) {
+          if (!seen.contains(suppressed)) {
+            copy.addSuppressed(copy(suppressed, seen, depth + 1));
+          }
+        }
+      }
+      return copy;
+    }
+
+    /** The original's class name, as the log's first line of the exception. */
+    @Override
+    public String toString() {
+      return getMessage();
     }
   }
 

@@ -7,17 +7,19 @@ import dev.idem.outbox.OutboxListener;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
+import dev.idem.spring.internal.GaugeReadThread;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -43,18 +45,18 @@ import java.util.function.Supplier;
  *
  * <p>Tags are names an application chooses (relays, routes, consumers), never event ids, keys or destinations' details,
  * whose cardinality is unbounded. The gauges read {@link Outbox#stats()} at most once per refresh interval whatever
- * the scrape rate, on the scraping thread; between reads they serve the last figures (the oldest pending age keeps
- * growing with the clock). Until the first successful read they are NaN. Thread-safe.
+ * the scrape rate, never on the scraping thread: a scrape that finds the figures older than the interval starts a
+ * read on this object's own daemon thread ({@code idem-outbox-metrics-<instance>}) and answers with the last figures
+ * (the oldest pending age keeps growing with the clock), so a scrape never waits for the database and a slow read
+ * holds up no other outbox's gauges. Until the first successful read they are NaN. {@link #close()} stops the thread
+ * and removes the gauges; the auto-configured bean is closed with the application context, and an application that
+ * builds its own closes it. Thread-safe.
  */
-public final class OutboxMetrics implements OutboxListener, InboxListener {
+public final class OutboxMetrics implements OutboxListener, InboxListener, AutoCloseable {
   private static final System.Logger LOG = System.getLogger(OutboxMetrics.class.getName());
-  /** One daemon thread reads the statistics of every outbox whose gauges are scraped. */
-  private static final ExecutorService REFRESHER = Executors.newSingleThreadExecutor(r -> {
-    Thread t = new Thread(r, "idem-outbox-metrics");
-    t.setDaemon(true);
-    return t;
-  });
 
+  private final ExecutorService refresher;
+  private final List<Meter> gauges;
   private final MeterRegistry registry;
   private final String instance;
   private final Supplier<Outbox> outbox;
@@ -64,6 +66,7 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
   private volatile boolean attempted;
   private volatile long lastAttempt;
   private volatile boolean failing;
+  private volatile boolean closed;
 
   private record Snapshot(OutboxStats stats, long takenAt) {}
 
@@ -94,15 +97,29 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
       throw new IllegalArgumentException("statsRefresh must be positive, got " + statsRefresh);
     }
     this.refreshNanos = statsRefresh.toNanos();
-    Gauge.builder("idem.outbox.backlog", this, m -> m.count(OutboxStatus.PENDING))
-        .description("Outbox events waiting to be delivered").tag("instance", instance).strongReference(true)
-        .register(registry);
-    Gauge.builder("idem.outbox.dead", this, m -> m.count(OutboxStatus.DEAD))
-        .description("Outbox events that ran out of attempts, waiting for an operator").tag("instance", instance)
-        .strongReference(true).register(registry);
-    TimeGauge.builder("idem.outbox.oldest.pending.age", this, TimeUnit.SECONDS, OutboxMetrics::oldestPendingSeconds)
-        .description("How long the oldest pending outbox event has waited").tag("instance", instance)
-        .strongReference(true).register(registry);
+    this.refresher = GaugeReadThread.executor("idem-outbox-metrics-" + instance);
+    gauges = List.of(
+        Gauge.builder("idem.outbox.backlog", this, m -> m.count(OutboxStatus.PENDING))
+            .description("Outbox events waiting to be delivered").tag("instance", instance).strongReference(true)
+            .register(registry),
+        Gauge.builder("idem.outbox.dead", this, m -> m.count(OutboxStatus.DEAD))
+            .description("Outbox events that ran out of attempts, waiting for an operator").tag("instance", instance)
+            .strongReference(true).register(registry),
+        TimeGauge.builder("idem.outbox.oldest.pending.age", this, TimeUnit.SECONDS,
+                OutboxMetrics::oldestPendingSeconds)
+            .description("How long the oldest pending outbox event has waited").tag("instance", instance)
+            .strongReference(true).register(registry));
+  }
+
+  /**
+   * Removes the gauges from the registry and stops the thread that reads the outbox's statistics (interrupting a
+   * read in progress) without waiting for it; the counters stay. Idempotent.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    gauges.forEach(registry::remove);
+    refresher.shutdownNow();
   }
 
   // ------------------------------------------------------------------------------------------------ relay
@@ -190,7 +207,7 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
       attempted = true;
       lastAttempt = now;
       try {
-        REFRESHER.execute(() -> {
+        refresher.execute(() -> {
           try {
             read();
           } finally {
@@ -217,7 +234,7 @@ public final class OutboxMetrics implements OutboxListener, InboxListener {
       }
     } catch (RuntimeException e) {
       // keep the last figures, and do not ask again before the interval is over
-      if (!failing) {
+      if (!failing && !closed) {
         failing = true;
         LOG.log(System.Logger.Level.WARNING, "cannot read the outbox statistics for the backlog gauges; they keep"
             + " their last values and are read again in " + Duration.ofNanos(refreshNanos) + ": " + e.getMessage());

@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,7 +43,9 @@ import java.util.concurrent.ConcurrentMap;
  *
  * <p>No tag holds a key, a URL or a message. Retry names are chosen by the application; should it make them up at
  * run time, only the first {@value #MAX_NAMES} are kept and later ones count as {@code other}. Thread-safe; the
- * counters of a retry are registered on its first event, and an attempt that succeeds allocates nothing here.
+ * counters of a retry are registered on its first event (its first attempt), all at once at zero except the retries
+ * by cause, whose causes are only known when they happen: from then on a query or an alert on a retry's outcome sees 0
+ * rather than no data. An attempt that succeeds allocates nothing here.
  */
 public final class RetryMeters implements RetryListener {
   /** Attempts started. */
@@ -169,6 +172,10 @@ public final class RetryMeters implements RetryListener {
     of(name).circuitRefused.increment();
   }
 
+  /** Every {@code reason} of a failure, as {@link #reason(Throwable)} names it. */
+  static final List<String> FAILURE_REASONS =
+      List.of("exhausted", "deadline", "budget", "circuit_open", "not_retryable", "interrupted");
+
   /** Why a call failed, as the {@code reason} tag. */
   static String reason(Throwable failure) {
     if (failure instanceof RetryExhaustedException) {
@@ -258,6 +265,9 @@ public final class RetryMeters implements RetryListener {
       circuitRefused = counter(CIRCUIT_REFUSED, "Attempts the circuit breaker refused; the operation was not called");
       successFirst = outcome(name, "success", "first_attempt");
       successRetried = outcome(name, "success", "retried");
+      for (String reason : FAILURE_REASONS) {
+        failures.put(reason, outcome(name, "failure", reason));
+      }
     }
 
     private Counter counter(String meter, String description) {

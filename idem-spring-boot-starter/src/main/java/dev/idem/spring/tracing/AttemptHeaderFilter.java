@@ -1,6 +1,7 @@
 package dev.idem.spring.tracing;
 
 import dev.idem.servlet.budget.RetryBudgetFilter;
+import dev.idem.spring.internal.AttemptHeader;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -9,12 +10,13 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.util.Objects;
+import java.util.OptionalInt;
 
 /**
- * Hands the request's {@code Idempotency-Attempt} header (a positive number; anything else is ignored) to an
- * {@link OpenTelemetryListener} for the time of the request, so that the listener can set {@code idem.attempt} on the
- * span. Must run before the idempotency filter; {@link IdemTracingAutoConfiguration} registers it just before.
- * Thread-safe.
+ * Hands the request's {@code Idempotency-Attempt} header (a number from 1 to 1000, surrounding whitespace ignored;
+ * anything else is ignored, as by the MDC filter) to an {@link OpenTelemetryListener} for the time of the request, so
+ * that the listener can set {@code idem.attempt} on the span. Must run before the idempotency filter;
+ * {@link IdemTracingAutoConfiguration} registers it just before. Thread-safe.
  */
 public final class AttemptHeaderFilter implements Filter {
   /** The header read: the one idem-client sends. */
@@ -30,29 +32,17 @@ public final class AttemptHeaderFilter implements Filter {
   @Override
   public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
       throws IOException, ServletException {
-    Long n = request instanceof HttpServletRequest http ? parse(http.getHeader(ATTEMPT_HEADER)) : null;
-    if (n == null) {
+    OptionalInt n = request instanceof HttpServletRequest http ? AttemptHeader.parse(http.getHeader(ATTEMPT_HEADER))
+        : OptionalInt.empty();
+    if (n.isEmpty()) {
       chain.doFilter(request, response);
       return;
     }
-    Long previous = listener.attempt(n);
+    Long previous = listener.attempt((long) n.getAsInt());
     try {
       chain.doFilter(request, response);
     } finally {
       listener.attempt(previous);
     }
-  }
-
-  /** The attempt number, or null when the header is absent or not a number from 1 to 999,999,999. */
-  static Long parse(String value) {
-    if (value == null) {
-      return null;
-    }
-    String v = value.trim();
-    if (v.isEmpty() || v.length() > 9 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
-      return null;
-    }
-    long n = Long.parseLong(v);
-    return n > 0 ? n : null;
   }
 }

@@ -1,5 +1,6 @@
 package dev.idem.spring.tracing;
 
+import dev.idem.spring.boot.IdemAutoConfiguration;
 import io.opentelemetry.api.trace.Span;
 import jakarta.servlet.DispatcherType;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -16,10 +17,13 @@ import org.springframework.core.env.Environment;
  * Idem's span attributes when the OpenTelemetry API is on the class path: an {@link OpenTelemetryListener} bean
  * (which the {@code Idem} bean picks up with every other {@code IdemListener} bean) and, in a servlet web
  * application, its {@link AttemptHeaderFilter}, ordered just before the idempotency filter ({@code idem.filter.order}
- * minus one). {@code idem.tracing.enabled=false} turns it off, and so does {@code idem.enabled=false}. It adds no
- * tracer: see {@link OpenTelemetryListener} for what the application brings.
+ * minus one). When {@code idem.filter.order} is {@link Integer#MIN_VALUE} nothing is lower and both filters get that
+ * order: Spring Boot keeps filters of equal order in the order of their registration beans, and this
+ * auto-configuration runs before {@link IdemAutoConfiguration}, so the attempt filter still runs first.
+ * {@code idem.tracing.enabled=false} turns it off, and so does {@code idem.enabled=false}. It adds no tracer: see
+ * {@link OpenTelemetryListener} for what the application brings.
  */
-@AutoConfiguration
+@AutoConfiguration(before = IdemAutoConfiguration.class)
 @ConditionalOnClass(Span.class)
 @ConditionalOnBooleanProperty(name = "idem.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "idem.tracing.enabled", matchIfMissing = true)

@@ -15,6 +15,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -101,6 +103,23 @@ class InProgressGaugesTest {
     assertThat(beforeTheInterval).isEqualTo(3);
     assertThat(afterTheInterval).isZero();
     assertThat(oldestAgeSeconds()).as("no record in progress").isZero();
+  }
+
+  @Test
+  void closingRemovesTheGaugesAndLeavesACallersExecutorRunning() {
+    ExecutorService callers = Executors.newSingleThreadExecutor();
+    try {
+      InProgressGauges gauges = new InProgressGauges(registry, "payments", now -> InProgressRecords.NONE, clock,
+          Duration.ofSeconds(10), callers, nanos::get);
+
+      gauges.close();
+
+      assertThat(registry.find(InProgressGauges.IN_PROGRESS).gauge()).isNull();
+      assertThat(registry.find(InProgressGauges.OLDEST_AGE).timeGauge()).isNull();
+      assertThat(callers.isShutdown()).isFalse();
+    } finally {
+      callers.shutdownNow();
+    }
   }
 
   @Test

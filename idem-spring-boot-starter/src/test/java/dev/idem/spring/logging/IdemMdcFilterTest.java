@@ -3,7 +3,9 @@ package dev.idem.spring.logging;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.slf4j.MDC;
 
 /** What {@link IdemMdcFilter} takes from the headers and from a problem document. */
 class IdemMdcFilterTest {
@@ -31,9 +33,32 @@ class IdemMdcFilterTest {
     assertThat(IdemMdcFilter.attempt("1001")).isNull();
     assertThat(IdemMdcFilter.attempt("0")).isNull();
     assertThat(IdemMdcFilter.attempt("-1")).isNull();
-    assertThat(IdemMdcFilter.attempt("2 ")).isNull();
+    assertThat(IdemMdcFilter.attempt(" 2\t")).as("the same reading as the span's (AttemptHeader)").isEqualTo("2");
     assertThat(IdemMdcFilter.attempt("99999999999")).isNull();
     assertThat(IdemMdcFilter.attempt(null)).isNull();
+  }
+
+  @Test
+  void aFrameChangesNothingFromAnotherThreadNorOnceClosed() throws Exception {
+    MDC.clear();
+    IdemMdc.Frame frame = IdemMdc.set(IdemMdc.IDEMPOTENCY_KEY, "k-1", IdemMdc.ERROR_CODE, null);
+    AtomicReference<String> seenElsewhere = new AtomicReference<>("unset");
+    Thread pooled = new Thread(() -> {
+      frame.put(IdemMdc.ERROR_CODE, "CONFLICT.late");
+      frame.close();
+      seenElsewhere.set(MDC.get(IdemMdc.ERROR_CODE));
+    });
+
+    pooled.start();
+    pooled.join();
+    String keyWhileOpen = MDC.get(IdemMdc.IDEMPOTENCY_KEY);
+    frame.close();
+    frame.put(IdemMdc.ERROR_CODE, "CONFLICT.after_close");
+    frame.close();
+
+    assertThat(seenElsewhere.get()).as("another thread's MDC").isNull();
+    assertThat(keyWhileOpen).as("closing from another thread restores nothing").isEqualTo("k-1");
+    assertThat(MDC.getCopyOfContextMap()).as("after close").isNullOrEmpty();
   }
 
   @Test

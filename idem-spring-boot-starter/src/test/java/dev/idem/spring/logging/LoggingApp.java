@@ -13,6 +13,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.security.Principal;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.SpringBootConfiguration;
@@ -21,15 +22,18 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
  * An application whose tenants authenticate with secret API keys ({@code Authorization: Bearer sk_secret_...}), with
- * an atomic route that logs while it runs, a phased route and a plain route, for the logging test.
+ * an atomic route that logs while it runs, a phased route, an asynchronous route and a plain route, for the logging
+ * test.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -37,6 +41,8 @@ import org.springframework.web.bind.annotation.RestController;
 public class LoggingApp {
   /** The one API key, a secret that must never reach a log line. */
   public static final String API_KEY = "sk_secret_4f9a2c71e0";
+  /** The problem code of the asynchronous route's answer. */
+  public static final String ASYNC_CODE = "CONFLICT.notes.async";
   /** The tenant the key belongs to. */
   public static final String TENANT = "alice";
 
@@ -91,9 +97,20 @@ public class LoggingApp {
       dev.idem.servlet.IdempotentExchange.current(request).phased(response);
     }
 
+    /**
+     * An asynchronous route: its problem answer is written on an async dispatch, after the MDC filter has returned,
+     * on whichever thread the container picks.
+     */
+    @PostMapping("/async-problems")
+    public Callable<ResponseEntity<String>> asyncProblem() {
+      return () -> ResponseEntity.status(HttpStatus.CONFLICT).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+          .body("{\"type\":\"about:blank\",\"code\":\"" + ASYNC_CODE + "\",\"status\":409}");
+    }
+
+    /** Logs {@code ping}, or {@code ping <tag>} for a test that looks for its own line. */
     @GetMapping("/ping")
-    public Map<String, Object> ping() {
-      LOG.info("ping");
+    public Map<String, Object> ping(@RequestParam(required = false) String tag) {
+      LOG.info(tag == null ? "ping" : "ping " + tag);
       return Map.of("pong", true);
     }
   }

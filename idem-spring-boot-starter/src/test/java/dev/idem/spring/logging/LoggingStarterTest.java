@@ -3,6 +3,7 @@ package dev.idem.spring.logging;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.spring.logging.CapturedLogs.Line;
+import dev.idem.test.Eventually;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,7 +26,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * Idem's logs in a running application over real HTTP, captured from Logback: the MDC filter's keys on every line of a
  * request (the application's own included), the listener's transition lines, the problem codes, and no secret
  * anywhere: not the API key of the {@code Authorization} header, not the request body. Tomcat runs one worker thread,
- * so a key left behind in the MDC would show on the next request's lines.
+ * so a key (or an async answer's code) left behind in the MDC would show on the next request's lines.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LoggingStarterTest {
@@ -155,11 +156,43 @@ class LoggingStarterTest {
     Line answered = only(lines, l -> l.logger().equals(IdemMdcFilter.class.getName()), "the filter's line");
     assertThat(answered.message()).isEqualTo("POST /notes answered 422 CONFLICT.idempotency.payload_mismatch");
     assertThat(answered.mdc()).containsEntry(IdemMdc.ERROR_CODE, "CONFLICT.idempotency.payload_mismatch");
-    Line noKey = only(logs.lines(), l -> l.logger().equals(IdemMdcFilter.class.getName())
-        && "VALIDATION.idempotency_key_missing".equals(l.mdc().get(IdemMdc.ERROR_CODE)), "the missing key's line");
+    // the filter logs once the request has ended, which may be just after the client has the answer
+    Predicate<Line> missingKey = l -> l.logger().equals(IdemMdcFilter.class.getName())
+        && "VALIDATION.idempotency_key_missing".equals(l.mdc().get(IdemMdc.ERROR_CODE));
+    Eventually.await("the missing key's line is logged", Duration.ofSeconds(30), logs::lines,
+        all -> all.stream().anyMatch(missingKey));
+    Line noKey = only(logs.lines(), missingKey, "the missing key's line");
     assertThat(noKey.message()).isEqualTo("POST /notes answered 400 VALIDATION.idempotency_key_missing");
     assertThat(noKey.mdc()).containsEntry(IdemMdc.ATTEMPT, "2").doesNotContainKey(IdemMdc.IDEMPOTENCY_KEY);
     assertNoSecretWasLogged();
+  }
+
+  @Test
+  void anAsyncAnswersProblemCodeIsNeverLeftInTheMdcOfTheThreadThatWroteIt() throws Exception {
+    String key = "async-" + UUID.randomUUID();
+    String tag = UUID.randomUUID().toString();
+    String later = "after-async-" + UUID.randomUUID();
+
+    // one worker thread: it runs the first dispatch, the async dispatch that writes the problem, and what follows
+    HttpResponse<String> async = send("POST", "/async-problems", authenticated(key, "4"), "{}");
+    HttpResponse<String> ping = send("GET", "/ping?tag=" + tag, Map.of(), null);
+    HttpResponse<String> note = send("POST", "/notes", authenticated(later, null), "{\"text\":\"after\"}");
+    HttpResponse<String> pingAgain = send("GET", "/ping?tag=again-" + tag, Map.of(), null);
+
+    assertThat(async.statusCode()).isEqualTo(409);
+    assertThat(async.body()).contains(LoggingApp.ASYNC_CODE);
+    assertThat(ping.statusCode()).isEqualTo(200);
+    assertThat(note.statusCode()).isEqualTo(201);
+    assertThat(pingAgain.statusCode()).isEqualTo(200);
+    Line pong = only(logs.lines(), l -> l.message().equals("ping " + tag), "the next request's line");
+    assertThat(pong.mdc()).as("the worker thread's MDC after the async answer")
+        .doesNotContainKeys(IdemMdc.ERROR_CODE, IdemMdc.IDEMPOTENCY_KEY, IdemMdc.ATTEMPT);
+    Line pongAgain = only(logs.lines(), l -> l.message().equals("ping again-" + tag), "the line after the note");
+    assertThat(pongAgain.mdc()).as("what a later request's frame put back")
+        .doesNotContainKeys(IdemMdc.ERROR_CODE, IdemMdc.IDEMPOTENCY_KEY, IdemMdc.ATTEMPT);
+    assertThat(linesOf(later)).isNotEmpty()
+        .allSatisfy(l -> assertThat(l.mdc()).doesNotContainEntry(IdemMdc.ERROR_CODE, LoggingApp.ASYNC_CODE));
+    assertThat(logs.lines()).noneMatch(l -> LoggingApp.ASYNC_CODE.equals(l.mdc().get(IdemMdc.ERROR_CODE)));
   }
 
   @Test

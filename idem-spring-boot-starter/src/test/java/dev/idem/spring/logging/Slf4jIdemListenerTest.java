@@ -8,6 +8,7 @@ import dev.idem.core.Execution;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.spring.logging.CapturedLogs.Line;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -87,6 +88,40 @@ class Slf4jIdemListenerTest {
             + " error=java.lang.IllegalStateException",
         "idem 'payments' POST /payments scope=alice idempotency_key=pay-1 completer recovered the record");
     assertThat(logs.lines()).allSatisfy(l -> assertThat(l.everything()).doesNotContain("sk_live"));
+  }
+
+  @Test
+  void aFailedRecoveryLogsTheClassesAndFramesOfTheFailureButNoMessage() {
+    SQLException driver = new SQLException("password=hunter2 for user app", "08001");
+    IllegalStateException phase = new IllegalStateException("provider answered {\"card\":\"4242424242424242\"}",
+        driver);
+    phase.addSuppressed(new IllegalArgumentException("Bearer sk_live_do_not_log"));
+
+    listener.onCompleterRecovery("payments", KEY, false, phase);
+
+    Line line = logs.lines().get(0);
+    assertThat(logs.lines()).hasSize(1);
+    assertThat(line.level()).isEqualTo("WARN");
+    assertThat(line.message()).isEqualTo("idem 'payments' POST /payments scope=alice idempotency_key=pay-1 completer"
+        + " could not finish the record error=java.lang.IllegalStateException");
+    assertThat(line.throwable()).contains("java.lang.IllegalStateException", "java.sql.SQLException (SQLState 08001)",
+        "java.lang.IllegalArgumentException", "Slf4jIdemListenerTest.aFailedRecoveryLogsTheClassesAndFramesOfThe");
+    assertThat(line.everything()).doesNotContain("hunter2").doesNotContain("4242424242424242")
+        .doesNotContain("sk_live");
+  }
+
+  @Test
+  void aFailureWhoseCausesLoopIsCopiedOnce() {
+    RuntimeException a = new RuntimeException("a");
+    RuntimeException b = new RuntimeException("b", a);
+    a.addSuppressed(b);
+
+    Throwable copy = Slf4jIdemListener.RedactedException.of(b);
+
+    assertThat(copy.getMessage()).isEqualTo("java.lang.RuntimeException");
+    assertThat(copy.getCause().getMessage()).isEqualTo("java.lang.RuntimeException");
+    assertThat(copy.getCause().getSuppressed()).isEmpty();
+    assertThat(copy.getStackTrace()).isEqualTo(b.getStackTrace());
   }
 
   @Test

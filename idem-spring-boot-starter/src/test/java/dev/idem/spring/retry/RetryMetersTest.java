@@ -69,6 +69,21 @@ class RetryMetersTest {
   }
 
   @Test
+  void aRetrysFirstAttemptRegistersEveryOutcomeAtZeroSoThatAlertsSeeZeroRatherThanNoData() throws Exception {
+    Retry<Object> retry = retry("ledger", policy(3).retryOn(IOException.class).build());
+
+    retry.call(new Script("ok")::next);
+
+    Set<String> reasons = registry.find(RetryMeters.OUTCOME).tags("retry", "ledger").counters().stream()
+        .map(c -> c.getId().getTag("outcome") + "/" + c.getId().getTag("reason")).collect(Collectors.toSet());
+    assertThat(reasons).containsExactlyInAnyOrder("success/first_attempt", "success/retried", "failure/exhausted",
+        "failure/deadline", "failure/budget", "failure/circuit_open", "failure/not_retryable", "failure/interrupted");
+    assertThat(count(RetryMeters.OUTCOME, "retry", "ledger", "reason", "exhausted")).isZero();
+    assertThat(count(RetryMeters.BUDGET_REFUSED, "retry", "ledger")).isZero();
+    assertThat(registry.find(RetryMeters.BUDGET_REFUSED).tags("retry", "ledger").counter()).isNotNull();
+  }
+
+  @Test
   void aCallThatSucceedsAfterRetriesCountsItsAttemptsAndRetriesByCause() {
     Retry<Object> retry = retry("provider", policy(3).retryOn(IOException.class).build());
     Script script = new Script(new IOException("down"), new IOException("still down"), "ok");

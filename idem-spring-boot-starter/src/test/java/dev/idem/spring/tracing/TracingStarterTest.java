@@ -23,6 +23,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -134,14 +135,29 @@ class TracingStarterTest {
   }
 
   @Test
-  void theAttemptHeaderIsReadAsAPositiveNumberOrIgnored() {
-    assertThat(AttemptHeaderFilter.parse("3")).isEqualTo(3L);
-    assertThat(AttemptHeaderFilter.parse(" 12 ")).isEqualTo(12L);
-    assertThat(AttemptHeaderFilter.parse("0")).isNull();
-    assertThat(AttemptHeaderFilter.parse("-1")).isNull();
-    assertThat(AttemptHeaderFilter.parse("1e3")).isNull();
-    assertThat(AttemptHeaderFilter.parse("9999999999")).isNull();
-    assertThat(AttemptHeaderFilter.parse(null)).isNull();
+  void withTheIdempotencyFilterFirstOfAllTheAttemptFilterStillRunsBeforeIt() throws Exception {
+    try (ConfigurableApplicationContext first = new SpringApplicationBuilder(TracingApp.class).run("--server.port=0",
+        "--server.address=127.0.0.1", "--idem.name=tracing-first", "--idem.store.initialize-schema=true",
+        "--idem.filter.scope-header=X-Tenant", "--idem.filter.order=" + Integer.MIN_VALUE,
+        "--spring.datasource.url=jdbc:h2:mem:tracing-first-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1")) {
+      @SuppressWarnings("unchecked")
+      BlockingQueue<SpanData> spans = first.getBean("serverSpans", BlockingQueue.class);
+      int firstPort = ((WebServerApplicationContext) first).getWebServer().getPort();
+      HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + firstPort + "/payments"))
+          .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json").header("X-Tenant", "acme")
+          .header("Idempotency-Key", "pay-" + UUID.randomUUID()).header("Idempotency-Attempt", "4")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"amount\":5}")).build();
+
+      HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+      SpanData span = spans.poll(60, TimeUnit.SECONDS);
+
+      assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
+      assertThat(first.getBean("idemAttemptHeaderFilter", FilterRegistrationBean.class).getOrder())
+          .as("nothing is lower: the tie is broken by registration order").isEqualTo(Integer.MIN_VALUE);
+      assertThat(span).as("server span").isNotNull();
+      assertThat(span.getAttributes().get(OUTCOME)).isEqualTo("created");
+      assertThat(span.getAttributes().get(ATTEMPT)).as("the attempt filter ran first").isEqualTo(4L);
+    }
   }
 
   @Test

@@ -11,6 +11,7 @@ import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.examples.payments.admin.RecordCursor;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.servlet.Problem;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,7 +35,8 @@ import org.springframework.web.bind.annotation.RestController;
  *   <li>{@code GET /admin/console/session}: whether the key is the admin key (the login's check);
  *   <li>{@code GET /admin/console/records?state=in_progress|completed|failed|any&key=&limit=&after=}: records of
  *       every tenant, filtered by state and by a part of their key, with the lease age of in-progress ones;
- *   <li>{@code DELETE /admin/console/records?scope=&operation=&key=}: evicts one record, whatever its state;
+ *   <li>{@code DELETE /admin/console/records?scope=&operation=&key=&version=&force=}: evicts one record, if it is
+ *       still the version the operator saw and no worker holds a live lease on it (unless forced);
  *   <li>{@code GET /admin/console/metrics}: the counts behind the charts.
  * </ul>
  */
@@ -77,6 +79,11 @@ public class ConsoleController {
     if (keyPart != null && keyPart.length() > MAX_KEY_PART) {
       throw ApiProblem.invalid("key", "key must be at most " + MAX_KEY_PART + " characters");
     }
+    if (keyPart != null && !keyPart.chars().allMatch(c -> c >= 0x21 && c <= 0x7E)) {
+      // no stored key holds anything else, and some databases refuse to compare such text with the key column
+      throw ApiProblem.invalid("key", "key may hold only visible ASCII characters (0x21 to 0x7E), as"
+          + " idempotency keys do");
+    }
     if (limit < 1 || limit > MAX_LIMIT) {
       throw ApiProblem.invalid("limit", "limit must be 1 to " + MAX_LIMIT);
     }
@@ -100,19 +107,90 @@ public class ConsoleController {
         "at", now.toString(), "records", items, "next", more ? RecordCursor.encode(keys.get(limit - 1)) : null);
   }
 
-  /** Deletes the record whatever its state: the next request with its key starts afresh. 404 when there is none. */
+  /**
+   * Deletes the record, in any state, so that the next request with its key starts afresh; answers the record's
+   * state and version as they were. Refuses with
+   *
+   * <ul>
+   *   <li>404 {@code NOT_FOUND.idempotency_record} when there is no record;
+   *   <li>409 {@code CONFLICT.record.changed} when the stored version is not {@code version}, the one the operator
+   *       saw: the record moved on (a worker renewed its lease, finished, or a completer took it over) and the
+   *       decision to evict was made on a stale view;
+   *   <li>409 {@code CONFLICT.record.lease_live} when the record is in progress and its lease has not ended: its
+   *       worker is still running the request, and a retry after the eviction would run it a second time. With
+   *       {@code force=true} it is evicted all the same (the operator knows the worker is gone).
+   * </ul>
+   *
+   * <p>The read and the delete run in one store transaction, and the delete is conditional on the version read
+   * ({@code IdempotencyStore.delete(tx, key, version)}): a worker that writes the record between the two (every
+   * write bumps the version) makes the delete fail with {@code CONFLICT.record.changed}, never lose its write. What
+   * remains is the clock: the lease is judged with this service's clock, so a worker on a host whose clock runs
+   * behind may still be running when its lease looks ended here.
+   */
   @DeleteMapping("/records")
   public Map<String, Object> evict(
       @RequestParam(name = "scope") String scope,
       @RequestParam(name = "operation") String operation,
-      @RequestParam(name = "key") String key) {
+      @RequestParam(name = "key") String key,
+      @RequestParam(name = "version") String version,
+      @RequestParam(name = "force", defaultValue = "false") String force) {
     RecordKey recordKey = new RecordKey(valid("scope", scope, Scope::of),
         valid("operation", operation, Operation::of), valid("key", key, IdempotencyKey::of));
-    if (!store.evict(recordKey)) {
-      throw ApiProblem.notFound("idempotency_record", "no record for key " + key + " of " + operation + " in scope "
-          + scope);
+    long expected = valid("version", version, v -> {
+      try {
+        return Long.parseLong(v);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("version must be the record's version, a whole number");
+      }
+    });
+    boolean forced = valid("force", force, ConsoleController::bool);
+    Instant now = clock.instant();
+    IdempotencyRecord evicted;
+    try {
+      evicted = store.inTransaction(tx -> {
+        IdempotencyRecord r = store.find(tx, recordKey).orElseThrow(() -> ApiProblem.notFound(
+            "idempotency_record", "no record for key " + key + " of " + operation + " in scope " + scope));
+        if (r.version() != expected) {
+          throw changed(r, expected);
+        }
+        if (!forced && r.state() == RecordState.IN_PROGRESS && r.lockedUntil() != null
+            && r.lockedUntil().isAfter(now)) {
+          throw new ApiProblem(Problem.of(409, "CONFLICT.record.lease_live", "Lease still live")
+              .withDetail("the record is in progress and its lease ends in "
+                  + Duration.between(now, r.lockedUntil()).toMillis() + " ms (owner " + r.leaseOwner()
+                  + "): its worker may still be running the request, and evicting it would let a retry run it"
+                  + " again; wait for the lease to end, or evict with force=true")
+              .with("lease_left_ms", Duration.between(now, r.lockedUntil()).toMillis()));
+        }
+        if (!store.delete(tx, recordKey, r.version())) {
+          throw changed(r, expected);
+        }
+        return r;
+      });
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException("evicting " + recordKey + " failed: " + e.getMessage(), e);
     }
-    return Json.document("evicted", true, "scope", scope, "operation", operation, "key", key);
+    return Json.document("evicted", true, "scope", scope, "operation", operation, "key", key,
+        "state", evicted.state().name().toLowerCase(Locale.ROOT), "version", evicted.version(), "forced", forced);
+  }
+
+  private static ApiProblem changed(IdempotencyRecord r, long expected) {
+    return new ApiProblem(Problem.of(409, "CONFLICT.record.changed", "Record changed")
+        .withDetail("the record changed since it was shown (version " + expected + "): reload it and decide again")
+        .with("state", r.state().name().toLowerCase(Locale.ROOT)).with("version", r.version()));
+  }
+
+  private static boolean bool(String value) {
+    switch (value) {
+      case "true":
+        return true;
+      case "false":
+        return false;
+      default:
+        throw new IllegalArgumentException("force must be true or false");
+    }
   }
 
   @GetMapping("/metrics")

@@ -18,7 +18,9 @@ import java.util.Map;
  *
  * <p>The bars are a factor of four apart (1 s, 4 s, 16 s ... 18 h): powers of four are boundaries of Micrometer's
  * percentile histogram, so each bar's count is exact rather than interpolated. Counts are what the registry holds:
- * since the start with the Prometheus registry, a recent window with registries that decay their histograms.
+ * since the start with the Prometheus registry, a recent window with registries that decay their histograms. The
+ * {@code max_seconds} is the snapshot's max, which Micrometer keeps over a short decaying window (two minutes by
+ * default) with every registry: a recent max, not the largest age since the start.
  */
 final class ConsoleMetrics {
   static final List<String> OUTCOMES = List.of("created", "replayed", "mismatch", "in_progress", "released");

@@ -20,10 +20,13 @@ import javax.sql.DataSource;
  *
  * <p>Implementation note: no index leads with the key (the primary key is scope, operation, key), so a search reads
  * the whole table. That is fine for an operator looking up one key now and then, not for anything on a request's
- * path. The statement is parameterised; the table name comes from the store, which checked it.
+ * path, and why the console does not refresh a search on its own. The statement is parameterised and cancelled
+ * after {@link #QUERY_TIMEOUT_SECONDS}; the table name comes from the store, which checked it.
  */
 final class RecordSearch {
   private static final char ESCAPE = '!';
+  /** Seconds a search may run before the driver cancels it: a slow scan must not hold a connection for long. */
+  static final int QUERY_TIMEOUT_SECONDS = 5;
 
   private final DataSource dataSource;
   private final String table;
@@ -38,7 +41,8 @@ final class RecordSearch {
   /**
    * Up to {@code limit} keys, ordered by (scope, operation, key), after {@code after} (exclusive) when not null.
    *
-   * @param keyPart a part of the key, or null for every key
+   * @param keyPart a part of the key, or null for every key; visible ASCII only (the caller checks it: the key
+   *     column is ASCII on MariaDB, which refuses to compare it with other text, and PostgreSQL refuses NUL)
    * @param state the state, or null for every state
    */
   List<RecordKey> find(String keyPart, RecordState state, RecordKey after, int limit) {
@@ -62,6 +66,7 @@ final class RecordSearch {
     sql.append(" ORDER BY scope, operation, idem_key LIMIT ?");
     params.add(limit);
     try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.toString())) {
+      ps.setQueryTimeout(QUERY_TIMEOUT_SECONDS);
       for (int i = 0; i < params.size(); i++) {
         ps.setObject(i + 1, params.get(i));
       }

@@ -1,0 +1,43 @@
+package dev.idem.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+/** Where the MDC filter goes relative to the idempotency filter ({@code idem.logging.mdc.order}). */
+class IdemPropertiesTest {
+  private final IdemProperties.Mdc mdc = new IdemProperties().getLogging().getMdc();
+
+  @Test
+  void unsetTheMdcFilterGoesBeforeAuthenticationAndAlwaysBeforeTheIdempotencyFilter() {
+    assertThat(mdc.effectiveOrder(0)).isEqualTo(Integer.MIN_VALUE + 50);
+    assertThat(mdc.effectiveOrder(Integer.MIN_VALUE + 51)).isEqualTo(Integer.MIN_VALUE + 50);
+    assertThat(mdc.effectiveOrder(Integer.MIN_VALUE + 50)).isEqualTo(Integer.MIN_VALUE + 49);
+    assertThat(mdc.effectiveOrder(Integer.MIN_VALUE + 1)).isEqualTo(Integer.MIN_VALUE);
+    assertThat(mdc.effectiveOrder(Integer.MIN_VALUE)).as("nothing is lower: a tie, broken by registration order")
+        .isEqualTo(Integer.MIN_VALUE);
+  }
+
+  @Test
+  void unsetItNeverConflictsWhateverTheIdempotencyFiltersOrder() {
+    for (int order : new int[] {Integer.MIN_VALUE, Integer.MIN_VALUE + 1, Integer.MIN_VALUE + 50, -100, 0,
+        Integer.MAX_VALUE}) {
+      assertThatCode(() -> mdc.validate(order)).as("idem.filter.order %d", order).doesNotThrowAnyException();
+    }
+  }
+
+  @Test
+  void anExplicitOrderIsKeptWhenLowerAndRefusedOtherwiseNamingBothProperties() {
+    mdc.setOrder(-200);
+
+    int order = mdc.effectiveOrder(0);
+
+    assertThat(order).isEqualTo(-200);
+    assertThatThrownBy(() -> mdc.validate(-200)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("idem.logging.mdc.order (-200) must be lower than idem.filter.order (-200)");
+    assertThatThrownBy(() -> mdc.validate(Integer.MIN_VALUE)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("leave it unset");
+  }
+}
