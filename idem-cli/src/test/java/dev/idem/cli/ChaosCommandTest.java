@@ -1,0 +1,114 @@
+package dev.idem.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.concurrent.TimeUnit;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code idem chaos}: its flags are checked before anything starts, and the short preset (the CI one) holds every
+ * invariant against the real PostgreSQL, PostgreSQL restart included.
+ */
+class ChaosCommandTest {
+
+  private static String[] run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Main.run(args, new ByteArrayInputStream(new byte[0]),
+        new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new String[] {Integer.toString(status), out.toString(StandardCharsets.UTF_8),
+        err.toString(StandardCharsets.UTF_8)};
+  }
+
+  @Test
+  void badFlagsAreUsageErrorsNamingTheFlagAndValue() {
+    assertThat(run("chaos", "--rate", "0")[2]).contains("--rate must be a number above 0 to 500, got '0'");
+    assertThat(run("chaos", "--rate", "abc")[0]).isEqualTo("2");
+    assertThat(run("chaos", "--duration", "2s")[2]).contains("--duration must be between 5s and 24h, got '2s'");
+    assertThat(run("chaos", "--duration", "ten")[2]).contains("--duration must be a duration such as 90s");
+    assertThat(run("chaos", "--instances", "9")[2]).contains("--instances must be 1..8, got '9'");
+    assertThat(run("chaos", "--seed", "x")[2]).contains("--seed must be an integer, got 'x'");
+    assertThat(run("chaos", "--db", "jdbc:mariadb://127.0.0.1/test")[2]).contains("--db must be h2 or a PostgreSQL");
+    assertThat(run("chaos", "--fault-rate", "1.5")[2]).contains("--fault-rate must be a number from 0 to 0.9");
+    assertThat(run("chaos", "--kill-every", "1s")[2]).contains("--kill-every must be at least 5s or none");
+    assertThat(run("chaos", "--duration", "30s", "--kill-every", "40s")[2]).contains("must be shorter than --duration");
+    assertThat(run("chaos", "--pg-restart-at", "1.5")[2])
+        .contains("--pg-restart-at must be a number above 0 to 1, got '1.5'");
+    assertThat(run("chaos", "--duration", "30s", "--pg-restart-at", "40s")[2]).contains("must fall inside --duration");
+    assertThat(run("chaos", "--preset", "medium")[2]).contains("--preset must be short or long, got 'medium'");
+    assertThat(run("chaos", "--db", "h2", "--instances", "3")[2]).contains("--instances must be 1 with --db h2");
+    assertThat(run("chaos", "--db", "h2", "--pg-restart-at", "0.5")[2]).contains("use --pg-restart-at none");
+    assertThat(run("chaos", "--db", "jdbc:postgresql://db.example:5432/test")[2])
+        .contains("restarts the PostgreSQL of this machine");
+    assertThat(run("chaos", "--rate")[2]).contains("--rate needs a value");
+    String[] unknown = run("chaos", "--speed", "3");
+
+    assertThat(unknown[0]).isEqualTo("2");
+    assertThat(unknown[2]).contains("unknown option '--speed'", "idem chaos --help");
+  }
+
+  @Test
+  void flagsOverrideThePresetWhateverTheirOrder() throws Exception {
+    ChaosSettings s = ChaosSettings.parse(java.util.List.of("--rate=7", "--preset", "long", "--db", "h2",
+        "--pg-restart-at", "none", "--kill-every", "none"));
+
+    assertThat(s.rate()).isEqualTo(7);
+    assertThat(s.duration()).hasMinutes(10);
+    assertThat(s.instances()).isEqualTo(1);
+    assertThat(s.killEvery()).isNull();
+    assertThat(s.pgRestartAt()).isNull();
+  }
+
+  @Test
+  void helpListsEveryFlag() {
+    String[] r = run("chaos", "--help");
+
+    assertThat(r[0]).isEqualTo("0");
+    assertThat(r[1]).contains("--duration", "--rate", "--instances", "--seed", "--db", "--kill-every",
+        "--pg-restart-at", "--fault-rate", "--report", "--preset short|long");
+  }
+
+  @Test
+  @Timeout(value = 6, unit = TimeUnit.MINUTES)
+  void shortPresetHoldsEveryInvariantThroughKillsAndAPostgresRestart(@TempDir Path dir) throws Exception {
+    Path report = dir.resolve("report");
+
+    String[] r = run("chaos", "--preset", "short", "--report", report.toString());
+    System.out.print(r[1]);
+
+    assertThat(r[0]).as("exit status; stdout:%n%s%nstderr:%n%s", r[1], r[2]).isEqualTo("0");
+    JsonNode json = JsonMapper.builder().build().readTree(Files.readString(report.resolve("report.json")));
+    assertThat(json.path("passed").asBoolean()).isTrue();
+    assertThat(json.path("invariants").size()).isGreaterThanOrEqualTo(8);
+    for (JsonNode invariant : json.path("invariants")) {
+      assertThat(invariant.path("passed").asBoolean()).as(invariant.toString()).isTrue();
+    }
+    JsonNode faults = json.path("counts").path("faults");
+    assertThat(faults.path("kills").asLong()).isPositive();
+    assertThat(faults.path("postgres_restarts").asLong()).isEqualTo(1);
+    assertThat(json.path("counts").path("acknowledged_payments").asLong()).isPositive();
+    BufferedImage chart = ImageIO.read(report.resolve("chart.png").toFile());
+    assertThat(chart).isNotNull();
+    assertThat(chart.getWidth()).isEqualTo(1200);
+    try (Connection c = DriverManager.getConnection(ChaosSettings.DEFAULT_DB); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM pg_database WHERE datname LIKE 'idem_chaos_%'")) {
+      assertThat(rs.next()).isTrue();
+    }
+  }
+}
