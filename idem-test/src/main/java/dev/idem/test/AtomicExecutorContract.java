@@ -301,7 +301,9 @@ public abstract class AtomicExecutorContract extends IdemExecutorContract {
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     int raced = 0;
     try {
-      for (int round = 0; round < raceRounds(); round++) {
+      // the rounds asked for, then more (at most ten times as many) until one of them ran the work concurrently: on a
+      // loaded machine the threads released by the barrier can reach the store one after another for many rounds
+      for (int round = 0; round < raceRounds() || (raced == 0 && round < 10 * raceRounds()); round++) {
         String key = "race-" + round;
         CyclicBarrier start = new CyclicBarrier(threads);
         AtomicInteger calls = new AtomicInteger();
