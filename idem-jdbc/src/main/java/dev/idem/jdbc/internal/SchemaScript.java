@@ -7,7 +7,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -52,15 +51,8 @@ public final class SchemaScript {
     return statements;
   }
 
+  /** Runs the schema file for {@code table} under {@link SchemaLock}. */
   public static void run(Connection c, JdbcDialect dialect, String table) throws SQLException {
-    boolean autoCommit = c.getAutoCommit();
-    c.setAutoCommit(true);
-    try (Statement st = c.createStatement()) {
-      for (String statement : statements(dialect, table)) {
-        st.execute(statement);
-      }
-    } finally {
-      c.setAutoCommit(autoCommit);
-    }
+    SchemaLock.run(c, dialect, statements(dialect, table));
   }
 }

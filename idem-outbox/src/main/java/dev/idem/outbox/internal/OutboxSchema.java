@@ -7,7 +7,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -79,14 +78,6 @@ public final class OutboxSchema {
   /** Creates whatever of the tables and indexes is missing; idempotent. */
   public static void create(Connection c, JdbcDialect dialect, String outboxTable, String inboxTable)
       throws SQLException {
-    boolean autoCommit = c.getAutoCommit();
-    c.setAutoCommit(true);
-    try (Statement st = c.createStatement()) {
-      for (String statement : statements(dialect, outboxTable, inboxTable)) {
-        st.execute(statement);
-      }
-    } finally {
-      c.setAutoCommit(autoCommit);
-    }
+    dev.idem.jdbc.internal.SchemaLock.run(c, dialect, statements(dialect, outboxTable, inboxTable));
   }
 }

@@ -1,13 +1,13 @@
 package dev.idem.examples.payments;
 
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.internal.SchemaLock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
@@ -34,15 +34,8 @@ public final class PaymentsSchema {
     try (Connection c = dataSource.getConnection()) {
       JdbcDialect dialect = JdbcDialect.fromProductName(c.getMetaData().getDatabaseProductName());
       String resource = "db/payments/" + dialect.resourceFolder() + "/schema.sql";
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(true);
-      try (Statement st = c.createStatement()) {
-        for (String statement : statements(read(resource))) {
-          st.execute(statement);
-        }
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
+      // under the schema lock: instances starting together on a fresh database would race on IF NOT EXISTS
+      SchemaLock.run(c, dialect, statements(read(resource)));
       LOG.info("payments schema ready ({}, {})", dialect, resource);
       return new PaymentsSchema(dialect);
     } catch (SQLException e) {

@@ -1,0 +1,82 @@
+package dev.idem.jdbc.internal;
+
+import dev.idem.jdbc.JdbcDialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+
+/**
+ * Runs schema statements ({@code CREATE ... IF NOT EXISTS}) under a database-wide lock, so that several instances
+ * starting together on a fresh database do not race. {@code IF NOT EXISTS} is not safe under concurrency on
+ * PostgreSQL: two sessions that both find an index missing both create it, and the second fails with a unique
+ * violation on {@code pg_class} (SQLState 23505), which stopped an instance of a three-instance start in a chaos run.
+ *
+ * <p>PostgreSQL: a session advisory lock ({@code pg_advisory_lock}); MariaDB: {@code GET_LOCK} with a timeout; H2:
+ * none (its DDL is serialised by the database). The lock is released before the connection goes back to its pool,
+ * also when a statement fails.
+ */
+public final class SchemaLock {
+  /** The advisory lock key on PostgreSQL: any constant shared by every Idem schema script. */
+  static final long POSTGRES_KEY = 0x1DE3_5C4E_3A00_0001L;
+  /** The named lock on MariaDB. */
+  static final String MARIADB_NAME = "idem.schema";
+  /** How long MariaDB waits for the lock, in seconds. */
+  static final int MARIADB_TIMEOUT_SECONDS = 120;
+
+  private SchemaLock() {}
+
+  /** Runs {@code statements} in order with auto-commit on, holding the schema lock; restores auto-commit after. */
+  public static void run(Connection c, JdbcDialect dialect, List<String> statements) throws SQLException {
+    boolean autoCommit = c.getAutoCommit();
+    c.setAutoCommit(true);
+    try {
+      lock(c, dialect);
+      try (Statement st = c.createStatement()) {
+        for (String statement : statements) {
+          st.execute(statement);
+        }
+      } finally {
+        unlock(c, dialect);
+      }
+    } finally {
+      c.setAutoCommit(autoCommit);
+    }
+  }
+
+  private static void lock(Connection c, JdbcDialect dialect) throws SQLException {
+    if (dialect == JdbcDialect.POSTGRESQL) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_lock(?)")) {
+        ps.setLong(1, POSTGRES_KEY);
+        ps.execute();
+      }
+    } else if (dialect == JdbcDialect.MARIADB) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT GET_LOCK(?, ?)")) {
+        ps.setString(1, MARIADB_NAME);
+        ps.setInt(2, MARIADB_TIMEOUT_SECONDS);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next() || rs.getInt(1) != 1) {
+            throw new SQLException("could not take the schema lock '" + MARIADB_NAME + "' within "
+                + MARIADB_TIMEOUT_SECONDS + " s: another instance holds it", "55P03");
+          }
+        }
+      }
+    }
+  }
+
+  private static void unlock(Connection c, JdbcDialect dialect) throws SQLException {
+    if (dialect == JdbcDialect.POSTGRESQL) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+        ps.setLong(1, POSTGRES_KEY);
+        ps.execute();
+      }
+    } else if (dialect == JdbcDialect.MARIADB) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT RELEASE_LOCK(?)")) {
+        ps.setString(1, MARIADB_NAME);
+        ps.execute();
+      }
+    }
+  }
+}
