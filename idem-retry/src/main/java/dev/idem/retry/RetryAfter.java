@@ -75,6 +75,13 @@ public final class RetryAfter {
    * the year with those digits nearest to, and not more than 50 years after, {@code clock}'s year.
    */
   public static Optional<Instant> parseHttpDate(String value, Clock clock) {
+    // An HTTP-date is printable ASCII. java.time matches names case-insensitively with Unicode case mapping: it would
+    // read "Sat" spelled with a long s (U+017F) as "Sat", and "Fri" with a dotless i (U+0131) as "Fri".
+    for (int i = 0; i < value.length(); i++) {
+      if (value.charAt(i) < 0x20 || value.charAt(i) > 0x7e) {
+        return Optional.empty();
+      }
+    }
     for (DateTimeFormatter format : new DateTimeFormatter[] {IMF_FIXDATE, rfc850(clock), ASCTIME}) {
       try {
         return Optional.of(Instant.from(format.parse(value)));

@@ -84,6 +84,14 @@ class RetryAfterTest {
     assertThat(RetryAfter.parse(value, clock)).isEmpty();
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"Fr\u0131, 02 Jan 2026 00:00:00 GMT", "\u017fat, 03 Jan 2026 00:00:00 GMT",
+      "Fr\u0130day, 02-Jan-26 00:00:00 GMT", "Fri Jan  2 00:00:00 2026\u00a0x", "Fri, 02 Jan 2026 00:00:00 GMT\u0000x"})
+  void httpDateWithANonAsciiCharacterIsEmptyEvenWhenJavaTimeWouldMatchItCaseInsensitively(String value) {
+    assertThat(RetryAfter.parse(value, clock)).isEmpty();
+    assertThat(RetryAfter.parseHttpDate(value, clock)).isEmpty();
+  }
+
   @Test
   void nullIsEmpty() {
     assertThat(RetryAfter.parse(null, clock)).isEmpty();

@@ -176,7 +176,16 @@ public final class IdempotencyFilter implements Filter {
           .write(response);
       return;
     }
-    String contentType = request.getContentType();
+    String contentType;
+    try {
+      contentType = request.getContentType();
+    } catch (IllegalArgumentException e) {
+      // Jetty 12 throws UnsupportedCharsetException here when the charset parameter names one the JVM does not know
+      response.setHeader(KEY_HEADER, keyHeader);
+      Problem.of(415, "VALIDATION.media_type", "Unsupported charset")
+          .withDetail("the Content-Type names a charset this server does not support").write(response);
+      return;
+    }
     if (contentType != null && contentType.trim().toLowerCase(Locale.ROOT).startsWith("multipart/")) {
       response.setHeader(KEY_HEADER, keyHeader);
       Problem.of(415, "VALIDATION.media_type", "Multipart bodies are not accepted here")
@@ -192,14 +201,14 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     IdempotentRequest idempotent =
-        IdempotentRequest.of(new RecordKey(scope.get(), route.operation(), key), body, request.getContentType());
+        IdempotentRequest.of(new RecordKey(scope.get(), route.operation(), key), body, contentType);
     // The fingerprint covers the concrete path and query, not only the route: the same key sent to
     // /accounts/A/refunds and then to /accounts/B/refunds is two requests, and the second must not replay the first.
     String target = target(route, request);
     try {
-      idempotent = idempotent.fingerprinted(body.length > 0 && Fingerprinter.isJsonMediaType(request.getContentType())
+      idempotent = idempotent.fingerprinted(body.length > 0 && Fingerprinter.isJsonMediaType(contentType)
           ? fingerprinter(route).fingerprintJson(target, body)
-          : fingerprinter(route).fingerprint(target, body, request.getContentType()));
+          : fingerprinter(route).fingerprint(target, body, contentType));
     } catch (MalformedJsonException e) {
       // A body declared as JSON must be JSON: refuse it before anything runs, instead of hashing it raw.
       response.setHeader(KEY_HEADER, keyHeader);

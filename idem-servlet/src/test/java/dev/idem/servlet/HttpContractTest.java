@@ -268,6 +268,22 @@ abstract class HttpContractTest {
   }
 
   @Test
+  void contentTypeWithACharsetTheServerDoesNotKnowIsRefusedWith415AndNothingIsStored() throws Exception {
+    String key = newKey();
+    HttpRequest request = HttpRequest.newBuilder(URI.create(service.url("/orders")))
+        .header("Authorization", "Bearer alice").header("Idempotency-Key", key)
+        .header("Content-Type", "application/json; charset=nonsense")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"item\":\"book\"}")).build();
+
+    HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
+
+    assertThat(r.statusCode()).isEqualTo(415);
+    assertThat(r.body()).contains("VALIDATION.media_type");
+    assertThat(recordExists("alice", "POST /orders", key)).isFalse();
+    assertThat(service.orders("alice", key)).isZero();
+  }
+
+  @Test
   void sendErrorBecomesAProblemWithoutTheInternalMessage() throws Exception {
     String key = newKey();
 

@@ -206,7 +206,10 @@ final class TestService implements AutoCloseable {
 
     @Override
     protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-      if (req.getContentType() != null && req.getContentType().startsWith("application/x-www-form-urlencoded")) {
+      // the raw header: Jetty's getContentType() throws on a charset it does not know, and the fuzz test sends such
+      // requests past the filter (a key-optional route without a key), where only the handler would answer them
+      String contentType = req.getHeader("Content-Type");
+      if (contentType != null && contentType.startsWith("application/x-www-form-urlencoded")) {
         resp.setStatus(201);
         resp.setContentType("text/plain;charset=UTF-8");
         resp.getWriter().write("item=" + req.getParameter("item") + " qty=" + req.getParameter("qty"));

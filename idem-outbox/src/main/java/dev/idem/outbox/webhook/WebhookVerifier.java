@@ -130,9 +130,12 @@ public final class WebhookVerifier {
       if (comma <= 0 || !part.substring(0, comma).equals("v1")) {
         continue; // other versions (v1a asymmetric) are not ours to check
       }
+      String encoded = part.substring(comma + 1);
       try {
-        byte[] sig = Base64.getDecoder().decode(part.substring(comma + 1));
-        if (sig.length == 32) {
+        byte[] sig = Base64.getDecoder().decode(encoded);
+        // Only the canonical spelling: the decoder also takes a signature without its padding, or with other bits in
+        // the unused low bits of its last character, which would let one signature be written several ways.
+        if (sig.length == 32 && Base64.getEncoder().encodeToString(sig).equals(encoded)) {
           out.add(sig);
         }
       } catch (IllegalArgumentException ignored) {

@@ -63,6 +63,19 @@ class WebhookSignatureTest {
   }
 
   @Test
+  void aSignatureSpelledWithoutItsPaddingOrWithOtherUnusedBitsIsRefused() {
+    WebhookVerifier verifier = WebhookVerifier.builder(WebhookSecret.parse(SPEC_SECRET))
+        .clock(new MutableClock(Instant.ofEpochSecond(SPEC_TIMESTAMP))).build();
+    String timestamp = Long.toString(SPEC_TIMESTAMP);
+    String unpadded = SPEC_SIGNATURE.substring(0, SPEC_SIGNATURE.length() - 1);
+    String otherUnusedBits = SPEC_SIGNATURE.replace("1OE=", "1OF=");
+
+    assertRefused(() -> verifier.verify(SPEC_ID, timestamp, unpadded, SPEC_BODY), Reason.SIGNATURE_MISMATCH);
+    assertRefused(() -> verifier.verify(SPEC_ID, timestamp, otherUnusedBits, SPEC_BODY), Reason.SIGNATURE_MISMATCH);
+    assertThatCode(() -> verifier.verify(SPEC_ID, timestamp, SPEC_SIGNATURE, SPEC_BODY)).doesNotThrowAnyException();
+  }
+
+  @Test
   void refusesForgeriesTamperingAndStaleTimestamps() {
     String signature = WebhookSigner.of(current).sign("evt_1", clock.instant().getEpochSecond(), body);
     WebhookVerifier verifier = verifier(current);
