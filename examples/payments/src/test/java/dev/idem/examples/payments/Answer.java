@@ -6,25 +6,27 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /** An HTTP answer as a test sees it: status, headers and body bytes. */
-record Answer(int status, java.net.http.HttpHeaders headers, byte[] body) {
+public record Answer(int status, java.net.http.HttpHeaders headers, byte[] body) {
   private static final JsonMapper JSON = JsonMapper.builder().build();
 
-  JsonNode json() {
+  /** The body parsed as JSON. */
+  public JsonNode json() {
     return JSON.readTree(body);
   }
 
-  String text() {
+  /** The body as UTF-8 text. */
+  public String text() {
     return new String(body, StandardCharsets.UTF_8);
   }
 
   /** The first value of a header, or null. */
-  String header(String name) {
+  public String header(String name) {
     Optional<String> v = headers.firstValue(name);
     return v.orElse(null);
   }
 
   /** The problem code of a problem answer. */
-  String code() {
+  public String code() {
     return json().path("code").asString();
   }
 

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -11,7 +12,7 @@ import java.util.UUID;
  * runs never see each other's rows, and nothing else on the server sees theirs. A server that cannot be reached
  * fails the test.
  */
-final class DatabaseOfItsOwn implements AutoCloseable {
+public final class DatabaseOfItsOwn implements AutoCloseable {
   private final String serverUrl;
   private final String user;
   private final String name;
@@ -25,7 +26,7 @@ final class DatabaseOfItsOwn implements AutoCloseable {
   }
 
   /** A fresh PostgreSQL schema on {@code idem.test.postgres.url}; the URL selects it as the current schema. */
-  static DatabaseOfItsOwn postgres() {
+  public static DatabaseOfItsOwn postgres() {
     String server = System.getProperty("idem.test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/test");
     String user = System.getProperty("idem.test.postgres.user", "postgres");
     String schema = "pay_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
@@ -36,10 +37,20 @@ final class DatabaseOfItsOwn implements AutoCloseable {
 
   /** A fresh MariaDB database on the server of {@code idem.test.mariadb.url}. */
   static DatabaseOfItsOwn mariadb() {
+    return mariadb("utf8mb4_bin");
+  }
+
+  /** A fresh MariaDB database whose default collation is case- and pad-insensitive, as servers usually have. */
+  public static DatabaseOfItsOwn mariadbCaseInsensitive() {
+    // the server's usual default collation: Idem's own tables must not depend on it
+    return mariadb("utf8mb4_general_ci");
+  }
+
+  private static DatabaseOfItsOwn mariadb(String collation) {
     String server = System.getProperty("idem.test.mariadb.url", "jdbc:mariadb://127.0.0.1:3306/test");
     String user = System.getProperty("idem.test.mariadb.user", "root");
     String database = "pay_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-    execute(server, user, "CREATE DATABASE " + database + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+    execute(server, user, "CREATE DATABASE " + database + " CHARACTER SET utf8mb4 COLLATE " + collation);
     int slash = server.indexOf('/', "jdbc:mariadb://".length());
     int query = server.indexOf('?', slash);
     String url = server.substring(0, slash + 1) + database + (query < 0 ? "" : server.substring(query));
@@ -52,6 +63,11 @@ final class DatabaseOfItsOwn implements AutoCloseable {
 
   String user() {
     return user;
+  }
+
+  /** The service's arguments that select this database. */
+  public List<String> arguments() {
+    return List.of("--spring.datasource.url=" + jdbcUrl, "--spring.datasource.username=" + user);
   }
 
   @Override

@@ -2,6 +2,9 @@ package dev.idem.examples.payments.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.examples.payments.Answer;
+import dev.idem.examples.payments.Caller;
+import dev.idem.examples.payments.RunningService;
 import dev.idem.test.Eventually;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,7 +53,7 @@ class CrossTenantKeyReuseTest {
   final Caller bob = new Caller("sk_sec_bob_" + run, "bob");
   final Caller upperAlice = new Caller("sk_sec_upper_alice_" + run, "Alice");
   final Map<String, Caller> joined = new HashMap<>();
-  RunningPayments service;
+  RunningService service;
   /** Every payment and refund id each tenant was answered, across the tests. */
   private final Map<String, Set<String>> owned = new ConcurrentHashMap<>();
 
@@ -71,7 +74,8 @@ class CrossTenantKeyReuseTest {
     List<String> args = new ArrayList<>(database());
     Stream.concat(Stream.of(alice, bob, upperAlice), joined.values().stream()).forEach(c -> args.add(c.argument()));
     args.add("--idem.completer.interval=200ms");
-    service = RunningPayments.start(args.toArray(String[]::new));
+    args.add("--payments.outbox.poll-interval=50ms");
+    service = RunningService.start(args.toArray(String[]::new));
   }
 
   @AfterAll
@@ -95,10 +99,10 @@ class CrossTenantKeyReuseTest {
       String otherAccount = sameBody ? account : account + "_other";
       long otherAmount = sameBody ? amount : amount + 1;
 
-      Reply firstAnswer = pay(first, key, account, amount);
-      Reply secondAnswer = pay(second, key, otherAccount, otherAmount);
-      Reply firstAgain = pay(first, key, account, amount);
-      Reply secondAgain = pay(second, key, otherAccount, otherAmount);
+      Answer firstAnswer = pay(first, key, account, amount);
+      Answer secondAnswer = pay(second, key, otherAccount, otherAmount);
+      Answer firstAgain = pay(first, key, account, amount);
+      Answer secondAgain = pay(second, key, otherAccount, otherAmount);
 
       String what = "round " + round + ": " + first.tenant() + " then " + second.tenant() + " with key " + key;
       assertStoredFor(first, firstAnswer, account, amount, what);
@@ -132,13 +136,13 @@ class CrossTenantKeyReuseTest {
           callers.add(other);
         }
 
-        List<Reply> answers = race(pool, callers, c -> pay(c, key, c == alice ? account : otherAccount, 500));
+        List<Answer> answers = race(pool, callers, c -> pay(c, key, c == alice ? account : otherAccount, 500));
 
         String what = "round " + round + ", key " + key + " raced by alice and " + other.tenant();
         Map<Caller, String> paymentOf = new HashMap<>();
         for (int i = 0; i < answers.size(); i++) {
           Caller caller = callers.get(i);
-          Reply a = answers.get(i);
+          Answer a = answers.get(i);
           String expectedAccount = caller == alice ? account : otherAccount;
           if (a.status() == 409) {
             assertThat(a.code()).as(what + ": " + a).isEqualTo("CONFLICT.idempotency.in_progress");
@@ -186,12 +190,12 @@ class CrossTenantKeyReuseTest {
         String racedKey = UUID.randomUUID().toString();
         String foreignKey = UUID.randomUUID().toString();
 
-        Reply alicesRefund = refund(alice, sequentialKey, alicesPayment, 100 + round);
-        Reply bobsRefund = refund(bob, sequentialKey, bobsPayment, 200 + round);
-        List<Reply> raced = race(pool, List.of(alice, bob), c -> refund(c, racedKey,
+        Answer alicesRefund = refund(alice, sequentialKey, alicesPayment, 100 + round);
+        Answer bobsRefund = refund(bob, sequentialKey, bobsPayment, 200 + round);
+        List<Answer> raced = race(pool, List.of(alice, bob), c -> refund(c, racedKey,
             c == alice ? alicesPayment : bobsPayment, c == alice ? 300 : 400));
-        Reply alicesOwn = refund(alice, foreignKey, alicesPayment, 50);
-        Reply bobOnAlicesPayment = refund(bob, foreignKey, alicesPayment, 50);
+        Answer alicesOwn = refund(alice, foreignKey, alicesPayment, 50);
+        Answer bobOnAlicesPayment = refund(bob, foreignKey, alicesPayment, 50);
 
         String what = "refund round " + round;
         assertOwnRefund(alice, alicesRefund, alicesPayment, 100 + round, what);
@@ -203,10 +207,10 @@ class CrossTenantKeyReuseTest {
         assertThat(bobOnAlicesPayment.code()).isEqualTo("NOT_FOUND.payment");
         assertThat(bobOnAlicesPayment.header("Idempotency-Status")).isEqualTo("stored");
         assertThat(bobOnAlicesPayment.text()).doesNotContain(alicesOwn.json().path("id").asString());
-        for (Reply r : List.of(alicesRefund, raced.get(0), alicesOwn)) {
+        for (Answer r : List.of(alicesRefund, raced.get(0), alicesOwn)) {
           assertReadableOnlyBy(alice, r.json().path("id").asString(), "/refunds/", bob);
         }
-        for (Reply r : List.of(bobsRefund, raced.get(1))) {
+        for (Answer r : List.of(bobsRefund, raced.get(1))) {
           assertReadableOnlyBy(bob, r.json().path("id").asString(), "/refunds/", alice);
         }
         assertThat(refundedAmount(alice, alicesPayment)).as(what).isEqualTo(100 + round + 300 + 50);
@@ -227,8 +231,8 @@ class CrossTenantKeyReuseTest {
         String key = UUID.randomUUID().toString();
         String account = "acct_join_" + run + "_" + SEPARATORS.indexOf(separator) + "_" + round;
 
-        Reply plain = pay(alice, "x" + separator + key, account, 700);
-        Reply other = pay(joinedTenant, key, account, 700);
+        Answer plain = pay(alice, "x" + separator + key, account, 700);
+        Answer other = pay(joinedTenant, key, account, 700);
 
         String what = "alice with key x" + separator + key + ", then " + joinedTenant.tenant() + " with key " + key;
         assertStoredFor(alice, plain, account, 700, what);
@@ -242,7 +246,7 @@ class CrossTenantKeyReuseTest {
   // ---------------------------------------------------------------- assertions
 
   /** The first use of the key by this caller: stored now, its own new payment, never a replay. */
-  private void assertStoredFor(Caller caller, Reply answer, String account, long amount, String what) {
+  private void assertStoredFor(Caller caller, Answer answer, String account, long amount, String what) {
     assertThat(answer.header("Idempotency-Status")).as(what + ", " + caller.tenant() + ": " + answer)
         .isEqualTo("stored");
     assertThat(answer.header("Idempotent-Replayed")).as(what).isNull();
@@ -250,7 +254,7 @@ class CrossTenantKeyReuseTest {
   }
 
   /** A payment answer (first or replayed) that belongs to this caller and describes what it sent. */
-  private void assertOwnPayment(Caller caller, Reply answer, String account, long amount, String what) {
+  private void assertOwnPayment(Caller caller, Answer answer, String account, long amount, String what) {
     assertThat(answer.status()).as(what + ", " + caller.tenant() + ": " + answer).isEqualTo(201);
     JsonNode payment = answer.json();
     assertThat(payment.path("account_id").asString()).as(what).isEqualTo(account);
@@ -262,7 +266,7 @@ class CrossTenantKeyReuseTest {
     own(caller, payment.path("id").asString());
   }
 
-  private void assertOwnRefund(Caller caller, Reply answer, String paymentId, long amount, String what) {
+  private void assertOwnRefund(Caller caller, Answer answer, String paymentId, long amount, String what) {
     assertThat(answer.status()).as(what + ", " + caller.tenant() + ": " + answer).isEqualTo(201);
     assertThat(answer.header("Idempotency-Status")).as(what).isEqualTo("stored");
     assertThat(answer.header("Idempotent-Replayed")).as(what).isNull();
@@ -272,7 +276,7 @@ class CrossTenantKeyReuseTest {
     own(caller, refund.path("id").asString());
   }
 
-  private static void assertReplayOf(Reply first, Reply again, String what) {
+  private static void assertReplayOf(Answer first, Answer again, String what) {
     assertThat(again.header("Idempotency-Status")).as(what + ": " + again).isEqualTo("replayed");
     assertThat(again.body()).as(what).isEqualTo(first.body());
   }
@@ -280,7 +284,7 @@ class CrossTenantKeyReuseTest {
   private void assertReadableOnlyBy(Caller owner, String id, String collection, Caller other) {
     assertThat(service.get(collection + id, owner.apiKey()).status()).as(owner.tenant() + " reads " + id)
         .isEqualTo(200);
-    Reply foreign = service.get(collection + id, other.apiKey());
+    Answer foreign = service.get(collection + id, other.apiKey());
     assertThat(foreign.status()).as(other.tenant() + " reads " + owner.tenant() + "'s " + id).isEqualTo(404);
   }
 
@@ -300,18 +304,18 @@ class CrossTenantKeyReuseTest {
 
   // ---------------------------------------------------------------- requests
 
-  private Reply pay(Caller caller, String key, String account, long amount) {
+  private Answer pay(Caller caller, String key, String account, long amount) {
     return service.post("/payments", caller.apiKey(), key,
         "{\"account_id\":\"" + account + "\",\"amount\":" + amount + ",\"currency\":\"EUR\"}");
   }
 
-  private Reply refund(Caller caller, String key, String paymentId, long amount) {
+  private Answer refund(Caller caller, String key, String paymentId, long amount) {
     return service.post("/refunds", caller.apiKey(), key,
         "{\"payment_id\":\"" + paymentId + "\",\"amount\":" + amount + "}");
   }
 
   private String paid(Caller caller, String account, long amount) {
-    Reply a = pay(caller, UUID.randomUUID().toString(), account, amount);
+    Answer a = pay(caller, UUID.randomUUID().toString(), account, amount);
     assertThat(a.status()).as(a.toString()).isEqualTo(201);
     return a.json().path("id").asString();
   }
@@ -325,21 +329,21 @@ class CrossTenantKeyReuseTest {
   }
 
   interface Call {
-    Reply run(Caller caller);
+    Answer run(Caller caller);
   }
 
   /** One call per caller, each on its own thread, released together by a barrier; the answers in callers' order. */
-  private static List<Reply> race(ExecutorService pool, List<Caller> callers, Call call) throws Exception {
+  private static List<Answer> race(ExecutorService pool, List<Caller> callers, Call call) throws Exception {
     CyclicBarrier barrier = new CyclicBarrier(callers.size());
-    List<Future<Reply>> futures = new ArrayList<>();
+    List<Future<Answer>> futures = new ArrayList<>();
     for (Caller c : callers) {
       futures.add(pool.submit(() -> {
         barrier.await(30, TimeUnit.SECONDS);
         return call.run(c);
       }));
     }
-    List<Reply> answers = new ArrayList<>();
-    for (Future<Reply> f : futures) {
+    List<Answer> answers = new ArrayList<>();
+    for (Future<Answer> f : futures) {
       answers.add(f.get(120, TimeUnit.SECONDS));
     }
     return answers;

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.security;
 
+import dev.idem.examples.payments.DatabaseOfItsOwn;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 
@@ -9,11 +10,11 @@ import org.junit.jupiter.api.AfterAll;
  * Idem's and the service's tables choose binary collations themselves.
  */
 class MariaDbCrossTenantKeyReuseTest extends CrossTenantKeyReuseTest {
-  private OwnDatabase database;
+  private DatabaseOfItsOwn database;
 
   @Override
   List<String> database() {
-    database = OwnDatabase.mariadb();
+    database = DatabaseOfItsOwn.mariadbCaseInsensitive();
     return database.arguments();
   }
 

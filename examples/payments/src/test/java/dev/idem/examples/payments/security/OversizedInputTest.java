@@ -2,6 +2,9 @@ package dev.idem.examples.payments.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.examples.payments.Answer;
+import dev.idem.examples.payments.Caller;
+import dev.idem.examples.payments.RunningService;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.io.SequenceInputStream;
@@ -44,7 +47,7 @@ class OversizedInputTest {
       "pay_webhook_endpoint", "pay_account", "pay_ledger_entry", "pay_provider_charge", "pay_provider_refund");
 
   private final Caller alice = new Caller("sk_big_alice_" + UUID.randomUUID().toString().substring(0, 8), "alice");
-  private RunningPayments service;
+  private RunningService service;
   private String paymentId;
   private Map<String, Long> before;
 
@@ -53,9 +56,10 @@ class OversizedInputTest {
 
   @BeforeAll
   void start() {
-    service = RunningPayments.start("--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments")
+    service = RunningService.start("--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments")
         + ";WRITE_DELAY=0;AUTO_SERVER=FALSE", alice.argument(), "--payments.outbox.enabled=false");
-    Reply paid = pay(UUID.randomUUID().toString(), "{\"account_id\":\"acct_big\",\"amount\":100,\"currency\":\"EUR\"}");
+    Answer paid = pay(UUID.randomUUID().toString(),
+        "{\"account_id\":\"acct_big\",\"amount\":100,\"currency\":\"EUR\"}");
     assertThat(paid.status()).as(paid.toString()).isEqualTo(201);
     paymentId = paid.json().path("id").asString();
   }
@@ -85,14 +89,14 @@ class OversizedInputTest {
     for (int length : List.of(256, 1_000, 8_000, 15_000)) {
       String key = "k".repeat(length);
 
-      Reply refused = pay(key, payment(1));
+      Answer refused = pay(key, payment(1));
 
       assertThat(refused.status()).as(length + " characters: " + refused).isEqualTo(400);
       assertThat(refused.code()).isEqualTo("VALIDATION.idempotency_key_invalid");
       assertThat(refused.text()).as("the key is never echoed back").doesNotContain(key);
       assertThat(refused.header("Idempotency-Key")).isNull();
     }
-    Reply onRefunds = refund("r".repeat(300), "{\"payment_id\":\"" + paymentId + "\",\"amount\":1}");
+    Answer onRefunds = refund("r".repeat(300), "{\"payment_id\":\"" + paymentId + "\",\"amount\":1}");
     assertThat(onRefunds.status()).isEqualTo(400);
     assertThat(onRefunds.code()).isEqualTo("VALIDATION.idempotency_key_invalid");
   }
@@ -154,7 +158,7 @@ class OversizedInputTest {
     String keyOfPayment = UUID.randomUUID().toString();
     String keyOfRefund = UUID.randomUUID().toString();
 
-    List<Reply> refused = List.of(
+    List<Answer> refused = List.of(
         pay(keyOfPayment, payment),
         refund(keyOfRefund, refund),
         service.post("/webhook-endpoints", alice.apiKey(), null, endpoint),
@@ -162,7 +166,7 @@ class OversizedInputTest {
         patch("/payments/" + paymentId, "{\"description\":\"" + padding + "\"}"),
         service.post("/webhooks/provider", null, null, "{\"id\":\"" + padding + "\"}"));
 
-    for (Reply r : refused) {
+    for (Answer r : refused) {
       assertThat(r.status()).as(r.toString()).isEqualTo(413);
       assertThat(r.code()).isEqualTo("VALIDATION.request_too_large");
       assertThat(r.header("Content-Type")).isEqualTo("application/problem+json");
@@ -200,7 +204,7 @@ class OversizedInputTest {
 
     String answer = service.raw(head("/payments", headers),
         new SequenceInputStream(Collections.enumeration(chunks)));
-    Reply streamed = service.send(service.request("/payments", alice.apiKey())
+    Answer streamed = service.send(service.request("/payments", alice.apiKey())
         .header("Idempotency-Key", UUID.randomUUID().toString()).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofInputStream(endless(opening))).build());
 
@@ -226,13 +230,13 @@ class OversizedInputTest {
     for (String body : bodies) {
       String key = UUID.randomUUID().toString();
       keys.add(key);
-      Reply refused = pay(key, body);
+      Answer refused = pay(key, body);
       assertThat(refused.status()).as(refused.toString()).isEqualTo(400);
       assertThat(refused.code()).isEqualTo("VALIDATION.malformed_json");
       assertThat(refused.header("Idempotency-Status")).isNull();
-      Reply onRefunds = refund(UUID.randomUUID().toString(), body);
+      Answer onRefunds = refund(UUID.randomUUID().toString(), body);
       assertThat(onRefunds.status()).as(onRefunds.toString()).isEqualTo(400);
-      for (Reply plain : List.of(service.post("/webhook-endpoints", alice.apiKey(), null, body),
+      for (Answer plain : List.of(service.post("/webhook-endpoints", alice.apiKey(), null, body),
           createAccount("acct_deep", body), patch("/payments/" + paymentId, body))) {
         assertThat(plain.status()).as(plain.toString()).isEqualTo(400);
         assertThat(plain.header("Content-Type")).isEqualTo("application/problem+json");
@@ -260,20 +264,20 @@ class OversizedInputTest {
     assertThat(service.count("SELECT COUNT(*) FROM idem_record WHERE idem_key = ?", key)).as(key).isZero();
   }
 
-  private Reply pay(String key, String json) {
+  private Answer pay(String key, String json) {
     return service.post("/payments", alice.apiKey(), key, json);
   }
 
-  private Reply refund(String key, String json) {
+  private Answer refund(String key, String json) {
     return service.post("/refunds", alice.apiKey(), key, json);
   }
 
-  private Reply patch(String path, String json) {
+  private Answer patch(String path, String json) {
     return service.send(service.request(path, alice.apiKey()).header("Content-Type", "application/json")
         .header("If-Match", "*").method("PATCH", HttpRequest.BodyPublishers.ofString(json)).build());
   }
 
-  private Reply createAccount(String id, String json) {
+  private Answer createAccount(String id, String json) {
     return service.send(service.request("/accounts/" + id, alice.apiKey()).header("Content-Type", "application/json")
         .header("If-None-Match", "*").PUT(HttpRequest.BodyPublishers.ofString(json)).build());
   }

@@ -3,6 +3,10 @@ package dev.idem.examples.payments.security;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.idem.examples.payments.Answer;
+import dev.idem.examples.payments.Caller;
+import dev.idem.examples.payments.DatabaseOfItsOwn;
+import dev.idem.examples.payments.RunningService;
 import dev.idem.outbox.webhook.WebhookSecret;
 import dev.idem.outbox.webhook.WebhookSigner;
 import dev.idem.test.Eventually;
@@ -59,7 +63,7 @@ class SecretsNeverStoredOrLoggedTest {
 
   @Test
   void onPostgres() throws Exception {
-    try (OwnDatabase database = OwnDatabase.postgres()) {
+    try (DatabaseOfItsOwn database = DatabaseOfItsOwn.postgres()) {
       runAndScan(database.arguments());
     }
   }
@@ -76,13 +80,14 @@ class SecretsNeverStoredOrLoggedTest {
     args.addAll(List.of(alice.argument(), bob.argument(), "--payments.admin-key=" + adminKey,
         "--payments.admin-allow-loopback=false", "--payments.provider.webhook-secret=" + providerSecret.reveal(),
         "--payments.provider.webhook-resend-ratio=1.0", "--payments.outbox.max-attempts=2",
-        "--payments.outbox.backoff-initial=100ms", "--payments.outbox.backoff-max=100ms",
+        "--payments.outbox.poll-interval=50ms", "--payments.outbox.backoff-initial=100ms",
+        "--payments.outbox.backoff-max=100ms",
         "--idem.completer.interval=200ms", "--idem.default-lease=2s", "--logging.level.root=INFO",
         "--logging.level.dev.idem=DEBUG", "--logging.file.name=" + logFile));
     List<String> answers = new ArrayList<>();
 
     try (Sink accepting = Sink.start(200); Sink failing = Sink.start(500);
-        RunningPayments service = RunningPayments.start(args.toArray(String[]::new))) {
+        RunningService service = RunningService.start(args.toArray(String[]::new))) {
       Workload workload = new Workload(service, adminKey, secrets, answers);
       workload.run(alice, bob, accepting, failing, providerSecret);
       Eventually.await("the accepting sink got every event", DEADLINE, accepting::received, n -> n >= 4);
@@ -113,12 +118,12 @@ class SecretsNeverStoredOrLoggedTest {
 
   /** The requests that carry, create or could leak a secret. */
   private static final class Workload {
-    private final RunningPayments service;
+    private final RunningService service;
     private final String adminKey;
     private final Secrets secrets;
     private final List<String> answers;
 
-    Workload(RunningPayments service, String adminKey, Secrets secrets, List<String> answers) {
+    Workload(RunningService service, String adminKey, Secrets secrets, List<String> answers) {
       this.service = service;
       this.adminKey = adminKey;
       this.secrets = secrets;
@@ -133,7 +138,7 @@ class SecretsNeverStoredOrLoggedTest {
 
       for (Caller caller : List.of(alice, bob)) {
         String key = UUID.randomUUID().toString();
-        Reply paid = keep(pay(caller, key, "acct_secret", 1200));
+        Answer paid = keep(pay(caller, key, "acct_secret", 1200));
         assertThat(paid.status()).as(paid.toString()).isEqualTo(201);
         keep(pay(caller, key, "acct_secret", 1200));
         assertThat(keep(pay(caller, key, "acct_secret", 1300)).status()).isEqualTo(422);
@@ -156,9 +161,9 @@ class SecretsNeverStoredOrLoggedTest {
       for (String fault : List.of("provider_error_rate", "provider_timeout_after_commit_rate")) {
         String key = UUID.randomUUID().toString();
         faults("{\"" + fault + "\":1}");
-        Reply failed = keep(pay(caller, key, "acct_outage", 900));
+        Answer failed = keep(pay(caller, key, "acct_outage", 900));
         faults("{\"provider_error_rate\":0,\"provider_timeout_after_commit_rate\":0}");
-        Reply done = Eventually.await("a final answer for " + key, DEADLINE, () -> keep(pay(caller, key,
+        Answer done = Eventually.await("a final answer for " + key, DEADLINE, () -> keep(pay(caller, key,
             "acct_outage", 900)), a -> a.status() != 409 && a.status() < 500);
 
         assertThat(failed.status()).as(fault + ": " + failed).isGreaterThanOrEqualTo(500);
@@ -177,7 +182,7 @@ class SecretsNeverStoredOrLoggedTest {
         for (String path : List.of("/payments", "/admin/provider/stats", "/webhook-endpoints")) {
           HttpRequest.Builder b = HttpRequest.newBuilder(service.uri(path)).header("Authorization", authorization)
               .header("Idempotency-Key", UUID.randomUUID().toString()).header("Content-Type", "application/json");
-          Reply refused = keep(service.send(b.POST(HttpRequest.BodyPublishers.ofString(
+          Answer refused = keep(service.send(b.POST(HttpRequest.BodyPublishers.ofString(
               "{\"account_id\":\"acct_x\",\"amount\":1,\"currency\":\"EUR\"}")).build()));
           assertThat(refused.status()).as(path + " with " + authorization).isIn(401, 405);
         }
@@ -198,7 +203,7 @@ class SecretsNeverStoredOrLoggedTest {
             .getBytes(StandardCharsets.UTF_8);
         WebhookSigner signer = i % 2 == 0 ? genuine : forger;
         for (int copy = 0; copy < 2; copy++) {
-          Reply r = keep(service.send(HttpRequest.newBuilder(service.uri("/webhooks/provider"))
+          Answer r = keep(service.send(HttpRequest.newBuilder(service.uri("/webhooks/provider"))
               .header("Content-Type", "application/json").header("Authorization", stray)
               .header("webhook-id", id).header("webhook-timestamp", Long.toString(now))
               .header("webhook-signature", signer.sign(id, now, body))
@@ -209,20 +214,20 @@ class SecretsNeverStoredOrLoggedTest {
     }
 
     /** The admin's views of records, events and inbox, which show what is stored. */
-    Reply adminViews() {
+    Answer adminViews() {
       StringBuilder all = new StringBuilder();
       for (String path : List.of("/admin/idempotency-records?state=completed&limit=500",
           "/admin/outbox?status=delivered&limit=500", "/admin/outbox?status=dead&limit=500",
           "/admin/provider/webhooks", "/actuator/idempotency", "/admin/faults")) {
-        Reply r = service.get(path, adminKey);
+        Answer r = service.get(path, adminKey);
         assertThat(r.status()).as(path + ": " + r).isEqualTo(200);
         all.append(r.text()).append('\n');
       }
-      return new Reply(200, null, all.toString().getBytes(StandardCharsets.UTF_8));
+      return new Answer(200, null, all.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     private String endpoint(Caller caller, Sink sink) {
-      Reply created = service.post("/webhook-endpoints", caller.apiKey(), null,
+      Answer created = service.post("/webhook-endpoints", caller.apiKey(), null,
           "{\"url\":\"" + sink.url() + "\",\"events\":[\"*\"]}");
       assertThat(created.status()).as(created.toString()).isEqualTo(201);
       secrets.endpoint(created.json().path("secret").asString());
@@ -232,16 +237,16 @@ class SecretsNeverStoredOrLoggedTest {
     }
 
     private void faults(String json) {
-      Reply r = service.put("/admin/faults", adminKey, json);
+      Answer r = service.put("/admin/faults", adminKey, json);
       assertThat(r.status()).as(r.toString()).isEqualTo(200);
     }
 
-    private Reply pay(Caller caller, String key, String account, long amount) {
+    private Answer pay(Caller caller, String key, String account, long amount) {
       return service.post("/payments", caller.apiKey(), key,
           "{\"account_id\":\"" + account + "\",\"amount\":" + amount + ",\"currency\":\"EUR\"}");
     }
 
-    private Reply keep(Reply r) {
+    private Answer keep(Answer r) {
       answers.add(r.text());
       if (r.headers() != null) {
         answers.add(r.headers().map().toString());

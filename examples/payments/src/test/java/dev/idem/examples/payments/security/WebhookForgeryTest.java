@@ -2,6 +2,8 @@ package dev.idem.examples.payments.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.examples.payments.Answer;
+import dev.idem.examples.payments.RunningService;
 import dev.idem.outbox.webhook.WebhookSecret;
 import dev.idem.outbox.webhook.WebhookSigner;
 import java.net.http.HttpRequest;
@@ -58,7 +60,7 @@ class WebhookForgeryTest {
 
   private final WebhookSecret providerSecret = WebhookSecret.generate();
   private final WebhookSigner genuine = WebhookSigner.of(providerSecret);
-  private RunningPayments service;
+  private RunningService service;
 
   @TempDir
   static Path data;
@@ -66,7 +68,7 @@ class WebhookForgeryTest {
   @BeforeAll
   void start() {
     // the outbox off: the provider's own webhooks would add inbox rows while the forgeries are counted
-    service = RunningPayments.start("--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments")
+    service = RunningService.start("--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments")
         + ";WRITE_DELAY=0;AUTO_SERVER=FALSE", "--payments.provider.webhook-secret=" + providerSecret.reveal(),
         "--payments.outbox.enabled=false");
   }
@@ -97,7 +99,7 @@ class WebhookForgeryTest {
           Forgery kind = Forgery.values()[random.nextInt(Forgery.values().length)];
           Webhook forged = forge(kind, original, random);
 
-          Reply answer = send(forged);
+          Answer answer = send(forged);
 
           String what = "seed " + seed + ", case " + i + ", " + kind + ": id " + forged.id() + ", timestamp "
               + forged.timestamp() + ", signature " + forged.signature() + ", body "
@@ -106,7 +108,7 @@ class WebhookForgeryTest {
           assertThat(answer.code()).as(what).isEqualTo("AUTH.webhook_signature");
           tried.merge(kind, 1, Integer::sum);
           if (i % CONTROL_EVERY == 0) {
-            Reply accepted = send(original);
+            Answer accepted = send(original);
             assertThat(accepted.status()).as("the genuine webhook of " + what + " -> " + accepted).isEqualTo(200);
           }
           return null;
@@ -211,7 +213,7 @@ class WebhookForgeryTest {
     return Base64.getEncoder().encodeToString(bytes);
   }
 
-  private Reply send(Webhook w) {
+  private Answer send(Webhook w) {
     HttpRequest.Builder b = service.request("/webhooks/provider", null).header("Content-Type", "application/json")
         .header("webhook-id", w.id()).header("webhook-timestamp", w.timestamp())
         .POST(HttpRequest.BodyPublishers.ofByteArray(w.body()));
