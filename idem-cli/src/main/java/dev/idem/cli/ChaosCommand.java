@@ -46,6 +46,9 @@ final class ChaosCommand implements Command {
   private static final double SINK_FAIL_BEFORE = 0.15;
   private static final double SINK_FAIL_AFTER = 0.05;
   private static final JsonMapper JSON = JsonMapper.builder().build();
+  private static final String ADMIN_KEY = "sk_chaos_admin";
+  /** The share of intents that may stay unanswered (every instance down for the whole retry budget). */
+  private static final double MAX_UNANSWERED = 0.02;
 
   @Override
   public String name() {
@@ -109,7 +112,7 @@ final class ChaosCommand implements Command {
       err.println("idem chaos: interrupted");
       return Main.FAILED;
     } catch (IOException | SQLException | RuntimeException e) {
-      err.println("idem chaos: the run failed: " + e);
+      err.println("idem chaos: the run failed: " + ChaosSettings.redact(e.toString()));
       return Main.FAILED;
     }
   }
@@ -120,7 +123,7 @@ final class ChaosCommand implements Command {
     private final PrintStream out;
     private final PrintStream err;
     private final String runId;
-    private final List<ChaosInstance> instances = new ArrayList<>();
+    private final List<ChaosInstance> instances = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ChaosInvariants invariants = new ChaosInvariants();
     private final ConcurrentLinkedQueue<String> scheduleErrors = new ConcurrentLinkedQueue<>();
     private final AtomicLong kills = new AtomicLong();
@@ -129,6 +132,7 @@ final class ChaosCommand implements Command {
     private final AtomicLong pgRestarts = new AtomicLong();
     private final AtomicLong pgDownMillis = new AtomicLong();
     private final Map<String, String> endpoints = new LinkedHashMap<>();
+    private final Map<String, String> endpointSecrets = new LinkedHashMap<>();
     private ChaosTimeline timeline;
     private ChaosDatabase db;
 
@@ -138,7 +142,7 @@ final class ChaosCommand implements Command {
       this.err = err;
       this.runId = java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd_HHmmss")
           .withZone(java.time.ZoneOffset.UTC).format(Instant.now())
-          + "_" + Long.toHexString(Double.doubleToLongBits(Math.random())).substring(0, 6);
+          + "_" + java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     }
 
     int execute() throws IOException, SQLException, InterruptedException {
@@ -151,12 +155,15 @@ final class ChaosCommand implements Command {
       ChaosWorkload workload = null;
       ChaosWebhookSink sink = null;
       ExecutorService restarter = Executors.newCachedThreadPool(daemon("chaos-restart"));
+      ScheduledExecutorService control = Executors.newScheduledThreadPool(2, daemon("chaos-control"));
+      Thread cleanup = new Thread(this::cleanUpOnExit, "chaos-cleanup");
+      Runtime.getRuntime().addShutdownHook(cleanup);
       try {
         ChaosWorkload[] holder = new ChaosWorkload[1];
         sink = new ChaosWebhookSink(runId, settings.seed(), SINK_FAIL_BEFORE, SINK_FAIL_AFTER,
             (tenant, id) -> holder[0].shown.add(new String[] {tenant, id, "event"}));
         for (int i = 0; i < settings.instances(); i++) {
-          instances.add(new ChaosInstance(i, dir, instanceArgs()));
+          instances.add(new ChaosInstance(i, dir, instanceArgs(), Map.of("SPRING_DATASOURCE_URL", db.url())));
         }
         startAll(restarter);
         createEndpoints(sink);
@@ -167,11 +174,21 @@ final class ChaosCommand implements Command {
         timeline = new ChaosTimeline(settings.duration().plusMinutes(10));
         workload = new ChaosWorkload(settings, instances, timeline);
         holder[0] = workload;
-        ScheduledExecutorService control = Executors.newScheduledThreadPool(2, daemon("chaos-control"));
         schedule(control, restarter);
-        workload.run(DRAIN);
+        boolean workersEnded = workload.run(DRAIN);
         control.shutdownNow();
-        control.awaitTermination(120, TimeUnit.SECONDS);
+        if (!control.awaitTermination(120, TimeUnit.SECONDS)) {
+          scheduleErrors.add("the fault schedule was still running 120 s after the workload");
+        }
+        if (settings.pgRestartAt() != null && pgRestarts.get() != 1 && scheduleErrors.stream()
+            .noneMatch(e -> e.startsWith("PostgreSQL restart"))) {
+          scheduleErrors.add("PostgreSQL restart: planned at " + settings.pgRestartAt().toMillis() / 1000.0
+              + " s but it never ran");
+        }
+        if (!workersEnded) {
+          invariants.add("every workload worker ended", false, "workers were still running " + DRAIN.toSeconds()
+              + " s after the workload, and 10 s after they were interrupted; the counts below may still move");
+        }
         out.println("idem chaos: workload done; waiting for the instances, the completer and the outbox");
         out.flush();
         restarter.shutdown();
@@ -193,7 +210,8 @@ final class ChaosCommand implements Command {
         invariants.checkAcknowledgedReadable(workload, instances);
         invariants.add("every replay is byte-identical to the first answer for its key",
             workload.replayViolations.sum() == 0 && workload.unexpectedMismatches.sum() == 0,
-            workload.keptAnswers.sum() + " kept answers compared for " + workload.replays.sum()
+            workload.keptAnswers.sum() + " kept answers, " + workload.replayComparisons.sum()
+            + " compared (status, Location, body) with the first one for their key, " + workload.replays.sum()
             + " replays; differing: " + workload.replayViolations.sum() + "; unexpected payload mismatches: "
             + workload.unexpectedMismatches.sum()
             + (workload.replayExamples.isEmpty() ? "" : " " + String.join("; ", workload.replayExamples)));
@@ -202,13 +220,21 @@ final class ChaosCommand implements Command {
         }
         try (Connection c = db.connect()) {
           invariants.checkDatabase(c, workload, sink, endpoints);
+          checkExercised(workload, sink);
+          invariants.checkSecretsAbsent(c, dir, secrets());
         }
         if (!scheduleErrors.isEmpty()) {
           invariants.add("the fault schedule ran as planned", false, String.join("; ", scheduleErrors));
         }
         return report(dir, started, workload, sink, outbox);
       } finally {
+        control.shutdownNow();
         restarter.shutdownNow();
+        try {
+          Runtime.getRuntime().removeShutdownHook(cleanup);
+        } catch (IllegalStateException e) {
+          // the JVM is already shutting down: the hook runs as well, and both kill and drop are idempotent
+        }
         for (ChaosInstance instance : instances) {
           instance.close();
         }
@@ -225,10 +251,89 @@ final class ChaosCommand implements Command {
       }
     }
 
+    /** The shutdown hook: kills every child JVM and drops the run's database when the run is interrupted. */
+    private void cleanUpOnExit() {
+      for (ChaosInstance instance : instances) {
+        instance.killNow();
+      }
+      if (db != null && !settings.keepDatabase()) {
+        try {
+          db.drop();
+        } catch (SQLException | RuntimeException e) {
+          err.println("idem chaos: could not drop database " + db.name() + ": " + e.getMessage());
+        }
+      }
+    }
+
+    /**
+     * The run exercised what the invariants claim: an invariant that holds because nothing happened is no proof.
+     */
+    private void checkExercised(ChaosWorkload w, ChaosWebhookSink sink) {
+      List<String> missing = new ArrayList<>();
+      long intents = w.intents.sum();
+      long unanswered = w.unanswered.sum();
+      if (w.ackedPayments.isEmpty()) {
+        missing.add("no acknowledged payment");
+      }
+      if (w.replayComparisons.sum() == 0) {
+        missing.add("no kept answer compared with a first one");
+      }
+      if (w.crossTenantProbes.sum() == 0) {
+        missing.add("no refund of another tenant's payment");
+      }
+      if (w.sharedKeys.sum() == 0) {
+        missing.add("no key reused by another tenant");
+      }
+      if (sink.deliveries().isEmpty()) {
+        missing.add("no event reached the sink");
+      }
+      if (settings.killEvery() != null && kills.get() == 0) {
+        missing.add("no kill (" + skippedKills.get() + " skipped)");
+      }
+      if (settings.pgRestartAt() != null && pgRestarts.get() != 1) {
+        missing.add(pgRestarts.get() + " PostgreSQL restarts, planned 1");
+      }
+      if (intents == 0 || unanswered > MAX_UNANSWERED * intents) {
+        missing.add(unanswered + " of " + intents + " intents unanswered (at most "
+            + fmt(MAX_UNANSWERED * 100) + "%)");
+      }
+      for (int status : List.of(400, 401)) {
+        long n = w.finalStatuses.getOrDefault(status, new java.util.concurrent.atomic.LongAdder()).sum();
+        if (n > 0) {
+          missing.add(n + " final " + status + " answers");
+        }
+      }
+      invariants.add("the run exercised what it claims", missing.isEmpty(), String.format(Locale.ROOT,
+          "%d acknowledged payments, %d replays compared, %d cross-tenant probes, %d shared keys, %d events at the"
+          + " sink, %d kills (%d skipped), %d PostgreSQL restarts, %d of %d intents unanswered%s",
+          w.ackedPayments.size(), w.replayComparisons.sum(), w.crossTenantProbes.sum(), w.sharedKeys.sum(),
+          sink.deliveries().size(), kills.get(), skippedKills.get(), pgRestarts.get(), unanswered, intents,
+          missing.isEmpty() ? "" : "; missing: " + String.join("; ", missing)));
+    }
+
+    /** What must appear in no log and no table: the API keys, the admin key, the webhook secrets, a bearer token. */
+    private List<ChaosInvariants.Secret> secrets() {
+      List<ChaosInvariants.Secret> secrets = new ArrayList<>();
+      for (String tenant : ChaosWorkload.TENANTS) {
+        secrets.add(new ChaosInvariants.Secret("the API key of " + tenant, ChaosWorkload.apiKey(tenant)));
+      }
+      secrets.add(new ChaosInvariants.Secret("the admin key", ADMIN_KEY));
+      for (Map.Entry<String, String> e : endpointSecrets.entrySet()) {
+        secrets.add(new ChaosInvariants.Secret("the webhook secret of " + e.getKey(), e.getValue()));
+        if (e.getValue().startsWith("whsec_")) {
+          secrets.add(new ChaosInvariants.Secret("the body of the webhook secret of " + e.getKey(),
+              e.getValue().substring("whsec_".length())));
+        }
+      }
+      secrets.add(new ChaosInvariants.Secret("\"Bearer \"", "Bearer "));
+      return secrets;
+    }
+
     private String describe() {
       return String.format(Locale.ROOT, "preset %s, %ds at %s/s, %d instance(s), seed %d, %s, kill every %s,"
           + " PostgreSQL restart at %s, fault rate %s", settings.preset(), settings.duration().toSeconds(),
-          fmt(settings.rate()), settings.instances(), settings.seed(), settings.isH2() ? "H2" : settings.db(),
+          fmt(settings.rate()), settings.instances(), settings.seed(),
+          settings.isH2() ? "H2" : ChaosSettings.redact(settings.db()),
           settings.killEvery() == null ? "never" : settings.killEvery().toSeconds() + "s",
           settings.pgRestartAt() == null ? "never" : settings.pgRestartAt().toMillis() / 1000.0 + "s",
           fmt(settings.faultRate()));
@@ -236,11 +341,10 @@ final class ChaosCommand implements Command {
 
     private List<String> instanceArgs() {
       List<String> a = new ArrayList<>();
-      a.add("--spring.datasource.url=" + db.url());
       for (String tenant : ChaosWorkload.TENANTS) {
         a.add("--payments.api-keys." + ChaosWorkload.apiKey(tenant) + "=" + tenant);
       }
-      a.add("--payments.admin-key=sk_chaos_admin");
+      a.add("--payments.admin-key=" + ADMIN_KEY);
       a.add("--payments.provider.timeout-after-commit-rate=" + settings.faultRate() / 2);
       a.add("--payments.provider.error-rate=" + settings.faultRate() / 2);
       a.add("--payments.provider.latency-ms=" + Math.round(200 * settings.faultRate()));
@@ -293,6 +397,7 @@ final class ChaosCommand implements Command {
         JsonNode endpoint = JSON.readTree(r.body());
         endpoints.put(tenant, endpoint.path("id").asString());
         sink.addTenant(tenant, endpoint.path("secret").asString());
+        endpointSecrets.put(tenant, endpoint.path("secret").asString());
       }
     }
 
@@ -319,6 +424,14 @@ final class ChaosCommand implements Command {
     }
 
     private void killOne(SplittableRandom victims, ExecutorService restarter) {
+      try {
+        killOneNow(victims, restarter);
+      } catch (RuntimeException e) {
+        scheduleErrors.add("kill at " + Math.round(timeline.now()) + " s: " + e);
+      }
+    }
+
+    private void killOneNow(SplittableRandom victims, ExecutorService restarter) {
       List<ChaosInstance> up = instances.stream().filter(ChaosInstance::isUp).toList();
       if (up.isEmpty() || (instances.size() > 1 && up.size() < 2)) {
         skippedKills.incrementAndGet();
@@ -338,7 +451,7 @@ final class ChaosCommand implements Command {
           victim.start(STARTUP);
           restarts.incrementAndGet();
           timeline.mark("up", "#" + victim.index() + " up");
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
           scheduleErrors.add("restart of instance " + victim.index() + ": " + e.getMessage());
         }
       });
@@ -362,8 +475,10 @@ final class ChaosCommand implements Command {
       counts.put("retries", w.retries.sum());
       counts.put("failovers_to_another_instance", w.failovers.sum());
       counts.put("duplicates", w.duplicates.sum());
+      counts.put("refund_duplicates", w.refundDuplicates.sum());
       counts.put("bursts", w.bursts.sum());
       counts.put("replays", w.replays.sum());
+      counts.put("replay_comparisons", w.replayComparisons.sum());
       counts.put("conflicts_in_progress_409", w.inProgressConflicts.sum());
       counts.put("payload_mismatches_422", w.payloadMismatches.sum());
       counts.put("cross_tenant_probes", w.crossTenantProbes.sum());
@@ -415,7 +530,7 @@ final class ChaosCommand implements Command {
       s.put("rate", settings.rate());
       s.put("instances", settings.instances());
       s.put("seed", settings.seed());
-      s.put("db", settings.isH2() ? "h2" : settings.db());
+      s.put("db", settings.isH2() ? "h2" : ChaosSettings.redact(settings.db()));
       s.put("database", db.name());
       s.put("kill_every_s", settings.killEvery() == null ? null : settings.killEvery().toSeconds());
       s.put("pg_restart_at_s", settings.pgRestartAt() == null ? null : settings.pgRestartAt().toMillis() / 1000.0);
@@ -460,7 +575,7 @@ final class ChaosCommand implements Command {
       List<String> a = new ArrayList<>(List.of("--preset", settings.preset(), "--duration",
           settings.duration().toSeconds() + "s", "--rate", fmt(settings.rate()), "--instances",
           Integer.toString(settings.instances()), "--seed", Long.toString(settings.seed()), "--db",
-          settings.db(), "--kill-every", settings.killEvery() == null ? "none"
+          ChaosSettings.redact(settings.db()), "--kill-every", settings.killEvery() == null ? "none"
           : settings.killEvery().toSeconds() + "s", "--pg-restart-at", settings.pgRestartAt() == null ? "none"
           : settings.pgRestartAt().toMillis() + "ms", "--fault-rate", fmt(settings.faultRate())));
       return a;

@@ -73,27 +73,68 @@ final class ChaosDatabase {
   }
 
   /**
-   * Restarts this machine's PostgreSQL cluster ({@code pg_ctlcluster --skip-systemctl-redirect <version> main
-   * restart}, the newest version under /etc/postgresql), then waits until it accepts connections again.
+   * Restarts this machine's PostgreSQL cluster that listens on the port of {@code --db} ({@code pg_ctlcluster
+   * --skip-systemctl-redirect <version> <cluster> restart}, found with {@code pg_lsclusters}; else the newest version's
+   * {@code main}), waits until it accepts connections again, and checks that it did restart: {@code
+   * pg_postmaster_start_time()} must have changed.
    *
    * @return how long the database was unreachable, in milliseconds (from the restart to the first connection)
+   * @throws IOException when the restart failed or the server's start time did not change
    */
   long restartPostgres() throws IOException, InterruptedException, SQLException {
-    String version = postgresVersion();
+    String[] cluster = cluster(ChaosSettings.port(adminUrl));
+    String startedBefore = postmasterStartTime();
     long start = System.nanoTime();
-    Process p = new ProcessBuilder("pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart")
+    Process p = new ProcessBuilder("pg_ctlcluster", "--skip-systemctl-redirect", cluster[0], cluster[1], "restart")
         .redirectErrorStream(true).start();
+    String command = "pg_ctlcluster " + cluster[0] + " " + cluster[1] + " restart";
     if (!p.waitFor(120, TimeUnit.SECONDS)) {
       p.destroyForcibly();
-      throw new IOException("pg_ctlcluster " + version + " main restart did not finish within 120 s");
+      throw new IOException(command + " did not finish within 120 s");
     }
     String output = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
     if (p.exitValue() != 0) {
-      throw new IOException("pg_ctlcluster " + version + " main restart failed with status " + p.exitValue()
-          + ": " + output);
+      throw new IOException(command + " failed with status " + p.exitValue() + ": " + output);
     }
     awaitPostgres();
-    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    long down = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    String startedAfter = postmasterStartTime();
+    if (startedAfter.equals(startedBefore)) {
+      throw new IOException(command + " exited 0 but the server did not restart: pg_postmaster_start_time() is still "
+          + startedBefore);
+    }
+    return down;
+  }
+
+  /** The server's {@code pg_postmaster_start_time()}, read over the admin connection. */
+  String postmasterStartTime() throws SQLException {
+    try (Connection c = DriverManager.getConnection(adminUrl); Statement st = c.createStatement();
+        java.sql.ResultSet rs = st.executeQuery("SELECT pg_postmaster_start_time()::text")) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  /**
+   * The (version, cluster name) that listens on {@code port} according to {@code pg_lsclusters}; else the newest
+   * version's {@code main} under /etc/postgresql.
+   */
+  static String[] cluster(int port) throws IOException, InterruptedException {
+    try {
+      Process p = new ProcessBuilder("pg_lsclusters", "--no-header").redirectErrorStream(true).start();
+      String output = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      if (p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0) {
+        for (String line : output.split("\n")) {
+          String[] f = line.trim().split("\\s+");
+          if (f.length >= 3 && f[2].equals(Integer.toString(port))) {
+            return new String[] {f[0], f[1]};
+          }
+        }
+      }
+    } catch (IOException e) {
+      // no pg_lsclusters on this machine: fall back to the newest version's main cluster
+    }
+    return new String[] {postgresVersion(), "main"};
   }
 
   /** Waits (bounded) until PostgreSQL accepts a connection and answers a query. */

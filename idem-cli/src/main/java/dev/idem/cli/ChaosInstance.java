@@ -32,16 +32,22 @@ final class ChaosInstance implements AutoCloseable {
   private final Path log;
   private final Path workDir;
   private final List<String> args;
+  private final Map<String, String> environment;
   private Process process;
   private volatile boolean up;
   private int incarnation;
 
-  ChaosInstance(int index, Path workDir, List<String> args) throws IOException {
+  /**
+   * @param args the child's command-line arguments (visible to every user of this machine: no credentials)
+   * @param environment variables set in the child's environment, for what must not be on its command line
+   */
+  ChaosInstance(int index, Path workDir, List<String> args, Map<String, String> environment) throws IOException {
     this.index = index;
     this.port = freePort();
     this.workDir = workDir;
     this.log = workDir.resolve("instance-" + index + ".log");
     this.args = List.copyOf(args);
+    this.environment = Map.copyOf(environment);
   }
 
   int index() {
@@ -83,6 +89,7 @@ final class ChaosInstance implements AutoCloseable {
       Map<String, String> env = pb.environment();
       env.keySet().removeIf(k -> k.startsWith("IDEM_") || k.startsWith("PAYMENTS_") || k.startsWith("SPRING_")
           || k.startsWith("SERVER_") || k.startsWith("MANAGEMENT_") || k.startsWith("LOGGING_") || k.equals("PORT"));
+      env.putAll(environment);
       process = pb.start();
       p = process;
     }
@@ -91,6 +98,18 @@ final class ChaosInstance implements AutoCloseable {
       if (process == p && p.isAlive()) {
         up = true;
       }
+    }
+  }
+
+  /** {@code kill -9} without waiting: for a shutdown hook, which must not block. */
+  void killNow() {
+    Process p;
+    synchronized (this) {
+      up = false;
+      p = process;
+    }
+    if (p != null) {
+      p.destroyForcibly();
     }
   }
 

@@ -62,11 +62,18 @@ final class ChaosInvariants {
             .GET().build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() == 200) {
           JsonNode records = JSON.readTree(r.body()).path("records");
-          left = records.size();
-          sample = left == 0 ? "" : records.get(0).toString();
-          if (left == 0) {
-            break;
+          if (!records.isArray()) {
+            left = -1;
+            sample = "the admin route answered no records array: " + r.body();
+          } else {
+            left = records.size();
+            sample = left == 0 ? "" : records.get(0).toString();
+            if (left == 0) {
+              break;
+            }
           }
+        } else {
+          sample = "the admin route answered " + r.statusCode();
         }
       } catch (java.io.IOException | RuntimeException e) {
         sample = e.toString();
@@ -116,71 +123,131 @@ final class ChaosInvariants {
       refunds = List.copyOf(workload.ackedRefunds);
     }
     AtomicLong lost = new AtomicLong();
+    AtomicLong unreachable = new AtomicLong();
+    AtomicLong failed = new AtomicLong();
     AtomicLong leaked = new AtomicLong();
     ConcurrentLinkedQueue<String> examples = new ConcurrentLinkedQueue<>();
     ExecutorService pool = Executors.newFixedThreadPool(8);
     int i = 0;
     for (Acked a : payments) {
       ChaosInstance target = instances.get(i++ % instances.size());
-      pool.execute(() -> {
-        JsonNode p = get(target.uri("/payments/" + a.id()), a.tenant(), 200);
-        if (p == null || !"captured".equals(ChaosWorkload.text(p, "status"))
-            || p.path("amount").asLong() != a.amount()) {
+      pool.execute(guarded(failed, examples, "payment " + a.id(), () -> {
+        Read p = get(target.uri("/payments/" + a.id()), a.tenant(), 200);
+        if (p.outcome() == Read.Outcome.UNREACHABLE) {
+          unreachable.incrementAndGet();
+          ChaosWorkload.note(examples, "payment " + a.id() + " of " + a.tenant() + ": unreachable: " + p.detail());
+        } else if (p.outcome() != Read.Outcome.OK || !"captured".equals(ChaosWorkload.text(p.body(), "status"))
+            || p.body().path("amount").asLong() != a.amount()) {
           lost.incrementAndGet();
-          ChaosWorkload.note(examples, "payment " + a.id() + " of " + a.tenant() + ": " + p);
+          ChaosWorkload.note(examples, "payment " + a.id() + " of " + a.tenant() + ": " + p.detail());
         }
         String other = ChaosWorkload.TENANTS.get((ChaosWorkload.TENANTS.indexOf(a.tenant()) + 1)
             % ChaosWorkload.TENANTS.size());
-        if (get(target.uri("/payments/" + a.id()), other, 404) == null) {
+        Read probe = get(target.uri("/payments/" + a.id()), other, 404);
+        if (probe.outcome() == Read.Outcome.UNREACHABLE) {
+          unreachable.incrementAndGet();
+          ChaosWorkload.note(examples, "payment " + a.id() + " read by " + other + ": unreachable: "
+              + probe.detail());
+        } else if (probe.status() == 200) {
           leaked.incrementAndGet();
+        } else if (probe.outcome() != Read.Outcome.OK) {
+          failed.incrementAndGet();
+          ChaosWorkload.note(examples, "payment " + a.id() + " read by " + other + ": " + probe.detail());
         }
-      });
+      }));
     }
     for (Acked a : refunds) {
       ChaosInstance target = instances.get(i++ % instances.size());
-      pool.execute(() -> {
-        JsonNode r = get(target.uri("/refunds/" + a.id()), a.tenant(), 200);
-        if (r == null || !"succeeded".equals(ChaosWorkload.text(r, "status"))
-            || r.path("amount").asLong() != a.amount()) {
+      pool.execute(guarded(failed, examples, "refund " + a.id(), () -> {
+        Read r = get(target.uri("/refunds/" + a.id()), a.tenant(), 200);
+        if (r.outcome() == Read.Outcome.UNREACHABLE) {
+          unreachable.incrementAndGet();
+          ChaosWorkload.note(examples, "refund " + a.id() + " of " + a.tenant() + ": unreachable: " + r.detail());
+        } else if (r.outcome() != Read.Outcome.OK || !"succeeded".equals(ChaosWorkload.text(r.body(), "status"))
+            || r.body().path("amount").asLong() != a.amount()) {
           lost.incrementAndGet();
-          ChaosWorkload.note(examples, "refund " + a.id() + " of " + a.tenant() + ": " + r);
+          ChaosWorkload.note(examples, "refund " + a.id() + " of " + a.tenant() + ": " + r.detail());
         }
-      });
+      }));
     }
     pool.shutdown();
     if (!pool.awaitTermination(5, TimeUnit.MINUTES)) {
       pool.shutdownNow();
-      lost.incrementAndGet();
+      failed.incrementAndGet();
       examples.add("the reads did not finish within 5 minutes");
     }
-    add("no acknowledged operation lost across kills and restarts", lost.get() == 0,
+    add("no acknowledged operation lost across kills and restarts",
+        lost.get() == 0 && unreachable.get() == 0 && failed.get() == 0,
         payments.size() + " acknowledged payments and " + refunds.size() + " refunds read back: " + lost.get()
-        + " missing or changed" + (examples.isEmpty() ? "" : "; " + String.join("; ", examples)));
+        + " missing or changed; unreachable reads: " + unreachable.get() + "; failed reads or checks: "
+        + failed.get() + (examples.isEmpty() ? "" : "; " + String.join("; ", examples)));
     if (leaked.get() > 0) {
       workload.tenantViolations.add(leaked.get());
       ChaosWorkload.note(workload.tenantExamples, leaked.get() + " payments were readable by another tenant");
     }
   }
 
-  /** The body of a GET with the tenant's key when it answers {@code expected}, else null. */
-  private JsonNode get(URI uri, String tenant, int expected) {
-    for (int attempt = 0; attempt < 5; attempt++) {
+  /** A read-back task whose every failure, unchecked or not, is counted instead of vanishing in the executor. */
+  private static Runnable guarded(AtomicLong failed, ConcurrentLinkedQueue<String> examples, String what,
+      Runnable task) {
+    return () -> {
       try {
-        HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
+        task.run();
+      } catch (Throwable e) {
+        failed.incrementAndGet();
+        ChaosWorkload.note(examples, what + ": the check failed with " + e);
+      }
+    };
+  }
+
+  /** The outcome of one read-back: the expected status with a JSON body, another answer, or no answer at all. */
+  record Read(Outcome outcome, int status, JsonNode body, String detail) {
+    enum Outcome { OK, WRONG_STATUS, UNREACHABLE }
+  }
+
+  /**
+   * A GET with the tenant's key. A 5xx or a transport failure is tried again (five attempts, with a short backoff);
+   * an answer that is neither the expected status nor 5xx, or an expected status without a JSON body, is
+   * {@code WRONG_STATUS}.
+   */
+  private Read get(URI uri, String tenant, int expected) {
+    String last = "no attempt";
+    for (int attempt = 0; attempt < 5; attempt++) {
+      if (attempt > 0) {
+        try {
+          TimeUnit.MILLISECONDS.sleep(200L * attempt);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return new Read(Read.Outcome.UNREACHABLE, 0, null, "interrupted");
+        }
+      }
+      HttpResponse<byte[]> r;
+      try {
+        r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
             .header("Authorization", "Bearer " + ChaosWorkload.apiKey(tenant)).GET().build(),
             HttpResponse.BodyHandlers.ofByteArray());
-        if (r.statusCode() >= 500) {
-          continue;
-        }
-        return r.statusCode() == expected ? JSON.readTree(r.body()) : null;
       } catch (java.io.IOException e) {
-        // try again: the instance may be busy
+        last = e.toString();
+        continue;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        return null;
+        return new Read(Read.Outcome.UNREACHABLE, 0, null, "interrupted");
+      }
+      String text = new String(r.body(), java.nio.charset.StandardCharsets.UTF_8);
+      if (r.statusCode() >= 500) {
+        last = r.statusCode() + " " + text;
+        continue;
+      }
+      if (r.statusCode() != expected) {
+        return new Read(Read.Outcome.WRONG_STATUS, r.statusCode(), null, r.statusCode() + " " + text);
+      }
+      try {
+        return new Read(Read.Outcome.OK, r.statusCode(), JSON.readTree(r.body()), text);
+      } catch (RuntimeException e) {
+        return new Read(Read.Outcome.WRONG_STATUS, r.statusCode(), null, r.statusCode() + " not JSON: " + text);
       }
     }
-    return null;
+    return new Read(Read.Outcome.UNREACHABLE, 0, null, "5 attempts, last: " + last);
   }
 
   /** The checks in the database, run after every instance has stopped. */
@@ -255,12 +322,15 @@ final class ChaosInvariants {
         + " WHERE reference_type = 'payment' AND direction = 'debit'");
     long ledgerRefunded = count(c, "SELECT COALESCE(SUM(amount), 0) FROM pay_ledger_entry"
         + " WHERE reference_type = 'refund' AND direction = 'credit'");
-    long debits = count(c, "SELECT COALESCE(SUM(amount), 0) FROM pay_ledger_entry WHERE direction = 'debit'");
-    long credits = count(c, "SELECT COALESCE(SUM(amount), 0) FROM pay_ledger_entry WHERE direction = 'credit'");
+    long chargesUsedTwice = count(c, "SELECT COUNT(*) FROM (SELECT provider_charge_id FROM pay_payment"
+        + " WHERE provider_charge_id IS NOT NULL GROUP BY provider_charge_id HAVING COUNT(*) > 1) x");
+    long refundsUsedTwice = count(c, "SELECT COUNT(*) FROM (SELECT provider_refund_id FROM pay_refund"
+        + " WHERE provider_refund_id IS NOT NULL GROUP BY provider_refund_id HAVING COUNT(*) > 1) x");
     add("ledger totals equal provider totals", providerCharged == ledgerCharged && providerRefunded == ledgerRefunded
-        && debits == credits, "charged: provider " + providerCharged + ", ledger " + ledgerCharged + "; refunded:"
-        + " provider " + providerRefunded + ", ledger " + ledgerRefunded + "; debits " + debits + " = credits "
-        + credits);
+        && chargesUsedTwice == 0 && refundsUsedTwice == 0, "charged: provider " + providerCharged + ", ledger "
+        + ledgerCharged + "; refunded: provider " + providerRefunded + ", ledger " + ledgerRefunded
+        + "; provider charges behind two payments: " + chargesUsedTwice + "; provider refunds behind two refunds: "
+        + refundsUsedTwice);
 
     // 5 (database side). nothing in progress.
     long inProgress = count(c, "SELECT COUNT(*) FROM idem_record WHERE state = 'in_progress'");
@@ -297,22 +367,52 @@ final class ChaosInvariants {
         : " " + String.join("; ", workload.tenantExamples)));
   }
 
+  /**
+   * Per object, not per count (where a lost event and a duplicate would cancel out): every captured or declined
+   * payment and every succeeded refund has exactly one outbox row for its tenant's sink endpoint, of the matching
+   * type; no row names an aggregate that is not decided that way; every row was delivered and applied once.
+   */
   private void checkOutbox(Connection c, ChaosWebhookSink sink, Map<String, String> endpoints) throws SQLException {
+    Map<String, String> expectedType = new HashMap<>();
+    for (String[] q : List.of(
+        new String[] {"payment", "SELECT tenant, id, status FROM pay_payment WHERE status IN ('captured', 'declined')"},
+        new String[] {"refund", "SELECT tenant, id, status FROM pay_refund WHERE status = 'succeeded'"})) {
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(q[1])) {
+        while (rs.next()) {
+          String type = switch (rs.getString(3)) {
+            case "captured" -> "payment.succeeded";
+            case "declined" -> "payment.declined";
+            default -> "refund.succeeded";
+          };
+          expectedType.put(rs.getString(1) + " " + q[0] + " " + rs.getString(2), type);
+        }
+      }
+    }
     Map<String, String> status = new HashMap<>();
-    Map<String, String> typeOf = new HashMap<>();
-    Map<String, String> tenantOf = new HashMap<>();
+    Map<String, List<String>> rowsPerObject = new HashMap<>();
     for (Map.Entry<String, String> e : endpoints.entrySet()) {
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT id, status, event_type FROM idem_outbox WHERE destination = ?")) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT id, status, event_type, aggregate_type, aggregate_id"
+          + " FROM idem_outbox WHERE destination = ?")) {
         ps.setString(1, "webhook:" + e.getValue());
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            String id = rs.getString(1).trim();
-            status.put(id, rs.getString(2));
-            typeOf.put(id, rs.getString(3));
-            tenantOf.put(id, e.getKey());
+            status.put(rs.getString(1).trim(), rs.getString(2));
+            rowsPerObject.computeIfAbsent(e.getKey() + " " + rs.getString(4) + " " + rs.getString(5),
+                k -> new ArrayList<>()).add(rs.getString(3));
           }
         }
+      }
+    }
+    List<String> wrong = new ArrayList<>();
+    for (Map.Entry<String, String> e : expectedType.entrySet()) {
+      List<String> rows = rowsPerObject.getOrDefault(e.getKey(), List.of());
+      if (rows.size() != 1 || !rows.get(0).equals(e.getValue())) {
+        wrong.add(e.getKey() + ": expected one " + e.getValue() + ", found " + rows);
+      }
+    }
+    for (Map.Entry<String, List<String>> e : rowsPerObject.entrySet()) {
+      if (!expectedType.containsKey(e.getKey())) {
+        wrong.add(e.getKey() + ": events " + e.getValue() + " for an undecided object");
       }
     }
     Map<String, Long> deliveries = sink.deliveries();
@@ -322,31 +422,100 @@ final class ChaosInvariants {
     long notApplied = status.keySet().stream().filter(id -> effects.getOrDefault(id, 0L) != 1).count();
     long unknown = deliveries.keySet().stream().filter(id -> !status.containsKey(id)).count();
     long redelivered = deliveries.values().stream().mapToLong(n -> n - 1).sum();
-    // One event per decision: the tenant's events of each type match its decided payments and refunds.
-    List<String> mismatched = new ArrayList<>();
-    for (String tenant : endpoints.keySet()) {
-      long[] expected = {
-          count(c, "SELECT COUNT(*) FROM pay_payment WHERE status = 'captured' AND tenant = '" + tenant + "'"),
-          count(c, "SELECT COUNT(*) FROM pay_payment WHERE status = 'declined' AND tenant = '" + tenant + "'"),
-          count(c, "SELECT COUNT(*) FROM pay_refund WHERE status = 'succeeded' AND tenant = '" + tenant + "'")};
-      String[] types = {"payment.succeeded", "payment.declined", "refund.succeeded"};
-      for (int i = 0; i < types.length; i++) {
-        String type = types[i];
-        long events = typeOf.entrySet().stream()
-            .filter(e -> e.getValue().equals(type) && tenantOf.get(e.getKey()).equals(tenant)).count();
-        if (events != expected[i]) {
-          mismatched.add(tenant + " " + type + ": " + events + " events for " + expected[i] + " decisions");
+    boolean ok = undelivered == 0 && neverReached == 0 && notApplied == 0 && unknown == 0 && wrong.isEmpty()
+        && sink.badSignatures.get() == 0;
+    add("every outbox event reached the sink at least once and its inbox counted it once", ok,
+        status.size() + " events for the sink's endpoints, " + expectedType.size() + " decided objects; objects"
+        + " without exactly one event of their type, or events of undecided objects: " + wrong.size()
+        + (wrong.isEmpty() ? "" : " (" + head(wrong) + ")") + "; not delivered: " + undelivered
+        + "; never reached the sink: " + neverReached + "; applied other than once: " + notApplied
+        + "; unknown ids at the sink: " + unknown + "; deliveries "
+        + deliveries.values().stream().mapToLong(Long::longValue).sum() + " (" + redelivered
+        + " redeliveries); bad signatures: " + sink.badSignatures.get());
+  }
+
+  /** A value the run must never write to a log or a table, and its name in findings (the value is never shown). */
+  record Secret(String name, String value) {}
+
+  /**
+   * Scans every {@code *.log} file in {@code dir} and every text or binary column of every table in the run's
+   * database for the secrets; they may appear only in {@code pay_webhook_endpoint.secret}. Findings name the table and
+   * column, or the file and line, never the secret.
+   */
+  void checkSecretsAbsent(Connection c, java.nio.file.Path dir, List<Secret> secrets) throws SQLException,
+      java.io.IOException {
+    List<String> findings = new ArrayList<>();
+    long files = 0;
+    try (java.util.stream.Stream<java.nio.file.Path> list = java.nio.file.Files.list(dir)) {
+      for (java.nio.file.Path file : list.filter(f -> f.getFileName().toString().endsWith(".log")).sorted()
+          .toList()) {
+        files++;
+        List<String> lines = java.nio.file.Files.readAllLines(file,
+            java.nio.charset.StandardCharsets.ISO_8859_1);
+        for (int n = 0; n < lines.size(); n++) {
+          for (Secret secret : secrets) {
+            if (lines.get(n).contains(secret.value())) {
+              findings.add(file.getFileName() + ":" + (n + 1) + " holds " + secret.name());
+            }
+          }
         }
       }
     }
-    boolean ok = undelivered == 0 && neverReached == 0 && notApplied == 0 && unknown == 0 && mismatched.isEmpty()
-        && sink.badSignatures.get() == 0;
-    add("every outbox event reached the sink at least once and its inbox counted it once", ok,
-        status.size() + " events for the sink's endpoints; not delivered: " + undelivered + "; never reached the sink: "
-        + neverReached + "; applied other than once: " + notApplied + "; unknown ids at the sink: " + unknown
-        + "; deliveries " + deliveries.values().stream().mapToLong(Long::longValue).sum() + " (" + redelivered
-        + " redeliveries); bad signatures: " + sink.badSignatures.get()
-        + (mismatched.isEmpty() ? "" : "; " + String.join("; ", mismatched)));
+    List<String[]> columns = new ArrayList<>();
+    boolean postgres = c.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT)
+        .contains("postgres");
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT table_name, column_name,"
+        + " data_type FROM information_schema.columns WHERE table_schema = "
+        + (postgres ? "current_schema()" : "'PUBLIC'") + " ORDER BY table_name, ordinal_position")) {
+      while (rs.next()) {
+        String type = rs.getString(3).toLowerCase(java.util.Locale.ROOT);
+        boolean binary = type.contains("bytea") || type.contains("binary") || type.contains("blob");
+        boolean text = type.contains("char") || type.contains("text") || type.contains("clob")
+            || type.contains("json");
+        if (binary || text) {
+          columns.add(new String[] {rs.getString(1), rs.getString(2), binary ? "binary" : "text"});
+        }
+      }
+    }
+    for (String[] col : columns) {
+      String where = col[0].equalsIgnoreCase("pay_webhook_endpoint") && col[1].equalsIgnoreCase("secret") ? null
+          : col[0] + "." + col[1];
+      if (where == null) {
+        continue;
+      }
+      String column = quote(col[1]);
+      String condition = col[2].equals("binary") && postgres ? "position(? in " + column + ") > 0"
+          : col[2].equals("binary") ? "POSITION(?, UTF8TOSTRING(" + column + ")) > 0"
+          : "POSITION(?, " + column + ") > 0";
+      if (postgres && col[2].equals("text")) {
+        condition = "strpos(" + column + "::text, ?) > 0";
+      }
+      String sql = "SELECT COUNT(*) FROM " + quote(col[0]) + " WHERE " + condition;
+      for (Secret secret : secrets) {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+          if (postgres && col[2].equals("binary")) {
+            ps.setBytes(1, secret.value().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          } else {
+            ps.setString(1, secret.value());
+          }
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            long rows = rs.getLong(1);
+            if (rows > 0) {
+              findings.add(where + " holds " + secret.name() + " in " + rows + " row(s)");
+            }
+          }
+        }
+      }
+    }
+    add("no secret or Authorization header in the logs or the tables", findings.isEmpty(),
+        secrets.size() + " secrets looked for in " + files + " log file(s) and " + columns.size()
+        + " text and binary columns (allowed only in pay_webhook_endpoint.secret); found: " + findings.size()
+        + (findings.isEmpty() ? "" : " " + head(findings)));
+  }
+
+  private static String quote(String identifier) {
+    return "\"" + identifier.replace("\"", "\"\"") + "\"";
   }
 
   private static String head(List<String> list) {

@@ -166,7 +166,7 @@ record ChaosSettings(
         case "--db" -> {
           if (!value.equals(H2) && !PG_URL.matcher(value).matches()) {
             throw new UsageException("--db must be h2 or a PostgreSQL JDBC URL"
-                + " (jdbc:postgresql://host:port/database?user=...), got '" + value + "'");
+                + " (jdbc:postgresql://host:port/database?user=...), got '" + redact(value) + "'");
           }
           db = value;
         }
@@ -287,11 +287,31 @@ record ChaosSettings(
     return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
   }
 
+  /**
+   * The URL (or a message holding URLs) with its credentials hidden, for everything printed or written: user info
+   * before the host and the value of a {@code password} parameter become {@code ***}.
+   */
+  static String redact(String url) {
+    return url.replaceAll("(jdbc:[a-z0-9]+://)[^/@?\\s]*@", "$1***@")
+        .replaceAll("(?i)([?&;]password=)[^&;\\s]*", "$1***");
+  }
+
+  /** The port of a PostgreSQL JDBC URL (5432 when it names none). */
+  static int port(String url) {
+    Matcher m = PG_URL.matcher(url);
+    if (!m.matches()) {
+      throw new IllegalArgumentException("not a PostgreSQL JDBC URL: " + redact(url));
+    }
+    String host = m.group(1);
+    int colon = host.lastIndexOf(':');
+    return colon < 0 || host.endsWith("]") ? 5432 : Integer.parseInt(host.substring(colon + 1));
+  }
+
   /** The JDBC URL of PostgreSQL's database {@code database} on the server of {@code url}, same parameters. */
   static String withDatabase(String url, String database) {
     Matcher m = PG_URL.matcher(url);
     if (!m.matches()) {
-      throw new IllegalArgumentException("not a PostgreSQL JDBC URL: " + url);
+      throw new IllegalArgumentException("not a PostgreSQL JDBC URL: " + redact(url));
     }
     return "jdbc:postgresql://" + m.group(1) + "/" + database + (m.group(3) == null ? "" : m.group(3));
   }

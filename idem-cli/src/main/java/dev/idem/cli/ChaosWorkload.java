@@ -34,9 +34,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The seeded workload of a chaos run and everything it observed. A scheduler ticks at the configured rate; each tick
- * draws one intent from the seeded generator (a new payment, a duplicate of an earlier one sent to any instance, a
- * refund, a burst of concurrent sends of one key, a payload mismatch, a refund of another tenant's payment, a key
- * another tenant used) and hands it to a pool of workers that send it through {@link IdempotentHttpClient} (the same
+ * draws one intent from the seeded generator (a new payment, a duplicate of an earlier payment or refund sent to any
+ * instance, a refund, a burst of concurrent sends of one key, a payload mismatch, a refund of another tenant's
+ * payment, a key another tenant used) and hands it to a pool of workers that send it through {@link IdempotentHttpClient} (the same
  * key on every retry). When the client gives up on an instance (killed, restarting), the worker sends the same intent,
  * same key, to another instance. Which earlier payments a tick picks depends on which answers have arrived, so two
  * runs with one seed send the same new intents but not exactly the same mix. Thread-safe.
@@ -52,6 +52,19 @@ final class ChaosWorkload {
 
   /** One intent: who sends what to which route with which key. */
   record Spec(Kind kind, String tenant, String path, String key, byte[] body, String account, long amount) {}
+
+  /** A kept answer as the client saw it: status, Location and body. */
+  record Kept(int status, String location, byte[] body) {
+    boolean sameAs(Kept other) {
+      return status == other.status && java.util.Objects.equals(location, other.location)
+          && Arrays.equals(body, other.body);
+    }
+
+    @Override
+    public String toString() {
+      return status + " Location " + location + " " + new String(body, StandardCharsets.UTF_8);
+    }
+  }
 
   /** A payment or refund whose 201 reached the workload. */
   record Acked(String tenant, String key, String id, String account, long amount, String paymentId) {}
@@ -69,7 +82,9 @@ final class ChaosWorkload {
   private final java.util.Set<String> usedKeys = new java.util.HashSet<>();
   final List<Acked> ackedPayments = new ArrayList<>();
   final List<Acked> ackedRefunds = new ArrayList<>();
-  private final Map<String, byte[]> firstKept = new ConcurrentHashMap<>();
+  private final List<Spec> sentRefunds = new ArrayList<>();
+  /** The first kept answer per (tenant, key): every later kept answer must equal it. */
+  private final Map<String, Kept> firstKept = new ConcurrentHashMap<>();
   /** (tenant, object id) of every object an answer or an event showed to that tenant. */
   final ConcurrentLinkedQueue<String[]> shown = new ConcurrentLinkedQueue<>();
 
@@ -79,6 +94,8 @@ final class ChaosWorkload {
   final LongAdder retries = new LongAdder();
   final LongAdder failovers = new LongAdder();
   final LongAdder duplicates = new LongAdder();
+  final LongAdder refundDuplicates = new LongAdder();
+  final LongAdder replayComparisons = new LongAdder();
   final LongAdder bursts = new LongAdder();
   final LongAdder replays = new LongAdder();
   final LongAdder inProgressConflicts = new LongAdder();
@@ -124,8 +141,10 @@ final class ChaosWorkload {
   /**
    * Runs the workload for the configured duration at the configured rate, then waits (bounded) for the intents in
    * flight. Returns when every worker is idle or {@code drain} has passed.
+   *
+   * @return whether every worker ended (false: some were still running after the drain and the interrupt)
    */
-  void run(Duration drain) throws InterruptedException {
+  boolean run(Duration drain) throws InterruptedException {
     ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "chaos-ticker");
       t.setDaemon(true);
@@ -152,15 +171,26 @@ final class ChaosWorkload {
     workers.shutdown();
     if (!workers.awaitTermination(drain.toMillis(), TimeUnit.MILLISECONDS)) {
       workers.shutdownNow();
-      workers.awaitTermination(10, TimeUnit.SECONDS);
+      return workers.awaitTermination(10, TimeUnit.SECONDS);
     }
+    return true;
   }
 
   /** Draws the next intent on the ticker thread (so the seeded draws come in one order) and submits it. */
   private void tick() {
     int roll = random.nextInt(100);
     Spec spec;
-    if (roll < 50) {
+    if (roll < 45) {
+      spec = newPayment(Kind.PAYMENT, randomTenant(), null);
+    } else if (roll < 50) {
+      spec = pickSentRefund();
+      if (spec != null) {
+        duplicates.increment();
+        refundDuplicates.increment();
+        submit(new Spec(Kind.DUPLICATE, spec.tenant(), spec.path(), spec.key(), spec.body(), spec.account(),
+            spec.amount()));
+        return;
+      }
       spec = newPayment(Kind.PAYMENT, randomTenant(), null);
     } else if (roll < 65) {
       spec = pickSent();
@@ -219,8 +249,14 @@ final class ChaosWorkload {
   private Spec refund(Kind kind, String tenant, Acked payment, long amount) {
     long n = ++sequence;
     String body = "{\"payment_id\":\"" + payment.id() + "\",\"amount\":" + amount + "}";
-    return new Spec(kind, tenant, "/refunds", "chaos-" + settings.seed() + "-" + n,
+    Spec spec = new Spec(kind, tenant, "/refunds", "chaos-" + settings.seed() + "-" + n,
         body.getBytes(StandardCharsets.UTF_8), payment.account(), amount);
+    if (kind == Kind.REFUND) {
+      synchronized (sentRefunds) {
+        sentRefunds.add(spec);
+      }
+    }
+    return spec;
   }
 
   private static byte[] paymentBody(String account, long amount) {
@@ -236,6 +272,12 @@ final class ChaosWorkload {
   private Spec pickSent() {
     synchronized (sentPayments) {
       return sentPayments.isEmpty() ? null : sentPayments.get(random.nextInt(sentPayments.size()));
+    }
+  }
+
+  private Spec pickSentRefund() {
+    synchronized (sentRefunds) {
+      return sentRefunds.isEmpty() ? null : sentRefunds.get(random.nextInt(sentRefunds.size()));
     }
   }
 
@@ -360,11 +402,14 @@ final class ChaosWorkload {
     boolean kept = r.headers().firstValue("Idempotency-Status").isPresent();
     if (kept) {
       keptAnswers.increment();
-      byte[] first = firstKept.putIfAbsent(spec.tenant() + "\n" + spec.key(), r.body());
-      if (first != null && !Arrays.equals(first, r.body())) {
-        replayViolations.increment();
-        note(replayExamples, spec.tenant() + " " + spec.key() + ": first " + new String(first, StandardCharsets.UTF_8)
-            + " then " + r.bodyText());
+      Kept answer = new Kept(r.status(), r.headers().firstValue("Location").orElse(null), r.body());
+      Kept first = firstKept.putIfAbsent(spec.tenant() + "\n" + spec.key(), answer);
+      if (first != null) {
+        replayComparisons.increment();
+        if (!first.sameAs(answer)) {
+          replayViolations.increment();
+          note(replayExamples, spec.tenant() + " " + spec.key() + ": first " + first + " then " + answer);
+        }
       }
     }
     if (spec.kind() == Kind.CROSS_TENANT) {

@@ -11,8 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.concurrent.TimeUnit;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
@@ -64,6 +64,43 @@ class ChaosCommandTest {
   }
 
   @Test
+  void credentialsInTheDatabaseUrlAreRedacted() {
+    String url = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&password=hunter2&ssl=false";
+
+    assertThat(ChaosSettings.redact(url)).isEqualTo("jdbc:postgresql://127.0.0.1:5432/test?user=postgres"
+        + "&password=***&ssl=false");
+    assertThat(ChaosSettings.redact("failed: jdbc:postgresql://bob:pw@db:5432/x?password=p2 refused"))
+        .isEqualTo("failed: jdbc:postgresql://***@db:5432/x?password=*** refused");
+    assertThat(run("chaos", "--db", "jdbc:mysql://h/x?password=hunter2")[2]).doesNotContain("hunter2");
+    assertThat(ChaosSettings.port(url)).isEqualTo(5432);
+    assertThat(ChaosSettings.port("jdbc:postgresql://localhost/test")).isEqualTo(5432);
+  }
+
+  @Test
+  void theSecretsCheckNamesWhereASecretLeakedWithoutPrintingIt(@TempDir Path dir) throws Exception {
+    Files.writeString(dir.resolve("instance-0.log"), "started\nGET /payments Authorization: Bearer sk_leak_1\n");
+    ChaosInvariants invariants = new ChaosInvariants();
+    try (Connection c = DriverManager.getConnection("jdbc:h2:mem:chaos_secrets;DB_CLOSE_DELAY=-1")) {
+      try (java.sql.Statement st = c.createStatement()) {
+        st.execute("CREATE TABLE pay_webhook_endpoint (id VARCHAR(40), secret VARCHAR(200))");
+        st.execute("CREATE TABLE idem_record (idem_key VARCHAR(40), response_body VARBINARY(1000))");
+        st.execute("INSERT INTO pay_webhook_endpoint VALUES ('we_1', 'whsec_c2VjcmV0')");
+        st.execute("INSERT INTO idem_record VALUES ('k1', CAST('{\"secret\":\"whsec_c2VjcmV0\"}' AS VARBINARY))");
+      }
+
+      invariants.checkSecretsAbsent(c, dir, java.util.List.of(
+          new ChaosInvariants.Secret("the API key", "sk_leak_1"),
+          new ChaosInvariants.Secret("the webhook secret", "whsec_c2VjcmV0")));
+    }
+
+    ChaosInvariants.Result result = invariants.results().get(0);
+    assertThat(result.passed()).isFalse();
+    assertThat(result.detail()).contains("instance-0.log:2 holds the API key",
+        "IDEM_RECORD.RESPONSE_BODY holds the webhook secret in 1 row(s)", "found: 2")
+        .doesNotContain("sk_leak_1", "c2VjcmV0");
+  }
+
+  @Test
   void flagsOverrideThePresetWhateverTheirOrder() throws Exception {
     ChaosSettings s = ChaosSettings.parse(java.util.List.of("--rate=7", "--preset", "long", "--db", "h2",
         "--pg-restart-at", "none", "--kill-every", "none"));
@@ -95,10 +132,14 @@ class ChaosCommandTest {
     assertThat(r[0]).as("exit status; stdout:%n%s%nstderr:%n%s", r[1], r[2]).isEqualTo("0");
     JsonNode json = JsonMapper.builder().build().readTree(Files.readString(report.resolve("report.json")));
     assertThat(json.path("passed").asBoolean()).isTrue();
-    assertThat(json.path("invariants").size()).isGreaterThanOrEqualTo(8);
+    assertThat(json.path("invariants").size()).isGreaterThanOrEqualTo(10);
+    java.util.List<String> names = new java.util.ArrayList<>();
     for (JsonNode invariant : json.path("invariants")) {
       assertThat(invariant.path("passed").asBoolean()).as(invariant.toString()).isTrue();
+      names.add(invariant.path("name").asString());
     }
+    assertThat(names).contains("the run exercised what it claims",
+        "no secret or Authorization header in the logs or the tables");
     JsonNode faults = json.path("counts").path("faults");
     assertThat(faults.path("kills").asLong()).isPositive();
     assertThat(faults.path("postgres_restarts").asLong()).isEqualTo(1);
@@ -106,9 +147,15 @@ class ChaosCommandTest {
     BufferedImage chart = ImageIO.read(report.resolve("chart.png").toFile());
     assertThat(chart).isNotNull();
     assertThat(chart.getWidth()).isEqualTo(1200);
-    try (Connection c = DriverManager.getConnection(ChaosSettings.DEFAULT_DB); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM pg_database WHERE datname LIKE 'idem_chaos_%'")) {
-      assertThat(rs.next()).isTrue();
+    String database = json.path("settings").path("database").asString();
+    assertThat(database).startsWith("idem_chaos_");
+    try (Connection c = DriverManager.getConnection(ChaosSettings.DEFAULT_DB);
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM pg_database WHERE datname = ?")) {
+      ps.setString(1, database);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("databases named %s after the run", database).isZero();
+      }
     }
   }
 }
