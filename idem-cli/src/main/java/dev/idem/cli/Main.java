@@ -18,8 +18,8 @@ public final class Main {
   public static final int FAILED = 1;
   public static final int USAGE = 2;
 
-  private static final List<Command> COMMANDS = List.of(new DemoCommand(), new ServeCommand(), new EngineDemoCommand(), new FingerprintCommand(), new SimulateCommand(),
-      new ChaosCommand());
+  private static final List<Command> COMMANDS = List.of(new DemoCommand(), new ServeCommand(),
+      new EngineDemoCommand(), new FingerprintCommand(), new SimulateCommand(), new ChaosCommand());
 
   private Main() {}
 
