@@ -38,8 +38,9 @@ import tools.jackson.databind.json.JsonMapper;
  * instance, a refund, a burst of concurrent sends of one key, a payload mismatch, a refund of another tenant's
  * payment, a key another tenant used) and hands it to a pool of workers that send it through
  * {@link IdempotentHttpClient} (the same key on every retry). When the client gives up on an instance (killed,
- * restarting), the worker sends the same intent, same key, to another instance. Which earlier payments a tick picks depends on which answers have arrived, so two
- * runs with one seed send the same new intents but not exactly the same mix. Thread-safe.
+ * restarting), the worker sends the same intent, same key, to another instance. Which earlier payments a tick picks
+ * depends on which answers have arrived, so two runs with one seed send the same new intents but not exactly the same
+ * mix. Thread-safe.
  */
 final class ChaosWorkload {
   static final List<String> TENANTS = List.of("acme", "globex", "initech");
