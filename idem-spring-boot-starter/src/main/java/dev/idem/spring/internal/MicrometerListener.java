@@ -10,7 +10,6 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -56,7 +55,7 @@ public final class MicrometerListener implements IdemListener {
    */
   public void registerOperation(String instance, String operation, IdempotentRoute.Mode mode) {
     for (Execution.Outcome outcome : Execution.Outcome.values()) {
-      requests(instance, operation, outcome(outcome));
+      requests(instance, operation, OutcomeNames.of(outcome));
     }
     if (mode != IdempotentRoute.Mode.ATOMIC) {
       leaseExpired(instance, operation);
@@ -84,28 +83,11 @@ public final class MicrometerListener implements IdemListener {
         .register(registry);
   }
 
-  static String outcome(Execution.Outcome outcome) {
-    switch (outcome) {
-      case STORED:
-        return "created";
-      case REPLAYED:
-        return "replayed";
-      case PAYLOAD_MISMATCH:
-        return "mismatch";
-      case IN_PROGRESS:
-        return "in_progress";
-      case NOT_STORED:
-        return "released";
-      default:
-        return outcome.name().toLowerCase(Locale.ROOT);
-    }
-  }
-
   /** Counts the outcome and times the execution; records the key age of a replay. */
   @Override
   public void onExecution(String instance, Execution execution, Duration elapsed) {
     String operation = execution.key().operation().name();
-    String outcome = outcome(execution.outcome());
+    String outcome = OutcomeNames.of(execution.outcome());
     requests(instance, operation, outcome).increment();
     Timer.builder("idem.request.duration").description("Time the executor took, including the work")
         .tags("instance", instance, "operation", operation, "outcome", outcome).register(registry)
@@ -124,7 +106,7 @@ public final class MicrometerListener implements IdemListener {
     if (cause == null) {
       return;
     }
-    requests(instance, key.operation().name(), outcome(Execution.Outcome.NOT_STORED)).increment();
+    requests(instance, key.operation().name(), OutcomeNames.of(Execution.Outcome.NOT_STORED)).increment();
   }
 
   /** Counts the takeover. */

@@ -1,6 +1,7 @@
 package dev.idem.spring.tracing;
 
 import dev.idem.core.Execution;
+import dev.idem.spring.internal.OutcomeNames;
 import dev.idem.core.RecordKey;
 import dev.idem.core.spi.IdemListener;
 import io.opentelemetry.api.common.AttributeKey;
@@ -61,7 +62,7 @@ public final class OpenTelemetryListener implements IdemListener {
     if (!span.isRecording()) {
       return;
     }
-    describe(span, execution.key(), outcome(execution.outcome()));
+    describe(span, execution.key(), OutcomeNames.of(execution.outcome()));
     if (execution.outcome() == Execution.Outcome.REPLAYED && execution.keyAge() != null) {
       span.setAttribute(KEY_AGE_ATTRIBUTE, execution.keyAge().toMillis());
     }
@@ -99,26 +100,5 @@ public final class OpenTelemetryListener implements IdemListener {
       attempt.set(n);
     }
     return previous;
-  }
-
-  /**
-   * The value of {@value #OUTCOME}: the same names as the {@code outcome} tag of Idem's meters
-   * ({@code dev.idem.spring.internal.MicrometerListener}), repeated here so that this class needs no Micrometer.
-   */
-  static String outcome(Execution.Outcome outcome) {
-    switch (outcome) {
-      case STORED:
-        return "created";
-      case REPLAYED:
-        return "replayed";
-      case PAYLOAD_MISMATCH:
-        return "mismatch";
-      case IN_PROGRESS:
-        return "in_progress";
-      case NOT_STORED:
-        return "released";
-      default:
-        throw new IllegalArgumentException("unknown outcome " + outcome);
-    }
   }
 }

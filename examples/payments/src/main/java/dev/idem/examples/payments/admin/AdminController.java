@@ -11,7 +11,6 @@ import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.JsonRequest;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -100,7 +99,7 @@ public class AdminController {
     boolean more = page.size() > limit;
     List<IdempotencyRecord> shown = more ? page.subList(0, limit) : page;
     List<Map<String, Object>> items = new ArrayList<>();
-    shown.forEach(r -> items.add(toJson(r)));
+    shown.forEach(r -> items.add(RecordJson.of(r)));
     return Json.document("state", state.toLowerCase(Locale.ROOT), "records", items,
         "next", more ? RecordCursor.encode(shown.get(shown.size() - 1).key()) : null);
   }
@@ -116,27 +115,6 @@ public class AdminController {
       default:
         throw ApiProblem.invalid("state", "state must be in_progress, completed or failed");
     }
-  }
-
-  private static Map<String, Object> toJson(IdempotencyRecord r) {
-    return Json.document(
-        "scope", r.key().scope().value(),
-        "operation", r.key().operation().name(),
-        "key", r.key().key().value(),
-        "state", r.state().name().toLowerCase(Locale.ROOT),
-        "recovery_point", r.recoveryPoint(),
-        "checkpoint", r.checkpoint().values(),
-        "response_status", r.response() == null ? null : r.response().status(),
-        "lease_owner", r.leaseOwner(),
-        "locked_until", time(r.lockedUntil()),
-        "version", r.version(),
-        "created_at", time(r.createdAt()),
-        "updated_at", time(r.updatedAt()),
-        "expires_at", time(r.expiresAt()));
-  }
-
-  private static String time(Instant instant) {
-    return instant == null ? null : instant.toString();
   }
 
   private static double rate(JsonNode body, String field, double current) {

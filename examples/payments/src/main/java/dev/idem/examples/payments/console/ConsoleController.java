@@ -9,6 +9,7 @@ import dev.idem.core.RecordState;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.examples.payments.admin.RecordCursor;
+import dev.idem.examples.payments.admin.RecordJson;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.servlet.Problem;
@@ -228,26 +229,11 @@ public class ConsoleController {
    */
   private static Map<String, Object> toJson(IdempotencyRecord r, Instant now) {
     boolean inProgress = r.state() == RecordState.IN_PROGRESS;
-    return Json.document(
-        "scope", r.key().scope().value(),
-        "operation", r.key().operation().name(),
-        "key", r.key().key().value(),
-        "state", r.state().name().toLowerCase(Locale.ROOT),
-        "recovery_point", r.recoveryPoint(),
-        "response_status", r.response() == null ? null : r.response().status(),
-        "lease_owner", r.leaseOwner(),
-        "locked_until", time(r.lockedUntil()),
-        "version", r.version(),
-        "created_at", time(r.createdAt()),
-        "updated_at", time(r.updatedAt()),
-        "expires_at", time(r.expiresAt()),
-        "age_ms", Duration.between(r.createdAt(), now).toMillis(),
-        "lease_age_ms", inProgress ? Duration.between(r.updatedAt(), now).toMillis() : null,
-        "lease_left_ms", inProgress && r.lockedUntil() != null ? Duration.between(now, r.lockedUntil()).toMillis()
-            : null);
-  }
-
-  private static String time(Instant instant) {
-    return instant == null ? null : instant.toString();
+    Map<String, Object> json = RecordJson.of(r);
+    json.put("age_ms", Duration.between(r.createdAt(), now).toMillis());
+    json.put("lease_age_ms", inProgress ? Duration.between(r.updatedAt(), now).toMillis() : null);
+    json.put("lease_left_ms", inProgress && r.lockedUntil() != null
+        ? Duration.between(now, r.lockedUntil()).toMillis() : null);
+    return json;
   }
 }
