@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.outbox.Inbox;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

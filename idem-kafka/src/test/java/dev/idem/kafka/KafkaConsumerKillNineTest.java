@@ -1,9 +1,10 @@
 package dev.idem.kafka;
 
+import dev.idem.test.kafka.KafkaBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.outbox.Databases;
+import dev.idem.test.TestPostgres;
 import dev.idem.outbox.Inbox;
 import dev.idem.test.ChildJvm;
 import dev.idem.test.Eventually;
@@ -40,7 +41,7 @@ class KafkaConsumerKillNineTest {
 
     for (int crashAt : new int[] {1, 3, 4}) {
       try (ChildJvm child = ChildJvm.start(ConsumerCrashChild.class, List.of(KafkaBroker.bootstrapServers(), f.group,
-          f.topic, Databases.url(JdbcDialect.POSTGRESQL), Databases.user(JdbcDialect.POSTGRESQL), f.inboxTable,
+          f.topic, TestPostgres.url(), TestPostgres.user(), f.inboxTable,
           f.effects, Integer.toString(crashAt), Integer.toString(BATCH)))) {
         String[] line = child.awaitLine("INBOX-COMMITTED", ChildJvm.READY_TIMEOUT).split(" ");
         int partition = Integer.parseInt(line[1]);

@@ -1,16 +1,17 @@
 package dev.idem.kafka;
 
+import dev.idem.test.kafka.KafkaBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.outbox.Databases;
+import dev.idem.test.TestPostgres;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import dev.idem.test.ChildJvm;
 import dev.idem.test.Eventually;
 import java.sql.Connection;
@@ -85,7 +86,7 @@ class KafkaEndToEndTest {
     List<String> ids = enqueue(outbox, 300);
     int sentBeforeKill;
     try (ChildJvm child = ChildJvm.start(RelayCrashChild.class, List.of(KafkaBroker.bootstrapServers(),
-        Databases.url(JdbcDialect.POSTGRESQL), Databases.user(JdbcDialect.POSTGRESQL), f.outboxTable, "50", f.topic))) {
+        TestPostgres.url(), TestPostgres.user(), f.outboxTable, "50", f.topic))) {
       child.awaitLine("READY", ChildJvm.READY_TIMEOUT);
       String sent = child.awaitLine("SENT", ChildJvm.READY_TIMEOUT);
       sentBeforeKill = Integer.parseInt(sent.substring("SENT ".length()));

@@ -1,10 +1,11 @@
 package dev.idem.kafka;
 
+import dev.idem.test.kafka.KafkaBroker;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -50,7 +51,11 @@ final class KafkaFixture implements AutoCloseable {
 
   KafkaFixture(int partitions) {
     this.partitions = partitions;
-    TestPostgres.create(outboxTable, inboxTable, effects);
+    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true)
+        .build();
+    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true)
+        .build();
+    TestPostgres.createEffectTable(effects);
     KafkaBroker.createTopic(topic, partitions);
     KafkaBroker.createTopic(deadLetterTopic, 1);
   }

@@ -1,10 +1,11 @@
 package dev.idem.kafka;
 
+import dev.idem.test.kafka.KafkaBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.outbox.Inbox;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import dev.idem.test.Eventually;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.test.kafka.KafkaBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -5,7 +5,7 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
@@ -42,7 +42,11 @@ final class NatsFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   NatsFixture() throws IOException, JetStreamApiException {
-    TestPostgres.create(outboxTable, inboxTable, effects);
+    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true)
+        .build();
+    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true)
+        .build();
+    TestPostgres.createEffectTable(effects);
     nats = NatsServer.connect();
     jsm = nats.jetStreamManagement();
     js = nats.jetStream();

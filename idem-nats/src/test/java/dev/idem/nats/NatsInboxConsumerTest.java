@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.OutboxMessage;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import dev.idem.test.Eventually;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;

@@ -8,7 +8,7 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import java.io.IOException;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -40,7 +40,11 @@ final class RabbitFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   RabbitFixture() throws IOException {
-    TestPostgres.create(outboxTable, inboxTable, effects);
+    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true)
+        .build();
+    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true)
+        .build();
+    TestPostgres.createEffectTable(effects);
     rabbit = Rabbit.connect();
     admin = rabbit.createChannel();
     admin.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, false, null);

@@ -8,7 +8,7 @@ import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import dev.idem.test.Eventually;
 import java.sql.Connection;
 import java.time.Duration;

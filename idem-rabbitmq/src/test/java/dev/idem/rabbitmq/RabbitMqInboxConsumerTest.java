@@ -9,7 +9,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.OutboxMessage;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import dev.idem.test.Eventually;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;

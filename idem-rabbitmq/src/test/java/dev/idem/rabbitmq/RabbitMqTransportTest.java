@@ -13,7 +13,7 @@ import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStatus;
-import dev.idem.outbox.TestPostgres;
+import dev.idem.test.TestPostgres;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

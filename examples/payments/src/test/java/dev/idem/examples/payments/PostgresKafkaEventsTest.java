@@ -1,9 +1,9 @@
 package dev.idem.examples.payments;
 
+import dev.idem.test.kafka.KafkaBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.examples.payments.outbox.KafkaEvents;
-import dev.idem.kafka.KafkaBroker;
 import dev.idem.kafka.KafkaTransport;
 import dev.idem.test.Eventually;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package dev.idem.kafka;
+package dev.idem.test.kafka;
 
 import org.junit.platform.launcher.LauncherSession;
 import org.junit.platform.launcher.LauncherSessionListener;

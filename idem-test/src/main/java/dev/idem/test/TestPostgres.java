@@ -1,8 +1,7 @@
-package dev.idem.outbox;
+package dev.idem.test;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idem.jdbc.JdbcDialect;
-import dev.idem.outbox.internal.OutboxSchema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,27 +11,56 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * PostgreSQL for the tests of modules built on the outbox (the broker transports and consumers), shared through
- * this module's test jar: outbox, inbox and effect tables under names of the test's choosing. The database must be
- * reachable: a test that cannot connect fails, it never skips.
+ * A real PostgreSQL for tests, and an <em>effect table</em> that counts what a consumer did: one row per effect, so
+ * that a duplicate effect shows up as a second row. The server comes from the system properties
+ * {@code idem.test.postgres.url} (default {@code jdbc:postgresql://127.0.0.1:5432/test}) and
+ * {@code idem.test.postgres.user} (default {@code postgres}), with an empty password. It must be reachable: a test
+ * that cannot connect fails, it never skips. Needs HikariCP and the PostgreSQL driver on the test classpath.
+ *
+ * <p>Table names are the test's own and are written into SQL as they are: pass only names the test made up.
  */
 public final class TestPostgres {
+  private static HikariDataSource pool;
+
   private TestPostgres() {}
 
-  /** The shared PostgreSQL pool of the outbox tests ({@link Databases#pool}). */
-  public static HikariDataSource postgres() {
-    return Databases.pool(JdbcDialect.POSTGRESQL);
+  /** The JDBC URL of the test server. */
+  public static String url() {
+    return System.getProperty("idem.test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/test");
   }
 
-  /** Creates the outbox, attempt history and inbox tables under these names, and an effect table. */
-  public static void create(String outbox, String inbox, String effects) {
-    try (Connection c = postgres().getConnection(); Statement st = c.createStatement()) {
-      OutboxSchema.create(c, JdbcDialect.POSTGRESQL, outbox, inbox);
-      // an auto-increment key, not the event id: a duplicate effect must show up as a second row
-      st.execute("CREATE TABLE " + effects + " (id BIGSERIAL PRIMARY KEY, event_id VARCHAR(64) NOT NULL)");
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
+  /** The user the tests connect as. */
+  public static String user() {
+    return System.getProperty("idem.test.postgres.user", "postgres");
+  }
+
+  /** The shared pool (24 connections), opened on first use; fails with a clear message when the server is away. */
+  public static synchronized HikariDataSource postgres() {
+    if (pool == null) {
+      HikariConfig config = new HikariConfig();
+      config.setJdbcUrl(url());
+      config.setUsername(user());
+      config.setPassword("");
+      config.setMaximumPoolSize(24);
+      config.setConnectionTimeout(10_000);
+      config.setPoolName("idem-test-postgres");
+      try {
+        HikariDataSource ds = new HikariDataSource(config);
+        try (Connection c = ds.getConnection()) {
+          c.isValid(5);
+        }
+        pool = ds;
+      } catch (RuntimeException | SQLException e) {
+        throw new IllegalStateException("PostgreSQL is not reachable at " + url() + " as " + user()
+            + ". Start it and run the tests again; tests that need a database never skip.", e);
+      }
     }
+    return pool;
+  }
+
+  /** Creates an effect table: an auto-increment key (not the event id) and the event id of each effect. */
+  public static void createEffectTable(String effects) {
+    execute("CREATE TABLE " + effects + " (id BIGSERIAL PRIMARY KEY, event_id VARCHAR(64) NOT NULL)");
   }
 
   public static void drop(String... tables) {

@@ -1,4 +1,4 @@
-package dev.idem.kafka;
+package dev.idem.test.kafka;
 
 import dev.idem.test.Eventually;
 import java.time.Duration;
@@ -16,8 +16,9 @@ import org.apache.kafka.common.test.TestKitNodes;
 
 /**
  * A real Kafka broker in KRaft mode (one combined broker and controller), running in the test JVM from Kafka's own
- * test kit, started once and shared by every test of the JVM. No Kafka server is installed on the machines, so this is
- * the broker the tests talk to over TCP on 127.0.0.1. Shared with other modules' tests through this module's test jar.
+ * test kit, started once and shared by every test of the JVM, listening on 127.0.0.1. Tests of Kafka consumers and
+ * transports talk to it over TCP, with no Kafka server installed. It needs {@code org.apache.kafka:kafka-clients} and
+ * {@code org.apache.kafka:kafka-test-common-runtime} on the test classpath (optional dependencies of this kit).
  */
 public final class KafkaBroker {
   private static KafkaClusterTestKit cluster;
@@ -59,7 +60,7 @@ public final class KafkaBroker {
   }
 
   /** Stops the shared broker, if it runs. */
-  static synchronized void stop() {
+  public static synchronized void stop() {
     KafkaClusterTestKit kit = cluster;
     cluster = null;
     if (kit != null) {
