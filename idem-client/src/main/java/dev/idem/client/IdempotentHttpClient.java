@@ -8,6 +8,7 @@ import dev.idem.client.spi.ClientTracing.CallOutcome;
 import dev.idem.client.spi.ClientTracing.CallTrace;
 import dev.idem.client.spi.PendingJournal;
 import dev.idem.core.Deadline;
+import dev.idem.core.IdempotencyKey;
 import dev.idem.core.UuidV7;
 import dev.idem.retry.RetryAfter;
 import dev.idem.retry.RetryBudget;
@@ -626,7 +627,8 @@ public final class IdempotentHttpClient {
         b.header(h.getKey(), h.getValue());
       }
       if (key != null) {
-        b.header(IDEMPOTENCY_KEY, key);
+        // as a Structured Field string when the key holds a character that cannot travel bare
+        b.header(IDEMPOTENCY_KEY, IdempotencyKey.of(key).headerValue());
       }
       b.header(ATTEMPT_HEADER, Integer.toString(n));
       Duration attemptTimeout = callPolicy.attemptTimeout(n);

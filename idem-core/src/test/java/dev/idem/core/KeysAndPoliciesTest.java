@@ -40,6 +40,33 @@ class KeysAndPoliciesTest {
   }
 
   @Test
+  void keyHeaderIsAStructuredFieldStringOrABareKeyAndNeverTakesParameters() {
+    assertThat(IdempotencyKey.fromHeader("K7")).isEqualTo(IdempotencyKey.of("K7"));
+    assertThat(IdempotencyKey.fromHeader("\"K7\"")).isEqualTo(IdempotencyKey.of("K7"));
+    assertThat(IdempotencyKey.fromHeader(" \"a;b\" ").value()).isEqualTo("a;b");
+    assertThat(IdempotencyKey.fromHeader("\"a\\\"b\\\\c\"").value()).isEqualTo("a\"b\\c");
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("\"K7\";p=1"))
+        .hasMessageContaining("parameters are not accepted");
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("K7;p=1")).hasMessageContaining("parameters are not accepted");
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("\"K")).hasMessageContaining("never ends");
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("\"K\\a\"")).hasMessageContaining("escape at position 2");
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("\"K\" x")).hasMessageContaining("after the closing quote");
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("a,b")).hasMessageContaining("list");
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("\"a\tb\"")).hasMessageContaining("U+0009");
+    assertThatThrownBy(() -> IdempotencyKey.fromHeader("\"\"")).hasMessageContaining("empty");
+  }
+
+  @Test
+  void headerValueIsReadBackAsTheSameKey() {
+    assertThat(IdempotencyKey.of("order-7").headerValue()).isEqualTo("order-7");
+    assertThat(IdempotencyKey.of("a;b").headerValue()).isEqualTo("\"a;b\"");
+    assertThat(IdempotencyKey.of("a\"b\\").headerValue()).isEqualTo("\"a\\\"b\\\\\"");
+    for (String key : List.of("order-7", "a;b", "a,b", "a\"b\\", "\"q\"")) {
+      assertThat(IdempotencyKey.fromHeader(IdempotencyKey.of(key).headerValue()).value()).isEqualTo(key);
+    }
+  }
+
+  @Test
   void derivedKeyAppendsTheCallName() {
     assertThat(IdempotencyKey.of("order-1").derive("charge")).isEqualTo("order-1:charge");
     assertThatThrownBy(() -> IdempotencyKey.of("k").derive("")).isInstanceOf(IllegalArgumentException.class);

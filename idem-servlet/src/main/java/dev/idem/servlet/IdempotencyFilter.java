@@ -159,8 +159,9 @@ public final class IdempotencyFilter implements Filter {
     try {
       key = parseKey(values);
     } catch (InvalidKeyException e) {
+      // the message names positions and code points, never the value itself (it may hold control characters)
       Problem.of(400, "VALIDATION.idempotency_key_invalid", "Idempotency-Key header is invalid")
-          .withDetail(keyProblem(values)).write(response);
+          .withDetail(e.getMessage()).write(response);
       return;
     }
     String keyHeader = values.get(0);
@@ -448,45 +449,11 @@ public final class IdempotencyFilter implements Filter {
   }
 
   /**
-   * Reads the key from the header's values: exactly one value, either a bare token ({@code abc-123}, as most
-   * clients send it) or a Structured Field string ({@code "abc-123"}, as the IETF draft writes it).
+   * Reads the key from the header's values: exactly one value, a bare key ({@code abc-123}, as most clients send it)
+   * or a Structured Field string ({@code "abc-123"}); see {@link IdempotencyKey#fromHeader} for the exact rules.
    */
   static IdempotencyKey parseKey(List<String> values) {
-    if (values.size() != 1) {
-      throw new InvalidKeyException("expected exactly one Idempotency-Key value, got " + values.size());
-    }
-    String v = values.get(0);
-    if (v.length() >= 2 && v.charAt(0) == '"' && v.charAt(v.length() - 1) == '"') {
-      StringBuilder unquoted = new StringBuilder(v.length());
-      for (int i = 1; i < v.length() - 1; i++) {
-        char c = v.charAt(i);
-        if (c == '\\' && i + 1 < v.length() - 1) {
-          c = v.charAt(++i);
-        } else if (c == '"' || c == '\\') {
-          throw new InvalidKeyException("malformed quoted Idempotency-Key");
-        }
-        unquoted.append(c);
-      }
-      v = unquoted.toString();
-    }
-    return IdempotencyKey.of(v);
-  }
-
-  /** Why a key was refused, without echoing it (it may hold control characters). */
-  private static String keyProblem(List<String> values) {
-    if (values.size() != 1) {
-      return "send exactly one Idempotency-Key header; this request has " + values.size();
-    }
-    String v = values.get(0);
-    if (v.isEmpty() || v.equals("\"\"")) {
-      return "the Idempotency-Key is empty";
-    }
-    int length = v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"") ? v.length() - 2 : v.length();
-    if (length > IdempotencyKey.MAX_LENGTH) {
-      return "the Idempotency-Key is " + length + " characters long; the limit is " + IdempotencyKey.MAX_LENGTH;
-    }
-    return "the Idempotency-Key must be 1 to " + IdempotencyKey.MAX_LENGTH
-        + " visible ASCII characters (no spaces, no control characters)";
+    return IdempotencyKey.fromHeaderValues(values);
   }
 
   @Override

@@ -184,6 +184,36 @@ abstract class HttpContractTest {
     assertThat(second.body()).isEqualTo(first.body());
   }
 
+  @Test
+  void aKeyWithParametersIsRefusedAndNeverBecomesAnotherKey() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> bare = post("/orders", "alice", key, "{\"item\":\"book\"}");
+    HttpResponse<byte[]> parameterised = post("/orders", "alice", "\"" + key + "\";p=1", "{\"item\":\"book\"}");
+    HttpResponse<byte[]> bareParameterised = post("/orders", "alice", key + ";p=1", "{\"item\":\"book\"}");
+    HttpResponse<byte[]> quoted = post("/orders", "alice", "\"" + key + "\"", "{\"item\":\"book\"}");
+
+    assertThat(bare.statusCode()).isEqualTo(201);
+    for (HttpResponse<byte[]> r : List.of(parameterised, bareParameterised)) {
+      assertThat(r.statusCode()).isEqualTo(400);
+      assertThat(text(r)).contains("VALIDATION.idempotency_key_invalid").contains("parameters are not accepted");
+    }
+    assertThat(quoted.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(quoted.body()).isEqualTo(bare.body());
+    assertThat(recordExists("alice", "POST /orders", key + ";p=1")).isFalse();
+    assertThat(recordExists("alice", "POST /orders", "\"" + key + "\";p=1")).isFalse();
+  }
+
+  @Test
+  void aQuotedKeyThatIsNotAStructuredFieldStringIs400() throws Exception {
+    for (String malformed : List.of("\"K", "\"K\\a\"", "\"K\"x", "K\"", "\"K\\\"")) {
+      HttpResponse<byte[]> r = post("/orders", "alice", malformed, "{\"item\":\"book\"}");
+
+      assertThat(r.statusCode()).as(malformed).isEqualTo(400);
+      assertThat(text(r)).as(malformed).contains("VALIDATION.idempotency_key_invalid");
+    }
+  }
+
   // ------------------------------------------------------------------ first request, replay, mismatch
 
   @Test

@@ -1,10 +1,7 @@
 package dev.idem.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 
-import dev.idem.core.IdempotencyKey;
-import dev.idem.core.InvalidKeyException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,7 +28,8 @@ import net.jqwik.api.statistics.Statistics;
  * Fuzzes the filter's handling of hostile requests over real HTTP (embedded Jetty, H2 store; see {@link TestService}):
  * odd methods and paths, missing, repeated, quoted, oversized and non-ASCII keys, hostile header names and values,
  * bodies of random bytes in random content types and charsets, chunked or not, malformed chunking. No request gets a
- * 5xx, and a refused one (4xx) leaves no record and no row. Also fuzzes the header's key parser on its own.
+ * 5xx, and a refused one (4xx) leaves no record and no row. The key parser on its own is fuzzed in idem-core
+ * ({@code IdempotencyKeyFuzzTest}).
  */
 @AddLifecycleHook(FuzzTries.class)
 class IdempotencyFilterFuzzTest {
@@ -64,48 +62,6 @@ class IdempotencyFilterFuzzTest {
     if (status >= 400) {
       assertThat(rows()).as("rows after a %d", status).isEqualTo(before);
     }
-  }
-
-  @Property(tries = 20_000)
-  void theKeyHeaderParserAcceptsABareOrQuotedKeyAndRefusesAnythingElseWithInvalidKey(
-      @ForAll("keyHeaderValues") List<String> values) {
-    Throwable thrown = catchThrowable(() -> IdempotencyFilter.parseKey(values));
-
-    String expected = values.size() == 1 ? unquote(values.get(0)) : null;
-    if (expected != null && isValidKey(expected)) {
-      assertThat(thrown).isNull();
-      assertThat(IdempotencyFilter.parseKey(values).value()).isEqualTo(expected);
-      assertThat(IdempotencyFilter.parseKey(List.of(quote(expected))).value()).isEqualTo(expected);
-    } else {
-      assertThat(thrown).isExactlyInstanceOf(InvalidKeyException.class);
-    }
-  }
-
-  /** The Structured Field string reading of a value in quotes, null when it is malformed; other values as they are. */
-  private static String unquote(String v) {
-    if (v.length() < 2 || v.charAt(0) != '"' || v.charAt(v.length() - 1) != '"') {
-      return v;
-    }
-    StringBuilder sb = new StringBuilder();
-    for (int i = 1; i < v.length() - 1; i++) {
-      char c = v.charAt(i);
-      if (c == '\\' && i + 1 < v.length() - 1) {
-        sb.append(v.charAt(++i));
-      } else if (c == '"' || c == '\\') {
-        return null;
-      } else {
-        sb.append(c);
-      }
-    }
-    return sb.toString();
-  }
-
-  private static String quote(String key) {
-    return '"' + key.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
-  }
-
-  private static boolean isValidKey(String s) {
-    return !s.isEmpty() && s.length() <= IdempotencyKey.MAX_LENGTH && s.chars().allMatch(c -> c >= 0x21 && c <= 0x7E);
   }
 
   /** Records and rows of every table the service writes. */
@@ -146,20 +102,6 @@ class IdempotencyFilterFuzzTest {
   @Provide
   Arbitrary<HostileRequest> requests() {
     return Arbitraries.longs().map(seed -> HostileRequest.generate(new Random(seed)));
-  }
-
-  @Provide
-  Arbitrary<List<String>> keyHeaderValues() {
-    Arbitrary<String> valid = Arbitraries.strings().withCharRange('!', '~').ofMinLength(1).ofMaxLength(20);
-    Arbitrary<String> value = Arbitraries.oneOf(
-        valid,
-        valid.map(IdempotencyFilterFuzzTest::quote),
-        Arbitraries.strings().withChars("\"\\ab\u0000\u00e9 ").ofMaxLength(8),
-        Arbitraries.strings().withChars("\"\\ab").ofMaxLength(8).map(s -> '"' + s + '"'),
-        Arbitraries.strings().withCharRange('!', '~').ofMinLength(250).ofMaxLength(260)
-            .map(IdempotencyFilterFuzzTest::quote),
-        Arbitraries.strings().all().ofMaxLength(30));
-    return value.list().ofMaxSize(3);
   }
 
   /** A raw HTTP/1.1 request; {@link #toString()} shows it with bytes outside printable ASCII escaped. */

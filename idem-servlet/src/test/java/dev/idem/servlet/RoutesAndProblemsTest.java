@@ -67,6 +67,12 @@ class RoutesAndProblemsTest {
     assertThatThrownBy(() -> IdempotencyFilter.parseKey(List.of("a", "b"))).isInstanceOf(InvalidKeyException.class);
     assertThatThrownBy(() -> IdempotencyFilter.parseKey(List.of("\"\""))).isInstanceOf(InvalidKeyException.class);
     assertThatThrownBy(() -> IdempotencyFilter.parseKey(List.of("\"a\"b\""))).isInstanceOf(InvalidKeyException.class);
+    assertThatThrownBy(() -> IdempotencyFilter.parseKey(List.of("\"K7\";p=1")))
+        .isInstanceOf(InvalidKeyException.class).hasMessageContaining("parameters are not accepted");
+    assertThatThrownBy(() -> IdempotencyFilter.parseKey(List.of("K7;p=1")))
+        .isInstanceOf(InvalidKeyException.class).hasMessageContaining("parameters are not accepted");
+    assertThatThrownBy(() -> IdempotencyFilter.parseKey(List.of("\"K"))).hasMessageContaining("never ends");
+    assertThatThrownBy(() -> IdempotencyFilter.parseKey(List.of("\"K\\a\""))).hasMessageContaining("escape");
   }
 
   @Test

@@ -1,5 +1,7 @@
 package dev.idem.examples.payments.provider;
 
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.InvalidKeyException;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.JsonFields;
@@ -8,6 +10,7 @@ import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -102,16 +105,17 @@ public class ProviderController {
   }
 
   private static String key(HttpServletRequest request) {
-    String key = request.getHeader("Idempotency-Key");
-    if (key == null || key.isEmpty()) {
+    List<String> values = Collections.list(request.getHeaders("Idempotency-Key"));
+    if (values.isEmpty()) {
       throw new ApiProblem(Problem.of(400, "VALIDATION.idempotency_key_missing", "Idempotency-Key header is required")
           .withDetail("provider calls need an Idempotency-Key header"));
     }
-    if (key.length() > 255 || !key.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+    try {
+      return IdempotencyKey.fromHeaderValues(values).value();
+    } catch (InvalidKeyException e) {
       throw new ApiProblem(Problem.of(400, "VALIDATION.idempotency_key_invalid", "Idempotency-Key header is invalid")
-          .withDetail("the Idempotency-Key must be 1 to 255 visible ASCII characters"));
+          .withDetail(e.getMessage()));
     }
-    return key;
   }
 
   private static long positive(JsonNode body, String field) {
