@@ -539,6 +539,32 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
   }
 
+  /**
+   * Checks that the record table exists with every column the store reads and writes, so that a deployment without
+   * the schema fails when it starts rather than on every request. {@link Builder#build()} calls it unless it creates
+   * the schema.
+   *
+   * @throws IllegalStateException when the table or a column is missing (or not readable by this user), naming the
+   *     table and the schema file to run
+   * @throws dev.idem.core.StoreException when the database cannot be reached
+   */
+  public void checkSchema() {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.probe);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+    } catch (SQLException e) {
+      String state = e.getSQLState();
+      if (state != null && state.startsWith("42")) {
+        // class 42: syntax error or access rule violation; here, a table or column that is not there
+        throw new IllegalStateException("Idem store '" + name + "': the record table " + sql.table + " is missing,"
+            + " or lacks a column, on " + dialect + " (" + e.getMessage().strip() + "). Create it from the schema file "
+            + SchemaScript.resource(dialect) + " on the classpath (with your migration tool), or let the store"
+            + " create it (createSchemaIfMissing(true))", e);
+      }
+      throw SqlErrors.wrap(name, dialect, "checking the record table", e);
+    }
+  }
+
   /** Creates the table and its indexes if they do not exist, from this dialect's schema file. */
   public void createSchemaIfMissing() {
     try (Connection c = dataSource.getConnection()) {
@@ -632,6 +658,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     private Duration lockTimeout = Duration.ofSeconds(5);
     private boolean createSchemaIfMissing;
     private boolean commitWithRecordInsert = true;
+    private boolean checkSchema = true;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -688,6 +715,15 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       return this;
     }
 
+    /**
+     * Whether {@link #build()} checks that the record table exists (default true; see
+     * {@link JdbcIdempotencyStore#checkSchema()}). Turn it off only when the table is created after the store is built.
+     */
+    public Builder checkSchema(boolean check) {
+      this.checkSchema = check;
+      return this;
+    }
+
     public JdbcIdempotencyStore build() {
       JdbcDialect d = dialect;
       if (d == null) {
@@ -700,6 +736,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       JdbcIdempotencyStore store = new JdbcIdempotencyStore(this, d);
       if (createSchemaIfMissing) {
         store.createSchemaIfMissing();
+      } else if (checkSchema) {
+        store.checkSchema();
       }
       return store;
     }

@@ -10,6 +10,8 @@ import dev.idem.core.RecordKey;
 import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import java.sql.Connection;
+import java.sql.Statement;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -142,7 +144,7 @@ class CallerConnectionAndErrorsTest {
   @Test
   void failingStatementNamesTheStoreAndKeepsTheSqlState() {
     JdbcIdempotencyStore missing = JdbcIdempotencyStore.builder(Databases.pool(JdbcDialect.POSTGRESQL))
-        .name("orders").table("no_such_table").build();
+        .name("orders").table("no_such_table").checkSchema(false).build();
 
     StoreException e = catchThrowableOfType(
         () -> missing.find(RecordKey.of("s", "POST /x", "k")), StoreException.class);
@@ -151,6 +153,30 @@ class CallerConnectionAndErrorsTest {
     assertThat(e.sqlState()).isEqualTo("42P01");
     assertThat(e.storeName()).isEqualTo("orders");
     assertThat(e.isTransient()).isFalse();
+  }
+
+  @Test
+  void buildFailsFastWhenTheRecordTableIsMissingAndNamesTheTableAndTheSchemaFile() {
+    for (JdbcDialect dialect : List.of(JdbcDialect.POSTGRESQL, JdbcDialect.MARIADB, JdbcDialect.H2)) {
+      Throwable e = catchThrowableOfType(() -> JdbcIdempotencyStore.builder(Databases.pool(dialect))
+          .name("orders").table("no_such_table").build(), IllegalStateException.class);
+
+      assertThat(e).as("%s", dialect).hasMessageContaining("the record table no_such_table is missing")
+          .hasMessageContaining("db/idem/").hasMessageContaining("createSchemaIfMissing(true)");
+    }
+  }
+
+  @Test
+  void buildFailsFastWhenTheRecordTableLacksAColumn() throws Exception {
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection(); Statement st = c.createStatement()) {
+      st.execute("DROP TABLE IF EXISTS idem_half_record");
+      st.execute("CREATE TABLE idem_half_record (scope VARCHAR(200), operation VARCHAR(200), idem_key VARCHAR(255))");
+    }
+
+    Throwable e = catchThrowableOfType(() -> JdbcIdempotencyStore.builder(Databases.pool(JdbcDialect.POSTGRESQL))
+        .table("idem_half_record").build(), IllegalStateException.class);
+
+    assertThat(e).hasMessageContaining("idem_half_record is missing, or lacks a column");
   }
 
   @Test

@@ -63,6 +63,9 @@ public final class IdempotencyFilter implements Filter {
   public static final String KEY_HEADER = "Idempotency-Key";
   public static final String STATUS_HEADER = "Idempotency-Status";
   public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+  /** The 401 detail unless {@link Builder#unauthenticatedDetail} says otherwise. */
+  public static final String DEFAULT_UNAUTHENTICATED_DETAIL =
+      "idempotent requests must be authenticated: keys belong to the caller's scope";
   /** The default request body limit: 1 MiB. */
   public static final int DEFAULT_MAX_REQUEST_BYTES = 1 << 20;
   /** Response headers kept for replays unless configured otherwise; Content-Type is always kept. */
@@ -79,6 +82,8 @@ public final class IdempotencyFilter implements Filter {
   private final int maxRequestBytes;
   private final int mismatchStatus;
   private final Set<String> keptHeaders;
+  private final boolean keepOnlyStartedHandlers;
+  private final String unauthenticatedDetail;
   private final Map<OperationPolicy, Fingerprinter> fingerprinters = new ConcurrentHashMap<>();
 
   private IdempotencyFilter(Builder b) {
@@ -88,6 +93,8 @@ public final class IdempotencyFilter implements Filter {
     this.boundary = b.boundary;
     this.maxRequestBytes = b.maxRequestBytes;
     this.mismatchStatus = b.mismatchStatus;
+    this.keepOnlyStartedHandlers = b.keepOnlyStartedHandlers;
+    this.unauthenticatedDetail = b.unauthenticatedDetail;
     Set<String> kept = new LinkedHashSet<>();
     b.keptHeaders.forEach(h -> kept.add(h.toLowerCase(Locale.ROOT)));
     this.keptHeaders = Collections.unmodifiableSet(kept);
@@ -172,8 +179,7 @@ public final class IdempotencyFilter implements Filter {
       scope = Optional.empty();
     }
     if (scope.isEmpty()) {
-      Problem.of(401, "AUTH.unauthenticated", "Authentication required")
-          .withDetail("idempotent requests must be authenticated: keys belong to the caller's scope")
+      Problem.of(401, "AUTH.unauthenticated", "Authentication required").withDetail(unauthenticatedDetail)
           .write(response);
       return;
     }
@@ -284,9 +290,24 @@ public final class IdempotencyFilter implements Filter {
         }
         return idem.leased(exchange.request(), k -> handle(request, response, chain, limit, live));
       });
-    } catch (IOException | ServletException | RuntimeException e) {
-      throw e;
     } catch (Exception e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof RefusedBeforeHandlerException) {
+          CapturedResponse answer = ((RefusedBeforeHandlerException) t).answer;
+          response.setHeader(KEY_HEADER, exchange.keyHeader());
+          send(answer.allHeaders(), answer.getStatus(), answer.body(), response);
+          return;
+        }
+      }
+      if (e instanceof IOException) {
+        throw (IOException) e;
+      }
+      if (e instanceof ServletException) {
+        throw (ServletException) e;
+      }
+      if (e instanceof RuntimeException) {
+        throw (RuntimeException) e;
+      }
       throw new ServletException("transaction boundary of " + exchange.recordKey() + " failed", e);
     }
     exchange.executed(execution);
@@ -307,7 +328,22 @@ public final class IdempotencyFilter implements Filter {
           + " started asynchronous processing; idempotent routes need the answer when the handler returns"
           + " (nothing was kept)");
     }
+    if (keepOnlyStartedHandlers && !IdempotentExchange.current(request).handlerStarted()) {
+      // refused before the handler ran: roll back (atomic) or release the key (leased), and pass the answer on
+      throw new RefusedBeforeHandlerException(captured);
+    }
     return StoredResponse.of(captured.getStatus(), captured.headersToKeep(keptHeaders), captured.body());
+  }
+
+  /** The framework answered before the handler started; nothing may be kept. */
+  private static final class RefusedBeforeHandlerException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final transient CapturedResponse answer;
+
+    RefusedBeforeHandlerException(CapturedResponse answer) {
+      super("refused before the handler started; nothing was kept", null, false, false);
+      this.answer = answer;
+    }
   }
 
   /** The store failed after the handler ran once; the transaction rolled back and the client may retry. */
@@ -411,6 +447,16 @@ public final class IdempotencyFilter implements Filter {
       problem = Problem.of(500, "INTERNAL.response_too_large", "Response too large to keep")
           .withDetail("the answer to this request is larger than the server keeps for idempotent requests;"
               + " nothing was applied");
+    } else if (cause instanceof StoreException && !((StoreException) cause).isTransient()) {
+      // a fault of the deployment (a missing table or column, a refused permission), not an outage: retrying with
+      // the same key cannot help, and the database's own text stays in the log
+      LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the store refused " + exchange.recordKey()
+          + "; nothing was applied", cause);
+      String state = ((StoreException) cause).sqlState();
+      problem = Problem.of(500, "INTERNAL.store_error", "Idempotency store error")
+          .withDetail("the idempotency store refused this request" + (state == null ? "" : " (SQLState " + state + ")")
+              + "; nothing was applied. This is a fault of the server's set-up, such as a missing table: see its log")
+          .withRetryable(false);
     } else if (cause instanceof StoreException || cause instanceof StoreUnavailableAfterHandlerException) {
       LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': store failure on "
           + exchange.recordKey(), cause);
@@ -472,9 +518,37 @@ public final class IdempotencyFilter implements Filter {
     private int mismatchStatus = 422;
     private final Set<String> keptHeaders = new LinkedHashSet<>(DEFAULT_KEPT_HEADERS);
     private String pathPrefix = "";
+    private boolean keepOnlyStartedHandlers;
+    private String unauthenticatedDetail = DEFAULT_UNAUTHENTICATED_DETAIL;
 
     private Builder(Idem idem) {
       this.idem = Objects.requireNonNull(idem, "idem");
+    }
+
+    /**
+     * Keep an answer of an atomic or leased route only when the handler has started
+     * ({@link IdempotentExchange#markHandlerStarted()}); default false: every deterministic answer is kept. Turn it
+     * on when a framework between this filter and the handler can refuse a request on its own (a 400 for a body it
+     * cannot bind, a 405, 406 or 415): such a refusal is then passed on without {@code Idempotency-Status}, nothing is
+     * kept, and the corrected retry with the same key runs. The handler, or an interceptor around it, must then mark
+     * every request it accepts, or nothing is ever kept.
+     */
+    public Builder keepOnlyStartedHandlers(boolean on) {
+      this.keepOnlyStartedHandlers = on;
+      return this;
+    }
+
+    /**
+     * The {@code detail} of the 401 {@code AUTH.unauthenticated} answer to a request whose scope the
+     * {@link ScopeResolver} could not tell; say there how this application authenticates callers.
+     */
+    public Builder unauthenticatedDetail(String detail) {
+      Objects.requireNonNull(detail, "detail");
+      if (detail.isBlank()) {
+        throw new IllegalArgumentException("the unauthenticated detail must not be blank");
+      }
+      this.unauthenticatedDetail = detail;
+      return this;
     }
 
     /** Adds a route to the filter's route table. Not combinable with {@link #routes(RouteResolver)}. */

@@ -35,6 +35,7 @@ public final class IdempotentExchange {
   private final String keyHeader;
   private StoreTransaction transaction;
   private Execution execution;
+  private volatile boolean handlerStarted;
 
   IdempotentExchange(IdempotencyFilter filter, IdempotentRoute route, IdempotentRequest request, String keyHeader) {
     this.filter = filter;
@@ -120,6 +121,22 @@ public final class IdempotentExchange {
   /** The execution, once it ran; empty before. */
   public Optional<Execution> execution() {
     return Optional.ofNullable(execution);
+  }
+
+  /**
+   * Says that the application's handler has started: the framework in front of it accepted the request (routing,
+   * content negotiation, conversion, binding, validation) and the handler's own code runs. With
+   * {@link IdempotencyFilter.Builder#keepOnlyStartedHandlers(boolean)} on, an answer is kept only after this call, so
+   * that a refusal of the framework's leaves no record and the corrected retry with the same key runs. The Spring Boot
+   * starter calls it on entry to every {@code @Idempotent} method.
+   */
+  public void markHandlerStarted() {
+    this.handlerStarted = true;
+  }
+
+  /** Whether {@link #markHandlerStarted()} was called. */
+  public boolean handlerStarted() {
+    return handlerStarted;
   }
 
   void bind(StoreTransaction tx) {

@@ -316,4 +316,101 @@ abstract class StarterTest {
             "--idem.filter.mismatch-status=418").close())
         .hasStackTraceContaining("idem.filter.mismatch-status must be 422 or 409, got 418");
   }
+
+  // ------------------------------------------------------------------ what Spring refuses before the handler runs
+
+  private HttpResponse<String> post(String path, String key, String contentType, String accept, String body)
+      throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .timeout(Duration.ofSeconds(60)).header("Authorization", "Bearer alice").header("Idempotency-Key", key)
+        .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (contentType != null) {
+      b.header("Content-Type", contentType);
+    }
+    if (accept != null) {
+      b.header("Accept", accept);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void a415FromSpringKeepsNothingAndTheCorrectedRetryRuns() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> refused = post("/typed-orders", key, null, null, "{\"item\":\"book\",\"qty\":1}");
+    HttpResponse<String> corrected = post("/typed-orders", key, "application/json", null,
+        "{\"item\":\"book\",\"qty\":1}");
+
+    assertThat(refused.statusCode()).isEqualTo(415);
+    assertThat(refused.headers().firstValue("Idempotency-Status")).isEmpty();
+    assertThat(corrected.statusCode()).isEqualTo(201);
+    assertThat(corrected.headers().firstValue("Idempotency-Status")).hasValue("stored");
+    assertThat(count("alice", key)).isEqualTo(1);
+  }
+
+  @Test
+  void a400FromSpringsBindingKeepsNothingAndTheCorrectedRetryRuns() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> refused = post("/typed-orders", key, "application/json", null,
+        "{\"item\":\"book\",\"qty\":\"many\"}");
+    boolean kept = recordExists("alice", "POST /typed-orders", key);
+    HttpResponse<String> corrected = post("/typed-orders", key, "application/json", null,
+        "{\"item\":\"book\",\"qty\":2}");
+
+    assertThat(refused.statusCode()).isEqualTo(400);
+    assertThat(refused.headers().firstValue("Idempotency-Status")).isEmpty();
+    assertThat(kept).isFalse();
+    assertThat(corrected.statusCode()).isEqualTo(201);
+    assertThat(count("alice", key)).isEqualTo(1);
+  }
+
+  @Test
+  void a406FromSpringKeepsNothingAndTheCorrectedRetryRuns() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> refused = post("/typed-orders", key, "application/json", "application/xml",
+        "{\"item\":\"book\",\"qty\":1}");
+    HttpResponse<String> corrected = post("/typed-orders", key, "application/json", "application/json",
+        "{\"item\":\"book\",\"qty\":1}");
+
+    assertThat(refused.statusCode()).isEqualTo(406);
+    assertThat(refused.headers().firstValue("Idempotency-Status")).isEmpty();
+    assertThat(corrected.statusCode()).isEqualTo(201);
+    assertThat(count("alice", key)).isEqualTo(1);
+  }
+
+  @Test
+  void aRefusalOfTheHandlersOwnIsStillKeptAndReplayed() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> first = post("/typed-orders", key, "application/json", null, "{\"item\":\"book\",\"qty\":0}");
+    HttpResponse<String> again = post("/typed-orders", key, "application/json", null, "{\"item\":\"book\",\"qty\":0}");
+
+    assertThat(first.statusCode()).isEqualTo(422);
+    assertThat(first.headers().firstValue("Idempotency-Status")).hasValue("stored");
+    assertThat(again.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(again.body()).isEqualTo(first.body());
+  }
+
+  // ------------------------------------------------------------------ honest defaults
+
+  @Test
+  void aRequestWithoutAScopeIsToldTheThreeWaysToGiveOne() throws Exception {
+    HttpResponse<String> r = send("POST", "/orders", null, "k-" + UUID.randomUUID(), "{\"item\":\"book\"}");
+
+    assertThat(r.statusCode()).isEqualTo(401);
+    assertThat(r.body()).contains("AUTH.unauthenticated").contains("idem.filter.scope-header")
+        .contains("ScopeResolver bean").contains("authenticate callers");
+  }
+
+  @Test
+  void aMissingRecordTableFailsStartupNamingTheTableAndTheProperties() {
+    assertThatThrownBy(() -> new SpringApplicationBuilder(OrdersApp.class)
+        .run("--server.port=0", "--spring.datasource.url=jdbc:h2:mem:notable-" + UUID.randomUUID(),
+            "--idem.store.initialize-schema=false", "--idem.store.table=idem_nowhere").close())
+        .hasStackTraceContaining("the record table idem_nowhere is missing")
+        .hasStackTraceContaining("idem.store.initialize-schema=true")
+        .hasStackTraceContaining("idem.store.table");
+  }
 }

@@ -15,6 +15,8 @@ public final class Sql {
   static final String PURGEABLE = " AND (state <> 'in_progress' OR recovery_point IS NULL)";
 
   public final String table;
+  /** Reads no row, but fails when the table or one of its columns is missing. */
+  public final String probe;
   public final String find;
   public final String insert;
   public final String insertAndCommit;
@@ -33,6 +35,7 @@ public final class Sql {
   public Sql(JdbcDialect dialect, String table) {
     this.table = checkTable(table);
     find = "SELECT " + COLUMNS + " FROM " + table + " WHERE " + PK;
+    probe = "SELECT " + COLUMNS + " FROM " + table + " WHERE 1 = 0";
     insert = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     insertAndCommit = insert + "; COMMIT";
     update = "UPDATE " + table + " SET state = ?, response_status = ?, response_headers = ?, response_body = ?,"

@@ -12,6 +12,7 @@ import dev.idem.servlet.spi.ScopeResolver;
 import dev.idem.servlet.spi.TransactionBoundary;
 import dev.idem.spring.internal.AnnotatedRoutes;
 import dev.idem.spring.internal.BackgroundWork;
+import dev.idem.spring.internal.HandlerStart;
 import dev.idem.spring.internal.SpringTransactionBoundary;
 import jakarta.servlet.DispatcherType;
 import java.time.Clock;
@@ -20,8 +21,10 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.springframework.aop.Advisor;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -35,8 +38,11 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
+import org.springframework.util.ClassUtils;
 
 /**
  * Idem on the application's {@link DataSource}: a {@link JdbcIdempotencyStore} (dialect detected), an {@link Idem}
@@ -56,9 +62,17 @@ public class IdemAutoConfiguration {
   @ConditionalOnSingleCandidate(DataSource.class)
   public JdbcIdempotencyStore idempotencyStore(DataSource dataSource, IdemProperties properties) {
     properties.validate();
-    return JdbcIdempotencyStore.builder(dataSource).name(properties.getName())
+    JdbcIdempotencyStore.Builder builder = JdbcIdempotencyStore.builder(dataSource).name(properties.getName())
         .table(properties.getStore().getTable()).lockTimeout(properties.getStore().getLockTimeout())
-        .createSchemaIfMissing(properties.getStore().isInitializeSchema()).build();
+        .createSchemaIfMissing(properties.getStore().isInitializeSchema());
+    try {
+      return builder.build();
+    } catch (IllegalStateException e) {
+      // fail at startup, as HikariCP does, rather than answer every idempotent request with an error
+      throw new IllegalStateException(e.getMessage() + ". With Spring Boot: set idem.store.initialize-schema=true,"
+          + " or create the table (named by idem.store.table, here " + properties.getStore().getTable() + ")"
+          + " with your migration tool", e);
+    }
   }
 
   /** The {@code Idem} on the one {@link IdempotencyStore} bean (or the {@code @Primary} one among several). */
@@ -106,13 +120,42 @@ public class IdemAutoConfiguration {
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
   @ConditionalOnClass(IdempotencyFilter.class)
+  @Import(HandlerStart.Proxying.class)
   static class Web {
+
+    /** Marks the start of every {@code @Idempotent} method, so that refusals of Spring MVC's are not kept. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static Advisor idemHandlerStartAdvisor() {
+      return HandlerStart.advisor();
+    }
 
     @Bean
     @ConditionalOnMissingBean
     ScopeResolver idemScopeResolver(IdemProperties properties) {
       String header = properties.getFilter().getScopeHeader();
       return header == null || header.isBlank() ? ScopeResolver.principal() : ScopeResolver.header(header.trim());
+    }
+
+    /**
+     * The 401 detail: how this application's idempotent requests get a scope, and, when it is the default (the
+     * authenticated principal), the two other ways to choose.
+     */
+    static String unauthenticatedDetail(IdemProperties properties, ScopeResolver scopes, ListableBeanFactory beans) {
+      String header = properties.getFilter().getScopeHeader();
+      if (beans.getBeanNamesForType(ScopeResolver.class).length == 1
+          && !beans.containsBean("idemScopeResolver")) {
+        return "idempotent requests need a scope, and this application's ScopeResolver found none for this request:"
+            + " keys belong to the caller's scope";
+      }
+      if (header != null && !header.isBlank()) {
+        return "idempotent requests need a scope, taken here from the " + header.trim() + " header"
+            + " (idem.filter.scope-header), which this request does not carry";
+      }
+      return "idempotent requests need a scope, and this request has no authenticated principal"
+          + " (HttpServletRequest.getUserPrincipal() is null). Choose one of three: authenticate callers (for example"
+          + " with Spring Security), set idem.filter.scope-header to a header that a trusted gateway sets, or define a"
+          + " ScopeResolver bean";
     }
 
     @Bean
@@ -145,7 +188,18 @@ public class IdemAutoConfiguration {
         return registration;
       }
       IdemProperties.Filter f = properties.getFilter();
+      String unauthenticated = unauthenticatedDetail(properties, scopes, beans);
+      if (unauthenticated.contains("Choose one of three")) {
+        boolean security = ClassUtils.isPresent("org.springframework.security.core.Authentication",
+            Web.class.getClassLoader());
+        LOG.log(security ? System.Logger.Level.INFO : System.Logger.Level.WARNING, "Idem '" + idem.name() + "':"
+            + " @Idempotent requests are scoped by the authenticated principal"
+            + (security ? "" : ", and Spring Security is not on the classpath") + "; a request without one is"
+            + " answered 401 AUTH.unauthenticated. To choose otherwise, set idem.filter.scope-header to a header that a"
+            + " trusted gateway sets, or define a ScopeResolver bean");
+      }
       IdempotencyFilter.Builder builder = IdempotencyFilter.builder(idem).scope(scopes)
+          .unauthenticatedDetail(unauthenticated).keepOnlyStartedHandlers(true)
           .transactionBoundary(boundary.getIfAvailable(() -> springBoundary(idem, transactions)))
           .maxRequestBytes(f.getMaxRequestBytes()).mismatchStatus(f.getMismatchStatus())
           .keepHeaders(f.getKeepHeaders().toArray(String[]::new))

@@ -1,8 +1,10 @@
 package dev.idem.spring.boot;
 
+import dev.idem.servlet.IdempotencyFilter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeSet;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -69,7 +71,7 @@ public class IdemProperties {
     private int mismatchStatus = 422;
     /** Response headers kept for replays (Content-Type is always kept; credentials and cookies never are). */
     private List<String> keepHeaders =
-        new ArrayList<>(List.of("Location", "Content-Language", "Content-Location", "ETag", "Last-Modified", "Link"));
+        new ArrayList<>(new TreeSet<>(IdempotencyFilter.DEFAULT_KEPT_HEADERS));
     /**
      * Take the scope from this header (set by a trusted gateway) instead of the authenticated principal. Leave
      * empty unless a layer in front of the service sets and strips it.

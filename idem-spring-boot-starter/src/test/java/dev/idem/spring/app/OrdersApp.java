@@ -143,6 +143,9 @@ public class OrdersApp {
     }
   }
 
+  /** The body of {@code POST /typed-orders}. */
+  public record TypedOrder(String item, int qty) {}
+
   @RestController
   @RequestMapping("/")
   public static class Orders {
@@ -184,6 +187,19 @@ public class OrdersApp {
     @GetMapping("/orders/count")
     public Map<String, Object> count(String tenant, String key) {
       return Map.of("count", orders.count(tenant, key));
+    }
+
+    /** A typed body: Spring refuses one it cannot bind (400) before this method runs; the method refuses qty < 1. */
+    @PostMapping(path = "/typed-orders", consumes = MediaType.APPLICATION_JSON_VALUE,
+        produces = MediaType.APPLICATION_JSON_VALUE)
+    @Idempotent
+    public ResponseEntity<Map<String, Object>> createTyped(@RequestBody TypedOrder body, HttpServletRequest request) {
+      IdempotentExchange exchange = IdempotentExchange.current(request);
+      if (body.qty() < 1) {
+        return ResponseEntity.status(422).body(Map.of("code", "VALIDATION.qty", "qty", body.qty()));
+      }
+      String id = orders.create(exchange.scope().value(), exchange.key().value());
+      return ResponseEntity.status(HttpStatus.CREATED).body(Map.of("id", id, "item", body.item()));
     }
 
     @PostMapping("/problem")

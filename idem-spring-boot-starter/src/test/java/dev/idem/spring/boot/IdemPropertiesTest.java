@@ -40,4 +40,10 @@ class IdemPropertiesTest {
     assertThatThrownBy(() -> mdc.validate(Integer.MIN_VALUE)).isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("leave it unset");
   }
+
+  @Test
+  void theStarterKeepsTheSameHeadersForReplaysAsTheFilter() {
+    assertThat(new IdemProperties().getFilter().getKeepHeaders())
+        .containsExactlyInAnyOrderElementsOf(dev.idem.servlet.IdempotencyFilter.DEFAULT_KEPT_HEADERS);
+  }
 }
