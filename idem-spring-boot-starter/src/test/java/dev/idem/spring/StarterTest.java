@@ -304,7 +304,8 @@ abstract class StarterTest {
   @Test
   void idempotentMethodWithoutAnExplicitHttpMethodFailsStartupNamingIt() {
     assertThatThrownBy(() -> new SpringApplicationBuilder(NoMethodApp.class)
-        .run("--server.port=0", "--spring.datasource.url=jdbc:h2:mem:bad-" + UUID.randomUUID()).close())
+        .run("--server.port=0", "--spring.datasource.url=jdbc:h2:mem:bad-" + UUID.randomUUID(),
+            "--idem.store.initialize-schema=true").close())
         .hasStackTraceContaining("NoMethodApp$Bad.any")
         .hasStackTraceContaining("explicit HTTP method");
   }
