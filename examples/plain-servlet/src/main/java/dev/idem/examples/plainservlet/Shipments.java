@@ -66,8 +66,8 @@ final class Shipments {
           }
           String json = "{\"id\":" + Json.string(id) + ",\"status\":\"booked\",\"tracking\":" + Json.string(tracking)
               + "}";
-          return PhaseResult.respond(StoredResponse.of(201, Map.of("Content-Type", List.of("application/json"),
-              "Location", List.of("/shipments/" + id)), json.getBytes(StandardCharsets.UTF_8)));
+          return PhaseResult.respond(StoredResponse.of(201, Map.of("Content-Type", List.of("application/json")),
+              json.getBytes(StandardCharsets.UTF_8)));
         })
         .build();
   }
