@@ -39,7 +39,7 @@ import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
- * An HTTP client that makes unsafe requests safe to retry (DESIGN section 5). Thread-safe; build once with
+ * An HTTP client that makes unsafe requests safe to retry (docs/architecture.md#retry-rules). Thread-safe; build with
  * {@link #builder()} and share.
  *
  * <p>Per {@link #send(Intent)}:

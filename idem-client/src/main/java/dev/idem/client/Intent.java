@@ -132,7 +132,7 @@ public final class Intent {
    * This intent keyed by the caller's {@code key} instead of a generated one.
    *
    * @throws IllegalArgumentException when the key is empty, longer than 255 characters or not visible ASCII
-   *     (DESIGN section 4)
+   *     (docs/architecture.md, "HTTP contract")
    */
   public Intent withKey(String key) {
     Objects.requireNonNull(key, "key");

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** DESIGN section 5, row by row: what is retried, what is not, and how many attempts each takes. */
+/** docs/architecture.md#what-is-retried, row by row: what is retried, what is not, and how many attempts each takes. */
 class ClassificationTest {
   private final ClientFixture fixture = new ClientFixture();
 

@@ -1,6 +1,6 @@
 package dev.idem.core;
 
-/** The states of a record; an absent record has no state. See DESIGN section 3. */
+/** The states of a record; an absent record has no state. See docs/architecture.md, "Record states". */
 public enum RecordState {
   /** Claimed; work is running under a lease, or its lease expired and the completer will resume it. */
   IN_PROGRESS,

@@ -75,6 +75,34 @@ class ReadmeQuickstartTest {
     String readme = Files.readString(Path.of("../README.md"));
 
     assertThat(code).hasSizeGreaterThan(5);
-    assertThat(readme).contains(String.join("\n", code));
+    assertThat(readme).contains("```java\n" + String.join("\n", README_IMPORTS) + "\n\n" + String.join("\n", code));
+  }
+
+  /** The imports the README shows above the quickstart: each one is this file's, or a type of this package. */
+  static final List<String> README_IMPORTS = List.of(
+      "import dev.idem.core.Execution;",
+      "import dev.idem.core.Idem;",
+      "import dev.idem.core.IdempotentRequest;",
+      "import dev.idem.core.RecordKey;",
+      "import dev.idem.core.StoredResponse;",
+      "import dev.idem.jdbc.JdbcIdempotencyStore;",
+      "import dev.idem.jdbc.JdbcTransaction;",
+      "import java.nio.charset.StandardCharsets;");
+
+  @Test
+  void readmeImportsAreTheOnesTheQuickstartCompilesWith() throws Exception {
+    List<String> self = Files.readAllLines(Path.of("src/test/java/dev/idem/jdbc/ReadmeQuickstartTest.java"));
+
+    for (String line : README_IMPORTS) {
+      String type = line.substring("import ".length(), line.length() - 1);
+      boolean samePackage = type.matches("dev\\.idem\\.jdbc\\.[A-Z]\\w*")
+          && Files.exists(Path.of("src/main/java/" + type.replace('.', '/') + ".java"));
+      assertThat(samePackage || self.contains(line)).as(line).isTrue();
+    }
+    for (String line : self) {
+      if (line.startsWith("import dev.idem.")) {
+        assertThat(README_IMPORTS).as("the README's imports").contains(line);
+      }
+    }
   }
 }

@@ -23,7 +23,7 @@ import java.util.function.Predicate;
  *   <li>an {@link Error} or an {@link InterruptedException} is never retried;
  *   <li>a type given to {@link Builder#abortOn} is not retried;
  *   <li>a type given to {@link Builder#retryOn}, or a failure matching {@link Builder#retryIf}, is retried;
- *   <li>with neither {@code retryOn} nor {@code retryIf} configured, the defaults of DESIGN section 5 apply:
+ *   <li>with neither {@code retryOn} nor {@code retryIf}, the defaults (docs/architecture.md#what-is-retried) apply:
  *       connection failures and timeouts ({@link IOException}, {@link UncheckedIOException},
  *       {@link TimeoutException}, and their subclasses) are retried, anything else is not.
  * </ol>
@@ -326,7 +326,7 @@ public final class RetryPolicy<R> {
       return this;
     }
 
-    /** Retry failures of these types (and subtypes). Replaces the defaults of DESIGN section 5. */
+    /** Retry failures of these types (and subtypes). Replaces the defaults (see the class comment). */
     @SafeVarargs
     public final Builder<R> retryOn(Class<? extends Throwable>... types) {
       Objects.requireNonNull(types, "retryOn");
@@ -352,7 +352,7 @@ public final class RetryPolicy<R> {
       return this;
     }
 
-    /** Retry failures that match; or-ed with earlier predicates. Replaces the defaults of DESIGN section 5. */
+    /** Retry failures that match; or-ed with earlier predicates. Replaces the defaults (see the class comment). */
     public Builder<R> retryIf(Predicate<Throwable> predicate) {
       Objects.requireNonNull(predicate, "retryIf");
       this.retryIf = retryIf == null ? predicate : retryIf.or(predicate);

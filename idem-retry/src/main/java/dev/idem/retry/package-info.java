@@ -5,6 +5,6 @@
  * per destination), and hedging. No runtime dependencies.
  *
  * <p>Entry point: {@link dev.idem.retry.Retry}: {@code Retry.of(RetryPolicy.ofDefaults()).withBudget(budget)
- * .call(() -> send(request))}, or {@code callAsync(supplier, scheduler)}. See DESIGN section 5.
+ * .call(() -> send(request))}, or {@code callAsync(supplier, scheduler)}. See docs/retry.md.
  */
 package dev.idem.retry;

@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class RetryPolicyTest {
 
-  /** The default classification, DESIGN section 5: connection failures and timeouts only. */
+  /** The default classification (docs/architecture.md, "Retry rules"): connection failures and timeouts only. */
   static Stream<Arguments> defaultClassification() {
     return Stream.of(
         Arguments.of(new ConnectException("connection refused"), true),

@@ -41,7 +41,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The HTTP contract of Idem (DESIGN section 4) as a Jakarta Servlet filter. For each unsafe request on an
+ * Idem's HTTP contract (docs/architecture.md#http-contract) as a Jakarta Servlet filter. For each unsafe request on an
  * {@link IdempotentRoute} it validates the {@code Idempotency-Key}, resolves the scope, buffers the body (up to a
  * limit) and lets the {@link Idem} executor decide: run the handler and keep its answer, replay a kept answer byte
  * for byte, or refuse with an RFC 9457 problem (payload mismatch, request in progress). Safe methods and requests

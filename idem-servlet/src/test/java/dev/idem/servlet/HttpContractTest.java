@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * Every row of the HTTP contract (DESIGN section 4), over real HTTP against embedded Jetty 12, on a real database.
+ * Every row of docs/architecture.md#http-contract, over real HTTP against embedded Jetty 12, on a real database.
  * Each test uses fresh keys, so the tests share one service.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)

@@ -94,7 +94,7 @@ public interface ClientTracing {
     /** A final answer the server says it replayed from its store ({@code Idempotency-Status: replayed}). */
     REPLAYED,
     /**
-     * An answer or a failure the client retries (DESIGN section 5); whether another attempt follows depends on the
+     * An answer or failure the client retries (docs/architecture.md#retry-rules); if another follows depends on the
      * attempts, the deadline and the budget left.
      */
     RETRYABLE,

@@ -7,7 +7,7 @@ import dev.idem.core.RecordState;
 import java.time.Duration;
 
 /**
- * Receives what the executor, the completer and the stores do, for meters and logs (DESIGN section 7). Every
+ * Receives what the executor, completer and stores do, for meters and logs (docs/architecture.md#observability). Every
  * method has a no-op default. Called synchronously on the executing thread: implementations must be fast,
  * thread-safe and must not throw (an exception from a listener is caught and dropped).
  *

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Atomic mode under kill -9 (DESIGN section 3: "A crash rolls everything back and leaves no record"). A child JVM runs
+ * Atomic mode under kill -9 (docs/architecture.md, "Execution modes": a crash leaves nothing behind). A child JVM runs
  * {@code idem.atomic} with a business insert and is killed by SIGKILL after the insert and before the commit; this
  * JVM then checks what the database kept and retries the key. Extend it with a database server.
  */

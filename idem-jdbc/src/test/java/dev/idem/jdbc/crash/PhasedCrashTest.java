@@ -26,7 +26,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Phased mode under kill -9 (DESIGN section 3: "A retry or the completer resumes from the recovery point"). A child JVM
+ * Phased mode under kill -9 (docs/architecture.md, "Execution modes": a retry or the completer resumes). A child JVM
  * runs {@code POST /payments}; its "create" phase commits, its "charge" phase calls the provider with
  * {@code <key>:charge} (committed there), and the child is killed by SIGKILL before that phase's recovery point is
  * committed. This JVM, with a clock past the child's lease, then recovers the payment through the completer or through

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A server-side retry budget: limits the share of the requests a service serves that are retries, so that during an
- * incident the clients' retries cannot multiply the load on what is already failing (DESIGN section 5: retries
+ * incident clients' retries cannot multiply the load on what is failing (docs/architecture.md#retry-budget: retries
  * happen at one layer only, and a server's "do not retry" is obeyed).
  *
  * <p>Each request says which attempt it is in the {@value #DEFAULT_ATTEMPT_HEADER} header (1-based, as

@@ -21,8 +21,8 @@ import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
- * Gauges of the records in progress, so that an operator can alert on records stuck in progress (DESIGN section
- * 7), tagged {@code instance}:
+ * Gauges of the records in progress, so that an operator can alert on records stuck in progress (docs/OPERATIONS.md),
+ * tagged {@code instance}:
  *
  * <ul>
  *   <li>{@code idem.records.in_progress} (gauge): records in progress

@@ -13,7 +13,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Idem's meters (DESIGN section 7), as an {@link IdemListener}. Tags are the instance name, the operation and a small
+ * Idem's meters (docs/OPERATIONS.md), as an {@link IdemListener}. Tags are the instance name, the operation and a small
  * fixed set of outcomes; never the key or the scope, whose cardinality is unbounded. Thread-safe.
  *
  * <ul>

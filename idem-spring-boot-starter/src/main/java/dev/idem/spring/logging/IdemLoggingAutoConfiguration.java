@@ -17,7 +17,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Idem's logs (DESIGN section 7):
+ * Idem's logs (docs/architecture.md, "Observability"):
  *
  * <ul>
  *   <li>the executor's and the completer's lines: a {@link Slf4jIdemListener} when SLF4J is present, else core's

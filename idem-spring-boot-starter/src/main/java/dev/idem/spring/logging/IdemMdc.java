@@ -4,7 +4,7 @@ import java.util.Arrays;
 import org.slf4j.MDC;
 
 /**
- * The MDC keys Idem's log lines carry (DESIGN section 7), and a frame that sets some of them for one line or one
+ * The MDC keys Idem's log lines carry (docs/OPERATIONS.md), and a frame that sets some of them for one line or one
  * request and then puts back what was there before. Never a body, a header other than the key and the attempt, a
  * stored response or a credential.
  */

@@ -19,7 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 /**
- * Meters of {@link Retry} executions and {@link CircuitBreaker} states (DESIGN section 7: retries by cause, budget
+ * Meters of {@link Retry} executions and {@link CircuitBreaker} states (docs/OPERATIONS.md: retries by cause, budget
  * refusals, circuit state), as a {@link RetryListener}: give it to {@link Retry#withListener}, and
  * {@link #bind(CircuitBreaker)} each breaker. Every meter is tagged {@code instance} (the Idem instance,
  * {@code idem.name}) and {@code retry} (the {@link Retry#name()}) or {@code circuit} (the breaker's name):

@@ -9,7 +9,7 @@ import io.opentelemetry.api.trace.Span;
 import java.time.Duration;
 
 /**
- * Idem's decision as attributes of the current OpenTelemetry span (DESIGN section 7), for a server that traces its
+ * Idem's decision as attributes of the current OpenTelemetry span (docs/OPERATIONS.md), for a server that traces its
  * requests: on {@link #onExecution}, {@value #IDEMPOTENCY_KEY}, {@value #OPERATION}, {@value #OUTCOME}
  * ({@code created}, {@code replayed}, {@code mismatch}, {@code in_progress} or {@code released}: the values of the
  * {@code outcome} tag of the {@code idem.requests} meter), {@value #KEY_AGE_MS} on a replay, and {@value #ATTEMPT}, the
