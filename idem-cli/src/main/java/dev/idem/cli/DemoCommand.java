@@ -58,7 +58,10 @@ final class DemoCommand implements Command {
     boolean quiet = false;
     for (int i = 0; i < args.size(); i++) {
       String a = args.get(i);
-      if (a.equals("--data") && i + 1 < args.size()) {
+      if (a.equals("--data")) {
+        if (i + 1 >= args.size()) {
+          return usageError(err, "--data needs a value");
+        }
         data = Path.of(args.get(++i));
       } else if (a.equals("--quiet")) {
         quiet = true;
@@ -66,9 +69,7 @@ final class DemoCommand implements Command {
         out.print(usage());
         return Main.OK;
       } else {
-        err.println("idem demo: unknown option '" + a + "'");
-        err.print(usage());
-        return Main.USAGE;
+        return usageError(err, "unknown option '" + a + "'");
       }
     }
     try {
@@ -93,6 +94,12 @@ final class DemoCommand implements Command {
       err.println("idem demo: " + e);
       return Main.FAILED;
     }
+  }
+
+  private int usageError(PrintStream err, String problem) {
+    err.println("idem " + name() + ": " + problem);
+    err.print(usage());
+    return Main.USAGE;
   }
 
   /** One run of the scenarios against a started service. */
