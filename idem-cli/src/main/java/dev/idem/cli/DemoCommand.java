@@ -1,7 +1,9 @@
 package dev.idem.cli;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -22,6 +25,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * {@code idem demo}: starts the reference payments service on a free port with a fresh H2 database, walks through
@@ -31,6 +35,20 @@ import java.util.regex.Pattern;
 final class DemoCommand implements Command {
   private static final String ALICE = "sk_test_alice";
   private static final String BOB = "sk_test_bob";
+
+  /** Where the temporary folder is made without {@code --data}; null for the system's temporary directory. */
+  private final Path tempRoot;
+  /** Spring Boot arguments after the demo's own (tests use them to make the start fail). */
+  private final List<String> springArgs;
+
+  DemoCommand() {
+    this(null, List.of());
+  }
+
+  DemoCommand(Path tempRoot, List<String> springArgs) {
+    this.tempRoot = tempRoot;
+    this.springArgs = List.copyOf(springArgs);
+  }
 
   @Override
   public String name() {
@@ -46,10 +64,11 @@ final class DemoCommand implements Command {
   public String usage() {
     return "usage: idem demo [--data DIR] [--quiet]\n\n"
         + "Starts the reference payments service on a free port of 127.0.0.1 with a fresh embedded H2 database\n"
-        + "under DIR (default: a new temporary directory) and walks through the HTTP contract: a payment, its replay,\n"
-        + "the same key with another body, 20 concurrent duplicates, a provider timeout after its commit and the\n"
-        + "retry, a refund the same three ways, and another tenant reusing a key. Prints each exchange (--quiet: only\n"
-        + "the checks). Exit status 0 when every step behaved as the contract says, 1 otherwise.\n";
+        + "under DIR (default: a new temporary directory, removed at the end) and walks through the HTTP contract:\n"
+        + "a payment, its replay, the same key with another body, 20 concurrent duplicates, a provider timeout after\n"
+        + "its commit and the retry, a refund the same three ways, and another tenant reusing a key. Prints each\n"
+        + "exchange (--quiet: only the checks). Exit status 0 when every step behaved as the contract says, 1\n"
+        + "otherwise. Logs go to stderr; stdout carries only the walkthrough.\n";
   }
 
   @Override
@@ -58,7 +77,10 @@ final class DemoCommand implements Command {
     boolean quiet = false;
     for (int i = 0; i < args.size(); i++) {
       String a = args.get(i);
-      if (a.equals("--data") && i + 1 < args.size()) {
+      if (a.equals("--data")) {
+        if (i + 1 >= args.size()) {
+          return usageError(err, "--data needs a value");
+        }
         data = Path.of(args.get(++i));
       } else if (a.equals("--quiet")) {
         quiet = true;
@@ -66,18 +88,25 @@ final class DemoCommand implements Command {
         out.print(usage());
         return Main.OK;
       } else {
-        err.println("idem demo: unknown option '" + a + "'");
-        err.print(usage());
-        return Main.USAGE;
+        return usageError(err, "unknown option '" + a + "'");
       }
     }
+    // The folder this run made for itself, removed at the end however the run ends; never one under --data.
+    Path made = null;
     try {
-      Path dir = data != null ? Files.createDirectories(data).resolve("demo-" + UUID.randomUUID())
-          : Files.createTempDirectory("idem-demo-");
+      Path dir;
+      if (data != null) {
+        dir = Files.createDirectories(data).resolve("demo-" + UUID.randomUUID());
+      } else {
+        made = tempRoot == null ? Files.createTempDirectory("idem-demo-")
+            : Files.createTempDirectory(tempRoot, "idem-demo-");
+        dir = made;
+      }
       String url = "jdbc:h2:file:" + dir.toAbsolutePath().resolve("payments") + ";WRITE_DELAY=0";
       out.println("Starting the payments service (H2 at " + dir + ") ...");
-      try (PaymentsService service = PaymentsService.start(0, url, true,
-          List.of("--idem.name=demo"))) {
+      List<String> spring = new ArrayList<>(List.of("--idem.name=demo"));
+      spring.addAll(springArgs);
+      try (PaymentsService service = PaymentsService.start(0, url, true, spring)) {
         out.println("Listening on " + service.url("/") + "\n");
         Walkthrough walk = new Walkthrough(service, out, quiet);
         walk.run();
@@ -92,6 +121,27 @@ final class DemoCommand implements Command {
     } catch (Exception e) {
       err.println("idem demo: " + e);
       return Main.FAILED;
+    } finally {
+      if (made != null) {
+        remove(made, err);
+      }
+    }
+  }
+
+  private int usageError(PrintStream err, String problem) {
+    err.println("idem " + name() + ": " + problem);
+    err.print(usage());
+    return Main.USAGE;
+  }
+
+  /** Deletes {@code dir} and everything in it; says so on {@code err} when it cannot. */
+  private static void remove(Path dir, PrintStream err) {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException | UncheckedIOException e) {
+      err.println("idem demo: could not remove the temporary folder " + dir + ": " + e);
     }
   }
 

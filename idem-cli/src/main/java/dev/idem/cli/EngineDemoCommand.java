@@ -103,15 +103,16 @@ final class EngineDemoCommand implements Command {
     Path data = Path.of("data");
     for (int i = 0; i < args.size(); i++) {
       String a = args.get(i);
-      if ((a.equals("--data")) && i + 1 < args.size()) {
+      if (a.equals("--data")) {
+        if (i + 1 >= args.size()) {
+          return usageError(err, "--data needs a value");
+        }
         data = Path.of(args.get(++i));
       } else if (a.equals("--help") || a.equals("-h")) {
         out.print(usage());
         return Main.OK;
       } else {
-        err.println("idem demo: unknown option '" + a + "'");
-        err.print(usage());
-        return Main.USAGE;
+        return usageError(err, "unknown option '" + a + "'");
       }
     }
     this.out = out;
@@ -121,10 +122,10 @@ final class EngineDemoCommand implements Command {
     pool.setMaxConnections(32);
     try {
       Files.createDirectories(data);
-      out.println("idem demo: embedded H2 database at " + db + ".mv.db");
+      out.println("idem engine-demo: embedded H2 database at " + db + ".mv.db");
       walkThrough(pool);
     } catch (Exception e) {
-      err.println("idem demo: failed: " + e);
+      err.println("idem engine-demo: failed: " + e);
       e.printStackTrace(err);
       return Main.FAILED;
     } finally {
@@ -137,6 +138,12 @@ final class EngineDemoCommand implements Command {
     }
     out.println(failures + " step(s) did not behave as the contract says");
     return Main.FAILED;
+  }
+
+  private int usageError(PrintStream err, String problem) {
+    err.println("idem " + name() + ": " + problem);
+    err.print(usage());
+    return Main.USAGE;
   }
 
   private void walkThrough(JdbcConnectionPool pool) throws Exception {

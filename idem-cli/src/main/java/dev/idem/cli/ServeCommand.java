@@ -44,8 +44,7 @@ final class ServeCommand implements Command {
         return Main.OK;
       }
       if ((a.equals("--port") || a.equals("--db")) && i + 1 >= args.size()) {
-        err.println("idem serve: " + a + " needs a value");
-        return Main.USAGE;
+        return usageError(err, a + " needs a value");
       }
       if (a.equals("--port")) {
         String v = args.get(++i);
@@ -55,19 +54,15 @@ final class ServeCommand implements Command {
           port = -1;
         }
         if (port < 0 || port > 65535) {
-          err.println("idem serve: --port must be 0..65535, got '" + v + "'");
-          return Main.USAGE;
+          return usageError(err, "--port must be 0..65535, got '" + v + "'");
         }
       } else if (a.equals("--db")) {
         db = args.get(++i);
         if (!db.startsWith("jdbc:")) {
-          err.println("idem serve: --db must be a JDBC URL (jdbc:...), got '" + db + "'");
-          return Main.USAGE;
+          return usageError(err, "--db must be a JDBC URL (jdbc:...), got '" + db + "'");
         }
       } else {
-        err.println("idem serve: unknown option '" + a + "'");
-        err.print(usage());
-        return Main.USAGE;
+        return usageError(err, "unknown option '" + a + "'");
       }
     }
     try (PaymentsService service = PaymentsService.start(port, db, false, extra)) {
@@ -82,5 +77,12 @@ final class ServeCommand implements Command {
       err.println("idem serve: the service did not start: " + e.getMessage());
       return Main.FAILED;
     }
+  }
+
+  /** A bad command line: the problem, then the usage, as every command prints it. */
+  private int usageError(PrintStream err, String problem) {
+    err.println("idem " + name() + ": " + problem);
+    err.print(usage());
+    return Main.USAGE;
   }
 }

@@ -383,8 +383,8 @@ public final class IdempotentHttpClient {
 
   /**
    * The retry loop's events, to the call first and then to the application's {@link Builder#retryListener}, whose
-   * failures are logged and skipped so that they cannot break the call. {@code onSuccess} hands it the
-   * {@link Response}, not the client's internal result.
+   * failures are logged and skipped so that they cannot break the call. {@code onSuccess}, and
+   * {@code onRetryScheduled} for a retried answer, hand it the {@link Response}, not the client's internal result.
    */
   private final class ForwardingRetryListener implements RetryListener {
     private final Call call;
@@ -417,9 +417,15 @@ public final class IdempotentHttpClient {
 
     @Override
     public void onRetryScheduled(String retryName, int attempt, Duration delay, Throwable cause) {
+      onRetryScheduled(retryName, attempt, delay, cause, null);
+    }
+
+    @Override
+    public void onRetryScheduled(String retryName, int attempt, Duration delay, Throwable cause, Object result) {
       call.onRetryScheduled(retryName, attempt, delay, cause);
       try {
-        user.onRetryScheduled(retryName, attempt, delay, cause);
+        user.onRetryScheduled(retryName, attempt, delay, cause,
+            result instanceof Outcome o ? o.response(call.key, call.attempts) : result);
       } catch (RuntimeException e) {
         ignored("onRetryScheduled", e);
       }
@@ -754,7 +760,9 @@ public final class IdempotentHttpClient {
      * cause, budget refusals, outcomes). Events name the retry after this client ({@link #name}). {@code onSuccess}
      * comes when the loop ends with an answer it does not retry, and its result is that {@link Response} (a final
      * 4xx included; and a retry that a server's retry budget shed, which {@code send} then throws as
-     * {@link IntentPendingException}); {@code onFailure} gets what ended the loop: an idem-retry exception, which
+     * {@link IntentPendingException}); a retry of an answer (a 503, say) comes to
+     * {@link RetryListener#onRetryScheduled(String, int, Duration, Throwable, Object)} with a null cause and that
+     * {@link Response}; {@code onFailure} gets what ended the loop: an idem-retry exception, which
      * {@code send} throws as the cause of an {@link IntentPendingException}, or the {@link PayloadMismatchException}
      * itself. An unsafe intent sent without a key is sent once outside the loop and makes no event, nor does a call
      * that the caller's deadline ended before it began; the client has no circuit breaker and no hedging,

@@ -110,6 +110,30 @@ class RetryListenerTest {
   }
 
   @Test
+  void aRetriedAnswerReachesTheListenerAsTheResponseThatWasRetried() throws IOException {
+    List<Object> results = new CopyOnWriteArrayList<>();
+    List<Throwable> causes = new CopyOnWriteArrayList<>();
+    RetryListener listener = new RetryListener() {
+      @Override
+      public void onRetryScheduled(String name, int attempt, Duration delay, Throwable cause, Object result) {
+        causes.add(cause);
+        results.add(result);
+      }
+    };
+    try (TestServer server = new TestServer(Reply.status(503), Reply.status(201))) {
+      IdempotentHttpClient client = fixture.builder().retryListener(listener).build();
+
+      Response response = client.send(Intent.post(server.uri("/pay"), body()));
+
+      assertThat(causes).containsExactly((Throwable) null);
+      assertThat(results).singleElement().isInstanceOfSatisfying(Response.class, r -> {
+        assertThat(r.status()).isEqualTo(503);
+        assertThat(r.key()).isEqualTo(response.key());
+      });
+    }
+  }
+
+  @Test
   void aConnectionFailureIsARetryCausedByItsException() throws IOException {
     try (TestServer server = new TestServer(Reply.disconnect(), Reply.status(201))) {
       IdempotentHttpClient client = fixture.builder().retryListener(recording).build();

@@ -293,7 +293,7 @@ public final class Retry<R> {
       listener.onBudgetRefused(name, attempt);
       throw terminal(attempt, new RetryBudgetExhaustedException(name, attempt, budget, failure));
     }
-    listener.onRetryScheduled(name, attempt, Duration.ofNanos(delay), failure);
+    listener.onRetryScheduled(name, attempt, Duration.ofNanos(delay), failure, failure == null ? result : null);
     return delay;
   }
 

@@ -1,14 +1,17 @@
 package dev.idem.retry;
 
+import java.text.ParsePosition;
 import java.time.Clock;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.LocalDate;
+import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
+import java.time.format.ResolverStyle;
 import java.time.temporal.ChronoField;
+import java.time.temporal.TemporalAccessor;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -28,9 +31,22 @@ public final class RetryAfter {
   /** Longest delay-seconds honoured; larger values saturate (they end any deadline-bound operation anyway). */
   private static final long MAX_SECONDS = Long.MAX_VALUE / 1_000_000_000L;
 
-  private static final DateTimeFormatter IMF_FIXDATE = DateTimeFormatter.RFC_1123_DATE_TIME.withLocale(Locale.US);
-  private static final DateTimeFormatter ASCTIME =
-      DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.US).withZone(ZoneOffset.UTC);
+  // Strict resolution: 31 Nov or 29 Feb 2025 is refused (the default, smart, would read them as 30 Nov and 28 Feb),
+  // and so is 24:00:00 (smart would read it as the next day's midnight). A day name that is not the date's is refused.
+  private static final DateTimeFormatter IMF_FIXDATE =
+      DateTimeFormatter.RFC_1123_DATE_TIME.withLocale(Locale.US).withResolverStyle(ResolverStyle.STRICT);
+  private static final DateTimeFormatter ASCTIME = DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss uuuu", Locale.US)
+      .withZone(ZoneOffset.UTC).withResolverStyle(ResolverStyle.STRICT);
+  /**
+   * The RFC 850 form with its two-digit year left unresolved: the century depends on the whole date (see
+   * {@link #parseHttpDate}), so the fields are read raw and the date is built and checked by {@link #rfc850}.
+   */
+  private static final DateTimeFormatter RFC_850 = new DateTimeFormatterBuilder()
+      .parseCaseInsensitive()
+      .appendPattern("EEEE, dd-MMM-")
+      .appendValue(ChronoField.YEAR_OF_ERA, 2)
+      .appendPattern(" HH:mm:ss 'GMT'")
+      .toFormatter(Locale.US);
 
   private RetryAfter() {}
 
@@ -71,8 +87,18 @@ public final class RetryAfter {
   }
 
   /**
-   * An HTTP-date in any of the three forms RFC 9110 requires recipients to accept. A two-digit RFC 850 year is read as
-   * the year with those digits nearest to, and not more than 50 years after, {@code clock}'s year.
+   * An HTTP-date in any of the three forms RFC 9110 requires recipients to accept (section 5.6.7).
+   *
+   * <p>A two-digit RFC 850 year is read as RFC 9110 requires: the latest year with those two digits whose date and
+   * time is not more than 50 years after {@code clock}'s now. The whole timestamp is compared, not the year alone:
+   * with now 2026-11-26, {@code Friday, 31-Dec-76 23:59:59 GMT} is 1976-12-31T23:59:59Z, because 2076-12-31 is more
+   * than 50 years ahead, while {@code 26-Nov-76} at midnight is still 2076. The century is chosen first and the day
+   * name checked afterwards: {@code Thursday, 31-Dec-76 23:59:59 GMT} is refused (31 Dec 1976 was a Friday), and never
+   * read as 2076, whose 31 Dec is a Thursday.
+   *
+   * <p>Every form is resolved strictly: a date that does not exist ({@code Wed, 31 Nov 1994 08:49:37 GMT}, 29 Feb of
+   * a common year), an hour of 24, or a day name that is not the date's gives {@link Optional#empty()}; nothing is
+   * moved to a nearby valid date.
    */
   public static Optional<Instant> parseHttpDate(String value, Clock clock) {
     // An HTTP-date is printable ASCII. java.time matches names case-insensitively with Unicode case mapping: it would
@@ -82,25 +108,54 @@ public final class RetryAfter {
         return Optional.empty();
       }
     }
-    for (DateTimeFormatter format : new DateTimeFormatter[] {IMF_FIXDATE, rfc850(clock), ASCTIME}) {
+    for (DateTimeFormatter format : new DateTimeFormatter[] {IMF_FIXDATE, ASCTIME}) {
       try {
         return Optional.of(Instant.from(format.parse(value)));
       } catch (DateTimeException e) {
         // not this form; try the next
       }
     }
-    return Optional.empty();
+    return rfc850(value, clock);
   }
 
-  private static DateTimeFormatter rfc850(Clock clock) {
-    int year = LocalDate.ofInstant(clock.instant(), ZoneOffset.UTC).getYear();
-    return new DateTimeFormatterBuilder()
-        .parseCaseInsensitive()
-        .appendPattern("EEEE, dd-MMM-")
-        .appendValueReduced(ChronoField.YEAR, 2, 2, LocalDate.of(year - 49, 1, 1))
-        .appendPattern(" HH:mm:ss 'GMT'")
-        .toFormatter(Locale.US)
-        .withZone(ZoneOffset.UTC);
+  /** The RFC 850 form, its century chosen by the whole date against now + 50 years, resolved strictly. */
+  private static Optional<Instant> rfc850(String value, Clock clock) {
+    ParsePosition position = new ParsePosition(0);
+    TemporalAccessor fields = RFC_850.parseUnresolved(value, position);
+    if (fields == null || position.getErrorIndex() >= 0 || position.getIndex() != value.length()) {
+      return Optional.empty();
+    }
+    int twoDigits = (int) fields.getLong(ChronoField.YEAR_OF_ERA);
+    int month = (int) fields.getLong(ChronoField.MONTH_OF_YEAR);
+    int day = (int) fields.getLong(ChronoField.DAY_OF_MONTH);
+    int hour = (int) fields.getLong(ChronoField.HOUR_OF_DAY);
+    int minute = (int) fields.getLong(ChronoField.MINUTE_OF_HOUR);
+    int second = (int) fields.getLong(ChronoField.SECOND_OF_MINUTE);
+    LocalDateTime limit = LocalDateTime.ofInstant(clock.instant(), ZoneOffset.UTC).plusYears(50);
+    // The latest year ending in those digits that is not after the limit's year; a century earlier when the date in
+    // that year would be after the limit. Month, day and time compare as numbers, so an impossible date (31 Nov)
+    // still picks a century and is then refused below.
+    int year = limit.getYear() - Math.floorMod(limit.getYear() - twoDigits, 100);
+    if (year == limit.getYear() && compare(month, day, hour, minute, second, limit) > 0) {
+      year -= 100;
+    }
+    try {
+      LocalDateTime at = LocalDateTime.of(year, month, day, hour, minute, second);
+      if (at.getDayOfWeek().getValue() != fields.getLong(ChronoField.DAY_OF_WEEK)) {
+        return Optional.empty();
+      }
+      return Optional.of(at.toInstant(ZoneOffset.UTC));
+    } catch (DateTimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** The order of month-day time against {@code limit}'s in the same year, without needing a valid date. */
+  private static int compare(int month, int day, int hour, int minute, int second, LocalDateTime limit) {
+    long written = ((((month * 32L + day) * 24 + hour) * 60 + minute) * 60 + second) * 1_000_000_000L;
+    long bound = ((((limit.getMonthValue() * 32L + limit.getDayOfMonth()) * 24 + limit.getHour()) * 60
+        + limit.getMinute()) * 60 + limit.getSecond()) * 1_000_000_000L + limit.getNano();
+    return Long.compare(written, bound);
   }
 
   private static boolean isSignedInteger(String value) {

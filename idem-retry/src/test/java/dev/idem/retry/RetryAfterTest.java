@@ -2,8 +2,10 @@ package dev.idem.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -50,6 +52,71 @@ class RetryAfterTest {
   void rfc850TwoDigitYearMoreThanFiftyYearsAheadIsThePreviousCentury() {
     assertThat(RetryAfter.parseHttpDate("Sunday, 06-Nov-94 08:49:37 GMT", clock))
         .contains(Instant.parse("1994-11-06T08:49:37Z"));
+  }
+
+  /** 2026-11-26T00:00:00Z: the RFC 850 limit is 2076-11-26T00:00:00Z. */
+  private static final Clock NOV_26_2026 = Clock.fixed(Instant.parse("2026-11-26T00:00:00Z"), ZoneOffset.UTC);
+
+  @Test
+  void rfc850TwoDigitYearComparesTheWholeDateWithFiftyYearsFromNow() {
+    // 2076-12-31 is more than 50 years after 2026-11-26 although 2076 is only 50 years after 2026
+    assertThat(RetryAfter.parseHttpDate("Friday, 31-Dec-76 23:59:59 GMT", NOV_26_2026))
+        .contains(Instant.parse("1976-12-31T23:59:59Z"));
+    // exactly 50 years ahead is not more than 50 years ahead; one second later is
+    assertThat(RetryAfter.parseHttpDate("Thursday, 26-Nov-76 00:00:00 GMT", NOV_26_2026))
+        .contains(Instant.parse("2076-11-26T00:00:00Z"));
+    assertThat(RetryAfter.parseHttpDate("Thursday, 26-Nov-76 00:00:01 GMT", NOV_26_2026)).isEmpty();
+    assertThat(RetryAfter.parseHttpDate("Thursday, 26-Nov-76 00:00:01 GMT",
+        Clock.offset(NOV_26_2026, Duration.ofSeconds(1)))).contains(Instant.parse("2076-11-26T00:00:01Z"));
+    assertThat(RetryAfter.parseHttpDate("Wednesday, 25-Nov-76 23:59:59 GMT", NOV_26_2026))
+        .contains(Instant.parse("2076-11-25T23:59:59Z"));
+    assertThat(RetryAfter.parseHttpDate("Friday, 27-Nov-26 00:00:00 GMT", NOV_26_2026))
+        .contains(Instant.parse("2026-11-27T00:00:00Z"));
+    assertThat(RetryAfter.parseHttpDate("Saturday, 31-Dec-77 23:59:59 GMT", NOV_26_2026))
+        .contains(Instant.parse("1977-12-31T23:59:59Z"));
+  }
+
+  @Test
+  void rfc850CenturyIsChosenBeforeTheDayNameIsChecked() {
+    // 31 Dec 2076 is a Thursday, but the date resolves to 1976, a Friday: refused, never read as 2076
+    assertThat(RetryAfter.parseHttpDate("Thursday, 31-Dec-76 23:59:59 GMT", NOV_26_2026)).isEmpty();
+    assertThat(RetryAfter.parse("Thursday, 31-Dec-76 23:59:59 GMT", NOV_26_2026)).isEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"Wed, 31 Nov 1994 08:49:37 GMT", "Wednesday, 31-Nov-94 08:49:37 GMT",
+      "Wed Nov 31 08:49:37 1994", "Sat, 29 Feb 2025 00:00:00 GMT", "Saturday, 29-Feb-25 00:00:00 GMT",
+      "Sat Feb 29 00:00:00 2025", "Thu, 30 Feb 2026 00:00:00 GMT", "Thursday, 30-Feb-26 00:00:00 GMT",
+      "Mon Feb 30 00:00:00 2026", "Thu, 31 Apr 2026 00:00:00 GMT", "Thu, 01 Jan 2026 24:00:00 GMT",
+      "Thursday, 01-Jan-26 24:00:00 GMT", "Thu Jan  1 24:00:00 2026", "Thursday, 00-Jan-26 00:00:00 GMT",
+      "Thu Jan  0 00:00:00 2026"})
+  void impossibleDatesAreRefusedNotMovedToAValidOne(String value) {
+    assertThat(RetryAfter.parseHttpDate(value, NOV_26_2026)).isEmpty();
+    assertThat(RetryAfter.parse(value, NOV_26_2026)).isEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+      "Sun Nov  6 08:49:37 1994"})
+  void theRfcExampleReadsTheSameInEveryForm(String value) {
+    assertThat(RetryAfter.parseHttpDate(value, NOV_26_2026)).contains(Instant.parse("1994-11-06T08:49:37Z"));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"Mon, 06 Nov 1994 08:49:37 GMT", "Monday, 06-Nov-94 08:49:37 GMT",
+      "Mon Nov  6 08:49:37 1994", "Sat, 29 Feb 2024 00:00:00 GMT"})
+  void aDayNameThatIsNotTheDatesIsRefused(String value) {
+    assertThat(RetryAfter.parseHttpDate(value, NOV_26_2026)).isEmpty();
+  }
+
+  @Test
+  void leapDayOfALeapYearIsRead() {
+    assertThat(RetryAfter.parseHttpDate("Thu, 29 Feb 2024 12:00:00 GMT", NOV_26_2026))
+        .contains(Instant.parse("2024-02-29T12:00:00Z"));
+    assertThat(RetryAfter.parseHttpDate("Thursday, 29-Feb-24 12:00:00 GMT", NOV_26_2026))
+        .contains(Instant.parse("2024-02-29T12:00:00Z"));
+    assertThat(RetryAfter.parseHttpDate("Thu Feb 29 12:00:00 2024", NOV_26_2026))
+        .contains(Instant.parse("2024-02-29T12:00:00Z"));
   }
 
   @Test

@@ -170,6 +170,27 @@ class RetryAsyncTest {
   }
 
   @Test
+  void listenerOfAnAsyncRetryCausedByAResultIsToldThatResult() {
+    List<String> events = new CopyOnWriteArrayList<>();
+    RetryListener listener = new RetryListener() {
+      @Override
+      public void onRetryScheduled(String name, int attempt, Duration delay, Throwable cause, Object result) {
+        events.add("retry after " + attempt + " in " + delay.toMillis() + " ms: cause " + cause + ", result "
+            + result);
+      }
+    };
+    RetryPolicy<String> policy = noJitter().retryOnResult("busy"::equals).build();
+
+    CompletableFuture<String> result = retry(policy).withListener(listener).callAsync(pending(), scheduler);
+    attempts.get(0).complete("busy");
+    scheduler.advance(Duration.ofMillis(100));
+    attempts.get(1).complete("ok");
+
+    assertThat(result).isCompletedWithValue("ok");
+    assertThat(events).containsExactly("retry after 1 in 100 ms: cause null, result busy");
+  }
+
+  @Test
   void primaryWinningCancelsTheHedge() {
     CompletableFuture<String> result =
         retry(noJitter().build()).withHedging(Duration.ofMillis(50)).callAsync(pending(), scheduler);

@@ -340,6 +340,46 @@ class RetryTest {
   }
 
   @Test
+  void listenerOfARetryCausedByAResultIsToldThatResult() {
+    RetryPolicy<Response> policy = RetryPolicy.<Response>builder()
+        .backoff(Backoff.none()).retryOnResult(r -> r.status() == 503).build();
+    List<String> events = new CopyOnWriteArrayList<>();
+    RetryListener listener = new RetryListener() {
+      @Override
+      public void onRetryScheduled(String name, int attempt, Duration delay, Throwable cause, Object result) {
+        events.add("retry after " + attempt + ": cause " + cause + ", result " + result);
+      }
+    };
+    AtomicInteger n = new AtomicInteger();
+
+    retry(policy).withListener(listener).call(() -> n.incrementAndGet() == 1 ? Response.of(503) : Response.of(200));
+    retry(RetryPolicy.<String>builder().backoff(Backoff.none()).build()).withListener(listener)
+        .call(failing(1, "ok"));
+
+    assertThat(events).containsExactly(
+        "retry after 1: cause null, result " + Response.of(503),
+        "retry after 1: cause java.io.IOException: connection reset 1, result null");
+  }
+
+  @Test
+  void listenerWrittenForTheFourArgumentEventStillHearsEveryRetry() {
+    List<String> events = new CopyOnWriteArrayList<>();
+    RetryListener listener = new RetryListener() {
+      @Override
+      public void onRetryScheduled(String name, int attempt, Duration delay, Throwable cause) {
+        events.add("retry after " + attempt + " for " + cause);
+      }
+    };
+    RetryPolicy<Response> policy = RetryPolicy.<Response>builder()
+        .backoff(Backoff.none()).retryOnResult(r -> r.status() == 503).build();
+    AtomicInteger n = new AtomicInteger();
+
+    retry(policy).withListener(listener).call(() -> n.incrementAndGet() == 1 ? Response.of(503) : Response.of(200));
+
+    assertThat(events).containsExactly("retry after 1 for null");
+  }
+
+  @Test
   void interruptWhileWaitingAbortsAndKeepsTheInterruptFlag() {
     Retry<String> retry = Retry.of(noJitter().build()).withClock(clock).withSleeper(d -> {
       throw new InterruptedException();

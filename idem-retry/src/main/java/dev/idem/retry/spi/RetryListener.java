@@ -21,9 +21,22 @@ public interface RetryListener {
 
   /**
    * Attempt {@code attempt} failed and a retry will start after {@code delay}. {@code cause} is null when the attempt
-   * returned a result classified as retryable.
+   * returned a result classified as retryable; {@link #onRetryScheduled(String, int, Duration, Throwable, Object)}
+   * is also told that result.
    */
   default void onRetryScheduled(String name, int attempt, Duration delay, Throwable cause) {}
+
+  /**
+   * Attempt {@code attempt} failed and a retry will start after {@code delay}: the event {@link dev.idem.retry.Retry}
+   * reports. When the attempt threw, {@code cause} is what it threw and {@code result} is null; when it returned a
+   * result classified as retryable (an HTTP 503 answer, say), {@code cause} is null and {@code result} is that result
+   * (itself null only when the operation returned null). The default calls
+   * {@link #onRetryScheduled(String, int, Duration, Throwable)}, so listeners written for that one keep working;
+   * override this one to see the result.
+   */
+  default void onRetryScheduled(String name, int attempt, Duration delay, Throwable cause, Object result) {
+    onRetryScheduled(name, attempt, delay, cause);
+  }
 
   /** The operation succeeded on attempt {@code attempts}. */
   default void onSuccess(String name, int attempts, Object result) {}

@@ -29,8 +29,10 @@ import net.jqwik.api.lifecycle.AddLifecycleHook;
  */
 @AddLifecycleHook(FuzzTries.class)
 class RetryAfterFuzzTest {
-  /** 2026-01-01T00:00:00Z: two-digit RFC 850 years read as 1977 to 2076. */
+  /** 2026-01-01T00:00:00Z: two-digit RFC 850 years read as 1976-01-01T00:00:01Z to 2076-01-01T00:00:00Z. */
   private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
+  /** The newest instant an RFC 850 date can name against {@link #CLOCK}: now + 50 years. */
+  private static final Instant RFC_850_LIMIT = Instant.parse("2076-01-01T00:00:00Z");
   private static final long MAX_SECONDS = Long.MAX_VALUE / 1_000_000_000L;
   private static final DateTimeFormatter IMF =
       DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
@@ -62,13 +64,113 @@ class RetryAfterFuzzTest {
     assertThat(RetryAfter.parseHttpDate(imf, CLOCK)).contains(t);
     assertThat(Instant.from(DateTimeFormatter.RFC_1123_DATE_TIME.parse(imf))).isEqualTo(t);
     assertThat(RetryAfter.parseHttpDate(asctime, CLOCK)).as(asctime).contains(t);
-    int year = t.atZone(ZoneOffset.UTC).getYear();
-    if (year >= 1977 && year <= 2076) {
+    if (inRfc850Window(t, RFC_850_LIMIT)) {
       assertThat(RetryAfter.parseHttpDate(RFC_850.format(t), CLOCK)).as(RFC_850.format(t)).contains(t);
     }
     Duration expected = Duration.between(serverNow, t);
     assertThat(RetryAfter.parse(" " + imf + " ", IMF.format(serverNow), CLOCK))
         .contains(expected.isNegative() ? Duration.ZERO : expected);
+  }
+
+  /**
+   * Against any now, an RFC 850 date in the hundred years that end 50 years after now reads as the instant it was
+   * written from: the century is chosen by the whole date, not the year alone.
+   */
+  @Property(tries = 10_000)
+  void rfc850DatesReadAsTheirInstantRelativeToAnyNow(@ForAll("nows") Instant now, @ForAll("offsets") long back) {
+    Instant limit = now.atZone(ZoneOffset.UTC).plusYears(50).toInstant();
+    Instant t = limit.minusSeconds(back);
+    Clock clock = Clock.fixed(now, ZoneOffset.UTC);
+    String written = RFC_850.format(t);
+
+    if (inRfc850Window(t, limit)) {
+      assertThat(RetryAfter.parseHttpDate(written, clock)).as(written + " at " + now).contains(t);
+    }
+    // a second more than 50 years ahead is a century earlier, where the day name is checked against that date
+    Instant ahead = limit.plusSeconds(1 + back % 86_400);
+    String aheadWritten = RFC_850.format(ahead);
+    Instant earlier = ahead.atZone(ZoneOffset.UTC).minusYears(100).toInstant();
+    Optional<Instant> read = RetryAfter.parseHttpDate(aheadWritten, clock);
+    if (RFC_850.format(earlier).equals(aheadWritten)) {
+      assertThat(read).as(aheadWritten + " at " + now).contains(earlier);
+    } else {
+      assertThat(read).as(aheadWritten + " at " + now).isEmpty();
+    }
+  }
+
+  /** A day that its month does not have, in any of the three forms and with any day name, is refused. */
+  @Property(tries = 10_000)
+  void impossibleDatesAreRefusedInEveryForm(@ForAll("impossibleDates") String[] forms) {
+    for (String value : forms) {
+      assertThat(RetryAfter.parseHttpDate(value, CLOCK)).as(value).isEmpty();
+      assertThat(RetryAfter.parse(value, CLOCK)).as(value).isEmpty();
+    }
+  }
+
+  /** A valid date under a day name that is not its own is refused in every form (RFC 850: within its window). */
+  @Property(tries = 10_000)
+  void aDayNameThatIsNotTheDatesIsRefused(@ForAll("instants") Instant t, @ForAll("otherDays") int shift) {
+    java.time.ZonedDateTime at = t.atZone(ZoneOffset.UTC);
+    java.time.DayOfWeek wrong = at.getDayOfWeek().plus(shift);
+    String shortName = wrong.getDisplayName(java.time.format.TextStyle.SHORT, Locale.US);
+    String longName = wrong.getDisplayName(java.time.format.TextStyle.FULL, Locale.US);
+    String imf = shortName + IMF.format(t).substring(3);
+    String asctime = shortName + ASCTIME.format(t).substring(3);
+    String rfc850 = longName + RFC_850.format(t).substring(RFC_850.format(t).indexOf(','));
+
+    assertThat(RetryAfter.parseHttpDate(imf, CLOCK)).as(imf).isEmpty();
+    assertThat(RetryAfter.parseHttpDate(asctime, CLOCK)).as(asctime).isEmpty();
+    if (inRfc850Window(t, RFC_850_LIMIT)) {
+      // outside the window the two digits name another century, whose date may well have that name
+      assertThat(RetryAfter.parseHttpDate(rfc850, CLOCK)).as(rfc850).isEmpty();
+    }
+  }
+
+  private static boolean inRfc850Window(Instant t, Instant limit) {
+    return !t.isAfter(limit) && t.isAfter(limit.atZone(ZoneOffset.UTC).minusYears(100).toInstant());
+  }
+
+  @Provide
+  Arbitrary<Instant> nows() {
+    return Arbitraries.longs().between(Instant.parse("1900-01-01T00:00:00Z").getEpochSecond(),
+        Instant.parse("2900-12-31T23:59:59Z").getEpochSecond()).map(Instant::ofEpochSecond);
+  }
+
+  /** Seconds back from the limit: the first days and the last days of the window weigh as much as the rest. */
+  @Provide
+  Arbitrary<Long> offsets() {
+    long century = 100L * 366 * 86_400;
+    return Arbitraries.oneOf(Arbitraries.longs().between(0, 3 * 86_400), Arbitraries.longs().between(0, century),
+        Arbitraries.longs().between(century - 400 * 86_400L, century + 3 * 86_400));
+  }
+
+  @Provide
+  Arbitrary<Integer> otherDays() {
+    return Arbitraries.integers().between(1, 6);
+  }
+
+  /** Day 29 to 31 of a month that does not have it, any year, time and day name, in the three forms. */
+  @Provide
+  Arbitrary<String[]> impossibleDates() {
+    String[] days = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+    String[] longDays = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"};
+    String[] months = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    return Arbitraries.integers().between(1601, 9999).flatMap(year -> Arbitraries.of(2, 4, 6, 9, 11)
+        .flatMap(month -> Arbitraries.integers().between(
+                java.time.YearMonth.of(year, month).lengthOfMonth() + 1, 31)
+            .flatMap(day -> Arbitraries.integers().between(0, 6).flatMap(dow -> Arbitraries.integers()
+                .between(0, 86_399).map(second -> {
+                  String time = String.format(Locale.ROOT, "%02d:%02d:%02d", second / 3600, second / 60 % 60,
+                      second % 60);
+                  return new String[] {
+                      String.format(Locale.ROOT, "%s, %02d %s %04d %s GMT", days[dow], day, months[month - 1], year,
+                          time),
+                      // two digits may name a leap year whatever the four did: 30 and 31 Feb never exist
+                      String.format(Locale.ROOT, "%s, %02d-%s-%02d %s GMT", longDays[dow],
+                          month == 2 ? Math.max(day, 30) : day, months[month - 1],
+                          year % 100, time),
+                      String.format(Locale.ROOT, "%s %s %2d %s %04d", days[dow], months[month - 1], day, time, year)};
+                })))));
   }
 
   @Property(tries = 10_000)
@@ -129,8 +231,7 @@ class RetryAfterFuzzTest {
     return Arbitraries.oneOf(
         instants().map(IMF::format),
         instants().map(ASCTIME::format),
-        instants().filter(t -> t.atZone(ZoneOffset.UTC).getYear() >= 1977 && t.atZone(ZoneOffset.UTC).getYear() <= 2076)
-            .map(RFC_850::format),
+        instants().filter(t -> inRfc850Window(t, RFC_850_LIMIT)).map(RFC_850::format),
         Arbitraries.strings().numeric().ofMinLength(3).ofMaxLength(12));
   }
 
