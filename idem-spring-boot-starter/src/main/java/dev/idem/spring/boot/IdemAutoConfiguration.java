@@ -62,13 +62,23 @@ public class IdemAutoConfiguration {
   @ConditionalOnSingleCandidate(DataSource.class)
   public JdbcIdempotencyStore idempotencyStore(DataSource dataSource, IdemProperties properties) {
     properties.validate();
-    JdbcIdempotencyStore.Builder builder = JdbcIdempotencyStore.builder(dataSource).name(properties.getName())
+    // the table is checked once the Idem bean knows that something uses it (see checkSchema)
+    return JdbcIdempotencyStore.builder(dataSource).name(properties.getName())
         .table(properties.getStore().getTable()).lockTimeout(properties.getStore().getLockTimeout())
-        .createSchemaIfMissing(properties.getStore().isInitializeSchema());
+        .createSchemaIfMissing(properties.getStore().isInitializeSchema()).checkSchema(false).build();
+  }
+
+  /**
+   * Fails startup, as HikariCP does, when an application that uses the record table (it has {@code @Idempotent}
+   * methods or phased operations) finds it missing, rather than answer every idempotent request with an error.
+   */
+  static void checkSchema(IdempotencyStore store, IdemProperties properties) {
+    if (!(store instanceof JdbcIdempotencyStore) || properties.getStore().isInitializeSchema()) {
+      return;
+    }
     try {
-      return builder.build();
+      ((JdbcIdempotencyStore) store).checkSchema();
     } catch (IllegalStateException e) {
-      // fail at startup, as HikariCP does, rather than answer every idempotent request with an error
       throw new IllegalStateException(e.getMessage() + ". With Spring Boot: set idem.store.initialize-schema=true,"
           + " or create the table (named by idem.store.table, here " + properties.getStore().getTable() + ")"
           + " with your migration tool", e);
@@ -91,7 +101,11 @@ public class IdemAutoConfiguration {
           throw new IllegalStateException("two PhasedOperation beans for " + a.operation());
         }));
     operations.values().forEach(builder::phased);
-    for (AnnotatedRoutes.Entry entry : AnnotatedRoutes.scan(beans, defaults)) {
+    List<AnnotatedRoutes.Entry> routes = AnnotatedRoutes.scan(beans, defaults);
+    if (!routes.isEmpty() || !operations.isEmpty()) {
+      checkSchema(store, properties);
+    }
+    for (AnnotatedRoutes.Entry entry : routes) {
       builder.policy(entry.route().operation(), entry.policy());
       if (entry.route().mode() == IdempotentRoute.Mode.PHASED
           && !operations.containsKey(entry.route().operation().name())) {

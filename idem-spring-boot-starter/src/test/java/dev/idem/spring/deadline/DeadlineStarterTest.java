@@ -24,7 +24,8 @@ class DeadlineStarterTest {
 
   private static ConfigurableApplicationContext start(String... extra) {
     List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
-        "--spring.datasource.url=jdbc:h2:mem:deadline-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1"));
+        "--spring.datasource.url=jdbc:h2:mem:deadline-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+        "--idem.store.initialize-schema=true"));
     args.addAll(List.of(extra));
     return new SpringApplicationBuilder(DeadlineApp.class).run(args.toArray(String[]::new));
   }
