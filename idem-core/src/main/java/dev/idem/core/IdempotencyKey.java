@@ -133,9 +133,10 @@ public final class IdempotencyKey implements Comparable<IdempotencyKey> {
         i += 2;
       } else if (c == '"') {
         break;
-      } else if (c < 0x20 || c > 0x7E) {
+      } else if (c <= 0x20 || c > 0x7E) {
+        // a space is a valid string character but not a key character; named here by its place in the header
         throw new InvalidKeyException("Idempotency-Key holds character U+" + String.format("%04X", (int) c)
-            + " at position " + i + "; a quoted string allows only printable ASCII");
+            + " at position " + i + "; a key is 1 to " + MAX_LENGTH + " visible ASCII characters");
       } else {
         key.append(c);
         i++;

@@ -291,7 +291,8 @@ public final class IdempotencyFilter implements Filter {
         return idem.leased(exchange.request(), k -> handle(request, response, chain, limit, live));
       });
     } catch (Exception e) {
-      for (Throwable t = e; t != null; t = t.getCause()) {
+      Throwable t = e;
+      for (int depth = 0; t != null && depth < 10; depth++, t = t.getCause()) {
         if (t instanceof RefusedBeforeHandlerException) {
           CapturedResponse answer = ((RefusedBeforeHandlerException) t).answer;
           response.setHeader(KEY_HEADER, exchange.keyHeader());
@@ -328,11 +329,22 @@ public final class IdempotencyFilter implements Filter {
           + " started asynchronous processing; idempotent routes need the answer when the handler returns"
           + " (nothing was kept)");
     }
-    if (keepOnlyStartedHandlers && !IdempotentExchange.current(request).handlerStarted()) {
+    int status = captured.getStatus();
+    if (keepOnlyStartedHandlers && status >= 400 && status < 500
+        && !IdempotentExchange.current(request).handlerStarted()) {
       // refused before the handler ran: roll back (atomic) or release the key (leased), and pass the answer on
       throw new RefusedBeforeHandlerException(captured);
     }
-    return StoredResponse.of(captured.getStatus(), captured.headersToKeep(keptHeaders), captured.body());
+    return StoredResponse.of(status, captured.headersToKeep(keptHeaders), captured.body());
+  }
+
+  /**
+   * Whether the store refused for a reason of the deployment's: SQLState class 42 (a missing table or column, a
+   * refused permission). Everything else (an unreachable database, a deadlock, a restart) stays an outage.
+   */
+  private static boolean isSchemaFault(StoreException e) {
+    String state = e.sqlState();
+    return state != null && state.startsWith("42");
   }
 
   /** The framework answered before the handler started; nothing may be kept. */
@@ -437,6 +449,7 @@ public final class IdempotencyFilter implements Filter {
       throws IOException {
     Throwable cause = unwrap(e);
     Problem problem;
+    String retryAfter = null;
     if (cause instanceof MalformedJsonException) {
       MalformedJsonException m = (MalformedJsonException) cause;
       problem = Problem.of(400, "VALIDATION.malformed_json", "Request body is not valid JSON")
@@ -447,7 +460,7 @@ public final class IdempotencyFilter implements Filter {
       problem = Problem.of(500, "INTERNAL.response_too_large", "Response too large to keep")
           .withDetail("the answer to this request is larger than the server keeps for idempotent requests;"
               + " nothing was applied");
-    } else if (cause instanceof StoreException && !((StoreException) cause).isTransient()) {
+    } else if (cause instanceof StoreException && isSchemaFault((StoreException) cause)) {
       // a fault of the deployment (a missing table or column, a refused permission), not an outage: retrying with
       // the same key cannot help, and the database's own text stays in the log
       LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the store refused " + exchange.recordKey()
@@ -460,7 +473,7 @@ public final class IdempotencyFilter implements Filter {
     } else if (cause instanceof StoreException || cause instanceof StoreUnavailableAfterHandlerException) {
       LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': store failure on "
           + exchange.recordKey(), cause);
-      response.setHeader("Retry-After", "1");
+      retryAfter = "1";
       problem = Problem.of(503, "DEPENDENCY.unavailable", "Idempotency store unavailable")
           .withDetail("the idempotency store could not be reached; nothing was applied, retry with the same key")
           .withRetryable(true);
@@ -471,7 +484,11 @@ public final class IdempotencyFilter implements Filter {
       return false;
     }
     response.reset();
+    // after the reset, which clears every header set before it
     response.setHeader(KEY_HEADER, exchange.keyHeader());
+    if (retryAfter != null) {
+      response.setHeader("Retry-After", retryAfter);
+    }
     problem.write(response);
     return true;
   }
@@ -526,12 +543,13 @@ public final class IdempotencyFilter implements Filter {
     }
 
     /**
-     * Keep an answer of an atomic or leased route only when the handler has started
+     * Keep a 4xx answer of an atomic or leased route only when the handler has started
      * ({@link IdempotentExchange#markHandlerStarted()}); default false: every deterministic answer is kept. Turn it
      * on when a framework between this filter and the handler can refuse a request on its own (a 400 for a body it
      * cannot bind, a 405, 406 or 415): such a refusal is then passed on without {@code Idempotency-Status}, nothing is
-     * kept, and the corrected retry with the same key runs. The handler, or an interceptor around it, must then mark
-     * every request it accepts, or nothing is ever kept.
+     * kept (atomic mode rolls back, leased mode frees the key), and the corrected retry with the same key runs. The
+     * handler, or an interceptor around it, marks every request it accepts; a 2xx or 3xx answer is kept whether
+     * marked or not, since no framework answers with one on its own.
      */
     public Builder keepOnlyStartedHandlers(boolean on) {
       this.keepOnlyStartedHandlers = on;

@@ -14,7 +14,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A store that refuses a request for a reason no retry can fix (here, its table is gone) is answered as a server
- * fault that is not retryable and names no SQL, not as an outage that asks the client to retry.
+ * fault that is not retryable and names no SQL, not as an outage that asks the client to retry; a store that cannot
+ * be reached still is such an outage.
  */
 class StoreFaultAnswerTest {
   private final HttpClient http = HttpClient.newHttpClient();
@@ -39,6 +40,24 @@ class StoreFaultAnswerTest {
       } finally {
         rename(service, "idem_servlet_record_away", "idem_servlet_record");
       }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {TestService.DB_H2, TestService.DB_POSTGRES})
+  void anUnreachableStoreIsStillARetryableOutage(String db) throws Exception {
+    try (TestService service = new TestService(db, b -> b)) {
+      service.dataSource.close();
+
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(service.url("/orders")))
+          .header("Content-Type", "application/json").header("Authorization", "Bearer alice")
+          .header("Idempotency-Key", "k-" + UUID.randomUUID())
+          .POST(HttpRequest.BodyPublishers.ofString("{\"item\":\"book\"}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+
+      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
+      assertThat(r.body()).contains("\"code\":\"DEPENDENCY.unavailable\"").contains("\"retryable\":true");
     }
   }
 

@@ -47,7 +47,10 @@ public final class TestPostgres {
       try {
         HikariDataSource ds = new HikariDataSource(config);
         try (Connection c = ds.getConnection()) {
-          c.isValid(5);
+          if (!c.isValid(5)) {
+            ds.close();
+            throw new SQLException("the first connection did not answer within 5 s");
+          }
         }
         pool = ds;
       } catch (RuntimeException | SQLException e) {
@@ -63,6 +66,7 @@ public final class TestPostgres {
     execute("CREATE TABLE " + effects + " (id BIGSERIAL PRIMARY KEY, event_id VARCHAR(64) NOT NULL)");
   }
 
+  /** Drops these tables where they exist. */
   public static void drop(String... tables) {
     try (Connection c = postgres().getConnection(); Statement st = c.createStatement()) {
       for (String t : tables) {
@@ -73,6 +77,7 @@ public final class TestPostgres {
     }
   }
 
+  /** Runs one statement of the test's own on a pooled connection. */
   public static void execute(String sql) {
     try (Connection c = postgres().getConnection(); Statement st = c.createStatement()) {
       st.execute(sql);
@@ -89,6 +94,7 @@ public final class TestPostgres {
     }
   }
 
+  /** The first column of the first row of a query of the test's own, such as {@code SELECT COUNT(*) FROM t}. */
   public static long count(String sql) {
     try (Connection c = postgres().getConnection(); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery(sql)) {

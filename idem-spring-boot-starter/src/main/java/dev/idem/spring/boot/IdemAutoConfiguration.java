@@ -21,7 +21,6 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
-import org.springframework.aop.Advisor;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -38,7 +37,6 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
@@ -134,14 +132,13 @@ public class IdemAutoConfiguration {
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
   @ConditionalOnClass(IdempotencyFilter.class)
-  @Import(HandlerStart.Proxying.class)
   static class Web {
 
     /** Marks the start of every {@code @Idempotent} method, so that refusals of Spring MVC's are not kept. */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static Advisor idemHandlerStartAdvisor() {
-      return HandlerStart.advisor();
+    static HandlerStart.PostProcessor idemHandlerStart() {
+      return new HandlerStart.PostProcessor();
     }
 
     @Bean
@@ -157,8 +154,8 @@ public class IdemAutoConfiguration {
      */
     static String unauthenticatedDetail(IdemProperties properties, ScopeResolver scopes, ListableBeanFactory beans) {
       String header = properties.getFilter().getScopeHeader();
-      if (beans.getBeanNamesForType(ScopeResolver.class).length == 1
-          && !beans.containsBean("idemScopeResolver")) {
+      boolean ours = beans.containsBean("idemScopeResolver") && beans.getBean("idemScopeResolver") == scopes;
+      if (!ours) {
         return "idempotent requests need a scope, and this application's ScopeResolver found none for this request:"
             + " keys belong to the caller's scope";
       }

@@ -6,6 +6,7 @@ import dev.idem.core.fingerprint.FingerprintPolicy;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -64,6 +65,17 @@ public final class AnnotatedRoutes {
     if (mapping.method().length == 0) {
       throw new IllegalStateException("@Idempotent on " + source + " needs an explicit HTTP method (use"
           + " @PostMapping, @PutMapping, @PatchMapping or @DeleteMapping)");
+    }
+    if (idempotent.mode() != IdempotentRoute.Mode.PHASED) {
+      // the starter marks the method's start through a class proxy (HandlerStart); a method the proxy cannot
+      // intercept would never be marked, and its answers never kept
+      int modifiers = method.getModifiers();
+      if (Modifier.isFinal(type.getModifiers()) || Modifier.isFinal(modifiers)
+          || Modifier.isPrivate(modifiers) || Modifier.isStatic(modifiers)) {
+        throw new IllegalStateException("@Idempotent on " + source + " must be on a method that is not final, private"
+            + " or static, of a class that is not final: the starter notes when the method starts through a class"
+            + " proxy, so that what Spring refuses before it runs is not kept");
+      }
     }
     RequestMapping onType = AnnotatedElementUtils.findMergedAnnotation(type, RequestMapping.class);
     List<String> prefixes = onType == null || paths(onType).length == 0 ? List.of("") : List.of(paths(onType));

@@ -4,13 +4,10 @@ import dev.idem.servlet.IdempotentExchange;
 import dev.idem.spring.Idempotent;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Advisor;
-import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
-import org.springframework.beans.factory.support.BeanDefinitionRegistry;
-import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.Ordered;
-import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -20,6 +17,10 @@ import org.springframework.web.context.request.ServletRequestAttributes;
  * routed the request, negotiated its content and bound its arguments. A request that Spring refuses before that
  * (a 400 for a body it cannot bind, a 405, 406 or 415) therefore leaves nothing kept, and the corrected retry with the
  * same key runs ({@code IdempotencyFilter.Builder#keepOnlyStartedHandlers}).
+ *
+ * <p>Only the beans with {@code @Idempotent} methods are proxied, by a post-processor of their own (class proxies),
+ * and the mark is the innermost advice: {@code @PreAuthorize} or method validation run before it, so what they refuse
+ * is not kept either. The application's other proxies are left as they are.
  */
 public final class HandlerStart {
   private HandlerStart() {}
@@ -34,21 +35,21 @@ public final class HandlerStart {
       }
       return invocation.proceed();
     };
+    // checkInherited: an @Idempotent on an interface method or a superclass counts, as the route scan finds it
     DefaultPointcutAdvisor advisor =
-        new DefaultPointcutAdvisor(AnnotationMatchingPointcut.forMethodAnnotation(Idempotent.class), mark);
-    advisor.setOrder(Ordered.HIGHEST_PRECEDENCE);
+        new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, Idempotent.class, true), mark);
+    advisor.setOrder(Ordered.LOWEST_PRECEDENCE);
     return advisor;
   }
 
-  /**
-   * Makes sure the context proxies beans for infrastructure advisors, with class proxies (Spring Boot's own default),
-   * as {@code @EnableTransactionManagement} does; a stronger proxy creator the application registers wins.
-   */
-  public static final class Proxying implements ImportBeanDefinitionRegistrar {
-    @Override
-    public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-      AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
-      AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
+  /** Proxies the beans with {@code @Idempotent} methods, and only them, adding the mark innermost. */
+  public static final class PostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+    private static final long serialVersionUID = 1L;
+
+    public PostProcessor() {
+      this.advisor = advisor();
+      setProxyTargetClass(true);
+      setBeforeExistingAdvisors(false);
     }
   }
 }

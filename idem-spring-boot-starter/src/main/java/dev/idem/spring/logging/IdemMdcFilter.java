@@ -1,6 +1,7 @@
 package dev.idem.spring.logging;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.InvalidKeyException;
 import dev.idem.spring.internal.AttemptHeader;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -112,10 +113,19 @@ public final class IdemMdcFilter implements Filter {
     }
   }
 
-  /** The key as it may be logged: visible ASCII only, at most the key's maximum length; null when absent. */
+  /**
+   * The key as it may be logged: the key the header names when it is valid (so {@code "K7"} and {@code K7} log as
+   * one key), otherwise the header with anything but visible ASCII replaced, at most the key's maximum length; null
+   * when absent.
+   */
   static String key(String header) {
     if (header == null || header.isEmpty()) {
       return null;
+    }
+    try {
+      return IdempotencyKey.fromHeader(header).value();
+    } catch (InvalidKeyException e) {
+      // logged as sent, made safe below
     }
     int length = Math.min(header.length(), IdempotencyKey.MAX_LENGTH);
     StringBuilder out = new StringBuilder(length);

@@ -18,6 +18,7 @@ class IdemMdcFilterTest {
   @Test
   void theKeyIsCutToTheMaximumLengthAndOnlyVisibleAsciiIsKept() {
     assertThat(IdemMdcFilter.key("abc-123")).isEqualTo("abc-123");
+    assertThat(IdemMdcFilter.key("\"abc-123\"")).as("the quoted form logs as the same key").isEqualTo("abc-123");
     assertThat(IdemMdcFilter.key("x".repeat(400))).hasSize(255);
     assertThat(IdemMdcFilter.key("a\r\nfake line\tb")).isEqualTo("a??fake?line?b");
     assertThat(IdemMdcFilter.key("clé")).isEqualTo("cl?");

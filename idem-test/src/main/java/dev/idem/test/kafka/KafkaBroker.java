@@ -78,6 +78,7 @@ public final class KafkaBroker {
     throw new IllegalStateException(text);
   }
 
+  /** A new admin client on the shared broker; the caller closes it. */
   public static Admin admin() {
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
@@ -111,6 +112,7 @@ public final class KafkaBroker {
     }
   }
 
+  /** The client settings that reach the shared broker ({@code bootstrap.servers}), for producers and consumers. */
   public static Map<String, Object> clientConfig() {
     return Map.of("bootstrap.servers", bootstrapServers());
   }
