@@ -162,6 +162,7 @@ class DocsStandAloneTest {
         throw new IllegalStateException("cannot read " + pom, e);
       }
     }
-    throw new IllegalStateException("no pom.xml listing <module>idem-core</module> above " + Path.of("").toAbsolutePath());
+    throw new IllegalStateException(
+        "no pom.xml listing <module>idem-core</module> above " + Path.of("").toAbsolutePath());
   }
 }

@@ -51,10 +51,10 @@ final class KafkaFixture implements AutoCloseable {
 
   KafkaFixture(int partitions) {
     this.partitions = partitions;
-    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true)
-        .build();
-    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true)
-        .build();
+    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable)
+        .createSchemaIfMissing(true).build();
+    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
+        .createSchemaIfMissing(true).build();
     TestPostgres.createEffectTable(effects);
     KafkaBroker.createTopic(topic, partitions);
     KafkaBroker.createTopic(deadLetterTopic, 1);

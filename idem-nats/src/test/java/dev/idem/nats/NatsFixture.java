@@ -42,10 +42,10 @@ final class NatsFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   NatsFixture() throws IOException, JetStreamApiException {
-    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true)
-        .build();
-    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true)
-        .build();
+    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable)
+        .createSchemaIfMissing(true).build();
+    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
+        .createSchemaIfMissing(true).build();
     TestPostgres.createEffectTable(effects);
     nats = NatsServer.connect();
     jsm = nats.jetStreamManagement();

@@ -40,10 +40,10 @@ final class RabbitFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   RabbitFixture() throws IOException {
-    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true)
-        .build();
-    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true)
-        .build();
+    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable)
+        .createSchemaIfMissing(true).build();
+    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
+        .createSchemaIfMissing(true).build();
     TestPostgres.createEffectTable(effects);
     rabbit = Rabbit.connect();
     admin = rabbit.createChannel();

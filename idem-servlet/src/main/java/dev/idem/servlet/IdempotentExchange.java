@@ -127,8 +127,8 @@ public final class IdempotentExchange {
    * Says that the application's handler has started: the framework in front of it accepted the request (routing,
    * content negotiation, conversion, binding, validation) and the handler's own code runs. With
    * {@link IdempotencyFilter.Builder#keepOnlyStartedHandlers(boolean)} on, a 4xx answer is kept only after this call,
-   * so that a refusal of the framework's leaves no record and the corrected retry with the same key runs. The Spring Boot
-   * starter calls it on entry to every {@code @Idempotent} method.
+   * so that a refusal of the framework's leaves no record and the corrected retry with the same key runs. The Spring
+   * Boot starter calls it on entry to every {@code @Idempotent} method.
    */
   public void markHandlerStarted() {
     this.handlerStarted = true;
