@@ -394,6 +394,25 @@ abstract class StarterTest {
     assertThat(again.body()).isEqualTo(first.body());
   }
 
+  @Test
+  void onTomcatTheQuotedAndTheBareKeyAreOneKeyAndParametersAreRefused() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    HttpResponse<String> quoted = send("POST", "/orders", "alice", "\"" + key + "\"", "{\"item\":\"book\"}");
+    HttpResponse<String> bare = send("POST", "/orders", "alice", key, "{\"item\":\"book\"}");
+    HttpResponse<String> parameterised =
+        send("POST", "/orders", "alice", "\"" + key + "\";p=1", "{\"item\":\"book\"}");
+    HttpResponse<String> broken = send("POST", "/orders", "alice", "\"" + key + "\\a\"", "{\"item\":\"book\"}");
+
+    assertThat(quoted.statusCode()).isEqualTo(201);
+    assertThat(bare.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(bare.body()).isEqualTo(quoted.body());
+    assertThat(parameterised.statusCode()).isEqualTo(400);
+    assertThat(parameterised.body()).contains("VALIDATION.idempotency_key_invalid").doesNotContain(key);
+    assertThat(broken.statusCode()).isEqualTo(400);
+    assertThat(count("alice", key)).isEqualTo(1);
+  }
+
   // ------------------------------------------------------------------ honest defaults
 
   @Test
