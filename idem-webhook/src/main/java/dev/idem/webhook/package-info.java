@@ -3,6 +3,6 @@
  * (the entry point) verifies the raw body's signature and timestamp with idem-outbox's
  * {@link dev.idem.outbox.webhook.WebhookReceiver}, then runs a {@link dev.idem.webhook.WebhookHandler} through the
  * inbox, keyed by {@code webhook-id}, so that a redelivered webhook has one effect. Refusals are idem-servlet's
- * problem documents. Until 0.1.0 this package was {@code dev.idem.servlet.webhook}, in idem-servlet.
+ * problem documents. This package used to be {@code dev.idem.servlet.webhook}, in idem-servlet.
  */
 package dev.idem.webhook;
