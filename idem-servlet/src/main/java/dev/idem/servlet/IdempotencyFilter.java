@@ -493,22 +493,27 @@ public final class IdempotencyFilter implements Filter {
     return true;
   }
 
+  /**
+   * The failure the contract names, wherever a framework wrapped it: the first Idem failure within ten causes of
+   * {@code e}; else the first cause that is not a wrapper of Idem's or the container's ({@link WorkFailedException},
+   * {@link IdemException}, {@link ServletException}).
+   */
   private static Throwable unwrap(Throwable e) {
     Throwable t = e;
+    Throwable own = null;
     for (int i = 0; i < 10 && t != null; i++) {
       if (t instanceof MalformedJsonException || t instanceof ResponseTooLargeException
           || t instanceof CapturedResponse.BodyTooLargeException || t instanceof StoreException
           || t instanceof StoreUnavailableAfterHandlerException) {
         return t;
       }
-      if (t instanceof WorkFailedException || t instanceof ServletException || t instanceof IdemException
-          || t.getCause() != null && t.getClass().getName().startsWith("org.springframework.")) {
-        t = t.getCause();
-      } else {
-        return t;
+      if (own == null
+          && !(t instanceof WorkFailedException || t instanceof ServletException || t instanceof IdemException)) {
+        own = t;
       }
+      t = t.getCause();
     }
-    return t;
+    return own != null ? own : t;
   }
 
   /**

@@ -61,6 +61,24 @@ class StoreFaultAnswerTest {
     }
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {TestService.DB_H2, TestService.DB_POSTGRES})
+  void aStoreFailureInsideAnyFrameworksWrapperIsStillARetryableOutage(String db) throws Exception {
+    try (TestService service = new TestService(db, b -> b)) {
+      String key = "k-" + UUID.randomUUID();
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(service.url("/orders")))
+          .header("Content-Type", "application/json").header("Authorization", "Bearer alice")
+          .header("Idempotency-Key", key)
+          .POST(HttpRequest.BodyPublishers.ofString("{\"mode\":\"wrapped-store\"}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+
+      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
+      assertThat(r.body()).contains("\"code\":\"DEPENDENCY.unavailable\"").contains("\"retryable\":true");
+      assertThat(service.orders("alice", key)).isZero();
+    }
+  }
+
   private static void rename(TestService service, String from, String to) throws Exception {
     try (Connection c = service.dataSource.getConnection(); Statement st = c.createStatement()) {
       st.execute("ALTER TABLE " + from + " RENAME TO " + to);

@@ -7,6 +7,7 @@ import dev.idem.core.Idem;
 import dev.idem.core.OperationPolicy;
 import dev.idem.core.PhaseResult;
 import dev.idem.core.PhasedOperation;
+import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.jdbc.JdbcTransaction;
@@ -193,7 +194,8 @@ final class TestService implements AutoCloseable {
   /**
    * The order handler. The body's {@code "mode"} picks the behaviour: {@code ok} (201, kept), {@code invalid} (400,
    * kept), {@code transient} (writes a row, then 503: rolled back, not kept), {@code throw} (writes a row, then
-   * throws), {@code big} (a body over the kept limit).
+   * throws), {@code wrapped-store} (writes a row, then throws a store failure inside a framework's wrapper, two
+   * levels deep), {@code big} (a body over the kept limit).
    */
   private static final class Orders extends HttpServlet {
     private static final long serialVersionUID = 1L;
@@ -245,6 +247,10 @@ final class TestService implements AutoCloseable {
       }
       if (body.contains("\"mode\":\"throw\"")) {
         throw new IllegalStateException("handler failed after its write");
+      }
+      if (body.contains("\"mode\":\"wrapped-store\"")) {
+        throw new WrapperException(new RuntimeException("a framework's second wrapper",
+            new StoreException("servlet-test", "the store went away during the handler", null)));
       }
       resp.setStatus(201);
       resp.setContentType("application/json");
@@ -313,5 +319,14 @@ final class TestService implements AutoCloseable {
   public void close() throws Exception {
     server.stop();
     dataSource.close();
+  }
+
+  /** Stands for a web framework's own exception type wrapping what a handler threw. */
+  static final class WrapperException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    WrapperException(Throwable cause) {
+      super("request processing failed", cause);
+    }
   }
 }

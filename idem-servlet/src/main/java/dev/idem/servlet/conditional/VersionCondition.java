@@ -1,9 +1,9 @@
 package dev.idem.servlet.conditional;
 
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.StringJoiner;
 
@@ -20,7 +20,7 @@ import java.util.StringJoiner;
  * ps.setString(1, name);
  * ps.setString(2, tenant);
  * ps.setString(3, id);
- * expected.bind(ps, 4);
+ * VersionParameters.bind(ps, 4, expected.parameters());   // dev.idem.jdbc, or bind them with setLong
  * int rows = ps.executeUpdate();   // 0: the resource is absent, or its version is not the expected one
  * }</pre>
  *
@@ -105,21 +105,16 @@ public final class VersionCondition {
   }
 
   /**
-   * Binds the versions of {@link #sql} from {@code index} on.
-   *
-   * @return the next free parameter index
+   * The values of {@link #sql}'s placeholders, in order: the accepted versions (none when any version is accepted),
+   * then the excluded ones. Bind them with {@code setLong}, or with {@code dev.idem.jdbc.VersionParameters}.
    */
-  public int bind(PreparedStatement statement, int index) throws SQLException {
-    int i = index;
+  public List<Long> parameters() {
+    List<Long> out = new ArrayList<>(versions.size() + excluded.size());
     if (!anyVersion) {
-      for (long v : versions) {
-        statement.setLong(i++, v);
-      }
+      out.addAll(versions);
     }
-    for (long v : excluded) {
-      statement.setLong(i++, v);
-    }
-    return i;
+    out.addAll(excluded);
+    return Collections.unmodifiableList(out);
   }
 
   private static String placeholders(Set<Long> values) {

@@ -7,8 +7,8 @@ import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxListener;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxRelay;
-import dev.idem.servlet.webhook.WebhookReceiverServlet;
 import dev.idem.spring.boot.IdemAutoConfiguration;
+import dev.idem.webhook.WebhookReceiverServlet;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -111,7 +111,7 @@ public class IdemOutboxAutoConfiguration {
         p.getInboxRetention(), p.getBatchSize());
   }
 
-  /** The webhook receivers' registrations; only with the servlet module and Spring's servlet support. */
+  /** The webhook receivers' registrations; only with {@code idem-webhook} and Spring's servlet support. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass({WebhookReceiverServlet.class, ServletRegistrationBean.class})
   static class Webhooks {

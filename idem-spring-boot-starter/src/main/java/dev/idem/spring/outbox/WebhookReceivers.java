@@ -3,8 +3,8 @@ package dev.idem.spring.outbox;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.webhook.WebhookReceiver;
 import dev.idem.outbox.webhook.WebhookVerifier;
-import dev.idem.servlet.webhook.WebhookHandler;
-import dev.idem.servlet.webhook.WebhookReceiverServlet;
+import dev.idem.webhook.WebhookHandler;
+import dev.idem.webhook.WebhookReceiverServlet;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
@@ -17,7 +17,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Registers Standard Webhooks receivers ({@link WebhookReceiverServlet}) configured under
  * {@code idem.outbox.webhooks.receivers.<name>}: {@code path}, {@code secrets} (current first, then those being
  * rotated out), {@code tolerance}, {@code max-body-bytes} and {@code consumer} (the inbox consumer, the name by
- * default). Webhooks are deduplicated through the application's {@link Inbox} bean.
+ * default). Webhooks are deduplicated through the application's {@link Inbox} bean. Needs
+ * {@code dev.idem:idem-webhook}, an optional dependency of the starter.
  *
  * <pre>{@code
  * # application.properties

@@ -1,7 +1,7 @@
 package dev.idem.spring.outbox;
 
 import dev.idem.outbox.DeliveryResult;
-import dev.idem.servlet.webhook.WebhookReceiverServlet;
+import dev.idem.webhook.WebhookReceiverServlet;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.webhook.WebhookSecret;
-import dev.idem.servlet.webhook.WebhookReceiverServlet;
+import dev.idem.webhook.WebhookReceiverServlet;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;

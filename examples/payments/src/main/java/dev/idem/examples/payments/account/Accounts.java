@@ -1,6 +1,7 @@
 package dev.idem.examples.payments.account;
 
 import dev.idem.examples.payments.payment.Metadata;
+import dev.idem.jdbc.VersionParameters;
 import dev.idem.servlet.conditional.VersionCondition;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -74,7 +75,7 @@ public class Accounts {
           ps.setLong(4, now.toEpochMilli());
           ps.setString(5, tenant);
           ps.setString(6, id);
-          expected.bind(ps, 7);
+          VersionParameters.bind(ps, 7, expected.parameters());
           rows = ps.executeUpdate();
         }
         Optional<Account> replaced = rows == 1 ? find(c, tenant, id) : Optional.empty();

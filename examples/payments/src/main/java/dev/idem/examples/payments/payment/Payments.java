@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.payment;
 
+import dev.idem.jdbc.VersionParameters;
 import dev.idem.servlet.conditional.VersionCondition;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -129,7 +130,7 @@ public class Payments {
           ps.setLong(i++, now.toEpochMilli());
           ps.setString(i++, id);
           ps.setString(i++, tenant);
-          expected.bind(ps, i);
+          VersionParameters.bind(ps, i, expected.parameters());
           rows = ps.executeUpdate();
         }
         Optional<Payment> changed = rows == 1 ? find(c, tenant, id, false) : Optional.empty();

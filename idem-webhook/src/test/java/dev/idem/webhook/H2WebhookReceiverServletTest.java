@@ -1,4 +1,4 @@
-package dev.idem.servlet.webhook;
+package dev.idem.webhook;
 
 import dev.idem.jdbc.JdbcDialect;
 

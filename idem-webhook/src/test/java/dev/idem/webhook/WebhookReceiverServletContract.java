@@ -1,4 +1,4 @@
-package dev.idem.servlet.webhook;
+package dev.idem.webhook;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -125,7 +125,7 @@ abstract class WebhookReceiverServletContract {
       config.setJdbcUrl(System.getProperty("idem.test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/test"));
       config.setUsername(System.getProperty("idem.test.postgres.user", "postgres"));
     } else {
-      config.setJdbcUrl("jdbc:h2:mem:servlet-webhook-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+      config.setJdbcUrl("jdbc:h2:mem:webhook-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
       config.setUsername("sa");
     }
     config.setPassword("");
