@@ -6,6 +6,8 @@ import dev.idem.client.Intent;
 import dev.idem.client.IntentPendingException;
 import dev.idem.client.PayloadMismatchException;
 import dev.idem.client.Response;
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.retry.RetryPolicy;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
@@ -400,7 +402,7 @@ final class ChaosWorkload {
     if (r.isReplayed()) {
       replays.increment();
     }
-    boolean kept = r.headers().firstValue("Idempotency-Status").isPresent();
+    boolean kept = r.headers().firstValue(IdemHeaders.IDEMPOTENCY_STATUS).isPresent();
     if (kept) {
       keptAnswers.increment();
       Kept answer = new Kept(r.status(), r.headers().firstValue("Location").orElse(null), r.body());
@@ -415,7 +417,7 @@ final class ChaosWorkload {
     }
     if (spec.kind() == Kind.CROSS_TENANT) {
       crossTenantProbes.increment();
-      if (r.status() != 404 || !"NOT_FOUND.payment".equals(r.problemCode().orElse(null))) {
+      if (r.status() != 404 || !PaymentsProblems.PAYMENT_NOT_FOUND.is(r.problemCode().orElse(null))) {
         tenantViolation(spec, "a refund of another tenant's payment answered " + r.status() + " " + r.bodyText());
       }
       return;

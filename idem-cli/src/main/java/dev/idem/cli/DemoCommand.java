@@ -1,5 +1,7 @@
 package dev.idem.cli;
 
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -169,20 +171,20 @@ final class DemoCommand implements Command {
       step("1. A first payment runs once; its answer is kept");
       HttpResponse<String> first = send("POST", "/payments", ALICE, payKey, body, true);
       check(first.statusCode() == 201, "201 Created", first);
-      check("stored".equals(header(first, "Idempotency-Status")), "Idempotency-Status: stored", first);
-      check(payKey.equals(header(first, "Idempotency-Key")), "the key is echoed in Idempotency-Key", first);
+      check("stored".equals(header(first, IdemHeaders.IDEMPOTENCY_STATUS)), "Idempotency-Status: stored", first);
+      check(payKey.equals(header(first, IdemHeaders.IDEMPOTENCY_KEY)), "the key is echoed in Idempotency-Key", first);
       String paymentId = field(first.body(), "id");
 
       step("2. The client retries (a timeout, a double click): the kept answer is replayed");
       HttpResponse<String> replay = send("POST", "/payments", ALICE, payKey, body, true);
       check(replay.statusCode() == 201 && replay.body().equals(first.body()), "same status and byte-identical body"
           + " (same payment " + paymentId + ")", replay);
-      check("replayed".equals(header(replay, "Idempotency-Status")) && "true".equals(header(replay,
-          "Idempotent-Replayed")), "Idempotency-Status: replayed, Idempotent-Replayed: true", replay);
+      check("replayed".equals(header(replay, IdemHeaders.IDEMPOTENCY_STATUS)) && "true".equals(header(replay,
+          IdemHeaders.IDEMPOTENT_REPLAYED)), "Idempotency-Status: replayed, Idempotent-Replayed: true", replay);
 
       step("3. The same key with another body is refused: a key names one intent");
       HttpResponse<String> mismatch = send("POST", "/payments", ALICE, payKey, body.replace("1250", "9999"), true);
-      check(mismatch.statusCode() == 422 && mismatch.body().contains("CONFLICT.idempotency.payload_mismatch")
+      check(mismatch.statusCode() == 422 && mismatch.body().contains(ProblemCode.PAYLOAD_MISMATCH.code())
           && mismatch.body().contains("amount"), "422 problem CONFLICT.idempotency.payload_mismatch naming amount",
           mismatch);
 
@@ -201,8 +203,8 @@ final class DemoCommand implements Command {
         if (r.statusCode() == 201) {
           created++;
           bodies.add(r.body());
-        } else if (r.statusCode() == 409 && r.body().contains("CONFLICT.idempotency.in_progress")
-            && r.headers().firstValue("Retry-After").isPresent()) {
+        } else if (r.statusCode() == 409 && r.body().contains(ProblemCode.IN_PROGRESS.code())
+            && r.headers().firstValue(IdemHeaders.RETRY_AFTER).isPresent()) {
           conflicts++;
         } else {
           onlyExpected = false;
@@ -232,7 +234,7 @@ final class DemoCommand implements Command {
       send("PUT", "/admin/faults", null, null, "{\"provider_timeout_after_commit_rate\":0,"
           + "\"provider_error_rate\":0,\"provider_latency_ms\":0}", true);
       HttpResponse<String> retried = retryWhileInProgress("POST", "/payments", ALICE, timeoutKey, timeoutBody);
-      check(retried.statusCode() == 201 && "stored".equals(header(retried, "Idempotency-Status")),
+      check(retried.statusCode() == 201 && "stored".equals(header(retried, IdemHeaders.IDEMPOTENCY_STATUS)),
           "the retry resumes the payment and captures it", retried);
       String stats = get("/admin/provider/stats", null).body();
       check(number(stats, "charges") == charges + 1 && number(stats, "duplicate_charge_attempts") == duplicates + 1,
@@ -242,11 +244,12 @@ final class DemoCommand implements Command {
       String refundKey = "demo-refund-" + run;
       String refundBody = "{\"payment_id\":\"" + paymentId + "\",\"amount\":500}";
       HttpResponse<String> refund = send("POST", "/refunds", ALICE, refundKey, refundBody, true);
-      check(refund.statusCode() == 201 && "stored".equals(header(refund, "Idempotency-Status")), "201 stored",
+      check(refund.statusCode() == 201 && "stored".equals(header(refund, IdemHeaders.IDEMPOTENCY_STATUS)), "201 stored",
           refund);
       HttpResponse<String> refundReplay = send("POST", "/refunds", ALICE, refundKey, refundBody, true);
       check(refundReplay.statusCode() == 201 && refundReplay.body().equals(refund.body())
-          && "replayed".equals(header(refundReplay, "Idempotency-Status")), "replayed, byte-identical", refundReplay);
+          && "replayed".equals(header(refundReplay, IdemHeaders.IDEMPOTENCY_STATUS)), "replayed, byte-identical",
+          refundReplay);
       HttpResponse<String> refundMismatch = send("POST", "/refunds", ALICE, refundKey,
           refundBody.replace("500", "600"), true);
       check(refundMismatch.statusCode() == 422 && refundMismatch.body().contains("payload_mismatch"),
@@ -254,7 +257,7 @@ final class DemoCommand implements Command {
 
       step("7. Another tenant reuses the first key: an independent payment, never alice's answer");
       HttpResponse<String> bob = send("POST", "/payments", BOB, payKey, body, true);
-      check(bob.statusCode() == 201 && "stored".equals(header(bob, "Idempotency-Status"))
+      check(bob.statusCode() == 201 && "stored".equals(header(bob, IdemHeaders.IDEMPOTENCY_STATUS))
           && !paymentId.equals(field(bob.body(), "id")), "201 stored with a new payment id", bob);
       HttpResponse<String> peek = get("/payments/" + paymentId, BOB);
       check(peek.statusCode() == 404, "bob cannot read alice's payment (404)", peek);
@@ -301,13 +304,13 @@ final class DemoCommand implements Command {
         b.header("Authorization", "Bearer " + apiKey);
       }
       if (key != null) {
-        b.header("Idempotency-Key", key);
+        b.header(IdemHeaders.IDEMPOTENCY_KEY, key);
       }
       HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
       if (print && !quiet) {
         out.println("   > " + method + " " + path + (apiKey == null ? "" : "  [" + apiKey + "]")
             + (key == null ? "" : "  Idempotency-Key: " + key) + (body == null ? "" : "  " + body));
-        String status = header(r, "Idempotency-Status");
+        String status = header(r, IdemHeaders.IDEMPOTENCY_STATUS);
         out.println("   < " + r.statusCode() + (status == null ? "" : "  Idempotency-Status: " + status)
             + "  " + abbreviate(r.body()));
       }
@@ -323,7 +326,7 @@ final class DemoCommand implements Command {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       HttpResponse<String> r = send(method, path, apiKey, key, body, true);
       while (r.statusCode() == 409 && r.body().contains("in_progress") && System.nanoTime() < deadline) {
-        long seconds = Long.parseLong(r.headers().firstValue("Retry-After").orElse("1"));
+        long seconds = Long.parseLong(r.headers().firstValue(IdemHeaders.RETRY_AFTER).orElse("1"));
         out.println("   (in progress; retrying after " + seconds + " s, as Retry-After says)");
         TimeUnit.SECONDS.sleep(Math.min(seconds, 30));
         r = send(method, path, apiKey, key, body, true);

@@ -2,8 +2,8 @@ package dev.idem.cli;
 
 import dev.idem.core.Checkpoint;
 import dev.idem.core.Completer;
-import dev.idem.core.Execution;
 import dev.idem.core.Execution.Outcome;
+import dev.idem.core.Execution;
 import dev.idem.core.Idem;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.IdempotentRequest;
@@ -14,6 +14,7 @@ import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.UuidV7;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.jdbc.JdbcTransaction;
 import java.io.InputStream;
@@ -193,7 +194,8 @@ final class EngineDemoCommand implements Command {
 
     section("5. a transient failure (503) frees the key; the retry runs");
     Execution unavailable = idem.atomic(request("alice", PAYMENTS, "key-2", "{\"amount\":70}"),
-        tx -> StoredResponse.json(503, "{\"code\":\"DEPENDENCY.unavailable\",\"retryable\":true}"));
+        tx -> StoredResponse.json(503, "{\"code\":\"" + ProblemCode.DEPENDENCY_UNAVAILABLE
+            + "\",\"retryable\":true}"));
     show("alice", "key-2", unavailable);
     Execution afterOutage = pay(idem, pool, "alice", "key-2", "{\"amount\":70}");
     check(unavailable.outcome() == Outcome.NOT_STORED && afterOutage.outcome() == Outcome.STORED,

@@ -2,20 +2,22 @@ package dev.idem.client;
 
 import dev.idem.client.internal.ProblemScanner;
 import dev.idem.client.spi.AttemptListener;
-import dev.idem.client.spi.ClientTracing;
 import dev.idem.client.spi.ClientTracing.AttemptOutcome;
 import dev.idem.client.spi.ClientTracing.CallOutcome;
 import dev.idem.client.spi.ClientTracing.CallTrace;
+import dev.idem.client.spi.ClientTracing;
 import dev.idem.client.spi.PendingJournal;
 import dev.idem.core.Deadline;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.UuidV7;
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
+import dev.idem.retry.Retry;
 import dev.idem.retry.RetryAfter;
 import dev.idem.retry.RetryBudget;
 import dev.idem.retry.RetryDeadlineExceededException;
 import dev.idem.retry.RetryException;
 import dev.idem.retry.RetryExhaustedException;
-import dev.idem.retry.Retry;
 import dev.idem.retry.RetryPolicy;
 import dev.idem.retry.spi.RetryListener;
 import dev.idem.retry.spi.Sleeper;
@@ -52,9 +54,11 @@ import java.util.random.RandomGenerator;
  *       {@link Builder#headers(Supplier)} at send and resume time) and completed on a final answer;
  *   <li>retried: connection failures and timeouts ({@link IOException}, including
  *       {@link java.net.http.HttpTimeoutException}), 408, 429, 500, 502, 503, 504, and 409 with problem code
- *       {@value #IN_PROGRESS}; never another 4xx, never a problem with {@code "retryable": false} (whatever its
- *       status), never an unsafe intent sent {@link Intent#withoutKey() without a key};
- *   <li>422 (or 409) {@value #PAYLOAD_MISMATCH} ends with {@link PayloadMismatchException} after one attempt;
+ *       {@code CONFLICT.idempotency.in_progress}; never another 4xx, never a problem with
+ *       {@code "retryable": false} (whatever its status), never an unsafe intent sent
+ *       {@link Intent#withoutKey() without a key};
+ *   <li>422 (or 409) {@code CONFLICT.idempotency.payload_mismatch} ends with {@link PayloadMismatchException} after
+ *       one attempt;
  *   <li>delays, {@code Retry-After} (a floor, read against the response's {@code Date}), the deadline and the budget
  *       are idem-retry's: {@link Retry} under the configured {@link RetryPolicy};
  *   <li>every attempt, the first included, carries {@value #ATTEMPT_HEADER}{@code : n} (1-based), and, when there is a
@@ -77,17 +81,18 @@ import java.util.random.RandomGenerator;
  */
 public final class IdempotentHttpClient {
   /** The request header that carries the key. */
-  public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
-  /** A server's retry budget shed the request before any work (idem-servlet's {@code RetryBudgetFilter}). */
-  static final String RETRY_BUDGET_EXHAUSTED = "TRANSIENT.retry_budget_exhausted";
+  public static final String IDEMPOTENCY_KEY = IdemHeaders.IDEMPOTENCY_KEY;
   /** The request header that carries the attempt number, 1 for the first attempt. */
-  public static final String ATTEMPT_HEADER = "Idempotency-Attempt";
+  public static final String ATTEMPT_HEADER = IdemHeaders.IDEMPOTENCY_ATTEMPT;
   /** The request header that carries the milliseconds left of the deadline. */
-  public static final String REQUEST_TIMEOUT_HEADER = "Request-Timeout";
-  /** Problem code of a request whose key is still in flight: retried after its {@code Retry-After}. */
-  public static final String IN_PROGRESS = "CONFLICT.idempotency.in_progress";
-  /** Problem code of a key reused with another request: never retried. */
-  public static final String PAYLOAD_MISMATCH = "CONFLICT.idempotency.payload_mismatch";
+  public static final String REQUEST_TIMEOUT_HEADER = IdemHeaders.REQUEST_TIMEOUT;
+  /**
+   * Problem code of a request whose key is still in flight: retried after its {@code Retry-After}
+   * ({@link ProblemCode#IN_PROGRESS}).
+   */
+  public static final String IN_PROGRESS = ProblemCode.IN_PROGRESS.code();
+  /** Problem code of a key reused with another request: never retried ({@link ProblemCode#PAYLOAD_MISMATCH}). */
+  public static final String PAYLOAD_MISMATCH = ProblemCode.PAYLOAD_MISMATCH.code();
   /** The largest answer body read into memory: 16 MiB. A larger one ends the call; nothing is retried. */
   public static final int MAX_RESPONSE_BYTES = 16 << 20;
 
@@ -282,7 +287,7 @@ public final class IdempotentHttpClient {
       Response lastResponse = last == null ? null : last.response(key, call.attempts);
       throw new IntentPendingException(name, intent, key, lastResponse, call.attempts, e);
     }
-    if (key != null && call.attempts.size() > 1 && RETRY_BUDGET_EXHAUSTED.equals(outcome.code)) {
+    if (key != null && call.attempts.size() > 1 && ProblemCode.RETRY_BUDGET_EXHAUSTED.is(outcome.code)) {
       // A server shed this retry before looking at its key: an earlier attempt may have taken effect, and only a
       // resend with the same key can tell. The outcome is unknown, so the intent stays pending (resumePending()).
       Response refused = outcome.response(key, call.attempts);
@@ -582,7 +587,7 @@ public final class IdempotentHttpClient {
           contentType.contains("json") && status >= 400 ? ProblemScanner.scan(body) : Map.of();
       String code = problem.get("code") instanceof String s ? s : null;
       Boolean serverRetryable = problem.get("retryable") instanceof Boolean flag ? flag : null;
-      if (PAYLOAD_MISMATCH.equals(code) && (status == 422 || status == 409)) {
+      if (ProblemCode.PAYLOAD_MISMATCH.is(code) && (status == 422 || status == 409)) {
         log(new Attempt(n, delay, status, code, "final: payload mismatch"), AttemptOutcome.PAYLOAD_MISMATCH, null);
         String detail = problem.get("detail") instanceof String s ? s : null;
         throw new PayloadMismatchException(name, key, status, detail, attempts);
@@ -593,7 +598,7 @@ public final class IdempotentHttpClient {
         retry = false;
         note = "final: server says retryable=false";
       } else if (status == 409) {
-        retry = IN_PROGRESS.equals(code);
+        retry = ProblemCode.IN_PROGRESS.is(code);
         note = retry ? "retryable: in progress" : "final: 409";
       } else {
         retry = RETRYABLE_STATUSES.contains(status);
@@ -606,7 +611,8 @@ public final class IdempotentHttpClient {
       Duration hint = null;
       if (retry) {
         hint = RetryAfter.parse(
-            r.headers().firstValue("Retry-After").orElse(null), r.headers().firstValue("Date").orElse(null), clock)
+            r.headers().firstValue(IdemHeaders.RETRY_AFTER).orElse(null), r.headers().firstValue("Date").orElse(null),
+            clock)
             .orElse(null);
         if (hint != null) {
           note += ", Retry-After " + hint.toMillis() + " ms";

@@ -1,5 +1,6 @@
 package dev.idem.client;
 
+import dev.idem.core.protocol.IdemHeaders;
 import java.net.http.HttpHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -60,8 +61,8 @@ public final class Response {
   }
 
   static boolean replayed(HttpHeaders headers) {
-    return headers.firstValue("Idempotency-Status").map("replayed"::equalsIgnoreCase).orElse(false)
-        || headers.firstValue("Idempotent-Replayed").map("true"::equalsIgnoreCase).orElse(false);
+    return headers.firstValue(IdemHeaders.IDEMPOTENCY_STATUS).map("replayed"::equalsIgnoreCase).orElse(false)
+        || headers.firstValue(IdemHeaders.IDEMPOTENT_REPLAYED).map("true"::equalsIgnoreCase).orElse(false);
   }
 
   /** The attempt log, first attempt first. */

@@ -158,7 +158,7 @@ class ResumeTest {
   void aRetryShedByTheServersBudgetLeavesTheIntentPending() throws IOException {
     // attempt 1 times out on the client (its effect may have happened), attempt 2 is shed before its key is read
     try (TestServer server = new TestServer(Reply.status(503),
-        Reply.problem(503, IdempotentHttpClient.RETRY_BUDGET_EXHAUSTED, false), Reply.status(201));
+        Reply.problem(503, "TRANSIENT.retry_budget_exhausted", false), Reply.status(201));
         FileJournal journal = FileJournal.open(dir.resolve("pending.journal"))) {
       IdempotentHttpClient client = fixture.builder().journal(journal).build();
 

@@ -15,8 +15,11 @@ import dev.idem.core.WorkFailedException;
 import dev.idem.core.OperationPolicy;
 import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.fingerprint.MalformedJsonException;
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.internal.BufferedRequest;
 import dev.idem.servlet.internal.CapturedResponse;
+import dev.idem.servlet.internal.StoredProblems;
 import dev.idem.servlet.spi.RouteResolver;
 import dev.idem.servlet.spi.ScopeResolver;
 import dev.idem.servlet.spi.TransactionBoundary;
@@ -60,9 +63,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * routes. Thread-safe once built.
  */
 public final class IdempotencyFilter implements Filter {
-  public static final String KEY_HEADER = "Idempotency-Key";
-  public static final String STATUS_HEADER = "Idempotency-Status";
-  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+  /** {@link IdemHeaders#IDEMPOTENCY_KEY}, kept for existing code. */
+  public static final String KEY_HEADER = IdemHeaders.IDEMPOTENCY_KEY;
+  /** {@link IdemHeaders#IDEMPOTENCY_STATUS}, kept for existing code. */
+  public static final String STATUS_HEADER = IdemHeaders.IDEMPOTENCY_STATUS;
+  /** {@link IdemHeaders#IDEMPOTENT_REPLAYED}, kept for existing code. */
+  public static final String REPLAYED_HEADER = IdemHeaders.IDEMPOTENT_REPLAYED;
   /** The 401 detail unless {@link Builder#unauthenticatedDetail} says otherwise. */
   public static final String DEFAULT_UNAUTHENTICATED_DETAIL =
       "idempotent requests must be authenticated: keys belong to the caller's scope";
@@ -153,7 +159,7 @@ public final class IdempotencyFilter implements Filter {
     List<String> values = Collections.list(request.getHeaders(KEY_HEADER));
     if (values.isEmpty()) {
       if (route.keyRequired()) {
-        Problem.of(400, "VALIDATION.idempotency_key_missing", "Idempotency-Key header is required")
+        Problem.of(ProblemCode.IDEMPOTENCY_KEY_MISSING)
             .withDetail(route.operation() + " requires an Idempotency-Key header: a unique value per intent,"
                 + " such as a UUID, sent again unchanged on every retry")
             .write(response);
@@ -167,7 +173,7 @@ public final class IdempotencyFilter implements Filter {
       key = parseKey(values);
     } catch (InvalidKeyException e) {
       // the message names positions and code points, never the value itself (it may hold control characters)
-      Problem.of(400, "VALIDATION.idempotency_key_invalid", "Idempotency-Key header is invalid")
+      Problem.of(ProblemCode.IDEMPOTENCY_KEY_INVALID)
           .withDetail(e.getMessage()).write(response);
       return;
     }
@@ -179,7 +185,7 @@ public final class IdempotencyFilter implements Filter {
       scope = Optional.empty();
     }
     if (scope.isEmpty()) {
-      Problem.of(401, "AUTH.unauthenticated", "Authentication required").withDetail(unauthenticatedDetail)
+      Problem.of(ProblemCode.UNAUTHENTICATED).withDetail(unauthenticatedDetail)
           .write(response);
       return;
     }
@@ -189,20 +195,20 @@ public final class IdempotencyFilter implements Filter {
     } catch (IllegalArgumentException e) {
       // Jetty 12 throws UnsupportedCharsetException here when the charset parameter names one the JVM does not know
       response.setHeader(KEY_HEADER, keyHeader);
-      Problem.of(415, "VALIDATION.media_type", "Unsupported charset")
+      Problem.of(ProblemCode.MEDIA_TYPE).withTitle("Unsupported charset")
           .withDetail("the Content-Type names a charset this server does not support").write(response);
       return;
     }
     if (contentType != null && contentType.trim().toLowerCase(Locale.ROOT).startsWith("multipart/")) {
       response.setHeader(KEY_HEADER, keyHeader);
-      Problem.of(415, "VALIDATION.media_type", "Multipart bodies are not accepted here")
+      Problem.of(ProblemCode.MEDIA_TYPE).withTitle("Multipart bodies are not accepted here")
           .withDetail("idempotent routes take JSON, form-encoded or other single-part bodies").write(response);
       return;
     }
     byte[] body = BufferedRequest.readBody(request, maxRequestBytes);
     if (body == null) {
       response.setHeader(KEY_HEADER, keyHeader);
-      Problem.of(413, "VALIDATION.request_too_large", "Request body too large")
+      Problem.of(ProblemCode.REQUEST_TOO_LARGE)
           .withDetail("the request body is larger than the limit of " + maxRequestBytes + " bytes")
           .write(response);
       return;
@@ -219,7 +225,7 @@ public final class IdempotencyFilter implements Filter {
     } catch (MalformedJsonException e) {
       // A body declared as JSON must be JSON: refuse it before anything runs, instead of hashing it raw.
       response.setHeader(KEY_HEADER, keyHeader);
-      Problem.of(400, "VALIDATION.malformed_json", "Request body is not valid JSON")
+      Problem.of(ProblemCode.MALFORMED_JSON)
           .withDetail(e.reason() + " at line " + e.line() + ", column " + e.column()).write(response);
       return;
     }
@@ -396,8 +402,7 @@ public final class IdempotencyFilter implements Filter {
         break;
       case PAYLOAD_MISMATCH:
         List<String> fields = execution.differingFields();
-        Problem mismatch = Problem.of(mismatchStatus, "CONFLICT.idempotency.payload_mismatch",
-            "Idempotency-Key reused with a different request")
+        Problem mismatch = Problem.of(ProblemCode.PAYLOAD_MISMATCH).withStatus(mismatchStatus)
             .withDetail(fields.isEmpty()
                 ? "this key was first used with a different request (path, query or body); use a new key for a new"
                     + " request"
@@ -411,10 +416,10 @@ public final class IdempotencyFilter implements Filter {
       case IN_PROGRESS:
         long seconds = Math.max(1, execution.retryAfter().toSeconds()
             + (execution.retryAfter().toNanosPart() > 0 ? 1 : 0));
-        response.setHeader("Retry-After", Long.toString(seconds));
-        Problem.of(409, "CONFLICT.idempotency.in_progress", "A request with this Idempotency-Key is in progress")
+        response.setHeader(IdemHeaders.RETRY_AFTER, Long.toString(seconds));
+        Problem.of(ProblemCode.IN_PROGRESS)
             .withDetail("the first request with this key has not finished; retry after " + seconds + " s")
-            .withRetryable(true).write(response);
+            .write(response);
         break;
       default:
         throw new IllegalStateException(execution.outcome().name());
@@ -435,6 +440,11 @@ public final class IdempotencyFilter implements Filter {
         }
       }
     }
+    String code = StoredProblems.code(headers, body);
+    if (code != null) {
+      // an answer kept or replayed as bytes: the code its problem document carries, for the response's listeners
+      Problem.announce(response, code);
+    }
     response.setContentLength(body.length);
     if (body.length > 0) {
       response.getOutputStream().write(body);
@@ -452,12 +462,12 @@ public final class IdempotencyFilter implements Filter {
     String retryAfter = null;
     if (cause instanceof MalformedJsonException) {
       MalformedJsonException m = (MalformedJsonException) cause;
-      problem = Problem.of(400, "VALIDATION.malformed_json", "Request body is not valid JSON")
+      problem = Problem.of(ProblemCode.MALFORMED_JSON)
           .withDetail(m.reason() + " at line " + m.line() + ", column " + m.column());
     } else if (cause instanceof ResponseTooLargeException || cause instanceof CapturedResponse.BodyTooLargeException) {
       LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the answer to " + exchange.recordKey()
           + " is larger than the operation's maxResponseBytes; nothing was kept", cause);
-      problem = Problem.of(500, "INTERNAL.response_too_large", "Response too large to keep")
+      problem = Problem.of(ProblemCode.RESPONSE_TOO_LARGE)
           .withDetail("the answer to this request is larger than the server keeps for idempotent requests;"
               + " nothing was applied");
     } else if (cause instanceof StoreException && isSchemaFault((StoreException) cause)) {
@@ -466,17 +476,15 @@ public final class IdempotencyFilter implements Filter {
       LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the store refused " + exchange.recordKey()
           + "; nothing was applied", cause);
       String state = ((StoreException) cause).sqlState();
-      problem = Problem.of(500, "INTERNAL.store_error", "Idempotency store error")
+      problem = Problem.of(ProblemCode.STORE_ERROR)
           .withDetail("the idempotency store refused this request" + (state == null ? "" : " (SQLState " + state + ")")
-              + "; nothing was applied. This is a fault of the server's set-up, such as a missing table: see its log")
-          .withRetryable(false);
+              + "; nothing was applied. This is a fault of the server's set-up, such as a missing table: see its log");
     } else if (cause instanceof StoreException || cause instanceof StoreUnavailableAfterHandlerException) {
       LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': store failure on "
           + exchange.recordKey(), cause);
       retryAfter = "1";
-      problem = Problem.of(503, "DEPENDENCY.unavailable", "Idempotency store unavailable")
-          .withDetail("the idempotency store could not be reached; nothing was applied, retry with the same key")
-          .withRetryable(true);
+      problem = Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Idempotency store unavailable")
+          .withDetail("the idempotency store could not be reached; nothing was applied, retry with the same key");
     } else {
       return false;
     }
@@ -487,7 +495,7 @@ public final class IdempotencyFilter implements Filter {
     // after the reset, which clears every header set before it
     response.setHeader(KEY_HEADER, exchange.keyHeader());
     if (retryAfter != null) {
-      response.setHeader("Retry-After", retryAfter);
+      response.setHeader(IdemHeaders.RETRY_AFTER, retryAfter);
     }
     problem.write(response);
     return true;

@@ -1,6 +1,9 @@
 package dev.idem.servlet;
 
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.internal.JsonText;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.ServletResponseWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -13,11 +16,17 @@ import java.util.Objects;
 /**
  * An RFC 9457 problem document ({@code application/problem+json}) with Idem's two extensions: {@code code} (the
  * error taxonomy of the HTTP contract, such as {@code VALIDATION.idempotency_key_missing}) and {@code retryable}.
- * Immutable; build with {@link #of} and the {@code with...} methods.
+ * Immutable; build with {@link #of(ProblemCode)} (preferred: the code, its status, title and {@code retryable} are
+ * defined once, as a {@link ProblemCode} constant) or {@link #of(int, String, String)}, and the {@code with...}
+ * methods.
  *
  * <pre>{@code
- * Problem.of(404, "NOT_FOUND.payment", "Payment not found").withDetail("no payment pay_123").write(response);
+ * static final ProblemCode PAYMENT_NOT_FOUND = ProblemCode.of("NOT_FOUND.payment", 404, false, "Payment not found");
+ *
+ * Problem.of(PAYMENT_NOT_FOUND).withDetail("no payment pay_123").write(response);
  * }</pre>
+ *
+ * <p>{@link #write} tells every {@link ProblemListener} in the response's wrapper chain which code it wrote.
  */
 public final class Problem {
   /** The media type of every problem document. */
@@ -43,16 +52,25 @@ public final class Problem {
   }
 
   /**
-   * A problem that is not retryable.
+   * The problem of a code: its status, title and {@code retryable}. Preferred to {@link #of(int, String, String)}.
+   *
+   * @param code the code, such as {@link ProblemCode#IN_PROGRESS} or one of the application's
+   */
+  public static Problem of(ProblemCode code) {
+    Objects.requireNonNull(code, "code");
+    return new Problem(code.status(), code.code(), code.title(), null, code.retryable(), Map.of());
+  }
+
+  /**
+   * A problem that is not retryable, for a code the application does not define as a {@link ProblemCode} (one built
+   * at run time, such as {@code VALIDATION.<field>}); prefer {@link #of(ProblemCode)}.
    *
    * @param status an HTTP status, 400..599
    * @param code the taxonomy code, such as {@code VALIDATION.amount}
    * @param title a short, human-readable summary that does not change from occurrence to occurrence
    */
   public static Problem of(int status, String code, String title) {
-    if (status < 400 || status > 599) {
-      throw new IllegalArgumentException("a problem's status must be 400..599, got " + status);
-    }
+    checkStatus(status);
     Objects.requireNonNull(code, "code");
     Objects.requireNonNull(title, "title");
     if (code.isEmpty()) {
@@ -61,12 +79,34 @@ public final class Problem {
     return new Problem(status, code, title, null, false, Map.of());
   }
 
+  private static void checkStatus(int status) {
+    if (status < 400 || status > 599) {
+      throw new IllegalArgumentException("a problem's status must be 400..599, got " + status);
+    }
+  }
+
   /** An explanation specific to this occurrence. Never put secrets here: problems may be stored and replayed. */
   public Problem withDetail(String detail) {
     return new Problem(status, code, title, detail, retryable, extensions);
   }
 
+  /** Whether a retry of the same request may succeed: the {@code retryable} member. */
   public Problem withRetryable(boolean retryable) {
+    return new Problem(status, code, title, detail, retryable, extensions);
+  }
+
+  /** A more specific title for this occurrence's circumstances than the code's. */
+  public Problem withTitle(String title) {
+    return new Problem(status, code, Objects.requireNonNull(title, "title"), detail, retryable, extensions);
+  }
+
+  /**
+   * Another status for the same code (such as a payload mismatch answered 409 rather than 422).
+   *
+   * @param status an HTTP status, 400..599
+   */
+  public Problem withStatus(int status) {
+    checkStatus(status);
     return new Problem(status, code, title, detail, retryable, extensions);
   }
 
@@ -155,14 +195,34 @@ public final class Problem {
 
   /**
    * Writes this problem as the whole response: status, {@code Content-Type: application/problem+json} and the body.
-   * The response must not be committed.
+   * The response must not be committed. First tells every {@link ProblemListener} in the response's wrapper chain
+   * ({@link #announce}).
    */
   public void write(HttpServletResponse response) throws IOException {
     byte[] body = toJson();
     response.setStatus(status);
     response.setContentType(MEDIA_TYPE);
+    announce(response, code);
     response.setContentLength(body.length);
     response.getOutputStream().write(body);
+  }
+
+  /**
+   * Tells the response and every response it wraps ({@link ServletResponseWrapper#getResponse()}, down to the
+   * container's) that implements {@link ProblemListener} that the answer is a problem with this code. {@link #write}
+   * calls it; call it when writing a problem document some other way (such as a stored one).
+   *
+   * @param response the response the problem is written to
+   * @param code the problem's {@code code} member
+   */
+  public static void announce(ServletResponse response, String code) {
+    Objects.requireNonNull(code, "code");
+    for (ServletResponse r = response; r != null;
+        r = r instanceof ServletResponseWrapper ? ((ServletResponseWrapper) r).getResponse() : null) {
+      if (r instanceof ProblemListener) {
+        ((ProblemListener) r).problemWritten(code);
+      }
+    }
   }
 
   @Override

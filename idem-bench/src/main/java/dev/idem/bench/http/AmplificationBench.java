@@ -6,6 +6,7 @@ import dev.idem.client.IdempotentHttpClient;
 import dev.idem.client.Intent;
 import dev.idem.client.IntentPendingException;
 import dev.idem.client.Response;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.retry.Backoff;
 import dev.idem.retry.RetryBudget;
 import dev.idem.retry.RetryPolicy;
@@ -40,6 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * </pre>
  */
 public final class AmplificationBench {
+  /** The start of a 503 problem body: the code, without its end. */
+  private static final String UNAVAILABLE = "{\"code\":\"" + ProblemCode.DEPENDENCY_UNAVAILABLE + "\"";
+
   private AmplificationBench() {}
 
   /** One way of calling the next layer: true when the answer was a success. */
@@ -71,7 +75,7 @@ public final class AmplificationBench {
     HttpServer c = server(exchange -> {
       attemptsAtC.incrementAndGet();
       answer(exchange, failing.get() ? 503 : 200, failing.get()
-          ? "{\"code\":\"DEPENDENCY.unavailable\",\"retryable\":true}" : "{\"ok\":true}");
+          ? UNAVAILABLE + ",\"retryable\":true}" : "{\"ok\":true}");
     });
     boolean idem = mode.equals("idem");
     Caller bToC = caller(idem);
@@ -117,8 +121,7 @@ public final class AmplificationBench {
     if (ok) {
       answer(exchange, 200, "{\"ok\":true}");
     } else {
-      answer(exchange, 503, idem ? "{\"code\":\"DEPENDENCY.unavailable\",\"retryable\":false}"
-          : "{\"code\":\"DEPENDENCY.unavailable\"}");
+      answer(exchange, 503, idem ? UNAVAILABLE + ",\"retryable\":false}" : UNAVAILABLE + "}");
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.idem.bench.http;
 
+import dev.idem.core.protocol.IdemHeaders;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
@@ -10,8 +11,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * is a replay; the harness sends each pool key once during warm-up). Immutable and thread-safe.
  */
 public final class KeyStrategy {
-  /** The request header that carries the key. */
-  public static final String HEADER = "Idempotency-Key";
+  /** The request header that carries the key ({@link IdemHeaders#IDEMPOTENCY_KEY}). */
+  public static final String HEADER = IdemHeaders.IDEMPOTENCY_KEY;
 
   /** The kind of a strategy. */
   public enum Kind {

@@ -1,5 +1,7 @@
 package dev.idem.servlet.budget;
 
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.DispatcherType;
@@ -28,9 +30,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code IdempotentHttpClient} sends it). Absent, {@code 1} or malformed means a first attempt: it is always served
  * and counted. A value of 2 or more is a retry: it is served if, counting it, retries stay at or below
  * {@code maxRetryShare} of the requests served over the sliding window; otherwise it is refused at once, before
- * anything else in the chain runs, with a 503 problem {@value #PROBLEM_CODE}, {@code "retryable": false} and a
- * {@code Retry-After}. While the window holds fewer than {@code minRequests} served requests nothing is refused, so a
- * quiet service does not refuse its first retries.
+ * anything else in the chain runs, with a 503 problem {@code TRANSIENT.retry_budget_exhausted},
+ * {@code "retryable": false} and a {@code Retry-After}. While the window holds fewer than {@code minRequests} served
+ * requests nothing is refused, so a quiet service does not refuse its first retries.
  *
  * <p>Refused retries are counted as shed, and neither as retries nor as requests: the share is the share of the
  * work the service does. Counting refusals as requests would let the budget grow with the storm it is meant to damp
@@ -52,9 +54,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class RetryBudgetFilter implements Filter {
   /** The attempt-counter header that {@code IdempotentHttpClient} sends on every attempt. */
-  public static final String DEFAULT_ATTEMPT_HEADER = "Idempotency-Attempt";
+  public static final String DEFAULT_ATTEMPT_HEADER = IdemHeaders.IDEMPOTENCY_ATTEMPT;
   /** The problem code of a refused retry. */
-  public static final String PROBLEM_CODE = "TRANSIENT.retry_budget_exhausted";
+  public static final String PROBLEM_CODE = ProblemCode.RETRY_BUDGET_EXHAUSTED.code();
   /** The default maximum share of served requests that may be retries: 20 %. */
   public static final double DEFAULT_MAX_RETRY_SHARE = 0.2;
   /** The default sliding window: 10 s, in ten buckets of a second. */
@@ -92,7 +94,7 @@ public final class RetryBudgetFilter implements Filter {
     this.windowNanos = window.toNanos();
     Duration after = b.retryAfter != null ? b.retryAfter : window;
     this.retryAfterSeconds = Math.max(1, after.toSeconds() + (after.toNanosPart() > 0 ? 1 : 0));
-    this.refusal = Problem.of(503, PROBLEM_CODE, "Retry budget exhausted")
+    this.refusal = Problem.of(ProblemCode.RETRY_BUDGET_EXHAUSTED)
         .withDetail("retries take more than " + percent(maxRetryShare) + " of the requests this service served in the"
             + " last " + seconds(window) + "; this retry was refused before any work was done. Do not retry it now."
             + " An earlier attempt may have taken effect: after Retry-After, resend the same request with the same"
@@ -137,7 +139,7 @@ public final class RetryBudgetFilter implements Filter {
     }
     notify(false, attempt);
     HttpServletResponse response = (HttpServletResponse) res;
-    response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
+    response.setHeader(IdemHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds));
     drainOrClose((HttpServletRequest) req, response);
     refusal.write(response);
   }

@@ -1,6 +1,8 @@
 package dev.idem.servlet.deadline;
 
 import dev.idem.core.Deadline;
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -23,7 +25,7 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>A request whose budget is below {@link Builder#minRemaining(Duration) minRemaining} (default 1 ms, so
  *       {@code Request-Timeout: 0}) has no one waiting for its answer: it is refused at once, before any later filter
- *       or the handler runs, with 503 problem {@value #TIMEOUT_CODE}, {@code "retryable": true} (a retry with a new
+ *       or the handler runs, with 503 problem {@code DEPENDENCY.timeout}, {@code "retryable": true} (a retry with a new
  *       budget may succeed). Put this filter before the idempotency filter, so that such a request creates no record.
  *   <li>Otherwise the deadline is the smaller of the client's budget and the server's {@link Builder#max(Duration)
  *       max}, if one is set; a request without the header gets {@code max} as its deadline, or none when no max is
@@ -41,11 +43,11 @@ import java.util.regex.Pattern;
  */
 public final class DeadlineFilter implements Filter {
   /** The header idem-client sends: the milliseconds it will still wait for the answer. */
-  public static final String DEFAULT_HEADER = "Request-Timeout";
+  public static final String DEFAULT_HEADER = IdemHeaders.REQUEST_TIMEOUT;
   /** The request attribute that holds the request's {@link Deadline}. */
   public static final String ATTRIBUTE = "dev.idem.servlet.deadline.Deadline";
   /** The problem code of a request refused because its deadline passed before it arrived. */
-  public static final String TIMEOUT_CODE = "DEPENDENCY.timeout";
+  public static final String TIMEOUT_CODE = ProblemCode.DEPENDENCY_TIMEOUT.code();
   /** The longest header value read; longer values are treated as absent. */
   public static final int MAX_HEADER_LENGTH = 10;
   /** The largest budget taken from the header; larger values are capped to it. */
@@ -145,10 +147,9 @@ public final class DeadlineFilter implements Filter {
     if (response.isCommitted()) {
       return;
     }
-    Problem.of(503, TIMEOUT_CODE, "The client's deadline passed before the request was served")
+    Problem.of(ProblemCode.DEPENDENCY_TIMEOUT)
         .withDetail("the request arrived with " + header + ": " + budgetMillis + " ms, less than the "
             + minRemaining.toMillis() + " ms this server needs to start; no work was started")
-        .withRetryable(true)
         .write(response);
   }
 
@@ -191,7 +192,7 @@ public final class DeadlineFilter implements Filter {
     }
 
     /**
-     * A request arriving with less than this is refused with 503 {@value #TIMEOUT_CODE}. Default 1 ms (only
+     * A request arriving with less than this is refused with 503 {@code DEPENDENCY.timeout}. Default 1 ms (only
      * {@code Request-Timeout: 0} is refused); raise it to the least time a request needs to be worth starting. 0 to
      * 1 hour.
      */

@@ -1,5 +1,6 @@
 package dev.idem.servlet.internal;
 
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
@@ -112,26 +113,9 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
     charset = null;
     if (sc >= 400 && sc <= 599) {
       contentType = Problem.MEDIA_TYPE;
-      body.write(Problem.of(sc, "HTTP." + sc, reason(sc)).withRetryable(sc >= 500 || sc == 408 || sc == 429)
-          .toJson());
-    }
-  }
-
-  private static String reason(int sc) {
-    switch (sc) {
-      case 400: return "Bad request";
-      case 401: return "Unauthorized";
-      case 403: return "Forbidden";
-      case 404: return "Not found";
-      case 405: return "Method not allowed";
-      case 406: return "Not acceptable";
-      case 409: return "Conflict";
-      case 413: return "Content too large";
-      case 415: return "Unsupported media type";
-      case 422: return "Unprocessable content";
-      case 429: return "Too many requests";
-      case 503: return "Service unavailable";
-      default: return "HTTP " + sc;
+      ProblemCode code = ProblemCode.forStatus(sc);
+      body.write(Problem.of(code).toJson());
+      Problem.announce(getResponse(), code.code());
     }
   }
 

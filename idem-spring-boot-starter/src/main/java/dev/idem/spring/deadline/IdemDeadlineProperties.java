@@ -1,5 +1,6 @@
 package dev.idem.spring.deadline;
 
+import dev.idem.core.protocol.IdemHeaders;
 import java.time.Duration;
 import java.util.regex.Pattern;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -16,7 +17,7 @@ public class IdemDeadlineProperties {
    */
   private boolean enabled = true;
   /** The request header with the client's remaining milliseconds. */
-  private String header = "Request-Timeout";
+  private String header = IdemHeaders.REQUEST_TIMEOUT;
   /**
    * The longest deadline a request gets: caps the client's budget and is the deadline of requests without the
    * header. Empty (the default): no cap, and no deadline without the header.

@@ -1,5 +1,6 @@
 package dev.idem.spring.internal;
 
+import dev.idem.core.protocol.IdemHeaders;
 import java.util.OptionalInt;
 
 /**
@@ -10,7 +11,7 @@ import java.util.OptionalInt;
  */
 public final class AttemptHeader {
   /** The header idem-client sends with the attempt number. */
-  public static final String NAME = "Idempotency-Attempt";
+  public static final String NAME = IdemHeaders.IDEMPOTENCY_ATTEMPT;
   /** The largest attempt number taken; a client's retries never come near it, so larger values are not attempts. */
   public static final int MAX = 1000;
 

@@ -2,20 +2,19 @@ package dev.idem.spring.logging;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.InvalidKeyException;
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.servlet.Problem;
+import dev.idem.servlet.ProblemListener;
 import dev.idem.spring.internal.AttemptHeader;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
-import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.util.Locale;
 import java.util.OptionalInt;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -31,8 +30,9 @@ import org.slf4j.LoggerFactory;
  *       hostile key cannot forge log lines);
  *   <li>{@code attempt}: the {@code Idempotency-Attempt} header when it is a number from 1 to {@value #MAX_ATTEMPT}
  *       (surrounding whitespace ignored), else nothing;
- *   <li>{@code error_code}: on unsafe requests (POST, PUT, PATCH, DELETE...), as soon as the answer turns out to be
- *       an RFC 9457 problem ({@code application/problem+json}), its {@code code}: the idempotency filter's
+ *   <li>{@code error_code}: on unsafe requests (POST, PUT, PATCH, DELETE...), as soon as a problem is written as the
+ *       answer with Idem's {@link Problem#write} (which tells the response chain, {@link ProblemListener}), or kept
+ *       or replayed by the idempotency filter, its {@code code}: the idempotency filter's
  *       ({@code CONFLICT.idempotency.payload_mismatch}, {@code VALIDATION.idempotency_key_missing}...) or the
  *       application's. Such an answer is also logged once when the request ends (logger
  *       {@code dev.idem.spring.logging.IdemMdcFilter}: 5xx at INFO, others at DEBUG) with the method, the path and
@@ -40,9 +40,9 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Nothing else is read from the request or the response: no other header (so no {@code Authorization}), no
- * query string and no body. To find the problem code the response of an unsafe request is wrapped, and only the
- * first {@value #PROBLEM_PREFIX_BYTES} bytes of a problem document written to its output stream (as Idem's
- * {@code Problem} writes it) are looked at, never kept. Register it before
+ * query string and no body: the response of an unsafe request is wrapped to be told the problem code, and its
+ * bytes are never read. A problem document written some other way (not through {@code Problem.write}) has no code
+ * here unless its writer calls {@link Problem#announce}. Register it before
  * authentication and before the idempotency filter (the starter does: {@code idem.logging.mdc.order}). Requests
  * without either header and with a safe method pass untouched. Thread-safe.
  *
@@ -56,15 +56,12 @@ public final class IdemMdcFilter implements Filter {
   /** The header idem-client sends with the attempt number. */
   public static final String ATTEMPT_HEADER = AttemptHeader.NAME;
   /** The header of the key. */
-  public static final String KEY_HEADER = "Idempotency-Key";
+  public static final String KEY_HEADER = IdemHeaders.IDEMPOTENCY_KEY;
   /** The largest attempt number put into the MDC; larger (or malformed) values are left out. */
   public static final int MAX_ATTEMPT = AttemptHeader.MAX;
-  /** How much of a problem document is looked at for its code. */
-  public static final int PROBLEM_PREFIX_BYTES = 1024;
 
   private static final Logger LOG = LoggerFactory.getLogger(IdemMdcFilter.class);
   private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE");
-  private static final String PROBLEM_TYPE = "application/problem+json";
   private static final int MAX_CODE_LENGTH = 100;
 
   /** The filter; it holds no state. */
@@ -148,45 +145,12 @@ public final class IdemMdcFilter implements Filter {
   }
 
   /**
-   * The code of a problem document from its first bytes: the {@code code} member, or the code in a
-   * {@code urn:idem:problem:<code>} type (which comes first in Idem's problems). Only a plain code
-   * ({@code [A-Za-z0-9_.-]}, at most 100 characters) is taken; anything else is no code.
+   * Told the code of every problem written through it ({@link Problem#write}, or a kept or replayed problem the
+   * idempotency filter sends), which it puts into the MDC; a reset forgets it. Reads no bytes.
    */
-  static String code(byte[] prefix, int length) {
-    String text = new String(prefix, 0, length, StandardCharsets.ISO_8859_1);
-    String code = member(text, "\"code\":\"");
-    return code != null ? code : member(text, "\"type\":\"urn:idem:problem:");
-  }
-
-  private static String member(String text, String opening) {
-    int at = text.indexOf(opening);
-    if (at < 0) {
-      return null;
-    }
-    int start = at + opening.length();
-    int end = start;
-    while (end < text.length() && end - start <= MAX_CODE_LENGTH) {
-      char c = text.charAt(end);
-      if (c == '"') {
-        return end > start ? text.substring(start, end) : null;
-      }
-      if (!(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.'
-          || c == '-')) {
-        return null;
-      }
-      end++;
-    }
-    return null;
-  }
-
-  /** Watches the answer for a problem document and reads its code from the first bytes written. */
-  private static final class ProblemCodeResponse extends HttpServletResponseWrapper {
+  private static final class ProblemCodeResponse extends HttpServletResponseWrapper implements ProblemListener {
     private final IdemMdc.Frame frame;
-    private final byte[] prefix = new byte[PROBLEM_PREFIX_BYTES];
-    private int captured;
-    private boolean decided;
     private String code;
-    private Stream stream;
 
     ProblemCodeResponse(HttpServletResponse response, IdemMdc.Frame frame) {
       super(response);
@@ -198,12 +162,11 @@ public final class IdemMdcFilter implements Filter {
     }
 
     @Override
-    public ServletOutputStream getOutputStream() throws IOException {
-      ServletOutputStream out = super.getOutputStream();
-      if (stream == null || stream.out != out) {
-        stream = new Stream(out);
+    public void problemWritten(String code) {
+      if (code != null && code.length() <= MAX_CODE_LENGTH) {
+        this.code = code;
+        frame.put(IdemMdc.ERROR_CODE, code);
       }
-      return stream;
     }
 
     @Override
@@ -219,83 +182,8 @@ public final class IdemMdcFilter implements Filter {
     }
 
     private void forget() {
-      captured = 0;
-      decided = false;
       code = null;
       frame.put(IdemMdc.ERROR_CODE, null);
-    }
-
-    private boolean watching() {
-      if (decided) {
-        return false;
-      }
-      if (captured == 0) {
-        String type = getContentType();
-        if (type == null || !type.toLowerCase(Locale.ROOT).startsWith(PROBLEM_TYPE)) {
-          decided = true;
-          return false;
-        }
-      }
-      return true;
-    }
-
-    private void seen(byte[] b, int off, int len) {
-      int n = Math.min(len, prefix.length - captured);
-      System.arraycopy(b, off, prefix, captured, n);
-      captured += n;
-      String found = IdemMdcFilter.code(prefix, captured);
-      if (found != null || captured == prefix.length) {
-        decided = true;
-        code = found;
-        if (found != null) {
-          frame.put(IdemMdc.ERROR_CODE, found);
-        }
-      }
-    }
-
-    /** The container's stream, with the first bytes of a problem looked at on their way. */
-    private final class Stream extends ServletOutputStream {
-      final ServletOutputStream out;
-
-      Stream(ServletOutputStream out) {
-        this.out = out;
-      }
-
-      @Override
-      public void write(int b) throws IOException {
-        if (watching()) {
-          seen(new byte[] {(byte) b}, 0, 1);
-        }
-        out.write(b);
-      }
-
-      @Override
-      public void write(byte[] b, int off, int len) throws IOException {
-        if (len > 0 && watching()) {
-          seen(b, off, len);
-        }
-        out.write(b, off, len);
-      }
-
-      @Override
-      public void flush() throws IOException {
-        out.flush();
-      }
-
-      @Override
-      public void close() throws IOException {
-        out.close();
-      }
-
-      @Override
-      public boolean isReady() {
-        return out.isReady();
-      }
-
-      @Override
-      public void setWriteListener(WriteListener listener) {
-        out.setWriteListener(listener);
-      }
     }
   }
 }

@@ -5,6 +5,7 @@ import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.LoggingListener;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.core.spi.IdemListener;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -32,9 +33,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class Slf4jIdemListener implements IdemListener {
   /** The problem code of a payload mismatch, as the HTTP contract answers it. */
-  public static final String PAYLOAD_MISMATCH_CODE = "CONFLICT.idempotency.payload_mismatch";
+  public static final String PAYLOAD_MISMATCH_CODE = ProblemCode.PAYLOAD_MISMATCH.code();
   /** The problem code of a request whose key is in progress. */
-  public static final String IN_PROGRESS_CODE = "CONFLICT.idempotency.in_progress";
+  public static final String IN_PROGRESS_CODE = ProblemCode.IN_PROGRESS.code();
 
   private final Logger log;
 

@@ -2,17 +2,104 @@ package dev.idem.spring.logging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.core.protocol.ProblemCode;
+import dev.idem.servlet.Problem;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.slf4j.MDC;
 
-/** What {@link IdemMdcFilter} takes from the headers and from a problem document. */
+/** What {@link IdemMdcFilter} takes from the headers and from the problems written through it. */
 class IdemMdcFilterTest {
+  private static final String NOT_JSON = "this is not a problem document at all";
 
-  private static String code(String document) {
-    byte[] bytes = document.getBytes(StandardCharsets.UTF_8);
-    return IdemMdcFilter.code(bytes, bytes.length);
+  /** A POST with a key. */
+  private static HttpServletRequest post() {
+    Map<String, String> headers = Map.of("Idempotency-Key", "k-1");
+    return (HttpServletRequest) Proxy.newProxyInstance(IdemMdcFilterTest.class.getClassLoader(),
+        new Class<?>[] {HttpServletRequest.class}, (proxy, method, args) -> {
+          switch (method.getName()) {
+            case "getHeader":
+              return headers.get((String) args[0]);
+            case "getMethod":
+              return "POST";
+            case "getRequestURI":
+              return "/notes";
+            case "isAsyncStarted":
+              return false;
+            default:
+              throw new UnsupportedOperationException(method.getName());
+          }
+        });
+  }
+
+  /** A container response that keeps its body. */
+  private static HttpServletResponse response(ByteArrayOutputStream body) {
+    ServletOutputStream out = new ServletOutputStream() {
+      @Override
+      public void write(int b) {
+        body.write(b);
+      }
+
+      @Override
+      public boolean isReady() {
+        return true;
+      }
+
+      @Override
+      public void setWriteListener(WriteListener listener) {}
+    };
+    return (HttpServletResponse) Proxy.newProxyInstance(IdemMdcFilterTest.class.getClassLoader(),
+        new Class<?>[] {HttpServletResponse.class}, (proxy, method, args) -> {
+          switch (method.getName()) {
+            case "getOutputStream":
+              return out;
+            case "getStatus":
+              return 409;
+            case "getContentType":
+              return Problem.MEDIA_TYPE;
+            default:
+              return null;
+          }
+        });
+  }
+
+  /** The MDC's error code right after the chain wrote its answer. */
+  private static String errorCodeAfter(FilterChain chain) throws Exception {
+    AtomicReference<String> seen = new AtomicReference<>();
+    new IdemMdcFilter().doFilter(post(), response(new ByteArrayOutputStream()), (req, res) -> {
+      chain.doFilter(req, res);
+      seen.set(MDC.get(IdemMdc.ERROR_CODE));
+    });
+    return seen.get();
+  }
+
+  @Test
+  void theErrorCodeComesFromTheNotificationNotFromTheBytes() throws Exception {
+    assertThat(errorCodeAfter((req, res) -> {
+      res.setContentType(Problem.MEDIA_TYPE);
+      Problem.announce(res, "APP.custom");
+      res.getOutputStream().write(NOT_JSON.getBytes(StandardCharsets.UTF_8));
+    })).isEqualTo("APP.custom");
+    assertThat(errorCodeAfter((req, res) -> {
+      res.setContentType(Problem.MEDIA_TYPE);
+      res.getOutputStream().write(Problem.of(ProblemCode.IN_PROGRESS).toJson());
+    })).as("a problem's bytes alone are not read").isNull();
+    assertThat(errorCodeAfter((req, res) -> Problem.of(ProblemCode.IN_PROGRESS).write((HttpServletResponse) res)))
+        .isEqualTo("CONFLICT.idempotency.in_progress");
+    assertThat(errorCodeAfter((req, res) -> {
+      Problem.of(ProblemCode.IN_PROGRESS).write((HttpServletResponse) res);
+      res.reset();
+    })).as("a reset forgets it").isNull();
+    assertThat(MDC.getCopyOfContextMap()).as("after the request").isNullOrEmpty();
   }
 
   @Test
@@ -60,17 +147,5 @@ class IdemMdcFilterTest {
     assertThat(seenElsewhere.get()).as("another thread's MDC").isNull();
     assertThat(keyWhileOpen).as("closing from another thread restores nothing").isEqualTo("k-1");
     assertThat(MDC.getCopyOfContextMap()).as("after close").isNullOrEmpty();
-  }
-
-  @Test
-  void theCodeComesFromTheCodeMemberOrIdemsProblemType() {
-    assertThat(code("{\"type\":\"urn:idem:problem:CONFLICT.idempotency.in_progress\",\"title\":\"t\""))
-        .as("Idem's type comes first, before the detail").isEqualTo("CONFLICT.idempotency.in_progress");
-    assertThat(code("{\"type\":\"about:blank\",\"code\":\"PAYMENT.declined\",\"status\":402}"))
-        .isEqualTo("PAYMENT.declined");
-    assertThat(code("{\"type\":\"about:blank\",\"title\":\"Bad\"}")).isNull();
-    assertThat(code("{\"code\":\"not a code\"}")).isNull();
-    assertThat(code("{\"code\":\"" + "A".repeat(150) + "\"}")).isNull();
-    assertThat(code("{\"code\":\"VALIDATION.amou")).as("cut in the middle: wait for more").isNull();
   }
 }

@@ -2,6 +2,7 @@ package dev.idem.examples.plainservlet;
 
 import dev.idem.core.UuidV7;
 import dev.idem.core.fingerprint.Fingerprinter;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.servlet.IdempotentExchange;
 import dev.idem.servlet.Problem;
@@ -25,6 +26,9 @@ import javax.sql.DataSource;
  * commits or closes it. The filter commits the order and the record together, or rolls both back.
  */
 final class OrdersServlet extends HttpServlet {
+  /** The example's own problem codes; Idem's come from {@link ProblemCode}. */
+  static final ProblemCode NOT_AN_ORDER = ProblemCode.of("VALIDATION.order", 400, false, "An order is a JSON object");
+  static final ProblemCode NO_SUCH_ORDER = ProblemCode.of("NOT_FOUND.order", 404, false, "No such order");
   private static final long serialVersionUID = 1L;
   private final transient DataSource dataSource;
 
@@ -43,12 +47,12 @@ final class OrdersServlet extends HttpServlet {
     // The filter refused a JSON body that does not parse (400 VALIDATION.malformed_json) before this ran. The
     // problems below are deterministic 4xx answers: they are kept and replayed like a success.
     if (!Fingerprinter.isJsonMediaType(req.getContentType())) {
-      Problem.of(415, "VALIDATION.media_type", "Orders are JSON").withDetail("send Content-Type: application/json")
-          .write(resp);
+      Problem.of(ProblemCode.MEDIA_TYPE).withTitle("Orders are JSON")
+          .withDetail("send Content-Type: application/json").write(resp);
       return;
     }
     if (!body.trim().startsWith("{")) {
-      Problem.of(400, "VALIDATION.order", "An order is a JSON object").withDetail("send a JSON object").write(resp);
+      Problem.of(NOT_AN_ORDER).withDetail("send a JSON object").write(resp);
       return;
     }
     String id = "ord_" + UuidV7.next();
@@ -73,7 +77,7 @@ final class OrdersServlet extends HttpServlet {
   protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
     String tenant = req.getHeader(PlainServletApp.TENANT_HEADER);
     if (tenant == null || tenant.isEmpty()) {
-      Problem.of(401, "AUTH.unauthenticated", "Authentication required")
+      Problem.of(ProblemCode.UNAUTHENTICATED)
           .withDetail("send the " + PlainServletApp.TENANT_HEADER + " header").write(resp);
       return;
     }
@@ -97,7 +101,7 @@ final class OrdersServlet extends HttpServlet {
       throw new IOException("reading orders failed", e);
     }
     if (one != null && json.length() == 0) {
-      Problem.of(404, "NOT_FOUND.order", "No such order").write(resp);
+      Problem.of(NO_SUCH_ORDER).write(resp);
       return;
     }
     resp.setContentType("application/json");

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.auth;
 
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.Filter;
@@ -72,7 +73,7 @@ public final class ApiKeyAuthentication implements Filter {
 
   private static void refuse(HttpServletResponse response, String detail) throws IOException {
     response.setHeader("WWW-Authenticate", "Bearer realm=\"payments\"");
-    Problem.of(401, "AUTH.unauthenticated", "Authentication required").withDetail(detail).write(response);
+    Problem.of(ProblemCode.UNAUTHENTICATED).withDetail(detail).write(response);
   }
 
   /** The request as seen after authentication: its principal is the tenant. */

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.console;
 
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.examples.payments.auth.AdminAccess;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletRequest;
@@ -33,7 +34,7 @@ final class ConsoleAccess implements HandlerInterceptor {
       return true;
     }
     response.setHeader("WWW-Authenticate", "Bearer realm=\"payments-console\"");
-    Problem.of(401, "AUTH.unauthenticated", "Authentication required")
+    Problem.of(ProblemCode.UNAUTHENTICATED)
         .withDetail("the console's routes need Authorization: Bearer <payments.admin-key>, from loopback callers too")
         .write(response);
     return false;

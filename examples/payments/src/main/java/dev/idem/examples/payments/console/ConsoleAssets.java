@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.console;
 
+import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.Filter;
@@ -75,14 +76,14 @@ final class ConsoleAssets implements Filter {
     String name = path.equals(PREFIX) ? "index.html" : path.substring(PREFIX.length());
     Asset asset = assets.get(name);
     if (asset == null) {
-      Problem.of(404, "NOT_FOUND.console_file", "Console file not found")
+      Problem.of(PaymentsProblems.CONSOLE_FILE_NOT_FOUND)
           .withDetail("the console has no file " + path).write(response);
       return;
     }
     boolean head = request.getMethod().equals("HEAD");
     if (!head && !request.getMethod().equals("GET")) {
       response.setHeader("Allow", "GET, HEAD");
-      Problem.of(405, "VALIDATION.method", "Method not allowed")
+      Problem.of(PaymentsProblems.CONSOLE_METHOD)
           .withDetail("the console's files answer GET and HEAD only").write(response);
       return;
     }

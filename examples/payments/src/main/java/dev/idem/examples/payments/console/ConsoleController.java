@@ -12,6 +12,7 @@ import dev.idem.examples.payments.admin.RecordCursor;
 import dev.idem.examples.payments.admin.RecordJson;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.servlet.Problem;
 import java.time.Clock;
 import java.time.Duration;
@@ -156,7 +157,7 @@ public class ConsoleController {
         }
         if (!forced && r.state() == RecordState.IN_PROGRESS && r.lockedUntil() != null
             && r.lockedUntil().isAfter(now)) {
-          throw new ApiProblem(Problem.of(409, "CONFLICT.record.lease_live", "Lease still live")
+          throw new ApiProblem(Problem.of(PaymentsProblems.RECORD_LEASE_LIVE)
               .withDetail("the record is in progress and its lease ends in "
                   + Duration.between(now, r.lockedUntil()).toMillis() + " ms (owner " + r.leaseOwner()
                   + "): its worker may still be running the request, and evicting it would let a retry run it"
@@ -178,7 +179,7 @@ public class ConsoleController {
   }
 
   private static ApiProblem changed(IdempotencyRecord r, long expected) {
-    return new ApiProblem(Problem.of(409, "CONFLICT.record.changed", "Record changed")
+    return new ApiProblem(Problem.of(PaymentsProblems.RECORD_CHANGED)
         .withDetail("the record changed since it was shown (version " + expected + "): reload it and decide again")
         .with("state", r.state().name().toLowerCase(Locale.ROOT)).with("version", r.version()));
   }

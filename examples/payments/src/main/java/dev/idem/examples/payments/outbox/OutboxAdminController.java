@@ -6,6 +6,7 @@ import dev.idem.examples.payments.inbox.ProviderWebhookController;
 import dev.idem.examples.payments.provider.ProviderWebhookTransport;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxAttempt;
@@ -123,7 +124,7 @@ public class OutboxAdminController {
   public Map<String, Object> replay(@PathVariable("id") String id) {
     OutboxEntry entry = find(id);
     if (!outbox.replay(entry.id())) {
-      throw new ApiProblem(Problem.of(409, "CONFLICT.outbox.pending", "Event already pending")
+      throw new ApiProblem(Problem.of(PaymentsProblems.OUTBOX_PENDING)
           .withDetail("event " + id + " is pending: the relay sends it without a replay"));
     }
     relay.wakeUp();
@@ -152,11 +153,10 @@ public class OutboxAdminController {
     if (!outbox.discard(entry.id())) {
       OutboxEntry now = find(id);
       if (now.status() == OutboxStatus.PENDING) {
-        throw new ApiProblem(Problem.of(409, "CONFLICT.outbox.in_flight", "Event in flight")
-            .withDetail("event " + id + " is being sent by a relay; try again after " + now.leaseUntil())
-            .withRetryable(true));
+        throw new ApiProblem(Problem.of(PaymentsProblems.OUTBOX_IN_FLIGHT)
+            .withDetail("event " + id + " is being sent by a relay; try again after " + now.leaseUntil()));
       }
-      throw new ApiProblem(Problem.of(409, "CONFLICT.outbox.finished", "Event already finished")
+      throw new ApiProblem(Problem.of(PaymentsProblems.OUTBOX_FINISHED)
           .withDetail("event " + id + " is " + now.status().name().toLowerCase(Locale.ROOT)
               + "; only dead or pending events can be discarded"));
     }

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.payment;
 
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.examples.payments.ResourceId;
 import dev.idem.examples.payments.auth.Tenant;
 import dev.idem.examples.payments.ledger.Ledger;
@@ -68,8 +69,8 @@ public class BaselinePaymentController {
     try {
       charge = provider.charge("baseline:" + pending.id(), new ChargeRequest(p.accountId(), p.amount(), p.currency()));
     } catch (ProviderException e) {
-      throw new ApiProblem(Problem.of(503, "DEPENDENCY.unavailable", "Payment provider unavailable")
-          .withRetryable(true));
+      throw new ApiProblem(Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE)
+          .withTitle("Payment provider unavailable"));
     }
     Payment[] done = new Payment[1];
     inTransaction(c -> {

@@ -16,6 +16,7 @@ import dev.idem.examples.payments.provider.ProviderTimeoutException;
 import dev.idem.examples.payments.provider.ProviderUnavailableException;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.examples.payments.web.ProblemResponse;
 import dev.idem.examples.payments.webhook.EventTypes;
 import dev.idem.jdbc.JdbcTransaction;
@@ -124,7 +125,7 @@ public final class PaymentPhases {
       payments.settle(c, paymentId, Payment.DECLINED, chargeId, now);
       Payment declined = find(c, tenant, paymentId);
       events.publish(c, tenant, EventTypes.PAYMENT_DECLINED, "payment", paymentId, declined.toJson(), now);
-      return PhaseResult.respond(ProblemResponse.of(Problem.of(402, "PAYMENT.declined", "Payment declined")
+      return PhaseResult.respond(ProblemResponse.of(Problem.of(PaymentsProblems.PAYMENT_DECLINED)
           .withDetail("the payment provider declined the charge to account " + cp.require("account_id"))
           .with("payment_id", paymentId).with("provider_charge_id", chargeId)));
     }

@@ -1,6 +1,7 @@
 package dev.idem.examples.payments.provider;
 
 import dev.idem.examples.payments.ResourceId;
+import dev.idem.examples.payments.web.PaymentsProblems;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -175,7 +176,7 @@ public final class PaymentProvider {
       ProviderCharge charge = existing.get();
       if (!charge.accountId().equals(request.accountId()) || charge.amount() != request.amount()
           || !charge.currency().equals(request.currency())) {
-        throw new ProviderRejectedException("PROVIDER.idempotency_key_reused", "charge key " + key
+        throw new ProviderRejectedException(PaymentsProblems.PROVIDER_KEY_REUSED, "charge key " + key
             + " was used for charge " + charge.id() + " with other parameters");
       }
       countDuplicate(c, "pay_provider_charge", key);
@@ -212,7 +213,7 @@ public final class PaymentProvider {
     if (existing.isPresent()) {
       ProviderRefund refund = existing.get();
       if (!refund.chargeId().equals(request.chargeId()) || refund.amount() != request.amount()) {
-        throw new ProviderRejectedException("PROVIDER.idempotency_key_reused", "refund key " + key
+        throw new ProviderRejectedException(PaymentsProblems.PROVIDER_KEY_REUSED, "refund key " + key
             + " was used for refund " + refund.id() + " with other parameters");
       }
       countDuplicate(c, "pay_provider_refund", key);
@@ -224,8 +225,8 @@ public final class PaymentProvider {
       charge = one(ps, PaymentProvider::charge);
     }
     if (charge.isEmpty() || charge.get().declined()) {
-      throw new ProviderRejectedException("PROVIDER.charge_not_refundable", "charge " + request.chargeId()
-          + (charge.isEmpty() ? " does not exist" : " was declined"));
+      throw new ProviderRejectedException(PaymentsProblems.PROVIDER_CHARGE_NOT_REFUNDABLE, "charge "
+          + request.chargeId() + (charge.isEmpty() ? " does not exist" : " was declined"));
     }
     long refunded;
     try (PreparedStatement ps = c.prepareStatement(
@@ -237,8 +238,9 @@ public final class PaymentProvider {
       }
     }
     if (refunded + request.amount() > charge.get().amount()) {
-      throw new ProviderRejectedException("PROVIDER.refund_exceeds_charge", "charge " + request.chargeId()
-          + " has " + (charge.get().amount() - refunded) + " left to refund, asked for " + request.amount());
+      throw new ProviderRejectedException(PaymentsProblems.PROVIDER_REFUND_EXCEEDS_CHARGE, "charge "
+          + request.chargeId() + " has " + (charge.get().amount() - refunded) + " left to refund, asked for "
+          + request.amount());
     }
     ProviderRefund refund = new ProviderRefund(ResourceId.next("re"), request.chargeId(), request.amount(),
         ProviderRefund.SUCCEEDED, now());

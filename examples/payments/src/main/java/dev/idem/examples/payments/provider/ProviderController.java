@@ -2,6 +2,8 @@ package dev.idem.examples.payments.provider;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.InvalidKeyException;
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.JsonFields;
@@ -97,7 +99,7 @@ public class ProviderController {
     byte[] body = json.write(document);
     response.setStatus(replayed ? 200 : 201);
     if (replayed) {
-      response.setHeader("Idempotent-Replayed", "true");
+      response.setHeader(IdemHeaders.IDEMPOTENT_REPLAYED, "true");
     }
     response.setContentType(MediaType.APPLICATION_JSON_VALUE);
     response.setContentLength(body.length);
@@ -105,15 +107,15 @@ public class ProviderController {
   }
 
   private static String key(HttpServletRequest request) {
-    List<String> values = Collections.list(request.getHeaders("Idempotency-Key"));
+    List<String> values = Collections.list(request.getHeaders(IdemHeaders.IDEMPOTENCY_KEY));
     if (values.isEmpty()) {
-      throw new ApiProblem(Problem.of(400, "VALIDATION.idempotency_key_missing", "Idempotency-Key header is required")
+      throw new ApiProblem(Problem.of(ProblemCode.IDEMPOTENCY_KEY_MISSING)
           .withDetail("provider calls need an Idempotency-Key header"));
     }
     try {
       return IdempotencyKey.fromHeaderValues(values).value();
     } catch (InvalidKeyException e) {
-      throw new ApiProblem(Problem.of(400, "VALIDATION.idempotency_key_invalid", "Idempotency-Key header is invalid")
+      throw new ApiProblem(Problem.of(ProblemCode.IDEMPOTENCY_KEY_INVALID)
           .withDetail(e.getMessage()));
     }
   }
@@ -129,14 +131,14 @@ public class ProviderController {
 
   private static ApiProblem failure(ProviderException e) {
     if (e instanceof ProviderTimeoutException) {
-      return new ApiProblem(Problem.of(504, "DEPENDENCY.timeout", "Provider timeout").withDetail(e.getMessage())
-          .withRetryable(true));
+      return new ApiProblem(Problem.of(ProblemCode.DEPENDENCY_TIMEOUT).withStatus(504).withTitle("Provider timeout")
+          .withDetail(e.getMessage()));
     }
     if (e instanceof ProviderUnavailableException) {
-      return new ApiProblem(Problem.of(503, "DEPENDENCY.unavailable", "Provider unavailable")
-          .withDetail(e.getMessage()).withRetryable(true));
+      return new ApiProblem(Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Provider unavailable")
+          .withDetail(e.getMessage()));
     }
-    return new ApiProblem(Problem.of(422, ((ProviderRejectedException) e).code(), "Provider rejected the call")
+    return new ApiProblem(Problem.of(((ProviderRejectedException) e).problemCode())
         .withDetail(e.getMessage()));
   }
 }

@@ -18,6 +18,7 @@ import dev.idem.examples.payments.provider.ProviderUnavailableException;
 import dev.idem.examples.payments.provider.RefundRequest;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.examples.payments.web.ProblemResponse;
 import dev.idem.examples.payments.webhook.EventTypes;
 import dev.idem.jdbc.JdbcTransaction;
@@ -93,24 +94,21 @@ public final class RefundPhases {
     Optional<Payment> found = payments.lock(c, tenant, request.paymentId());
     if (found.isEmpty()) {
       return PhaseResult.respond(ProblemResponse.of(
-          ApiProblem.notFound("payment", "no payment " + request.paymentId()).problem()));
+          Problem.of(PaymentsProblems.PAYMENT_NOT_FOUND).withDetail("no payment " + request.paymentId())));
     }
     Payment payment = found.get();
     if (Payment.PENDING.equals(payment.status())) {
-      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(409, "TRANSIENT.payment_pending",
-              "Payment still in progress")
+      return PhaseResult.respond(ProblemResponse.retryAfter(Problem.of(PaymentsProblems.PAYMENT_PENDING)
           .withDetail("payment " + payment.id() + " is still being charged; retry with the same Idempotency-Key")
-          .withRetryable(true).with("payment_id", payment.id()), 1));
+          .with("payment_id", payment.id()), 1));
     }
     if (!Payment.CAPTURED.equals(payment.status())) {
-      return PhaseResult.respond(ProblemResponse.of(Problem.of(422, "VALIDATION.payment_not_refundable",
-              "Payment cannot be refunded")
+      return PhaseResult.respond(ProblemResponse.of(Problem.of(PaymentsProblems.PAYMENT_NOT_REFUNDABLE)
           .withDetail("payment " + payment.id() + " is " + payment.status() + "; only captured payments are refunded")
           .with("payment_id", payment.id())));
     }
     if (request.amount() > payment.refundable()) {
-      return PhaseResult.respond(ProblemResponse.of(Problem.of(422, "VALIDATION.refund_exceeds_payment",
-              "Refund exceeds the payment")
+      return PhaseResult.respond(ProblemResponse.of(Problem.of(PaymentsProblems.REFUND_EXCEEDS_PAYMENT)
           .withDetail("payment " + payment.id() + " has " + payment.refundable() + " " + payment.currency()
               + " (minor units) left to refund; asked for " + request.amount())
           .with("payment_id", payment.id()).with("refundable", payment.refundable())));

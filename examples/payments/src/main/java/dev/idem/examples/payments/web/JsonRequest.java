@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.web;
 
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.ByteArrayOutputStream;
@@ -47,14 +48,14 @@ public final class JsonRequest {
     String type = request.getContentType();
     String base = type == null ? "" : type.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
     if (!base.equals("application/json") && !(base.startsWith("application/") && base.endsWith("+json"))) {
-      throw new ApiProblem(Problem.of(415, "VALIDATION.media_type", "Unsupported media type")
+      throw new ApiProblem(Problem.of(ProblemCode.MEDIA_TYPE)
           .withDetail("send the body as JSON with Content-Type: application/json"
               + (type == null ? "" : "; got " + base)));
     }
   }
 
   private static ApiProblem tooLarge() {
-    return new ApiProblem(Problem.of(413, "VALIDATION.request_too_large", "Request body too large")
+    return new ApiProblem(Problem.of(ProblemCode.REQUEST_TOO_LARGE)
         .withDetail("the request body is larger than the limit of " + MAX_BYTES + " bytes"));
   }
 }

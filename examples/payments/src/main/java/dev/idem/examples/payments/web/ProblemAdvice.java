@@ -2,6 +2,8 @@ package dev.idem.examples.payments.web;
 
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.StoreException;
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -42,7 +44,7 @@ public class ProblemAdvice {
     }
     response.resetBuffer();
     if (problem.status() == 503) {
-      response.setHeader("Retry-After", "1");
+      response.setHeader(IdemHeaders.RETRY_AFTER, "1");
     }
     problem.write(response);
   }
@@ -53,22 +55,22 @@ public class ProblemAdvice {
       return ((ApiProblem) e).problem();
     }
     if (e instanceof NoResourceFoundException || e instanceof NoHandlerFoundException) {
-      return Problem.of(404, "NOT_FOUND.route", "Not found").withDetail("no such resource");
+      return Problem.of(PaymentsProblems.ROUTE_NOT_FOUND).withDetail("no such resource");
     }
     if (e instanceof HttpRequestMethodNotSupportedException) {
-      return Problem.of(405, "VALIDATION.method_not_allowed", "Method not allowed")
+      return Problem.of(ProblemCode.METHOD_NOT_ALLOWED)
           .withDetail(((HttpRequestMethodNotSupportedException) e).getMethod() + " is not supported here");
     }
     if (e instanceof HttpMediaTypeNotSupportedException) {
-      return Problem.of(415, "VALIDATION.media_type", "Unsupported media type")
+      return Problem.of(ProblemCode.MEDIA_TYPE)
           .withDetail("send the body as JSON with Content-Type: application/json");
     }
     if (e instanceof HttpMediaTypeNotAcceptableException) {
-      return Problem.of(406, "VALIDATION.not_acceptable", "Not acceptable")
+      return Problem.of(PaymentsProblems.NOT_ACCEPTABLE)
           .withDetail("this resource answers with application/json or application/problem+json");
     }
     if (e instanceof HttpMessageNotReadableException) {
-      return Problem.of(400, "VALIDATION.body", "Invalid request").withDetail("the request body could not be read");
+      return Problem.of(PaymentsProblems.UNREADABLE_BODY).withDetail("the request body could not be read");
     }
     if (e instanceof MissingServletRequestParameterException) {
       String name = ((MissingServletRequestParameterException) e).getParameterName();
@@ -81,24 +83,23 @@ public class ProblemAdvice {
     if (e instanceof ErrorResponse) {
       int status = ((ErrorResponse) e).getStatusCode().value();
       if (status >= 400 && status < 500) {
-        return Problem.of(status, "VALIDATION.request", "Invalid request").withDetail(e.getMessage());
+        return Problem.of(PaymentsProblems.INVALID_REQUEST).withStatus(status).withDetail(e.getMessage());
       }
     }
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof LeaseLostException) {
-        return Problem.of(409, "CONFLICT.idempotency.in_progress",
-            "A request with this Idempotency-Key is in progress")
-            .withDetail("another worker took this request over; retry with the same key").withRetryable(true);
+        return Problem.of(ProblemCode.IN_PROGRESS)
+            .withDetail("another worker took this request over; retry with the same key");
       }
       if (t instanceof StoreException || t instanceof SQLTransientException
           || t instanceof TransientDataAccessException
           || t instanceof SQLException && isConnectionFailure((SQLException) t)) {
-        return Problem.of(503, "DEPENDENCY.unavailable", "Database unavailable")
-            .withDetail("the database could not be reached; retry with the same key").withRetryable(true);
+        return Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Database unavailable")
+            .withDetail("the database could not be reached; retry with the same key");
       }
     }
-    return Problem.of(500, "INTERNAL.error", "Internal error")
-        .withDetail("the request failed unexpectedly; retry with the same key").withRetryable(true);
+    return Problem.of(PaymentsProblems.INTERNAL_ERROR)
+        .withDetail("the request failed unexpectedly; retry with the same key");
   }
 
   private static boolean isConnectionFailure(SQLException e) {

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.web;
 
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
@@ -25,14 +26,14 @@ public class ProblemErrorController implements ErrorController {
     if (exception instanceof Throwable) {
       problem = ProblemAdvice.problemFor((Throwable) exception);
     } else if (status == 404) {
-      problem = Problem.of(404, "NOT_FOUND.route", "Not found").withDetail("no such resource");
+      problem = Problem.of(PaymentsProblems.ROUTE_NOT_FOUND).withDetail("no such resource");
     } else if (status == 413) {
-      problem = Problem.of(413, "VALIDATION.request_too_large", "Request too large");
+      problem = Problem.of(ProblemCode.REQUEST_TOO_LARGE).withTitle("Request too large");
     } else if (status >= 400 && status < 500) {
-      problem = Problem.of(status, "VALIDATION.request", "Invalid request");
+      problem = Problem.of(PaymentsProblems.INVALID_REQUEST).withStatus(status);
     } else {
-      problem = Problem.of(500, "INTERNAL.error", "Internal error")
-          .withDetail("the request failed unexpectedly; retry with the same key").withRetryable(true);
+      problem = Problem.of(PaymentsProblems.INTERNAL_ERROR)
+          .withDetail("the request failed unexpectedly; retry with the same key");
     }
     if (!response.isCommitted()) {
       response.resetBuffer();

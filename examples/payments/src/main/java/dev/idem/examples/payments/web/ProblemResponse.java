@@ -1,12 +1,19 @@
 package dev.idem.examples.payments.web;
 
 import dev.idem.core.StoredResponse;
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
-/** Problem documents as answers of phased operations, which answer with a {@link StoredResponse}. */
+/**
+ * Problem documents as answers of phased operations, which answer with a {@link StoredResponse}. The idempotency
+ * filter sends such an answer (and its replays) and tells the response chain its code, as {@link Problem#write}
+ * does, so that the MDC's {@code error_code} carries it.
+ */
 public final class ProblemResponse {
   private ProblemResponse() {}
 
@@ -19,7 +26,7 @@ public final class ProblemResponse {
   public static StoredResponse retryAfter(Problem problem, long seconds) {
     Map<String, List<String>> headers = new LinkedHashMap<>();
     headers.put("content-type", List.of(Problem.MEDIA_TYPE));
-    headers.put("retry-after", List.of(Long.toString(seconds)));
+    headers.put(IdemHeaders.RETRY_AFTER.toLowerCase(Locale.ROOT), List.of(Long.toString(seconds)));
     return StoredResponse.of(problem.status(), headers, problem.toJson());
   }
 
@@ -33,12 +40,12 @@ public final class ProblemResponse {
    */
   public static StoredResponse providerFailed(boolean timedOut, String resource, String id, String applied) {
     Problem problem = timedOut
-        ? Problem.of(504, "DEPENDENCY.timeout", "Payment provider timeout").withDetail("the payment provider did not"
-            + " answer in time; " + resource + " " + id + " is pending: retry with the same Idempotency-Key and it"
-            + " will not be " + applied + " twice")
-        : Problem.of(503, "DEPENDENCY.unavailable", "Payment provider unavailable").withDetail("the payment"
-            + " provider is unavailable; " + resource + " " + id + " is pending: retry with the same"
-            + " Idempotency-Key");
-    return retryAfter(problem.withRetryable(true).with(resource + "_id", id), 1);
+        ? Problem.of(ProblemCode.DEPENDENCY_TIMEOUT).withStatus(504).withTitle("Payment provider timeout")
+            .withDetail("the payment provider did not answer in time; " + resource + " " + id + " is pending: retry"
+                + " with the same Idempotency-Key and it will not be " + applied + " twice")
+        : Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Payment provider unavailable")
+            .withDetail("the payment provider is unavailable; " + resource + " " + id + " is pending: retry with the"
+                + " same Idempotency-Key");
+    return retryAfter(problem.with(resource + "_id", id), 1);
   }
 }
