@@ -76,6 +76,12 @@ class RoutesAndProblemsTest {
   }
 
   @Test
+  void jsonStringQuotesAndEscapes() {
+    assertThat(HttpBodies.jsonString("msg_1")).isEqualTo("\"msg_1\"");
+    assertThat(HttpBodies.jsonString("a\"b\\c\n\u0001")).isEqualTo("\"a\\\"b\\\\c\\n\\u0001\"");
+  }
+
+  @Test
   void problemDocumentEscapesTextAndCarriesCodeAndRetryable() {
     Problem p = Problem.of(409, "CONFLICT.idempotency.in_progress", "In \"progress\"")
         .withDetail("line\nbreak \u0001").withRetryable(true).with("fields", List.of("a", "b\\c"));

@@ -1,14 +1,14 @@
 package dev.idem.webhook;
 
 import dev.idem.core.StoreException;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.outbox.InboxHandlerException;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.webhook.WebhookReceiver;
 import dev.idem.outbox.webhook.WebhookVerificationException;
+import dev.idem.servlet.HttpBodies;
 import dev.idem.servlet.Problem;
-import dev.idem.servlet.internal.BufferedRequest;
-import dev.idem.servlet.internal.JsonText;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -83,12 +83,12 @@ public final class WebhookReceiverServlet extends HttpServlet {
   protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
     if (!"POST".equals(request.getMethod())) {
       response.setHeader("Allow", "POST");
-      Problem.of(405, "VALIDATION.method_not_allowed", "Method not allowed")
+      Problem.of(ProblemCode.METHOD_NOT_ALLOWED)
           .withDetail("a webhook receiver accepts POST only").write(response);
       return;
     }
     int limit = receiver.verifier().maxBodyBytes();
-    byte[] body = BufferedRequest.readBody(request, limit);
+    byte[] body = HttpBodies.readAtMost(request, limit);
     if (body == null) {
       tooLarge(limit).write(response);
       return;
@@ -107,25 +107,24 @@ public final class WebhookReceiverServlet extends HttpServlet {
     } catch (InboxPayloadMismatchException e) {
       LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': webhook '" + id
           + "' came again with a different body; refused with 409");
-      Problem.of(409, "CONFLICT.webhook.payload_mismatch", "Webhook id reused with another body")
+      Problem.of(ProblemCode.WEBHOOK_PAYLOAD_MISMATCH)
           .withDetail("webhook '" + id + "' was processed before with a different body").write(response);
       return;
     } catch (InboxHandlerException e) {
       LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': the handler failed on"
           + " webhook '" + id + "'; nothing was recorded and the sender's retry will process it", e.getCause());
-      Problem.of(500, "TRANSIENT.webhook_handler_failed", "Webhook handler failed")
+      Problem.of(ProblemCode.WEBHOOK_HANDLER_FAILED)
           .withDetail("the webhook was not processed; send it again").withRetryable(true).write(response);
       return;
     } catch (StoreException e) {
       LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': the inbox failed on"
           + " webhook '" + id + "'", e);
-      Problem.of(503, "DEPENDENCY.unavailable", "Inbox unavailable")
+      Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Inbox unavailable")
           .withDetail("the webhook was not processed; send it again").withRetryable(true).write(response);
       return;
     }
     StringBuilder json = new StringBuilder(64 + id.length());
-    json.append("{\"id\":");
-    JsonText.appendString(json, id);
+    json.append("{\"id\":").append(HttpBodies.jsonString(id));
     json.append(",\"duplicate\":").append(result.duplicate()).append('}');
     byte[] answer = json.toString().getBytes(StandardCharsets.UTF_8);
     response.setStatus(200);
@@ -135,7 +134,7 @@ public final class WebhookReceiverServlet extends HttpServlet {
   }
 
   private static Problem tooLarge(int limit) {
-    return Problem.of(413, "VALIDATION.request_too_large", "Request body too large")
+    return Problem.of(ProblemCode.REQUEST_TOO_LARGE)
         .withDetail("the webhook body is larger than the limit of " + limit + " bytes");
   }
 
@@ -146,13 +145,13 @@ public final class WebhookReceiverServlet extends HttpServlet {
       case BODY_TOO_LARGE:
         return tooLarge(limit);
       case MALFORMED_HEADERS:
-        return Problem.of(401, "AUTH.webhook_headers_invalid", "Webhook headers missing or malformed")
+        return Problem.of(ProblemCode.WEBHOOK_HEADERS_INVALID)
             .withDetail(e.getMessage());
       case TIMESTAMP_OUT_OF_TOLERANCE:
-        return Problem.of(401, "AUTH.webhook_timestamp_out_of_tolerance", "Webhook timestamp out of tolerance")
+        return Problem.of(ProblemCode.WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE)
             .withDetail(e.getMessage());
       default:
-        return Problem.of(401, "AUTH.webhook_signature_invalid", "Webhook signature invalid")
+        return Problem.of(ProblemCode.WEBHOOK_SIGNATURE_INVALID)
             .withDetail("no webhook-signature matches the body");
     }
   }

@@ -1,5 +1,6 @@
 package dev.idem.servlet.conditional;
 
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -135,13 +136,13 @@ public final class Preconditions {
     public Optional<Problem> problem() {
       switch (outcome) {
         case MALFORMED:
-          return Optional.of(Problem.of(400, "VALIDATION.precondition_malformed", "Malformed precondition")
+          return Optional.of(Problem.of(ProblemCode.PRECONDITION_MALFORMED)
               .withDetail(detail));
         case FAILED:
-          return Optional.of(Problem.of(412, "CONFLICT.precondition_failed", "Precondition failed")
+          return Optional.of(Problem.of(ProblemCode.PRECONDITION_FAILED)
               .withDetail(detail));
         case REQUIRED:
-          return Optional.of(Problem.of(428, "VALIDATION.precondition_required", "Precondition required")
+          return Optional.of(Problem.of(ProblemCode.PRECONDITION_REQUIRED)
               .withDetail(detail));
         default:
           return Optional.empty();
