@@ -14,7 +14,6 @@ import dev.idem.core.spi.TransactionWork;
 import dev.idem.jdbc.internal.RecordCodec;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Sql;
-import dev.idem.jdbc.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

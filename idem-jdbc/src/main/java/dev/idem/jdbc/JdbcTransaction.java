@@ -1,7 +1,6 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.spi.StoreTransaction;
-import dev.idem.jdbc.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;

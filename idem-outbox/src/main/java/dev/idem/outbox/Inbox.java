@@ -1,7 +1,7 @@
 package dev.idem.outbox;
 
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.jdbc.internal.SqlErrors;
+import dev.idem.jdbc.SqlErrors;
 import dev.idem.outbox.internal.OutboxSchema;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

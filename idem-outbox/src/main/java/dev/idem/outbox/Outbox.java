@@ -3,7 +3,7 @@ package dev.idem.outbox;
 import dev.idem.core.fingerprint.JsonCanonicalizer;
 import dev.idem.core.fingerprint.MalformedJsonException;
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.jdbc.internal.SqlErrors;
+import dev.idem.jdbc.SqlErrors;
 import dev.idem.outbox.internal.HeaderCodec;
 import dev.idem.outbox.internal.OutboxSchema;
 import java.nio.charset.StandardCharsets;

@@ -6,7 +6,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.outbox.Inbox;
-import dev.idem.outbox.internal.OutboxSchema;
+import dev.idem.outbox.Outbox;
 import dev.idem.outbox.webhook.WebhookReceiver;
 import dev.idem.outbox.webhook.WebhookSecret;
 import dev.idem.outbox.webhook.WebhookSigner;
@@ -78,9 +78,9 @@ abstract class WebhookReceiverServletContract {
       st.execute("DROP TABLE IF EXISTS " + EFFECT);
       st.execute("CREATE TABLE " + EFFECT + " (event_id VARCHAR(255) NOT NULL, body VARCHAR(8000) NOT NULL,"
           + " sent_at BIGINT NOT NULL)");
-      OutboxSchema.create(c, dialect(), OUTBOX, INBOX);
     }
-    inbox = Inbox.builder(dataSource).table(INBOX).build();
+    Outbox.builder(dataSource).dialect(dialect()).table(OUTBOX).createSchemaIfMissing(true).build();
+    inbox = Inbox.builder(dataSource).dialect(dialect()).table(INBOX).createSchemaIfMissing(true).build();
     WebhookVerifier verifier = WebhookVerifier.builder(current, previous).maxBodyBytes(MAX_BODY).build();
     WebhookHandler handler = (connection, message) -> {
       if (failOnce.remove(message.id())) {

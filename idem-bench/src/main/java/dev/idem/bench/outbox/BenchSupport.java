@@ -3,8 +3,9 @@ package dev.idem.bench.outbox;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
-import dev.idem.outbox.internal.OutboxSchema;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -91,9 +92,8 @@ final class BenchSupport {
 
   /** Creates the outbox table, its attempt history and a private inbox table ({@code <table>_in}). */
   static void createTables(HikariDataSource ds, JdbcDialect dialect, String table) throws SQLException {
-    try (Connection c = ds.getConnection()) {
-      OutboxSchema.create(c, dialect, table, table + "_in");
-    }
+    Outbox.builder(ds).dialect(dialect).table(table).createSchemaIfMissing(true).build();
+    Inbox.builder(ds).dialect(dialect).table(table + "_in").createSchemaIfMissing(true).build();
   }
 
   static void dropTables(HikariDataSource ds, String table) {

@@ -1,6 +1,7 @@
 package dev.idem.jdbc.internal;
 
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.SchemaLock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

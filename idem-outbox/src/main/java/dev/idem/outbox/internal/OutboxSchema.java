@@ -78,6 +78,6 @@ public final class OutboxSchema {
   /** Creates whatever of the tables and indexes is missing; idempotent. */
   public static void create(Connection c, JdbcDialect dialect, String outboxTable, String inboxTable)
       throws SQLException {
-    dev.idem.jdbc.internal.SchemaLock.run(c, dialect, statements(dialect, outboxTable, inboxTable));
+    dev.idem.jdbc.SchemaLock.run(c, dialect, statements(dialect, outboxTable, inboxTable));
   }
 }

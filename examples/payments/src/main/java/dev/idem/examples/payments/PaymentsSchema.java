@@ -1,7 +1,7 @@
 package dev.idem.examples.payments;
 
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.jdbc.internal.SchemaLock;
+import dev.idem.jdbc.SchemaLock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

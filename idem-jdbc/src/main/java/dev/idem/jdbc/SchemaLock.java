@@ -1,6 +1,5 @@
-package dev.idem.jdbc.internal;
+package dev.idem.jdbc;
 
-import dev.idem.jdbc.JdbcDialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,7 +15,8 @@ import java.util.List;
  *
  * <p>PostgreSQL: a session advisory lock ({@code pg_advisory_lock}); MariaDB: {@code GET_LOCK} with a timeout; H2:
  * none (its DDL is serialised by the database). The lock is released before the connection goes back to its pool,
- * also when a statement fails.
+ * also when a statement fails. Public so that an application can run its own schema files the same way when several
+ * instances start together.
  */
 public final class SchemaLock {
   /** The advisory lock key on PostgreSQL: any constant shared by every Idem schema script. */

@@ -1,15 +1,19 @@
-package dev.idem.jdbc.internal;
+package dev.idem.jdbc;
 
 import dev.idem.core.StoreException;
-import dev.idem.jdbc.JdbcDialect;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientException;
 
-/** Classifies SQL failures per dialect: unique violations, lock timeouts and transient failures. */
+/**
+ * Classifies SQL failures per dialect, as every Idem store on JDBC does: unique violations (a lost race for a key),
+ * lock timeouts, and transient failures (a lost connection, a deadlock, a serialization failure) that a retry may
+ * cure. For stores of your own on JDBC, so that their {@link StoreException}s mean what Idem's do.
+ */
 public final class SqlErrors {
   private SqlErrors() {}
 
+  /** Whether {@code e} is a unique or primary-key violation. */
   public static boolean isUniqueViolation(JdbcDialect dialect, SQLException e) {
     String state = e.getSQLState();
     if (dialect == JdbcDialect.MARIADB) {
@@ -18,6 +22,7 @@ public final class SqlErrors {
     return "23505".equals(state);
   }
 
+  /** Whether {@code e} is a lock wait that timed out (or a statement cancelled by its timeout). */
   public static boolean isLockTimeout(JdbcDialect dialect, SQLException e) {
     String state = e.getSQLState();
     if (e instanceof SQLTimeoutException) {
@@ -35,6 +40,7 @@ public final class SqlErrors {
     }
   }
 
+  /** Whether a retry may cure {@code e}: a connection failure, a deadlock, a serialization failure, a lock timeout. */
   public static boolean isTransient(JdbcDialect dialect, SQLException e) {
     String state = e.getSQLState();
     if (e instanceof SQLTransientException || isLockTimeout(dialect, e)) {
