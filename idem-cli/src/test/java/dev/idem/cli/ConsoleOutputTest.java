@@ -2,16 +2,14 @@ package dev.idem.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.BufferedReader;
+import dev.idem.test.Eventually;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -71,37 +69,32 @@ class ConsoleOutputTest {
 
   @Test
   void servePrintsOnlyItsListeningLineOnStdout() throws Exception {
+    Path out = work.resolve("out.txt");
     Path err = work.resolve("err.txt");
-    Process process = idem("serve", "--port", "0").redirectError(err.toFile()).start();
+    // stdout to a file, not a pipe read by a thread: the JDK closes a child's pipe under a reader when the child exits
+    Process process = idem("serve", "--port", "0").redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     process.getOutputStream().close();
-    List<String> lines = new CopyOnWriteArrayList<>();
-    CountDownLatch listening = new CountDownLatch(1);
-    Thread reader = new Thread(() -> {
-      try (BufferedReader in = new BufferedReader(
-          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line = in.readLine(); line != null; line = in.readLine()) {
-          lines.add(line);
-          if (line.contains(" is listening on ")) {
-            listening.countDown();
-          }
-        }
-      } catch (IOException e) {
-        lines.add("read failed: " + e);
-      }
-    });
-    reader.start();
     try {
-      assertThat(listening.await(3, TimeUnit.MINUTES)).as("serve started: " + lines).isTrue();
+      Eventually.await("serve listening", Duration.ofMinutes(3), () -> read(out),
+          text -> text.contains(" is listening on ") || !process.isAlive());
     } finally {
       process.destroy();
       assertThat(process.waitFor(2, TimeUnit.MINUTES)).as("serve stopped on SIGTERM").isTrue();
-      reader.join(TimeUnit.MINUTES.toMillis(1));
     }
+    List<String> lines = Files.readAllLines(out);
 
     assertThat(lines).as("stdout").singleElement().asString()
         .matches("idem serve: the payments service is listening on http://127\\.0\\.0\\.1:\\d+/ \\(Ctrl-C stops it\\)");
     assertThat(Files.readString(err)).as("the service's banner and logs, on stderr")
         .contains("Spring Boot ::", "Tomcat started on port", "payments.admin-key");
+  }
+
+  private static String read(Path file) {
+    try {
+      return Files.readString(file);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   private static Path repositoryRoot() {
