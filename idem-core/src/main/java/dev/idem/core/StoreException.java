@@ -46,4 +46,12 @@ public class StoreException extends IdemException {
   public boolean isTransient() {
     return transientFailure;
   }
+
+  /**
+   * The store's schema does not fit: SQLState class 42 (syntax error or access rule violation), as for a missing
+   * table or column or a refused permission. A fault of the deployment that no retry cures.
+   */
+  public boolean isSchemaFault() {
+    return sqlState != null && sqlState.startsWith("42");
+  }
 }

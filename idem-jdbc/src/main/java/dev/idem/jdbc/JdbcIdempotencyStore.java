@@ -552,15 +552,14 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         ResultSet rs = ps.executeQuery()) {
       rs.next();
     } catch (SQLException e) {
-      String state = e.getSQLState();
-      if (state != null && state.startsWith("42")) {
-        // class 42: syntax error or access rule violation; here, a table or column that is not there
+      StoreException failure = SqlErrors.wrap(name, dialect, "checking the record table", e);
+      if (failure.isSchemaFault()) {
         throw new IllegalStateException("Idem store '" + name + "': the record table " + sql.table + " is missing,"
             + " or lacks a column, on " + dialect + " (" + e.getMessage().strip() + "). Create it from the schema file "
             + SchemaScript.resource(dialect) + " on the classpath (with your migration tool), or let the store"
             + " create it (createSchemaIfMissing(true))", e);
       }
-      throw SqlErrors.wrap(name, dialect, "checking the record table", e);
+      throw failure;
     }
   }
 

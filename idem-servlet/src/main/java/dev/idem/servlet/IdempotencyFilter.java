@@ -344,15 +344,6 @@ public final class IdempotencyFilter implements Filter {
     return StoredResponse.of(status, captured.headersToKeep(keptHeaders), captured.body());
   }
 
-  /**
-   * Whether the store refused for a reason of the deployment's: SQLState class 42 (a missing table or column, a
-   * refused permission). Everything else (an unreachable database, a deadlock, a restart) stays an outage.
-   */
-  private static boolean isSchemaFault(StoreException e) {
-    String state = e.sqlState();
-    return state != null && state.startsWith("42");
-  }
-
   /** The framework answered before the handler started; nothing may be kept. */
   private static final class RefusedBeforeHandlerException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -470,7 +461,7 @@ public final class IdempotencyFilter implements Filter {
       problem = Problem.of(ProblemCode.RESPONSE_TOO_LARGE)
           .withDetail("the answer to this request is larger than the server keeps for idempotent requests;"
               + " nothing was applied");
-    } else if (cause instanceof StoreException && isSchemaFault((StoreException) cause)) {
+    } else if (cause instanceof StoreException && ((StoreException) cause).isSchemaFault()) {
       // a fault of the deployment (a missing table or column, a refused permission), not an outage: retrying with
       // the same key cannot help, and the database's own text stays in the log
       LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the store refused " + exchange.recordKey()

@@ -148,14 +148,15 @@ public class IdemAutoConfiguration {
       return header == null || header.isBlank() ? ScopeResolver.principal() : ScopeResolver.header(header.trim());
     }
 
-    /**
-     * The 401 detail: how this application's idempotent requests get a scope, and, when it is the default (the
-     * authenticated principal), the two other ways to choose.
-     */
-    static String unauthenticatedDetail(IdemProperties properties, ScopeResolver scopes, ListableBeanFactory beans) {
-      String header = properties.getFilter().getScopeHeader();
-      boolean ours = beans.containsBean("idemScopeResolver") && beans.getBean("idemScopeResolver") == scopes;
-      if (!ours) {
+    /** The 401 detail when the scope is the authenticated principal, the default: the three ways to choose. */
+    private static final String NO_PRINCIPAL = "idempotent requests need a scope, and this request has no"
+        + " authenticated principal (HttpServletRequest.getUserPrincipal() is null). Choose one of three: authenticate"
+        + " callers (for example with Spring Security), set idem.filter.scope-header to a header that a trusted gateway"
+        + " sets, or define a ScopeResolver bean";
+
+    /** The 401 detail: how this application's idempotent requests get a scope. */
+    static String unauthenticatedDetail(boolean ownResolver, String header) {
+      if (ownResolver) {
         return "idempotent requests need a scope, and this application's ScopeResolver found none for this request:"
             + " keys belong to the caller's scope";
       }
@@ -163,10 +164,7 @@ public class IdemAutoConfiguration {
         return "idempotent requests need a scope, taken here from the " + header.trim() + " header"
             + " (idem.filter.scope-header), which this request does not carry";
       }
-      return "idempotent requests need a scope, and this request has no authenticated principal"
-          + " (HttpServletRequest.getUserPrincipal() is null). Choose one of three: authenticate callers (for example"
-          + " with Spring Security), set idem.filter.scope-header to a header that a trusted gateway sets, or define a"
-          + " ScopeResolver bean";
+      return NO_PRINCIPAL;
     }
 
     @Bean
@@ -199,8 +197,10 @@ public class IdemAutoConfiguration {
         return registration;
       }
       IdemProperties.Filter f = properties.getFilter();
-      String unauthenticated = unauthenticatedDetail(properties, scopes, beans);
-      if (unauthenticated.contains("Choose one of three")) {
+      boolean ownResolver = !(beans.containsBean("idemScopeResolver") && beans.getBean("idemScopeResolver") == scopes);
+      String header = f.getScopeHeader();
+      String unauthenticated = unauthenticatedDetail(ownResolver, header);
+      if (!ownResolver && (header == null || header.isBlank())) {
         boolean security = ClassUtils.isPresent("org.springframework.security.core.Authentication",
             Web.class.getClassLoader());
         LOG.log(security ? System.Logger.Level.INFO : System.Logger.Level.WARNING, "Idem '" + idem.name() + "':"

@@ -4,6 +4,7 @@ import dev.idem.core.UuidV7;
 import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.jdbc.JdbcTransaction;
+import dev.idem.servlet.HttpBodies;
 import dev.idem.servlet.IdempotentExchange;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServlet;
@@ -111,6 +112,7 @@ final class OrdersServlet extends HttpServlet {
 
   /** The order as JSON; the body was validated as JSON by the filter, the id and tenant are escaped. */
   static String orderJson(String id, String tenant, String body) {
-    return "{\"id\":" + Json.string(id) + ",\"tenant\":" + Json.string(tenant) + ",\"order\":" + body + "}";
+    return "{\"id\":" + HttpBodies.jsonString(id) + ",\"tenant\":" + HttpBodies.jsonString(tenant)
+        + ",\"order\":" + body + "}";
   }
 }

@@ -6,6 +6,7 @@ import dev.idem.core.PhasedOperation;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.UuidV7;
 import dev.idem.jdbc.JdbcTransaction;
+import dev.idem.servlet.HttpBodies;
 import dev.idem.servlet.IdempotentExchange;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -64,8 +65,8 @@ final class Shipments {
             update.setString(2, id);
             update.executeUpdate();
           }
-          String json = "{\"id\":" + Json.string(id) + ",\"status\":\"booked\",\"tracking\":" + Json.string(tracking)
-              + "}";
+          String json = "{\"id\":" + HttpBodies.jsonString(id) + ",\"status\":\"booked\",\"tracking\":"
+              + HttpBodies.jsonString(tracking) + "}";
           return PhaseResult.respond(StoredResponse.of(201, Map.of("Content-Type", List.of("application/json")),
               json.getBytes(StandardCharsets.UTF_8)));
         })
