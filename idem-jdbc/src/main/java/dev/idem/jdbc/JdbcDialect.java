@@ -1,6 +1,9 @@
 package dev.idem.jdbc;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.Locale;
+import javax.sql.DataSource;
 
 /** The databases the JDBC stores support. Detected from the connection's metadata unless set explicitly. */
 public enum JdbcDialect {
@@ -43,5 +46,20 @@ public enum JdbcDialect {
     }
     throw new IllegalArgumentException("database '" + productName + "' is not supported; Idem's JDBC stores run on"
         + " PostgreSQL, MariaDB/MySQL and H2 (set the dialect explicitly only for one of these)");
+  }
+
+  /**
+   * The dialect of the database behind {@code dataSource}, read from one connection's metadata.
+   *
+   * @param store the store asking, named in the exception when the database cannot be reached
+   * @throws dev.idem.core.StoreException when no connection can be had
+   * @throws IllegalArgumentException for a database Idem does not support
+   */
+  public static JdbcDialect detect(DataSource dataSource, String store) {
+    try (Connection c = dataSource.getConnection()) {
+      return fromProductName(c.getMetaData().getDatabaseProductName());
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(store, null, "connecting to detect the database dialect", e);
+    }
   }
 }

@@ -114,7 +114,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
     Connection caller = bound.get();
     if (caller != null) {
-      return caller.getAutoCommit() ? runOwned(caller, work) : runJoined(caller, work);
+      return caller.getAutoCommit() ? JdbcTransaction.runOwned(caller, name, dialect, work) : runJoined(caller, work);
     }
     Connection connection;
     try {
@@ -125,48 +125,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
           e);
     }
     try (connection) {
-      return runOwned(connection, work);
-    }
-  }
-
-  private <R> R runOwned(Connection c, TransactionWork<R> work) throws Exception {
-    JdbcTransaction tx;
-    try {
-      tx = new JdbcTransaction(c, true, name, dialect);
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "beginning a transaction", e);
-    }
-    try {
-      R result = work.execute(tx);
-      if (tx.begun()) {
-        if (tx.isRollbackOnly()) {
-          try {
-            c.rollback();
-          } catch (SQLException e) {
-            throw SqlErrors.wrap(name, dialect, "rollback", e);
-          }
-        } else if (!tx.committed()) {
-          try {
-            c.commit();
-          } catch (SQLException e) {
-            throw SqlErrors.wrap(name, dialect, "commit", e);
-          }
-        }
-      }
-      return result;
-    } catch (Throwable t) {
-      if (tx.begun()) {
-        rollbackQuietly(c, t);
-      }
-      throw t;
-    } finally {
-      if (tx.switchedAutoCommit()) {
-        try {
-          c.setAutoCommit(true);
-        } catch (SQLException ignored) {
-          // the pool resets or discards the connection
-        }
-      }
+      return JdbcTransaction.runOwned(connection, name, dialect, work);
     }
   }
 
@@ -556,7 +515,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       if (failure.isSchemaFault()) {
         throw new IllegalStateException("Idem store '" + name + "': the record table " + sql.table + " is missing,"
             + " or lacks a column, on " + dialect + " (" + e.getMessage().strip() + "). Create it from the schema file "
-            + SchemaScript.resource(dialect) + " on the classpath (with your migration tool), or let the store"
+            + SchemaScript.RECORD.resource(dialect) + " on the classpath (with your migration tool), or let the store"
             + " create it (createSchemaIfMissing(true))", e);
       }
       throw failure;
@@ -566,7 +525,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   /** Creates the table and its indexes if they do not exist, from this dialect's schema file. */
   public void createSchemaIfMissing() {
     try (Connection c = dataSource.getConnection()) {
-      SchemaScript.run(c, dialect, sql.table);
+      SchemaScript.RECORD.run(c, dialect, sql.table);
     } catch (SQLException e) {
       throw SqlErrors.wrap(name, dialect, "creating the schema", e);
     }
@@ -723,14 +682,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     public JdbcIdempotencyStore build() {
-      JdbcDialect d = dialect;
-      if (d == null) {
-        try (Connection c = dataSource.getConnection()) {
-          d = JdbcDialect.fromProductName(c.getMetaData().getDatabaseProductName());
-        } catch (SQLException e) {
-          throw SqlErrors.wrap(name, JdbcDialect.H2, "detecting the database dialect", e);
-        }
-      }
+      JdbcDialect d = dialect == null ? JdbcDialect.detect(dataSource, name) : dialect;
       JdbcIdempotencyStore store = new JdbcIdempotencyStore(this, d);
       if (createSchemaIfMissing) {
         store.createSchemaIfMissing();

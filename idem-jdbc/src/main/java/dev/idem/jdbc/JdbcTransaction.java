@@ -1,6 +1,7 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
@@ -106,4 +107,67 @@ public final class JdbcTransaction implements StoreTransaction {
   public boolean isRollbackOnly() {
     return rollbackOnly;
   }
+
+  /**
+   * The caller's own open transaction on {@code connection}, for the stores' methods that write in the caller's
+   * transaction ({@code JdbcOutboxStore}'s enqueue, {@code JdbcInboxStore}'s records). Auto-commit must be off; the
+   * caller commits, rolls back and closes the connection.
+   */
+  public static JdbcTransaction of(Connection connection) {
+    try {
+      return new JdbcTransaction(connection, false, "caller", null);
+    } catch (SQLException e) {
+      throw new IllegalStateException("unreachable: a joined transaction asks the connection nothing", e);
+    }
+  }
+
+  /**
+   * Runs the work in a transaction the store owns on {@code c}: begun lazily, committed when the work returns (unless
+   * it marked the transaction rollback-only or the store committed it already), rolled back when it throws.
+   */
+  static <R> R runOwned(Connection c, String name, JdbcDialect dialect, TransactionWork<R> work) throws Exception {
+    JdbcTransaction tx;
+    try {
+      tx = new JdbcTransaction(c, true, name, dialect);
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(name, dialect, "beginning a transaction", e);
+    }
+    try {
+      R result = work.execute(tx);
+      if (tx.begun()) {
+        if (tx.isRollbackOnly()) {
+          try {
+            c.rollback();
+          } catch (SQLException e) {
+            throw SqlErrors.wrap(name, dialect, "rollback", e);
+          }
+        } else if (!tx.committed()) {
+          try {
+            c.commit();
+          } catch (SQLException e) {
+            throw SqlErrors.wrap(name, dialect, "commit", e);
+          }
+        }
+      }
+      return result;
+    } catch (Throwable t) {
+      if (tx.begun()) {
+        try {
+          c.rollback();
+        } catch (SQLException e) {
+          t.addSuppressed(e);
+        }
+      }
+      throw t;
+    } finally {
+      if (tx.switchedAutoCommit()) {
+        try {
+          c.setAutoCommit(true);
+        } catch (SQLException ignored) {
+          // the pool resets or discards the connection
+        }
+      }
+    }
+  }
+
 }

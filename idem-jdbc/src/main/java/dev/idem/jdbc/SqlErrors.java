@@ -28,6 +28,9 @@ public final class SqlErrors {
     if (e instanceof SQLTimeoutException) {
       return true;
     }
+    if (dialect == null) {
+      return false;
+    }
     switch (dialect) {
       case POSTGRESQL:
         return "57014".equals(state) || "55P03".equals(state);

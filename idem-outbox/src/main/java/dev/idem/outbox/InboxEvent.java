@@ -12,8 +12,10 @@ import java.util.Objects;
  * @param eventId the event's id, unique per producer: 1 to 255 characters, no control characters
  * @param source where the event came from (a topic, a webhook sender), kept for operators; may be null
  * @param payload the exact bytes received, compared by SHA-256 with those of an earlier delivery
+ * @param message the broker's own message it came in (a RabbitMQ {@code Delivery}, a NATS {@code Message}, a Kafka
+ *     {@code ConsumerRecord}), for handlers that need its headers; null when there is none. Not part of equality.
  */
-public record InboxEvent(String eventId, String source, byte[] payload) {
+public record InboxEvent(String eventId, String source, byte[] payload, Object message) {
   public InboxEvent {
     Limits.text("eventId", eventId, Limits.NAME);
     if (source != null) {
@@ -22,9 +24,27 @@ public record InboxEvent(String eventId, String source, byte[] payload) {
     Objects.requireNonNull(payload, "payload");
   }
 
+  /** An event that came in no broker message. */
+  public InboxEvent(String eventId, String source, byte[] payload) {
+    this(eventId, source, payload, null);
+  }
+
   /** An event with no source. */
   public static InboxEvent of(String eventId, byte[] payload) {
     return new InboxEvent(eventId, null, payload);
+  }
+
+  /**
+   * The broker's message, as {@code type}.
+   *
+   * @throws IllegalStateException when the event came in no message of that type
+   */
+  public <T> T message(Class<T> type) {
+    if (!type.isInstance(message)) {
+      throw new IllegalStateException("event " + eventId + " came in " + (message == null ? "no broker message"
+          : "a " + message.getClass().getName()) + ", not a " + type.getName());
+    }
+    return type.cast(message);
   }
 
   /** Equal when the id, the source and the payload bytes are. */

@@ -1,5 +1,8 @@
 package dev.idem.outbox;
 
+import dev.idem.outbox.spi.ClaimedEvent;
+import dev.idem.outbox.spi.FailedDelivery;
+import dev.idem.outbox.spi.OutboxStore;
 import dev.idem.retry.Backoff;
 import dev.idem.retry.Jitter;
 import java.time.Duration;
@@ -41,6 +44,7 @@ public final class OutboxRelay implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(OutboxRelay.class.getName());
 
   private final Outbox outbox;
+  private final OutboxStore store;
   private final String name;
   private final Map<String, Route> routes;
   private final List<String> routeNames;
@@ -62,6 +66,7 @@ public final class OutboxRelay implements AutoCloseable {
 
   private OutboxRelay(Builder b) {
     this.outbox = b.outbox;
+    this.store = b.outbox.store();
     this.name = b.name;
     Map<String, Route> resolved = new LinkedHashMap<>();
     b.routes.forEach((k, r) -> resolved.put(k, r.maxAttempts() == -1 ? new Route(r.transport(), b.defaultMaxAttempts) : r));
@@ -116,29 +121,30 @@ public final class OutboxRelay implements AutoCloseable {
    */
   public int runOnce() {
     String token = name + "/" + UUID.randomUUID();
-    List<Outbox.Claimed> batch = outbox.claim(token, lease, batchSize, routeNames);
+    Instant claimedAt = outbox.clock().instant();
+    List<ClaimedEvent> batch = store.claim(token, routeNames, claimedAt, claimedAt.plus(lease), batchSize);
     if (batch.isEmpty()) {
       return 0;
     }
     safely(() -> listener.claimed(name, batch.size()));
     long leaseEnds = System.nanoTime() + lease.toNanos();
-    Map<String, List<Outbox.Claimed>> byRoute = new LinkedHashMap<>();
-    for (Outbox.Claimed c : batch) {
+    Map<String, List<ClaimedEvent>> byRoute = new LinkedHashMap<>();
+    for (ClaimedEvent c : batch) {
       byRoute.computeIfAbsent(Limits.route(c.message().destination()), k -> new ArrayList<>()).add(c);
     }
-    List<Outbox.Claimed> delivered = new ArrayList<>(batch.size());
-    List<Outbox.Failure> failures = new ArrayList<>();
-    List<Outbox.Claimed> unsent = new ArrayList<>();
+    List<ClaimedEvent> delivered = new ArrayList<>(batch.size());
+    List<FailedDelivery> failures = new ArrayList<>();
+    List<ClaimedEvent> unsent = new ArrayList<>();
     Instant now = outbox.clock().instant();
-    for (Map.Entry<String, List<Outbox.Claimed>> e : byRoute.entrySet()) {
-      List<Outbox.Claimed> rows = e.getValue();
+    for (Map.Entry<String, List<ClaimedEvent>> e : byRoute.entrySet()) {
+      List<ClaimedEvent> rows = e.getValue();
       Route route = routes.get(e.getKey()); // the claim returns only this relay's routes
       if (!running && !workers.isEmpty() || System.nanoTime() >= leaseEnds) {
         unsent.addAll(rows); // stopping, or the lease ran out before this route's turn: give them back unsent
         continue;
       }
       List<OutboxMessage> messages = new ArrayList<>(rows.size());
-      for (Outbox.Claimed c : rows) {
+      for (ClaimedEvent c : rows) {
         messages.add(c.message());
       }
       List<DeliveryResult> results;
@@ -159,7 +165,7 @@ public final class OutboxRelay implements AutoCloseable {
       }
       now = outbox.clock().instant();
       for (int i = 0; i < rows.size(); i++) {
-        Outbox.Claimed c = rows.get(i);
+        ClaimedEvent c = rows.get(i);
         DeliveryResult r = results.get(i);
         if (r == null) {
           r = DeliveryResult.retry("transport returned no result", null);
@@ -171,26 +177,26 @@ public final class OutboxRelay implements AutoCloseable {
         }
       }
     }
-    int changed = outbox.finish(token, delivered, failures, deleteDelivered);
+    int changed = store.finish(token, delivered, failures, deleteDelivered, outbox.clock().instant());
     int expected = delivered.size() + failures.size();
     if (changed < expected) {
       int lost = expected - changed;
       safely(() -> listener.leaseLost(name, lost));
     }
     if (!unsent.isEmpty()) {
-      outbox.release(token, unsent);
+      store.release(token, unsent, outbox.clock().instant());
     }
     Instant done = outbox.clock().instant();
-    for (Outbox.Claimed c : delivered) {
+    for (ClaimedEvent c : delivered) {
       safely(() -> listener.delivered(name, c.message(), Duration.between(c.message().createdAt(), done)));
     }
-    for (Outbox.Failure f : failures) {
+    for (FailedDelivery f : failures) {
       safely(() -> listener.failed(name, f.claimed().message(), f.result(), f.dead()));
     }
     return batch.size();
   }
 
-  private Outbox.Failure failure(Outbox.Claimed c, DeliveryResult r, int maxAttempts, Instant now) {
+  private FailedDelivery failure(ClaimedEvent c, DeliveryResult r, int maxAttempts, Instant now) {
     int sinceReplay = c.attempts() + 1 - c.attemptBase();
     boolean dead = r.kind() == DeliveryResult.Kind.PERMANENT || sinceReplay >= maxAttempts;
     long delay = backoff.delayNanos(Math.max(1, sinceReplay), 0L, ThreadLocalRandom.current());
@@ -198,7 +204,7 @@ public final class OutboxRelay implements AutoCloseable {
       Duration asked = r.retryAfter().get();
       delay = Math.max(delay, (asked.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : asked).toNanos());
     }
-    return new Outbox.Failure(c, r, dead, dead ? now : now.plusNanos(delay));
+    return new FailedDelivery(c, r, dead, dead ? now : now.plusNanos(delay));
   }
 
   private void work() {

@@ -1,7 +1,5 @@
 package dev.idem.outbox;
 
-import java.util.Locale;
-
 /** Where an outbox event is in its life. */
 public enum OutboxStatus {
   /** Waiting to be sent, being sent (leased by a relay) or waiting for its next attempt. */
@@ -11,13 +9,5 @@ public enum OutboxStatus {
   /** Out of attempts, or refused for good. Kept until an operator replays or discards it; parks an ordered aggregate. */
   DEAD,
   /** Given up by an operator. Unparks its aggregate; purged like a delivered event. */
-  DISCARDED;
-
-  String column() {
-    return name().toLowerCase(Locale.ROOT);
-  }
-
-  static OutboxStatus fromColumn(String value) {
-    return valueOf(value.toUpperCase(Locale.ROOT));
-  }
+  DISCARDED
 }

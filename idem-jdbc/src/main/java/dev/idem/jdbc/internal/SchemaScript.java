@@ -10,20 +10,60 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Pattern;
 
-/** Reads a dialect's schema file from the classpath and runs it, with the configured table name. */
-public final class SchemaScript {
-  public static final String DEFAULT_TABLE = "idem_record";
+/**
+ * The one runner of every schema file: reads a dialect's file from the classpath, keeps the statements of one table
+ * (with its indexes and side tables), renames them to the configured table and runs them under {@link SchemaLock}.
+ */
+public enum SchemaScript {
+  /** The idempotency records: {@code V1__idem_record.sql}. */
+  RECORD("V1__idem_record.sql", "idem_record"),
+  /** The outbox and its attempt history: the outbox half of {@code V2__idem_outbox.sql}. */
+  OUTBOX("V2__idem_outbox.sql", "idem_outbox"),
+  /** The inbox: the inbox half of {@code V2__idem_outbox.sql}. */
+  INBOX("V2__idem_outbox.sql", "idem_inbox");
 
-  private SchemaScript() {}
+  private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,49}");
 
-  /** The classpath resource of a dialect's schema file. */
-  public static String resource(JdbcDialect dialect) {
-    return "db/idem/" + dialect.resourceFolder() + "/V1__idem_record.sql";
+  private final String file;
+  private final String table;
+  private final Pattern mentions;
+
+  SchemaScript(String file, String table) {
+    this.file = file;
+    this.table = table;
+    this.mentions = Pattern.compile("\\b" + table + "\\b|\\b" + table + "_");
   }
 
-  /** The statements of the schema file for a table, comments removed. */
-  public static List<String> statements(JdbcDialect dialect, String table) {
+  /** The default table name, as the schema file spells it. */
+  public String defaultTable() {
+    return table;
+  }
+
+  /** The classpath resource of a dialect's schema file for this table. */
+  public String resource(JdbcDialect dialect) {
+    return "db/idem/" + dialect.resourceFolder() + "/" + file;
+  }
+
+  /**
+   * Checks an unqualified table name: an SQL identifier short enough for the names derived from it.
+   *
+   * @throws IllegalArgumentException otherwise
+   */
+  public static String checkTable(String table) {
+    if (table == null || !TABLE.matcher(table).matches()) {
+      throw new IllegalArgumentException("table must be an SQL identifier of at most 50 characters"
+          + " ([A-Za-z_][A-Za-z0-9_]*), got '" + table + "'");
+    }
+    return table;
+  }
+
+  /**
+   * The statements of this table in the dialect's file, comments removed, renamed to {@code name} (which may be
+   * schema-qualified: derived names such as indexes take only its last part).
+   */
+  public List<String> statements(JdbcDialect dialect, String name) {
     String text;
     try (InputStream in = SchemaScript.class.getClassLoader().getResourceAsStream(resource(dialect))) {
       if (in == null) {
@@ -33,27 +73,28 @@ public final class SchemaScript {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    String simple = table.contains(".") ? table.substring(table.indexOf('.') + 1) : table;
     StringBuilder body = new StringBuilder();
     for (String line : text.split("\n")) {
       if (!line.strip().startsWith("--")) {
-        body.append(line).append('\n');
+        int comment = line.indexOf(" -- ");
+        body.append(comment >= 0 ? line.substring(0, comment) : line).append('\n');
       }
     }
-    String replaced = body.toString()
-        .replaceAll("\\bidem_record_(\\w+)", simple + "_$1")
-        .replaceAll("\\bidem_record\\b", table);
+    String simple = name.contains(".") ? name.substring(name.indexOf('.') + 1) : name;
     List<String> statements = new ArrayList<>();
-    for (String s : replaced.split(";\\s*\n")) {
-      if (!s.isBlank()) {
-        statements.add(s.strip());
+    for (String s : body.toString().split(";\\s*\n")) {
+      if (s.isBlank() || !mentions.matcher(s).find()) {
+        continue;
       }
+      statements.add(s.strip()
+          .replaceAll("\\b" + table + "_(\\w+)", simple + "_$1")
+          .replaceAll("\\b" + table + "\\b", name));
     }
     return statements;
   }
 
-  /** Runs the schema file for {@code table} under {@link SchemaLock}. */
-  public static void run(Connection c, JdbcDialect dialect, String table) throws SQLException {
-    SchemaLock.run(c, dialect, statements(dialect, table));
+  /** Creates whatever is missing of the table, its indexes and side tables; idempotent. */
+  public void run(Connection c, JdbcDialect dialect, String name) throws SQLException {
+    SchemaLock.run(c, dialect, statements(dialect, name));
   }
 }

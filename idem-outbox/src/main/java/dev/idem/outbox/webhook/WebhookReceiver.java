@@ -1,9 +1,11 @@
 package dev.idem.outbox.webhook;
 
+import dev.idem.core.StoreException;
+import dev.idem.core.spi.StoreTransaction;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxResult;
-import java.sql.Connection;
 import java.util.Objects;
 import java.util.function.Function;
 
@@ -19,13 +21,14 @@ public final class WebhookReceiver {
   private final Transactions transactions;
 
   /**
-   * Runs the inbox's work in a transaction the caller manages, on a connection of that transaction with auto-commit
-   * off, committing when {@code work} returns and rolling back when it throws. A framework's transaction lets the
-   * handler's own data access (a template, a repository) join the inbox's transaction.
+   * Runs the inbox's work in a transaction the caller manages (for JDBC, {@code JdbcTransaction.of(connection)} on
+   * a connection of that transaction with auto-commit off), committing when {@code work} returns and rolling back
+   * when it throws. A framework's transaction lets the handler's own data access (a template, a repository) join the
+   * inbox's transaction.
    */
   @FunctionalInterface
   public interface Transactions {
-    InboxResult inTransaction(Function<Connection, InboxResult> work);
+    InboxResult inTransaction(Function<StoreTransaction, InboxResult> work);
   }
 
   private WebhookReceiver(WebhookVerifier verifier, Inbox inbox, String consumer, Transactions transactions) {
@@ -37,7 +40,7 @@ public final class WebhookReceiver {
 
   /**
    * A receiver for {@code consumer} (the inbox's consumer name, e.g. {@code provider-webhooks}). Each webhook runs in
-   * a transaction of its own on the inbox's data source; the handler must do its work on the connection it is given.
+   * a transaction of its own of the inbox's store; the handler must do its work in the transaction it is given.
    */
   public static WebhookReceiver of(String consumer, WebhookVerifier verifier, Inbox inbox) {
     return new WebhookReceiver(verifier, inbox, consumer, null);
@@ -59,15 +62,26 @@ public final class WebhookReceiver {
   /**
    * Verifies and processes one webhook in its own transaction.
    *
+   * @param message what the handler finds in {@link InboxEvent#message(Class)} (the adapter's view of the request);
+   *     may be null
    * @throws WebhookVerificationException when the webhook is refused (answer 401, or 413 for a body too large)
    * @throws dev.idem.outbox.InboxPayloadMismatchException when the id was seen with another body (answer 409)
    * @throws dev.idem.outbox.InboxHandlerException when the handler failed (answer 5xx so that the sender retries)
    */
-  public InboxResult receive(String id, String timestamp, String signature, byte[] body, InboxHandler handler) {
+  public InboxResult receive(String id, String timestamp, String signature, byte[] body, Object message,
+      InboxHandler handler) {
     verifier.verify(id, timestamp, signature, body);
-    if (transactions == null) {
-      return inbox.processAndCommit(consumer, id, "webhook", body, handler);
+    InboxEvent event = new InboxEvent(id, "webhook", body, message);
+    if (transactions != null) {
+      return transactions.inTransaction(tx -> inbox.process(tx, consumer, event, handler));
     }
-    return transactions.inTransaction(connection -> inbox.process(connection, consumer, id, "webhook", body, handler));
+    try {
+      return inbox.inTransaction(tx -> inbox.process(tx, consumer, event, handler));
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new StoreException(inbox.store().name(), "processing webhook " + id + " failed: " + e, null, false,
+          false, e);
+    }
   }
 }

@@ -1,0 +1,526 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
+import dev.idem.jdbc.internal.SchemaScript;
+import dev.idem.outbox.InboxHandlerException;
+import dev.idem.outbox.spi.InboxAdmin;
+import dev.idem.outbox.spi.InboxStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/**
+ * The inbox on a JDBC database (PostgreSQL, MariaDB, H2): the table {@code idem_inbox} (schema file
+ * {@code db/idem/<dialect>/V2__idem_outbox.sql}), one row per (consumer, event id).
+ *
+ * <pre>{@code
+ * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
+ * }</pre>
+ *
+ * <p>Implementation note, batches: {@link #record} writes the records of a batch in one statement, in Unicode code
+ * point order of their ids (the order of the key on MariaDB, {@code utf8mb4_nopad_bin}), so every transaction takes
+ * its key locks in one global order: two batches can wait for each other only one way. PostgreSQL inserts from
+ * {@code unnest} of arrays ({@code ON CONFLICT DO NOTHING RETURNING}), one SQL text for every batch size. MariaDB
+ * inserts multi-row {@code INSERT IGNORE ... RETURNING}: on 10.11, {@code RETURNING} lists only the rows actually
+ * inserted, also after waiting for a concurrent transaction that inserted the same key and then committed (not
+ * listed) or rolled back (inserted and listed). H2 inserts row by row. The records get {@code processed_at} in that
+ * insert (they become visible only when the caller commits), so only non-null results need a second statement: one
+ * JDBC batch of updates. The events found already recorded are read in one statement that locks exactly their rows:
+ * {@code = ANY(?) FOR SHARE} on PostgreSQL, and on MariaDB a {@code UNION ALL} of primary key lookups, as an
+ * {@code IN} list may lock (and wait for) every row of the consumer.
+ *
+ * <p>Implementation note, a handler that catches an SQL error: PostgreSQL aborts the whole transaction on an error,
+ * and pgjdbc then turns the commit into a silent rollback, so a handler that catches one (say, "insert and ignore a
+ * unique violation") would lose the inbox records and every effect while the call reports them processed.
+ * {@link #keep}'s statement fails in an aborted transaction (SQLState {@code 25P02}); where no result is to be kept,
+ * a probe reads the first new record back instead. That probe, and the update counts, also catch a handler that
+ * rolled the transaction back, or caught an error for which the database did (a deadlock on MariaDB rolls the whole
+ * transaction back and later statements run in a new one): the record is then gone. A handler that switched
+ * auto-commit on is caught as well. Each of these is an {@link InboxHandlerException}: the handler broke the
+ * transaction.
+ */
+public final class JdbcInboxStore implements InboxStore {
+  /** PostgreSQL's "current transaction is aborted, commands ignored until end of transaction block". */
+  private static final String IN_FAILED_TRANSACTION = "25P02";
+
+  private final DataSource dataSource;
+  private final JdbcDialect dialect;
+  private final String table;
+  private final String insert;
+  private final String insertMany;
+  private final String selectMany;
+  private final String probe;
+  private final String keepResult;
+  private final Admin admin = new Admin();
+
+  private JdbcInboxStore(Builder b, JdbcDialect dialect) {
+    this.dataSource = b.dataSource;
+    this.dialect = dialect;
+    this.table = b.table;
+    String columns = " (consumer, event_id, source, payload_hash, received_at, processed_at)";
+    switch (dialect) {
+      case POSTGRESQL:
+        insert = null;
+        insertMany = "INSERT INTO " + table + columns
+            + " SELECT CAST(? AS VARCHAR), u.event_id, u.source, u.payload_hash, CAST(? AS BIGINT), CAST(? AS BIGINT)"
+            + " FROM unnest(?::varchar[], ?::varchar[], ?::char(64)[]) WITH ORDINALITY"
+            + " AS u(event_id, source, payload_hash, n) ORDER BY u.n"
+            + " ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id";
+        break;
+      case MARIADB:
+        // every value is checked against its column first, so IGNORE only ever ignores the duplicate key
+        insert = null;
+        insertMany = "INSERT IGNORE INTO " + table + columns + " VALUES "; // rows and RETURNING added per batch
+        break;
+      default:
+        insert = "INSERT INTO " + table + columns + " VALUES (?, ?, ?, ?, ?, ?)";
+        insertMany = null; // H2 inserts row by row
+    }
+    // a shared locking read sees the latest committed row whatever the transaction's snapshot; shared, because
+    // concurrent duplicates all hold a shared lock on the key after their insert found it (an exclusive request
+    // from each of them would deadlock on MariaDB)
+    String read = "SELECT event_id, payload_hash, result, received_at FROM " + table
+        + " WHERE consumer = ? AND event_id";
+    switch (dialect) {
+      case POSTGRESQL:
+        selectMany = read + " = ANY(?) FOR SHARE";
+        break;
+      case MARIADB:
+        // InnoDB locks every row a locking read examines, and for "consumer = ? AND event_id IN (...)" the optimizer
+        // may scan all of the consumer's rows (it does on small tables), waiting for other transactions' new rows
+        // and deadlocking with them; a UNION ALL of the single-event read is a primary key lookup per id, always
+        selectMany = "(" + read + " = ? LOCK IN SHARE MODE)";
+        break;
+      default:
+        selectMany = read + " IN ("; // the ids' placeholders are added per batch; H2's reads take no locks
+    }
+    keepResult = "UPDATE " + table + " SET result = ? WHERE consumer = ? AND event_id = ?";
+    probe = "SELECT 1 FROM " + table + " WHERE consumer = ? AND event_id = ?";
+  }
+
+  /** A builder of a store on {@code dataSource}; the dialect is detected from it unless set. */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  @Override
+  public String name() {
+    return table;
+  }
+
+  public JdbcDialect dialect() {
+    return dialect;
+  }
+
+  /** The inbox table's name. */
+  public String table() {
+    return table;
+  }
+
+  /** The data source of the store's own transactions. */
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  @Override
+  public <R> R inTransaction(TransactionWork<R> work) throws Exception {
+    Connection c;
+    try {
+      c = dataSource.getConnection();
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "getting a connection", e);
+    }
+    try (c) {
+      return JdbcTransaction.runOwned(c, table, dialect, work);
+    }
+  }
+
+  @Override
+  public InboxAdmin admin() {
+    return admin;
+  }
+
+  @Override
+  public List<Recorded> record(StoreTransaction tx, String consumer, List<Entry> events, Instant now) {
+    Connection c = JdbcOutboxStore.openTransaction(tx, table, dialect);
+    int n = events.size();
+    List<Integer> order = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      order.add(i);
+    }
+    order.sort((x, y) -> byCodePoint(events.get(x).eventId(), events.get(y).eventId()));
+    long at = now.toEpochMilli();
+    Set<String> inserted;
+    try {
+      inserted = insertMany(c, consumer, events, order, at);
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "recording " + n + " events for " + consumer, e);
+    }
+    List<String> existing = new ArrayList<>();
+    for (int i : order) {
+      if (!inserted.contains(events.get(i).eventId())) {
+        existing.add(events.get(i).eventId());
+      }
+    }
+    Map<String, Stored> stored = existing.isEmpty() ? Map.of() : readMany(c, consumer, existing);
+    Recorded fresh = new Recorded(Status.NEW, null, now);
+    List<Recorded> out = new ArrayList<>(n);
+    for (Entry e : events) {
+      if (inserted.contains(e.eventId())) {
+        out.add(fresh);
+        continue;
+      }
+      Stored s = stored.get(e.eventId());
+      if (s == null) {
+        throw new IllegalStateException("event " + e.eventId() + " for " + consumer + " conflicted but is not there");
+      }
+      out.add(new Recorded(s.hash().trim().equals(e.digest()) ? Status.DUPLICATE : Status.MISMATCH, s.result(),
+          Instant.ofEpochMilli(s.receivedAt())));
+    }
+    return out;
+  }
+
+  /** Writes the records of {@code events} in {@code order} (lock order); returns the ids inserted. */
+  private Set<String> insertMany(Connection c, String consumer, List<Entry> events, List<Integer> order, long now)
+      throws SQLException {
+    int size = order.size();
+    Set<String> inserted = new HashSet<>();
+    if (dialect == JdbcDialect.H2) {
+      for (int k : order) {
+        if (insertOne(c, consumer, events.get(k), now)) {
+          inserted.add(events.get(k).eventId());
+        }
+      }
+      return inserted;
+    }
+    String sql = insertMany;
+    if (dialect == JdbcDialect.MARIADB) {
+      StringBuilder rows = new StringBuilder(insertMany);
+      for (int k = 0; k < size; k++) {
+        rows.append(k == 0 ? "(?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?)");
+      }
+      sql = rows.append(" RETURNING event_id").toString();
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      if (dialect == JdbcDialect.POSTGRESQL) {
+        String[] ids = new String[size];
+        String[] sources = new String[size];
+        String[] hashes = new String[size];
+        for (int k = 0; k < size; k++) {
+          Entry e = events.get(order.get(k));
+          ids[k] = e.eventId();
+          sources[k] = e.source();
+          hashes[k] = e.digest();
+        }
+        ps.setString(1, consumer);
+        ps.setLong(2, now);
+        ps.setLong(3, now);
+        ps.setArray(4, c.createArrayOf("varchar", ids));
+        ps.setArray(5, c.createArrayOf("varchar", sources));
+        ps.setArray(6, c.createArrayOf("varchar", hashes));
+      } else {
+        int p = 1;
+        for (int k : order) {
+          Entry e = events.get(k);
+          ps.setString(p++, consumer);
+          ps.setString(p++, e.eventId());
+          ps.setString(p++, e.source());
+          ps.setString(p++, e.digest());
+          ps.setLong(p++, now);
+          ps.setLong(p++, now);
+        }
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          inserted.add(rs.getString(1));
+        }
+      }
+    }
+    return inserted;
+  }
+
+  private boolean insertOne(Connection c, String consumer, Entry e, long now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(insert)) {
+      ps.setString(1, consumer);
+      ps.setString(2, e.eventId());
+      ps.setString(3, e.source());
+      ps.setString(4, e.digest());
+      ps.setLong(5, now);
+      ps.setLong(6, now);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException ex) {
+      if (SqlErrors.isUniqueViolation(dialect, ex)) {
+        return false; // H2 keeps the transaction usable after a failed statement
+      }
+      throw ex;
+    }
+  }
+
+  /** The records of {@code eventIds} (all known to exist), read with a shared lock, by id. */
+  private Map<String, Stored> readMany(Connection c, String consumer, List<String> eventIds) {
+    int size = eventIds.size();
+    String sql;
+    switch (dialect) {
+      case POSTGRESQL:
+        sql = selectMany;
+        break;
+      case MARIADB:
+        sql = String.join(" UNION ALL ", Collections.nCopies(size, selectMany));
+        break;
+      default:
+        sql = selectMany + String.join(", ", Collections.nCopies(size, "?")) + ")";
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      if (dialect == JdbcDialect.POSTGRESQL) {
+        ps.setString(1, consumer);
+        ps.setArray(2, c.createArrayOf("varchar", eventIds.toArray(new String[0])));
+      } else if (dialect == JdbcDialect.MARIADB) {
+        for (int k = 0; k < size; k++) {
+          ps.setString(2 * k + 1, consumer);
+          ps.setString(2 * k + 2, eventIds.get(k));
+        }
+      } else {
+        ps.setString(1, consumer);
+        for (int k = 0; k < size; k++) {
+          ps.setString(k + 2, eventIds.get(k));
+        }
+      }
+      Map<String, Stored> stored = new HashMap<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          stored.put(rs.getString(1), new Stored(rs.getString(2), rs.getString(3), rs.getLong(4)));
+        }
+      }
+      return stored;
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "reading " + size + " events for " + consumer, e);
+    }
+  }
+
+  /** What a locking read found of a record. */
+  private record Stored(String hash, String result, long receivedAt) {}
+
+  @Override
+  public void keep(StoreTransaction tx, String consumer, List<String> eventIds, List<String> results) {
+    if (eventIds.isEmpty()) {
+      return;
+    }
+    Connection c = tx.unwrap(Connection.class);
+    if (!keepResults(c, consumer, eventIds, results)) {
+      checkStillRecorded(c, consumer, eventIds.get(0));
+    }
+    boolean autoCommit;
+    try {
+      autoCommit = c.getAutoCommit();
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "checking the transaction after the handler", e);
+    }
+    if (autoCommit) {
+      // the handler committed part of the work on its own
+      throw new InboxHandlerException(consumer, eventIds.get(0), new IllegalStateException("the handler switched"
+          + " auto-commit on: the inbox and the effects must commit together, in the caller's transaction"));
+    }
+  }
+
+  /** Keeps the non-null results, in one JDBC batch; returns whether that checked every record's presence. */
+  private boolean keepResults(Connection c, String consumer, List<String> eventIds, List<String> results) {
+    if (results.stream().allMatch(Objects::isNull)) {
+      return false;
+    }
+    try (PreparedStatement ps = c.prepareStatement(keepResult)) {
+      for (int k = 0; k < results.size(); k++) {
+        if (results.get(k) != null) {
+          ps.setString(1, results.get(k));
+          ps.setString(2, consumer);
+          ps.setString(3, eventIds.get(k));
+          ps.addBatch();
+        }
+      }
+      int[] counts = ps.executeBatch();
+      boolean unknown = false;
+      for (int k = 0, row = 0; k < results.size(); k++) {
+        if (results.get(k) != null) {
+          int count = counts[row++];
+          if (count == 0) {
+            throw rowGone(consumer, eventIds.get(k));
+          }
+          unknown |= count == Statement.SUCCESS_NO_INFO;
+        }
+      }
+      return !unknown; // a driver that reports no counts leaves the check to the probe
+    } catch (SQLException e) {
+      throw afterHandler(consumer, eventIds.get(0), "keeping the results of " + eventIds.size() + " events for "
+          + consumer, e);
+    }
+  }
+
+  /**
+   * Where no result is kept: checks, in one round trip, that the first new record is still there. It is not when
+   * the handler rolled the transaction back, or the database did and the handler caught the error. On PostgreSQL
+   * the statement also fails if the handler caught an error that aborted the transaction.
+   */
+  private void checkStillRecorded(Connection c, String consumer, String eventId) {
+    try (PreparedStatement ps = c.prepareStatement(probe)) {
+      ps.setString(1, consumer);
+      ps.setString(2, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw rowGone(consumer, eventId);
+        }
+      }
+    } catch (SQLException e) {
+      throw afterHandler(consumer, eventId, "checking the transaction after the handler for " + consumer, e);
+    }
+  }
+
+  private static InboxHandlerException rowGone(String consumer, String eventId) {
+    return new InboxHandlerException(consumer, eventId, new IllegalStateException("the inbox record is gone from the"
+        + " transaction: the handler rolled it back, or caught an error for which the database rolled it back (e.g. a"
+        + " deadlock); roll back, and the event will be processed again"));
+  }
+
+  /**
+   * What a failed statement after the handler means: on PostgreSQL, SQLState {@code 25P02} says an earlier statement
+   * failed and the transaction is aborted; the store's own statements before the handler succeeded, so the handler
+   * caught that error: a handler failure. Anything else is the store's.
+   */
+  private RuntimeException afterHandler(String consumer, String eventId, String what, SQLException e) {
+    if (dialect == JdbcDialect.POSTGRESQL && IN_FAILED_TRANSACTION.equals(e.getSQLState())) {
+      SQLException aborted = new SQLException("the transaction was aborted by an error the handler caught; roll back"
+          + " (a handler must rethrow SQL errors, or roll back to a savepoint it set to recover from one): "
+          + e.getMessage(), e.getSQLState(), e.getErrorCode(), e);
+      return new InboxHandlerException(consumer, eventId, aborted);
+    }
+    return SqlErrors.wrap(table, dialect, what, e);
+  }
+
+  /** Unicode code point order: the order of the key on MariaDB ({@code utf8mb4_nopad_bin}). */
+  private static int byCodePoint(String a, String b) {
+    int i = 0;
+    while (i < a.length() && i < b.length()) {
+      int x = a.codePointAt(i);
+      int y = b.codePointAt(i);
+      if (x != y) {
+        return Integer.compare(x, y);
+      }
+      i += Character.charCount(x);
+    }
+    return Integer.compare(a.length(), b.length());
+  }
+
+  /** The operator side, on the store's own short transactions. */
+  private final class Admin implements InboxAdmin {
+    @Override
+    public boolean contains(String consumer, String eventId) {
+      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(probe)) {
+        ps.setString(1, consumer);
+        ps.setString(2, eventId);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next();
+        }
+      } catch (SQLException e) {
+        throw SqlErrors.wrap(table, dialect, "looking up event " + eventId, e);
+      }
+    }
+
+    @Override
+    public int purge(Instant receivedBefore, int limit) {
+      if (limit < 1) {
+        throw new IllegalArgumentException("limit must be positive, got " + limit);
+      }
+      String sql;
+      switch (dialect) {
+        case POSTGRESQL:
+          sql = "DELETE FROM " + table + " WHERE (consumer, event_id) IN (SELECT consumer, event_id FROM " + table
+              + " WHERE received_at <= ? ORDER BY received_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+          break;
+        case MARIADB:
+          sql = "DELETE FROM " + table + " WHERE received_at <= ? ORDER BY received_at LIMIT ?";
+          break;
+        default:
+          sql = "DELETE FROM " + table + " WHERE received_at <= ? FETCH FIRST ? ROWS ONLY";
+      }
+      try (Connection c = dataSource.getConnection()) {
+        boolean autoCommit = c.getAutoCommit();
+        try {
+          c.setAutoCommit(true);
+          try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, receivedBefore.toEpochMilli());
+            ps.setInt(2, limit);
+            return ps.executeUpdate();
+          }
+        } finally {
+          JdbcOutboxStore.restore(c, autoCommit, -1);
+        }
+      } catch (SQLException e) {
+        throw SqlErrors.wrap(table, dialect, "purging the inbox", e);
+      }
+    }
+  }
+
+  /** Creates the inbox table where missing. */
+  public void createSchemaIfMissing() {
+    try (Connection c = dataSource.getConnection()) {
+      SchemaScript.INBOX.run(c, dialect, table);
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "creating the inbox schema", e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "JdbcInboxStore{" + dialect + ' ' + table + '}';
+  }
+
+  /** Builds a {@link JdbcInboxStore}. Mutable and not thread-safe. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private JdbcDialect dialect;
+    private String table = SchemaScript.INBOX.defaultTable();
+    private boolean createSchema;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /** The database's dialect (default: detected from the data source's metadata). */
+    public Builder dialect(JdbcDialect dialect) {
+      this.dialect = Objects.requireNonNull(dialect, "dialect");
+      return this;
+    }
+
+    /** The inbox table (default {@code idem_inbox}). */
+    public Builder table(String table) {
+      this.table = SchemaScript.checkTable(table);
+      return this;
+    }
+
+    /** Whether {@link #build} creates the inbox table where missing (default false: migrations create it). */
+    public Builder createSchemaIfMissing(boolean create) {
+      this.createSchema = create;
+      return this;
+    }
+
+    public JdbcInboxStore build() {
+      JdbcInboxStore store = new JdbcInboxStore(this,
+          dialect == null ? JdbcDialect.detect(dataSource, table) : dialect);
+      if (createSchema) {
+        store.createSchemaIfMissing();
+      }
+      return store;
+    }
+  }
+}

@@ -1,0 +1,796 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
+import dev.idem.jdbc.internal.HeaderCodec;
+import dev.idem.jdbc.internal.SchemaScript;
+import dev.idem.outbox.OutboxAttempt;
+import dev.idem.outbox.OutboxEntry;
+import dev.idem.outbox.OutboxEvent;
+import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.OutboxPage;
+import dev.idem.outbox.OutboxQuery;
+import dev.idem.outbox.OutboxStats;
+import dev.idem.outbox.OutboxStatus;
+import dev.idem.outbox.spi.ClaimedEvent;
+import dev.idem.outbox.spi.FailedDelivery;
+import dev.idem.outbox.spi.OutboxAdmin;
+import dev.idem.outbox.spi.OutboxStore;
+import dev.idem.outbox.spi.PendingEvent;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import javax.sql.DataSource;
+
+/**
+ * The outbox on a JDBC database (PostgreSQL, MariaDB, H2): the table {@code idem_outbox} and its attempt history
+ * {@code idem_outbox_attempt} (schema file {@code db/idem/<dialect>/V2__idem_outbox.sql}).
+ *
+ * <pre>{@code
+ * JdbcOutboxStore store = JdbcOutboxStore.builder(dataSource).build();
+ * Outbox outbox = Outbox.builder(store).build();
+ * }</pre>
+ *
+ * <p>A claim is one statement on PostgreSQL ({@code UPDATE ... WHERE seq = ANY (ARRAY(SELECT ... FOR UPDATE SKIP
+ * LOCKED)) RETURNING ...}) and a locking select plus an update in one transaction elsewhere (MariaDB at READ
+ * COMMITTED, so that relays skip each other's rows instead of waiting on gap locks). Every value is a bind parameter;
+ * only the validated table names are part of the SQL text. Thread-safe.
+ */
+public final class JdbcOutboxStore implements OutboxStore {
+  private static final String COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, ordered, payload,"
+      + " headers, destination, status, attempts, attempt_base, available_at, lease_owner, lease_until, last_error,"
+      + " created_at, delivered_at";
+  private static final String MESSAGE_COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, payload,"
+      + " headers, destination, attempts, attempt_base, created_at";
+  private static final int ERROR_CHARS = 1000;
+
+  private final DataSource dataSource;
+  private final JdbcDialect dialect;
+  private final String table;
+  private final String attemptTable;
+  private final int historyLimit;
+  private final String insert;
+  private final String[] claimAll;
+  private final ConcurrentMap<List<String>, String[]> claimsByRoutes = new ConcurrentHashMap<>();
+  private final Admin admin = new Admin();
+
+  private JdbcOutboxStore(Builder b, JdbcDialect dialect) {
+    this.dataSource = b.dataSource;
+    this.dialect = dialect;
+    this.table = b.table;
+    this.attemptTable = b.table + "_attempt";
+    this.historyLimit = b.historyLimit;
+    this.insert = "INSERT INTO " + table + " (id, event_type, aggregate_type, aggregate_id, ordered, payload,"
+        + " headers, destination, status, attempts, attempt_base, available_at, created_at)"
+        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?)";
+    this.claimAll = claimStatements(List.of());
+  }
+
+  /** A builder of a store on {@code dataSource}; the dialect is detected from it unless set. */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  @Override
+  public String name() {
+    return table;
+  }
+
+  public JdbcDialect dialect() {
+    return dialect;
+  }
+
+  /** The outbox table; the attempt history is {@code <table>_attempt}. */
+  public String table() {
+    return table;
+  }
+
+  /** The data source of the store's own transactions. */
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  @Override
+  public <R> R inTransaction(TransactionWork<R> work) throws Exception {
+    Connection c;
+    try {
+      c = dataSource.getConnection();
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "getting a connection", e);
+    }
+    try (c) {
+      return JdbcTransaction.runOwned(c, table, dialect, work);
+    }
+  }
+
+  @Override
+  public OutboxAdmin admin() {
+    return admin;
+  }
+
+  // ---------------------------------------------------------------------------------------------------- enqueue
+
+  @Override
+  public void enqueue(StoreTransaction tx, List<PendingEvent> events, Instant now) {
+    Connection connection = openTransaction(tx, table, dialect);
+    if (events.isEmpty()) {
+      return;
+    }
+    long at = now.toEpochMilli();
+    try (PreparedStatement ps = connection.prepareStatement(insert)) {
+      for (PendingEvent p : events) {
+        OutboxEvent e = p.event();
+        ps.setString(1, e.id().toString());
+        ps.setString(2, e.type());
+        ps.setString(3, e.aggregateType());
+        ps.setString(4, e.aggregateId());
+        ps.setBoolean(5, p.ordered());
+        ps.setString(6, e.payload());
+        ps.setString(7, HeaderCodec.encode(e.headers()));
+        ps.setString(8, e.destination());
+        ps.setLong(9, e.availableAt().map(Instant::toEpochMilli).filter(t -> t > at).orElse(at));
+        ps.setLong(10, at);
+        if (events.size() == 1) {
+          ps.executeUpdate();
+        } else {
+          ps.addBatch();
+        }
+      }
+      if (events.size() > 1) {
+        ps.executeBatch();
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "enqueueing " + events.size() + " event(s)", e);
+    }
+  }
+
+  /**
+   * The connection of the caller's open transaction.
+   *
+   * @throws IllegalStateException when it is in auto-commit mode: a write there would commit on its own
+   */
+  static Connection openTransaction(StoreTransaction tx, String table, JdbcDialect dialect) {
+    Connection connection = Objects.requireNonNull(tx, "tx").unwrap(Connection.class);
+    try {
+      if (connection.getAutoCommit()) {
+        throw new IllegalStateException("this writes in the caller's transaction: switch auto-commit off and commit"
+            + " with the business write (JdbcTransaction.of(connection)), or the write would commit on its own");
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "checking the transaction", e);
+    }
+    return connection;
+  }
+
+  // ----------------------------------------------------------------------------------------------------- relays
+
+  /**
+   * The claim statements for a relay with these routes (none: every destination): the PostgreSQL single statement
+   * and the locking select of the others. Ordered events wait for older undelivered events of their aggregate bound
+   * for the same destination.
+   */
+  private String[] claimStatements(List<String> routes) {
+    StringBuilder routeFilter = new StringBuilder();
+    for (int i = 0; i < routes.size(); i++) {
+      routeFilter.append(i == 0 ? " AND (" : " OR ").append("o.destination = ? OR o.destination LIKE ? ESCAPE '!'");
+    }
+    if (!routes.isEmpty()) {
+      routeFilter.append(')');
+    }
+    String eligible = "FROM " + table + " o WHERE o.status = 'pending' AND o.available_at <= ?" + routeFilter
+        + " AND (o.ordered = FALSE OR NOT EXISTS (SELECT 1 FROM " + table + " p WHERE p.ordered = TRUE"
+        + " AND p.aggregate_type = o.aggregate_type AND p.aggregate_id = o.aggregate_id"
+        + " AND p.status IN ('pending', 'dead') AND p.seq < o.seq AND p.destination = o.destination))"
+        + " ORDER BY o.available_at, o.seq LIMIT ? FOR UPDATE SKIP LOCKED";
+    return new String[] {
+      "UPDATE " + table + " SET lease_owner = ?, lease_until = ?, available_at = ?"
+          + " WHERE seq = ANY (ARRAY(SELECT o.seq " + eligible + ")) RETURNING " + MESSAGE_COLUMNS,
+      "SELECT o.seq, o.id, o.event_type, o.aggregate_type, o.aggregate_id, o.payload, o.headers,"
+          + " o.destination, o.attempts, o.attempt_base, o.created_at " + eligible
+    };
+  }
+
+  private static int bindRoutes(PreparedStatement ps, int at, List<String> routes) throws SQLException {
+    for (String route : routes) {
+      ps.setString(at++, route);
+      ps.setString(at++, route.replace("!", "!!").replace("%", "!%").replace("_", "!_") + ":%");
+    }
+    return at;
+  }
+
+  @Override
+  public List<ClaimedEvent> claim(String token, List<String> routes, Instant now, Instant leaseUntil, int limit) {
+    String[] sql = routes.isEmpty() ? claimAll : claimsByRoutes.computeIfAbsent(List.copyOf(routes),
+        this::claimStatements);
+    long at = now.toEpochMilli();
+    long until = leaseUntil.toEpochMilli();
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      // only MariaDB's claim changes the isolation; asking costs a round trip on some drivers
+      int isolation = dialect == JdbcDialect.MARIADB ? c.getTransactionIsolation() : -1;
+      try {
+        if (dialect == JdbcDialect.POSTGRESQL) {
+          if (!autoCommit) {
+            c.setAutoCommit(true);
+          }
+          try (PreparedStatement ps = c.prepareStatement(sql[0])) {
+            ps.setString(1, token);
+            ps.setLong(2, until);
+            ps.setLong(3, until);
+            ps.setLong(4, at);
+            ps.setInt(bindRoutes(ps, 5, routes), limit);
+            List<ClaimedEvent> out = new ArrayList<>(limit);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(readClaimed(rs));
+              }
+            }
+            out.sort((a, b) -> Long.compare(a.seq(), b.seq()));
+            return out;
+          }
+        }
+        // READ COMMITTED: no gap locks on MariaDB, so relays skip each other's rows instead of blocking
+        c.setAutoCommit(false);
+        if (dialect == JdbcDialect.MARIADB) {
+          c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        }
+        try {
+          List<ClaimedEvent> out = new ArrayList<>(limit);
+          try (PreparedStatement ps = c.prepareStatement(sql[1])) {
+            ps.setLong(1, at);
+            ps.setInt(bindRoutes(ps, 2, routes), limit);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(readClaimed(rs));
+              }
+            }
+          }
+          if (!out.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + table
+                + " SET lease_owner = ?, lease_until = ?, available_at = ? WHERE seq IN (" + marks(out.size()) + ")")) {
+              ps.setString(1, token);
+              ps.setLong(2, until);
+              ps.setLong(3, until);
+              int i = 4;
+              for (ClaimedEvent cl : out) {
+                ps.setLong(i++, cl.seq());
+              }
+              ps.executeUpdate();
+            }
+          }
+          c.commit();
+          out.sort((a, b) -> Long.compare(a.seq(), b.seq()));
+          return out;
+        } catch (SQLException | RuntimeException | Error e) {
+          rollbackQuietly(c, e);
+          throw e;
+        }
+      } finally {
+        restore(c, autoCommit, isolation);
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "claiming due events", e);
+    }
+  }
+
+  private static ClaimedEvent readClaimed(ResultSet rs) throws SQLException {
+    long seq = rs.getLong(1);
+    int attempts = rs.getInt(9);
+    int base = rs.getInt(10);
+    OutboxMessage m = new OutboxMessage(UUID.fromString(rs.getString(2).trim()), rs.getString(3), rs.getString(4),
+        rs.getString(5), rs.getString(6), HeaderCodec.decode(rs.getString(7)), rs.getString(8), attempts + 1,
+        Instant.ofEpochMilli(rs.getLong(11)));
+    return new ClaimedEvent(seq, m, attempts, base);
+  }
+
+  @Override
+  public int finish(String token, List<ClaimedEvent> delivered, List<FailedDelivery> failures,
+      boolean deleteDelivered, Instant now) {
+    if (delivered.isEmpty() && failures.isEmpty()) {
+      return 0;
+    }
+    long at = now.toEpochMilli();
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      int changed = 0;
+      try {
+        c.setAutoCommit(false);
+        for (int from = 0; from < delivered.size(); from += 500) {
+          List<ClaimedEvent> chunk = delivered.subList(from, Math.min(delivered.size(), from + 500));
+          String sql = deleteDelivered
+              ? "DELETE FROM " + table + " WHERE lease_owner = ? AND seq IN (" + marks(chunk.size()) + ")"
+              : "UPDATE " + table + " SET status = 'delivered', delivered_at = ?, attempts = attempts + 1,"
+                  + " lease_owner = NULL, lease_until = NULL, last_error = NULL WHERE lease_owner = ? AND seq IN ("
+                  + marks(chunk.size()) + ")";
+          try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = 1;
+            if (!deleteDelivered) {
+              ps.setLong(i++, at);
+            }
+            ps.setString(i++, token);
+            for (ClaimedEvent cl : chunk) {
+              ps.setLong(i++, cl.seq());
+            }
+            changed += ps.executeUpdate();
+          }
+        }
+        if (!failures.isEmpty()) {
+          changed += recordFailures(c, token, failures, at);
+        }
+        c.commit();
+        return changed;
+      } catch (SQLException | RuntimeException | Error e) {
+        rollbackQuietly(c, e);
+        throw e;
+      } finally {
+        restore(c, autoCommit, -1);
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "recording deliveries", e);
+    }
+  }
+
+  private int recordFailures(Connection c, String token, List<FailedDelivery> failures, long now)
+      throws SQLException {
+    // one statement per failure, not a batch: a batch may report SUCCESS_NO_INFO, and only a row still leased to
+    // this relay may get a history row (failures are the exception, so this costs little)
+    List<FailedDelivery> recorded = new ArrayList<>(failures.size());
+    try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET attempts = ?, status = ?,"
+        + " available_at = ?, lease_owner = NULL, lease_until = NULL, last_error = ? WHERE seq = ? AND lease_owner = ?")) {
+      for (FailedDelivery f : failures) {
+        ps.setInt(1, f.claimed().attempts() + 1);
+        ps.setString(2, f.dead() ? "dead" : "pending");
+        ps.setLong(3, f.nextAttempt().toEpochMilli());
+        ps.setString(4, error(f));
+        ps.setLong(5, f.claimed().seq());
+        ps.setString(6, token);
+        if (ps.executeUpdate() == 1) {
+          recorded.add(f);
+        }
+      }
+    }
+    if (recorded.isEmpty()) {
+      return 0;
+    }
+    try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + attemptTable
+        + " (event_seq, attempt, attempted_at, error, response_code) VALUES (?, ?, ?, ?, ?)");
+        PreparedStatement trim = c.prepareStatement("DELETE FROM " + attemptTable
+            + " WHERE event_seq = ? AND attempt <= ?")) {
+      boolean trimming = false;
+      for (FailedDelivery f : recorded) {
+        int attempt = f.claimed().attempts() + 1;
+        ins.setLong(1, f.claimed().seq());
+        ins.setInt(2, attempt);
+        ins.setLong(3, now);
+        ins.setString(4, error(f));
+        Integer code = f.result().responseCode().orElse(null);
+        if (code == null) {
+          ins.setNull(5, Types.INTEGER);
+        } else {
+          ins.setInt(5, code);
+        }
+        ins.addBatch();
+        if (attempt > historyLimit) {
+          trim.setLong(1, f.claimed().seq());
+          trim.setInt(2, attempt - historyLimit);
+          trim.addBatch();
+          trimming = true;
+        }
+      }
+      ins.executeBatch();
+      if (trimming) {
+        trim.executeBatch();
+      }
+    }
+    return recorded.size();
+  }
+
+  /** The failure's error, cut to the column's length. */
+  private static String error(FailedDelivery f) {
+    String error = f.result().error().orElse("failed");
+    return error.length() <= ERROR_CHARS ? error : error.substring(0, ERROR_CHARS - 1) + "…";
+  }
+
+  @Override
+  public int release(String token, Collection<ClaimedEvent> events, Instant now) {
+    if (events.isEmpty()) {
+      return 0;
+    }
+    Object[] args = new Object[events.size() + 2];
+    args[0] = now.toEpochMilli();
+    args[1] = token;
+    int i = 2;
+    for (ClaimedEvent cl : events) {
+      args[i++] = cl.seq();
+    }
+    return update("releasing leased events", "UPDATE " + table + " SET available_at = ?, lease_owner = NULL,"
+        + " lease_until = NULL WHERE lease_owner = ? AND seq IN (" + marks(events.size()) + ")", args);
+  }
+
+  // ------------------------------------------------------------------------------------------------- operators
+
+  /** The operator side, on the store's own short transactions. */
+  private final class Admin implements OutboxAdmin {
+
+    @Override
+    public OutboxPage list(OutboxQuery query) {
+      Objects.requireNonNull(query, "query");
+      List<Object> args = new ArrayList<>();
+      String where = where(query, args);
+      String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE seq > ?" + where + " ORDER BY seq LIMIT ?";
+      try (Connection c = dataSource.getConnection()) {
+        List<OutboxEntry> rows = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+          int i = 1;
+          ps.setLong(i++, query.afterSeq());
+          for (Object a : args) {
+            ps.setObject(i++, a);
+          }
+          ps.setInt(i, query.limit() + 1);
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              rows.add(readEntry(rs));
+            }
+          }
+        }
+        boolean more = rows.size() > query.limit();
+        if (more) {
+          rows.remove(rows.size() - 1);
+        }
+        List<OutboxEntry> withHistory = withHistory(c, rows);
+        return new OutboxPage(List.copyOf(withHistory),
+            more ? OptionalLong.of(rows.get(rows.size() - 1).seq()) : OptionalLong.empty());
+      } catch (SQLException e) {
+        throw SqlErrors.wrap(table, dialect, "listing events", e);
+      }
+    }
+
+    @Override
+    public Optional<OutboxEntry> find(UUID id) {
+      Objects.requireNonNull(id, "id");
+      try (Connection c = dataSource.getConnection();
+          PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM " + table + " WHERE id = ?")) {
+        ps.setString(1, id.toString());
+        OutboxEntry e = null;
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            e = readEntry(rs);
+          }
+        }
+        return e == null ? Optional.empty() : Optional.of(withHistory(c, List.of(e)).get(0));
+      } catch (SQLException e) {
+        throw SqlErrors.wrap(table, dialect, "finding event " + id, e);
+      }
+    }
+
+    @Override
+    public boolean replay(UUID id, Instant now) {
+      Objects.requireNonNull(id, "id");
+      return update("replaying event " + id, "UPDATE " + table + " SET status = 'pending', attempt_base = attempts,"
+          + " available_at = ?, lease_owner = NULL, lease_until = NULL, delivered_at = NULL"
+          + " WHERE id = ? AND status <> 'pending'", now.toEpochMilli(), id.toString()) == 1;
+    }
+
+    @Override
+    public int replayAll(OutboxQuery filter, Instant now) {
+      OutboxStatus status = filter.status().orElseThrow(() -> new IllegalArgumentException(
+          "a bulk replay needs a status, usually DEAD"));
+      if (status == OutboxStatus.PENDING) {
+        throw new IllegalArgumentException("pending events are already going to be sent");
+      }
+      List<Object> args = new ArrayList<>();
+      String select = "SELECT seq FROM " + table + " WHERE seq > ?" + where(filter, args) + " ORDER BY seq LIMIT ?";
+      int total = 0;
+      long after = filter.afterSeq();
+      while (true) {
+        List<Long> seqs = new ArrayList<>();
+        try (Connection c = dataSource.getConnection()) {
+          boolean autoCommit = c.getAutoCommit();
+          try {
+            c.setAutoCommit(true);
+            try (PreparedStatement ps = c.prepareStatement(select)) {
+              int i = 1;
+              ps.setLong(i++, after);
+              for (Object a : args) {
+                ps.setObject(i++, a);
+              }
+              ps.setInt(i, filter.limit());
+              try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                  seqs.add(rs.getLong(1));
+                }
+              }
+            }
+            if (seqs.isEmpty()) {
+              return total;
+            }
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET status = 'pending',"
+                + " attempt_base = attempts, available_at = ?, lease_owner = NULL, lease_until = NULL,"
+                + " delivered_at = NULL WHERE status = ? AND seq IN (" + marks(seqs.size()) + ")")) {
+              ps.setLong(1, now.toEpochMilli());
+              ps.setString(2, column(status));
+              int i = 3;
+              for (long s : seqs) {
+                ps.setLong(i++, s);
+              }
+              total += ps.executeUpdate();
+            }
+          } finally {
+            restore(c, autoCommit, -1);
+          }
+        } catch (SQLException e) {
+          throw SqlErrors.wrap(table, dialect, "replaying events", e);
+        }
+        after = seqs.get(seqs.size() - 1);
+      }
+    }
+
+    @Override
+    public boolean discard(UUID id, Instant now) {
+      Objects.requireNonNull(id, "id");
+      long at = now.toEpochMilli();
+      return update("discarding event " + id, "UPDATE " + table + " SET status = 'discarded', delivered_at = ?,"
+          + " lease_owner = NULL, lease_until = NULL WHERE id = ? AND (status = 'dead' OR status = 'pending'"
+          + " AND (lease_owner IS NULL OR lease_until <= ?))", at, id.toString(), at) == 1;
+    }
+
+    @Override
+    public int purge(Instant finishedBefore, int limit) {
+      if (limit < 1) {
+        throw new IllegalArgumentException("limit must be positive, got " + limit);
+      }
+      String sql;
+      switch (dialect) {
+        case POSTGRESQL:
+          sql = "DELETE FROM " + table + " WHERE seq IN (SELECT seq FROM " + table + " WHERE status IN ('delivered',"
+              + " 'discarded') AND delivered_at <= ? ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)";
+          break;
+        case MARIADB:
+          sql = "DELETE FROM " + table + " WHERE status IN ('delivered', 'discarded') AND delivered_at <= ?"
+              + " ORDER BY status, seq LIMIT ?";
+          break;
+        default:
+          sql = "DELETE FROM " + table + " WHERE status IN ('delivered', 'discarded') AND delivered_at <= ?"
+              + " FETCH FIRST ? ROWS ONLY";
+      }
+      return update("purging finished events", sql, finishedBefore.toEpochMilli(), limit);
+    }
+
+    @Override
+    public OutboxStats stats(Set<OutboxStatus> statuses, Instant now) {
+      Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
+      Optional<Duration> oldest = Optional.empty();
+      try (Connection c = dataSource.getConnection()) {
+        for (OutboxStatus s : statuses) {
+          try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + table + " WHERE status = ?")) {
+            ps.setString(1, column(s));
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              counts.put(s, rs.getLong(1));
+            }
+          }
+        }
+        if (statuses.contains(OutboxStatus.PENDING)) {
+          try (PreparedStatement ps = c.prepareStatement("SELECT MIN(created_at) FROM " + table
+              + " WHERE status = 'pending'");
+              ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            long min = rs.getLong(1);
+            if (!rs.wasNull()) {
+              oldest = Optional.of(Duration.ofMillis(Math.max(0, now.toEpochMilli() - min)));
+            }
+          }
+        }
+      } catch (SQLException e) {
+        throw SqlErrors.wrap(table, dialect, "reading outbox statistics", e);
+      }
+      return new OutboxStats(Map.copyOf(counts), oldest);
+    }
+  }
+
+  /** Creates the outbox and attempt history tables where missing. */
+  public void createSchemaIfMissing() {
+    try (Connection c = dataSource.getConnection()) {
+      SchemaScript.OUTBOX.run(c, dialect, table);
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, "creating the outbox schema", e);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------- helpers
+
+  private static String where(OutboxQuery q, List<Object> args) {
+    StringBuilder w = new StringBuilder();
+    q.status().ifPresent(s -> {
+      w.append(" AND status = ?");
+      args.add(column(s));
+    });
+    q.type().ifPresent(t -> {
+      w.append(" AND event_type = ?");
+      args.add(t);
+    });
+    q.destination().ifPresent(d -> {
+      w.append(" AND destination = ?");
+      args.add(d);
+    });
+    q.aggregateType().ifPresent(t -> {
+      w.append(" AND aggregate_type = ?");
+      args.add(t);
+    });
+    q.aggregateId().ifPresent(t -> {
+      w.append(" AND aggregate_id = ?");
+      args.add(t);
+    });
+    return w.toString();
+  }
+
+  private List<OutboxEntry> withHistory(Connection c, List<OutboxEntry> rows) throws SQLException {
+    if (rows.isEmpty()) {
+      return rows;
+    }
+    Map<Long, List<OutboxAttempt>> history = new HashMap<>();
+    try (PreparedStatement ps = c.prepareStatement("SELECT event_seq, attempt, attempted_at, error, response_code"
+        + " FROM " + attemptTable + " WHERE event_seq IN (" + marks(rows.size()) + ") ORDER BY event_seq, attempt")) {
+      int i = 1;
+      for (OutboxEntry e : rows) {
+        ps.setLong(i++, e.seq());
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          int code = rs.getInt(5);
+          Integer response = rs.wasNull() ? null : code;
+          history.computeIfAbsent(rs.getLong(1), k -> new ArrayList<>()).add(new OutboxAttempt(rs.getInt(2),
+              Instant.ofEpochMilli(rs.getLong(3)), rs.getString(4), response));
+        }
+      }
+    }
+    List<OutboxEntry> out = new ArrayList<>(rows.size());
+    for (OutboxEntry e : rows) {
+      List<OutboxAttempt> h = history.getOrDefault(e.seq(), List.of());
+      out.add(new OutboxEntry(e.seq(), e.id(), e.type(), e.aggregateType(), e.aggregateId(), e.ordered(), e.payload(),
+          e.headers(), e.destination(), e.status(), e.attempts(), e.attemptsSinceReplay(), e.availableAt(),
+          e.leaseOwner(), e.leaseUntil(), e.lastError(), e.createdAt(), e.finishedAt(), List.copyOf(h)));
+    }
+    return out;
+  }
+
+  private static OutboxEntry readEntry(ResultSet rs) throws SQLException {
+    long leaseUntil = rs.getLong(15);
+    Instant lease = rs.wasNull() ? null : Instant.ofEpochMilli(leaseUntil);
+    long delivered = rs.getLong(18);
+    Instant finished = rs.wasNull() ? null : Instant.ofEpochMilli(delivered);
+    int attempts = rs.getInt(11);
+    return new OutboxEntry(rs.getLong(1), UUID.fromString(rs.getString(2).trim()), rs.getString(3), rs.getString(4),
+        rs.getString(5), rs.getBoolean(6), rs.getString(7), HeaderCodec.decode(rs.getString(8)), rs.getString(9),
+        OutboxStatus.valueOf(rs.getString(10).trim().toUpperCase(Locale.ROOT)), attempts, attempts - rs.getInt(12),
+        Instant.ofEpochMilli(rs.getLong(13)), rs.getString(14), lease, rs.getString(16),
+        Instant.ofEpochMilli(rs.getLong(17)), finished, List.of());
+  }
+
+  /** One statement in auto-commit mode; returns the update count. */
+  private int update(String what, String sql, Object... args) {
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      try {
+        c.setAutoCommit(true);
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+          for (int i = 0; i < args.length; i++) {
+            ps.setObject(i + 1, args[i]);
+          }
+          return ps.executeUpdate();
+        }
+      } finally {
+        restore(c, autoCommit, -1);
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.wrap(table, dialect, what, e);
+    }
+  }
+
+  /** A status as the status column spells it. */
+  private static String column(OutboxStatus status) {
+    return status.name().toLowerCase(Locale.ROOT);
+  }
+
+  static String marks(int n) {
+    StringBuilder b = new StringBuilder(n * 3);
+    for (int i = 0; i < n; i++) {
+      b.append(i == 0 ? "?" : ", ?");
+    }
+    return b.toString();
+  }
+
+  /** Puts a pooled connection back as it was lent. */
+  static void restore(Connection c, boolean autoCommit, int isolation) {
+    try {
+      if (isolation >= 0 && c.getTransactionIsolation() != isolation) {
+        c.setTransactionIsolation(isolation);
+      }
+      if (c.getAutoCommit() != autoCommit) {
+        c.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException ignored) {
+      // the pool validates the connection before it is lent again
+    }
+  }
+
+  private static void rollbackQuietly(Connection c, Throwable cause) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "JdbcOutboxStore{" + dialect + ' ' + table + '}';
+  }
+
+  /** Builds a {@link JdbcOutboxStore}. Mutable and not thread-safe. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private JdbcDialect dialect;
+    private String table = SchemaScript.OUTBOX.defaultTable();
+    private int historyLimit = 20;
+    private boolean createSchema;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /** The database; detected from the connection when not set. */
+    public Builder dialect(JdbcDialect dialect) {
+      this.dialect = Objects.requireNonNull(dialect, "dialect");
+      return this;
+    }
+
+    /** The outbox table (default {@code idem_outbox}); the history is {@code <table>_attempt}. */
+    public Builder table(String table) {
+      this.table = SchemaScript.checkTable(table);
+      return this;
+    }
+
+    /** Failed attempts kept per event, newest first (default 20). */
+    public Builder historyLimit(int limit) {
+      if (limit < 1 || limit > 1000) {
+        throw new IllegalArgumentException("historyLimit must be 1 to 1000, got " + limit);
+      }
+      this.historyLimit = limit;
+      return this;
+    }
+
+    /** Create the tables at build time where missing (default false: use your migration tool). */
+    public Builder createSchemaIfMissing(boolean create) {
+      this.createSchema = create;
+      return this;
+    }
+
+    public JdbcOutboxStore build() {
+      JdbcOutboxStore store = new JdbcOutboxStore(this,
+          dialect == null ? JdbcDialect.detect(dataSource, table) : dialect);
+      if (createSchema) {
+        store.createSchemaIfMissing();
+      }
+      return store;
+    }
+  }
+}

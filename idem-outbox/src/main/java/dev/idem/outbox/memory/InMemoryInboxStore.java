@@ -1,0 +1,180 @@
+package dev.idem.outbox.memory;
+
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
+import dev.idem.outbox.InboxHandlerException;
+import dev.idem.outbox.spi.InboxAdmin;
+import dev.idem.outbox.spi.InboxStore;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * An inbox in memory, for tests and examples. A record written in a transaction is held for it until it ends:
+ * another transaction recording the same event waits, then finds it (committed) or records the event itself (rolled
+ * back), as a database's key lock would make it. Batches take their events in one global order, so overlapping
+ * batches do not deadlock. Thread-safe.
+ */
+public final class InMemoryInboxStore implements InboxStore {
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition released = lock.newCondition();
+  private final Map<Key, Row> committed = new HashMap<>();
+  private final Map<Key, Held> held = new HashMap<>();
+  private final InboxAdmin admin = new Admin();
+
+  private record Key(String consumer, String eventId) {}
+
+  private record Row(String digest, String result, Instant receivedAt) {}
+
+  /** A record a transaction wrote and has not ended. */
+  private static final class Held {
+    final MemoryTransaction owner;
+    final String digest;
+    final Instant receivedAt;
+    String result;
+
+    Held(MemoryTransaction owner, String digest, Instant receivedAt) {
+      this.owner = owner;
+      this.digest = digest;
+      this.receivedAt = receivedAt;
+    }
+  }
+
+  @Override
+  public String name() {
+    return "in-memory inbox";
+  }
+
+  @Override
+  public <R> R inTransaction(TransactionWork<R> work) throws Exception {
+    return MemoryTransaction.run(work);
+  }
+
+  @Override
+  public InboxAdmin admin() {
+    return admin;
+  }
+
+  @Override
+  public List<Recorded> record(StoreTransaction tx, String consumer, List<Entry> events, Instant now) {
+    MemoryTransaction m = MemoryTransaction.of(tx);
+    List<Entry> ordered = new ArrayList<>(events);
+    ordered.sort(Comparator.comparing(Entry::eventId));
+    Map<String, Recorded> outcome = new HashMap<>();
+    lock.lock();
+    try {
+      for (Entry e : ordered) {
+        Key key = new Key(consumer, e.eventId());
+        Held h = held.get(key);
+        while (h != null && h.owner != m) {
+          released.awaitUninterruptibly();
+          h = held.get(key);
+        }
+        Row row = committed.get(key);
+        if (h != null) {
+          outcome.put(e.eventId(), found(e, h.digest, h.result, h.receivedAt));
+        } else if (row != null) {
+          outcome.put(e.eventId(), found(e, row.digest(), row.result(), row.receivedAt()));
+        } else {
+          Held mine = new Held(m, e.digest(), now);
+          held.put(key, mine);
+          m.onCommit(() -> commit(key, mine));
+          m.onEnd(() -> release(key, mine));
+          outcome.put(e.eventId(), new Recorded(Status.NEW, null, now));
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    List<Recorded> out = new ArrayList<>(events.size());
+    for (Entry e : events) {
+      out.add(outcome.get(e.eventId()));
+    }
+    return out;
+  }
+
+  private static Recorded found(Entry e, String digest, String result, Instant receivedAt) {
+    return new Recorded(digest.equals(e.digest()) ? Status.DUPLICATE : Status.MISMATCH, result, receivedAt);
+  }
+
+  @Override
+  public void keep(StoreTransaction tx, String consumer, List<String> eventIds, List<String> results) {
+    MemoryTransaction m = MemoryTransaction.of(tx);
+    lock.lock();
+    try {
+      for (int i = 0; i < eventIds.size(); i++) {
+        Held h = held.get(new Key(consumer, eventIds.get(i)));
+        if (h == null || h.owner != m) {
+          throw new InboxHandlerException(consumer, eventIds.get(i), new IllegalStateException("the inbox record is"
+              + " not part of this transaction: record the event in the transaction that keeps its result"));
+        }
+        h.result = results.get(i);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void commit(Key key, Held h) {
+    lock.lock();
+    try {
+      committed.put(key, new Row(h.digest, h.result, h.receivedAt));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void release(Key key, Held h) {
+    lock.lock();
+    try {
+      held.remove(key, h);
+      released.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "InMemoryInboxStore";
+  }
+
+  private final class Admin implements InboxAdmin {
+    @Override
+    public boolean contains(String consumer, String eventId) {
+      lock.lock();
+      try {
+        return committed.containsKey(new Key(consumer, eventId));
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public int purge(Instant receivedBefore, int limit) {
+      if (limit < 1) {
+        throw new IllegalArgumentException("limit must be positive, got " + limit);
+      }
+      lock.lock();
+      try {
+        int deleted = 0;
+        Iterator<Row> rows = committed.values().iterator();
+        while (rows.hasNext() && deleted < limit) {
+          if (!rows.next().receivedAt().isAfter(receivedBefore)) {
+            rows.remove();
+            deleted++;
+          }
+        }
+        return deleted;
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+}

@@ -1,0 +1,443 @@
+package dev.idem.outbox.memory;
+
+import dev.idem.core.StoreException;
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
+import dev.idem.outbox.OutboxAttempt;
+import dev.idem.outbox.OutboxEntry;
+import dev.idem.outbox.OutboxEvent;
+import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.OutboxPage;
+import dev.idem.outbox.OutboxQuery;
+import dev.idem.outbox.OutboxStats;
+import dev.idem.outbox.OutboxStatus;
+import dev.idem.outbox.spi.ClaimedEvent;
+import dev.idem.outbox.spi.FailedDelivery;
+import dev.idem.outbox.spi.OutboxAdmin;
+import dev.idem.outbox.spi.OutboxStore;
+import dev.idem.outbox.spi.PendingEvent;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * An outbox in memory, for tests and examples: the same claims, leases, ordering and history as the JDBC store,
+ * nothing kept across restarts. Events enqueued in a transaction appear when it commits. Thread-safe.
+ */
+public final class InMemoryOutboxStore implements OutboxStore {
+  private final ReentrantLock lock = new ReentrantLock();
+  private final TreeMap<Long, Row> rows = new TreeMap<>();
+  private final Map<UUID, Long> seqById = new HashMap<>();
+  private final Set<UUID> reserved = new HashSet<>();
+  private final int historyLimit;
+  private final OutboxAdmin admin = new Admin();
+  private long nextSeq = 1;
+
+  /** A store that keeps the 20 newest failed attempts of each event. */
+  public InMemoryOutboxStore() {
+    this(20);
+  }
+
+  /** A store that keeps the {@code historyLimit} newest failed attempts of each event. */
+  public InMemoryOutboxStore(int historyLimit) {
+    if (historyLimit < 1 || historyLimit > 1000) {
+      throw new IllegalArgumentException("historyLimit must be 1 to 1000, got " + historyLimit);
+    }
+    this.historyLimit = historyLimit;
+  }
+
+  /** An event as the store holds it. */
+  private static final class Row {
+    final long seq;
+    final OutboxEvent event;
+    final boolean ordered;
+    final Instant createdAt;
+    final List<OutboxAttempt> history = new ArrayList<>();
+    OutboxStatus status = OutboxStatus.PENDING;
+    int attempts;
+    int attemptBase;
+    Instant availableAt;
+    String leaseOwner;
+    Instant leaseUntil;
+    String lastError;
+    Instant finishedAt;
+
+    Row(long seq, PendingEvent p, Instant now) {
+      this.seq = seq;
+      this.event = p.event();
+      this.ordered = p.ordered();
+      this.createdAt = now;
+      this.availableAt = p.event().availableAt().filter(t -> t.isAfter(now)).orElse(now);
+    }
+
+    ClaimedEvent claimed() {
+      return new ClaimedEvent(seq, new OutboxMessage(event.id(), event.type(), event.aggregateType(),
+          event.aggregateId(), event.payload(), event.headers(), event.destination(), attempts + 1, createdAt),
+          attempts, attemptBase);
+    }
+
+    OutboxEntry entry() {
+      return new OutboxEntry(seq, event.id(), event.type(), event.aggregateType(), event.aggregateId(), ordered,
+          event.payload(), event.headers(), event.destination(), status, attempts, attempts - attemptBase,
+          availableAt, leaseOwner, leaseUntil, lastError, createdAt, finishedAt, List.copyOf(history));
+    }
+
+    void unlease() {
+      leaseOwner = null;
+      leaseUntil = null;
+    }
+  }
+
+  @Override
+  public String name() {
+    return "in-memory outbox";
+  }
+
+  @Override
+  public <R> R inTransaction(TransactionWork<R> work) throws Exception {
+    return MemoryTransaction.run(work);
+  }
+
+  @Override
+  public OutboxAdmin admin() {
+    return admin;
+  }
+
+  @Override
+  public void enqueue(StoreTransaction tx, List<PendingEvent> events, Instant now) {
+    MemoryTransaction m = MemoryTransaction.of(tx);
+    List<UUID> ids = new ArrayList<>(events.size());
+    lock.lock();
+    try {
+      for (PendingEvent p : events) {
+        UUID id = p.event().id();
+        if (seqById.containsKey(id) || reserved.contains(id) || ids.contains(id)) {
+          throw new StoreException(name(), "enqueueing event " + id + " failed: an event with that id exists", null,
+              false, false, null);
+        }
+        ids.add(id);
+      }
+      reserved.addAll(ids);
+    } finally {
+      lock.unlock();
+    }
+    m.onCommit(() -> locked(() -> {
+      for (PendingEvent p : events) {
+        long seq = nextSeq++;
+        rows.put(seq, new Row(seq, p, now));
+        seqById.put(p.event().id(), seq);
+      }
+    }));
+    m.onEnd(() -> locked(() -> ids.forEach(reserved::remove)));
+  }
+
+  @Override
+  public List<ClaimedEvent> claim(String token, List<String> routes, Instant now, Instant leaseUntil, int limit) {
+    lock.lock();
+    try {
+      List<Row> due = new ArrayList<>();
+      for (Row r : rows.values()) {
+        if (r.status == OutboxStatus.PENDING && !r.availableAt.isAfter(now) && routed(r, routes) && headOf(r)) {
+          due.add(r);
+        }
+      }
+      due.sort(Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq));
+      List<ClaimedEvent> out = new ArrayList<>();
+      for (Row r : due.subList(0, Math.min(limit, due.size()))) {
+        r.leaseOwner = token;
+        r.leaseUntil = leaseUntil;
+        r.availableAt = leaseUntil;
+        out.add(r.claimed());
+      }
+      out.sort(Comparator.comparingLong(ClaimedEvent::seq));
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static boolean routed(Row r, List<String> routes) {
+    if (routes.isEmpty()) {
+      return true;
+    }
+    String destination = r.event.destination();
+    for (String route : routes) {
+      if (destination.equals(route) || destination.startsWith(route + ":")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** An unordered event, or an ordered one with no older pending or dead event of its aggregate and destination. */
+  private boolean headOf(Row r) {
+    if (!r.ordered) {
+      return true;
+    }
+    for (Row p : rows.headMap(r.seq, false).values()) {
+      if (p.ordered && (p.status == OutboxStatus.PENDING || p.status == OutboxStatus.DEAD)
+          && p.event.aggregateType().equals(r.event.aggregateType())
+          && p.event.aggregateId().equals(r.event.aggregateId())
+          && p.event.destination().equals(r.event.destination())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public int finish(String token, List<ClaimedEvent> delivered, List<FailedDelivery> failures,
+      boolean deleteDelivered, Instant now) {
+    lock.lock();
+    try {
+      int changed = 0;
+      for (ClaimedEvent c : delivered) {
+        Row r = leased(c, token);
+        if (r == null) {
+          continue;
+        }
+        changed++;
+        if (deleteDelivered) {
+          rows.remove(r.seq);
+          seqById.remove(r.event.id());
+        } else {
+          r.status = OutboxStatus.DELIVERED;
+          r.finishedAt = now;
+          r.attempts++;
+          r.lastError = null;
+          r.unlease();
+        }
+      }
+      for (FailedDelivery f : failures) {
+        Row r = leased(f.claimed(), token);
+        if (r == null) {
+          continue;
+        }
+        changed++;
+        String error = f.result().error().orElse("failed");
+        r.attempts = f.claimed().attempts() + 1;
+        r.status = f.dead() ? OutboxStatus.DEAD : OutboxStatus.PENDING;
+        r.availableAt = f.nextAttempt();
+        r.lastError = error;
+        r.unlease();
+        r.history.add(new OutboxAttempt(r.attempts, now, error, f.result().responseCode().orElse(null)));
+        while (r.history.size() > historyLimit) {
+          r.history.remove(0);
+        }
+      }
+      return changed;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private Row leased(ClaimedEvent c, String token) {
+    Row r = rows.get(c.seq());
+    return r != null && token.equals(r.leaseOwner) ? r : null;
+  }
+
+  @Override
+  public int release(String token, Collection<ClaimedEvent> events, Instant now) {
+    lock.lock();
+    try {
+      int changed = 0;
+      for (ClaimedEvent c : events) {
+        Row r = leased(c, token);
+        if (r != null) {
+          r.availableAt = now;
+          r.unlease();
+          changed++;
+        }
+      }
+      return changed;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void locked(Runnable action) {
+    lock.lock();
+    try {
+      action.run();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "InMemoryOutboxStore";
+  }
+
+  private final class Admin implements OutboxAdmin {
+    @Override
+    public OutboxPage list(OutboxQuery query) {
+      Objects.requireNonNull(query, "query");
+      lock.lock();
+      try {
+        List<OutboxEntry> page = new ArrayList<>();
+        boolean more = false;
+        for (Row r : rows.tailMap(query.afterSeq(), false).values()) {
+          if (matches(r, query)) {
+            if (page.size() == query.limit()) {
+              more = true;
+              break;
+            }
+            page.add(r.entry());
+          }
+        }
+        return new OutboxPage(List.copyOf(page),
+            more ? OptionalLong.of(page.get(page.size() - 1).seq()) : OptionalLong.empty());
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public Optional<OutboxEntry> find(UUID id) {
+      Objects.requireNonNull(id, "id");
+      lock.lock();
+      try {
+        Long seq = seqById.get(id);
+        return seq == null ? Optional.empty() : Optional.of(rows.get(seq).entry());
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public boolean replay(UUID id, Instant now) {
+      Objects.requireNonNull(id, "id");
+      lock.lock();
+      try {
+        Long seq = seqById.get(id);
+        if (seq == null || rows.get(seq).status == OutboxStatus.PENDING) {
+          return false;
+        }
+        replay(rows.get(seq), now);
+        return true;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    private void replay(Row r, Instant now) {
+      r.status = OutboxStatus.PENDING;
+      r.attemptBase = r.attempts;
+      r.availableAt = now;
+      r.finishedAt = null;
+      r.unlease();
+    }
+
+    @Override
+    public int replayAll(OutboxQuery filter, Instant now) {
+      OutboxStatus status = filter.status().orElseThrow(() -> new IllegalArgumentException(
+          "a bulk replay needs a status, usually DEAD"));
+      if (status == OutboxStatus.PENDING) {
+        throw new IllegalArgumentException("pending events are already going to be sent");
+      }
+      lock.lock();
+      try {
+        int replayed = 0;
+        for (Row r : rows.tailMap(filter.afterSeq(), false).values()) {
+          if (matches(r, filter)) {
+            replay(r, now);
+            replayed++;
+          }
+        }
+        return replayed;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public boolean discard(UUID id, Instant now) {
+      Objects.requireNonNull(id, "id");
+      lock.lock();
+      try {
+        Long seq = seqById.get(id);
+        Row r = seq == null ? null : rows.get(seq);
+        boolean free = r != null && (r.leaseOwner == null || !r.leaseUntil.isAfter(now));
+        if (r == null || !(r.status == OutboxStatus.DEAD || r.status == OutboxStatus.PENDING && free)) {
+          return false;
+        }
+        r.status = OutboxStatus.DISCARDED;
+        r.finishedAt = now;
+        r.unlease();
+        return true;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public int purge(Instant finishedBefore, int limit) {
+      if (limit < 1) {
+        throw new IllegalArgumentException("limit must be positive, got " + limit);
+      }
+      lock.lock();
+      try {
+        int deleted = 0;
+        Iterator<Row> it = rows.values().iterator();
+        while (it.hasNext() && deleted < limit) {
+          Row r = it.next();
+          if ((r.status == OutboxStatus.DELIVERED || r.status == OutboxStatus.DISCARDED)
+              && !r.finishedAt.isAfter(finishedBefore)) {
+            it.remove();
+            seqById.remove(r.event.id());
+            deleted++;
+          }
+        }
+        return deleted;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public OutboxStats stats(Set<OutboxStatus> statuses, Instant now) {
+      lock.lock();
+      try {
+        Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
+        statuses.forEach(s -> counts.put(s, 0L));
+        Instant oldest = null;
+        for (Row r : rows.values()) {
+          counts.computeIfPresent(r.status, (s, n) -> n + 1);
+          if (r.status == OutboxStatus.PENDING && (oldest == null || r.createdAt.isBefore(oldest))) {
+            oldest = r.createdAt;
+          }
+        }
+        Optional<Duration> age = statuses.contains(OutboxStatus.PENDING) && oldest != null
+            ? Optional.of(Duration.between(oldest, now).isNegative() ? Duration.ZERO : Duration.between(oldest, now))
+            : Optional.empty();
+        return new OutboxStats(Map.copyOf(counts), age);
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  private static boolean matches(Row r, OutboxQuery q) {
+    return q.status().map(s -> s == r.status).orElse(true)
+        && q.type().map(t -> t.equals(r.event.type())).orElse(true)
+        && q.destination().map(d -> d.equals(r.event.destination())).orElse(true)
+        && q.aggregateType().map(t -> t.equals(r.event.aggregateType())).orElse(true)
+        && q.aggregateId().map(t -> t.equals(r.event.aggregateId())).orElse(true);
+  }
+}

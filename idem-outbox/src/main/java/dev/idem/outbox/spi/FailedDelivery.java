@@ -1,0 +1,21 @@
+package dev.idem.outbox.spi;
+
+import dev.idem.outbox.DeliveryResult;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * A failed send, as a relay hands it to {@link OutboxStore#finish}.
+ *
+ * @param claimed the event
+ * @param result the transport's answer (its error and response code go to the history)
+ * @param dead whether the relay gave up on the event
+ * @param nextAttempt when to try again (ignored when dead)
+ */
+public record FailedDelivery(ClaimedEvent claimed, DeliveryResult result, boolean dead, Instant nextAttempt) {
+  public FailedDelivery {
+    Objects.requireNonNull(claimed, "claimed");
+    Objects.requireNonNull(result, "result");
+    Objects.requireNonNull(nextAttempt, "nextAttempt");
+  }
+}

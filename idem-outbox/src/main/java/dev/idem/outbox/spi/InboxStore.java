@@ -1,0 +1,86 @@
+package dev.idem.outbox.spi;
+
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Where an inbox records which events each consumer processed, so that a redelivered event is recognised.
+ *
+ * <p>Both hot methods run in the caller's open transaction, with the handler's effects between them:
+ * {@link #record} writes the records, {@link #keep} keeps the results after the handler ran and checks that the
+ * records are still part of the transaction. The effects and the records commit together or not at all.
+ *
+ * <p>Concurrent transactions that record the same event serialise on it: the second waits for the first to end,
+ * then finds its record (a duplicate) or, if the first rolled back, records the event itself. Transactions that
+ * record overlapping batches must not deadlock whatever the order of the batches.
+ */
+public interface InboxStore {
+
+  /** The store's name, in log lines and exception messages. */
+  String name();
+
+  /**
+   * Runs the work in a new transaction of this store and commits it, unless the work throws or marked the
+   * transaction rollback-only. Exceptions from the work propagate unchanged.
+   */
+  <R> R inTransaction(TransactionWork<R> work) throws Exception;
+
+  /**
+   * Records the events for {@code consumer} in {@code tx}: an event seen for the first time is {@link Status#NEW}
+   * (recorded at {@code now}); one recorded before, committed, is a {@link Status#DUPLICATE} when its digest is the
+   * same and a {@link Status#MISMATCH} otherwise.
+   *
+   * @param events events with distinct ids, at most a few thousand
+   * @return one outcome per event, in the order of {@code events}
+   * @throws IllegalStateException when {@code tx} is not an open transaction of this store's kind
+   */
+  List<Recorded> record(StoreTransaction tx, String consumer, List<Entry> events, Instant now);
+
+  /**
+   * After the handler: keeps the non-null results of the events {@link #record} found new, and checks in the same
+   * round trip that their records are still part of {@code tx}.
+   *
+   * @param eventIds the new events' ids, in the order they were recorded
+   * @param results one per id; null keeps nothing
+   * @throws dev.idem.outbox.InboxHandlerException when the handler broke the transaction: it rolled it back, the
+   *     database did so for an error the handler caught, or (PostgreSQL) the handler caught an error that aborted it
+   */
+  void keep(StoreTransaction tx, String consumer, List<String> eventIds, List<String> results);
+
+  /** The operator side of this store: look-ups and purging, off the hot path. */
+  InboxAdmin admin();
+
+  /**
+   * An event to record.
+   *
+   * @param eventId the event's id
+   * @param source where it came from, kept for operators; may be null
+   * @param digest the payload's digest (64 lowercase hex characters of SHA-256)
+   */
+  record Entry(String eventId, String source, String digest) {
+    public Entry {
+      Objects.requireNonNull(eventId, "eventId");
+      Objects.requireNonNull(digest, "digest");
+    }
+  }
+
+  /** What {@link #record} found for an event. */
+  enum Status { NEW, DUPLICATE, MISMATCH }
+
+  /**
+   * The outcome of recording one event.
+   *
+   * @param status new, duplicate or mismatch
+   * @param result the first run's kept result (duplicates only; may be null)
+   * @param firstReceivedAt when the event was first recorded
+   */
+  record Recorded(Status status, String result, Instant firstReceivedAt) {
+    public Recorded {
+      Objects.requireNonNull(status, "status");
+      Objects.requireNonNull(firstReceivedAt, "firstReceivedAt");
+    }
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * The message side's store SPI: what an {@link dev.idem.outbox.Outbox}, an {@link dev.idem.outbox.OutboxRelay} and an
+ * {@link dev.idem.outbox.Inbox} need from where their rows live. {@link dev.idem.outbox.spi.OutboxStore} and
+ * {@link dev.idem.outbox.spi.InboxStore} are the hot paths; operator work (listing, replay, discard, purge, statistics)
+ * is on {@link dev.idem.outbox.spi.OutboxAdmin} and {@link dev.idem.outbox.spi.InboxAdmin}, which a store hands out
+ * from {@code admin()}.
+ *
+ * <p>The JDBC stores are in {@code idem-jdbc} ({@code JdbcOutboxStore}, {@code JdbcInboxStore}); in-memory ones, for
+ * tests and examples, are in {@link dev.idem.outbox.memory}. Every implementation must pass the contract kits in
+ * {@code idem-test} ({@code OutboxStoreContract}, {@code InboxStoreContract}).
+ *
+ * <p>Stores take the time from their caller ({@code now}): the facades own the clock.
+ */
+package dev.idem.outbox.spi;
