@@ -2,7 +2,9 @@ package dev.idem.cli;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.webhook.WebhookSecret;
 import dev.idem.outbox.webhook.WebhookVerifier;
@@ -74,7 +76,7 @@ final class ChaosWebhookSink implements AutoCloseable {
       st.execute("CREATE TABLE sink_effect (event_id VARCHAR(255) NOT NULL, tenant VARCHAR(64) NOT NULL,"
           + " event_type VARCHAR(64) NOT NULL, object_id VARCHAR(64))");
     }
-    inbox = Inbox.builder(dataSource).createSchemaIfMissing(true).build();
+    inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).createSchemaIfMissing(true).build()).build();
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
     executor = Executors.newFixedThreadPool(8, r -> {
       Thread t = new Thread(r, "chaos-sink");
@@ -148,8 +150,9 @@ final class ChaosWebhookSink implements AutoCloseable {
       String type = event.path("type").asString();
       String objectId = event.path("data").path("id").asString();
       ownership.accept(tenant, objectId);
-      InboxResult result = inbox.processAndCommit("chaos-sink", id, tenant, body, c -> {
-        try (PreparedStatement ps = c.prepareStatement(
+      InboxEvent inboxEvent = new InboxEvent(id, tenant, body);
+      InboxResult result = inbox.processBatchAndCommit("chaos-sink", List.of(inboxEvent), (tx, e) -> {
+        try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement(
             "INSERT INTO sink_effect (event_id, tenant, event_type, object_id) VALUES (?, ?, ?, ?)")) {
           ps.setString(1, id);
           ps.setString(2, tenant);
@@ -158,7 +161,7 @@ final class ChaosWebhookSink implements AutoCloseable {
           ps.executeUpdate();
         }
         return "applied";
-      });
+      }).get(0);
       (result.duplicate() ? duplicates : processed).incrementAndGet();
       if (draw < failBefore + failAfter) {
         failedAfter.incrementAndGet();

@@ -149,6 +149,15 @@ public final class JdbcInboxStore implements InboxStore {
   }
 
   @Override
+  public boolean available() {
+    try (Connection c = dataSource.getConnection()) {
+      return c.isValid(5);
+    } catch (SQLException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  @Override
   public InboxAdmin admin() {
     return admin;
   }

@@ -108,6 +108,14 @@ public final class JdbcOutboxStore implements OutboxStore {
     return dataSource;
   }
 
+  /**
+   * The statement this store claims with for a relay of every route, as sent (bind parameters as {@code ?}): on
+   * PostgreSQL the single {@code UPDATE ... RETURNING}, elsewhere the locking select. For {@code EXPLAIN}.
+   */
+  public String claimStatement() {
+    return claimAll[dialect == JdbcDialect.POSTGRESQL ? 0 : 1];
+  }
+
   @Override
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
     Connection c;

@@ -1,10 +1,10 @@
 package dev.idem.kafka;
 
 import dev.idem.core.StoreException;
+import dev.idem.core.spi.StoreTransaction;
 import dev.idem.outbox.Inbox;
-import dev.idem.outbox.InboxBatchHandler;
 import dev.idem.outbox.InboxEvent;
-import dev.idem.outbox.InboxEventHandler;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxHandlerException;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
@@ -12,6 +12,7 @@ import dev.idem.outbox.OutboxTransport;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
@@ -106,7 +107,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * dead-letter send and the offset commit can dead-letter a record twice, with the same event id.
  *
  * <pre>{@code
- * Inbox inbox = Inbox.builder(dataSource).build();
+ * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
  * try (KafkaInboxConsumer consumer = KafkaInboxConsumer.builder(
  *         Map.of("bootstrap.servers", "127.0.0.1:9092", "group.id", "billing"), inbox, List.of("payments"))
  *     .handler((connection, record) -> {
@@ -516,17 +517,26 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     }
     List<InboxResult> results;
     if (recordHandler != null) {
-      InboxEventHandler handler = (connection, event) -> recordHandler.handle(connection, byId.get(event.eventId()));
+      InboxHandler handler = (tx, event) -> recordHandler.handle(tx.unwrap(Connection.class),
+          byId.get(event.eventId()));
       results = inbox.processBatchAndCommit(name, events, handler);
     } else {
-      InboxBatchHandler handler = (connection, fresh) -> {
-        List<ConsumerRecord<String, byte[]>> freshRecords = new ArrayList<>(fresh.size());
-        for (InboxEvent event : fresh) {
-          freshRecords.add(byId.get(event.eventId()));
+      InboxHandler handler = new InboxHandler() {
+        @Override
+        public String handle(StoreTransaction tx, InboxEvent event) throws Exception {
+          return handleAll(tx, List.of(event)).get(0);
         }
-        return batchHandler.handle(connection, freshRecords);
+
+        @Override
+        public List<String> handleAll(StoreTransaction tx, List<InboxEvent> fresh) throws Exception {
+          List<ConsumerRecord<String, byte[]>> freshRecords = new ArrayList<>(fresh.size());
+          for (InboxEvent event : fresh) {
+            freshRecords.add(byId.get(event.eventId()));
+          }
+          return batchHandler.handle(tx.unwrap(Connection.class), freshRecords);
+        }
       };
-      results = inbox.processBatchAtOnceAndCommit(name, events, handler);
+      results = inbox.processBatchAndCommit(name, events, handler);
     }
     int duplicates = 0;
     for (InboxResult r : results) {
@@ -762,11 +772,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   /** Whether the inbox's database answers now: a fresh connection that passes {@code isValid}. */
   private boolean databaseReachable() {
-    try (java.sql.Connection c = inbox.dataSource().getConnection()) {
-      return c.isValid(5);
-    } catch (SQLException | RuntimeException e) {
-      return false;
-    }
+    return inbox.store().available();
   }
 
   private Duration backoff(int failures) {

@@ -3,6 +3,7 @@ package dev.idem.kafka;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.test.TestPostgres;
 import java.time.Duration;
@@ -28,7 +29,7 @@ public final class ConsumerCrashChild {
     config.setPassword("");
     config.setMaximumPoolSize(2);
     HikariDataSource ds = new HikariDataSource(config);
-    Inbox inbox = Inbox.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[5]).build();
+    Inbox inbox = Inbox.builder(JdbcInboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[5]).build()).build();
     String effects = args[6];
     int crashAt = Integer.parseInt(args[7]);
     CountDownLatch never = new CountDownLatch(1);

@@ -1,19 +1,17 @@
 package dev.idem.kafka;
 
-import dev.idem.test.kafka.KafkaBroker;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.test.TestPostgres;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
-import dev.idem.test.TestPostgres;
 import dev.idem.test.ChildJvm;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
+import dev.idem.test.kafka.KafkaBroker;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,6 +19,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Outbox on PostgreSQL -> relay -> Kafka -> inbox consumer -> effect table, on the real servers. */
 class KafkaEndToEndTest {
@@ -43,7 +42,7 @@ class KafkaEndToEndTest {
     try (Connection c = TestPostgres.postgres().getConnection()) {
       c.setAutoCommit(false);
       for (int n = 0; n < events; n++) {
-        ids.add(outbox.enqueue(c, OutboxEvent.builder("order.placed").aggregate("order", "o-" + (n % 40))
+        ids.add(outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder("order.placed").aggregate("order", "o-" + (n % 40))
             .payload("{\"n\":" + n + "}").header("tenant", "t-1").destination("kafka").build()).toString());
         if (n % 100 == 99) {
           c.commit();

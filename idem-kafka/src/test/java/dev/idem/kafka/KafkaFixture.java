@@ -1,11 +1,13 @@
 package dev.idem.kafka;
 
-import dev.idem.test.kafka.KafkaBroker;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.test.TestPostgres;
+import dev.idem.test.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -51,22 +53,19 @@ final class KafkaFixture implements AutoCloseable {
 
   KafkaFixture(int partitions) {
     this.partitions = partitions;
-    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable)
-        .createSchemaIfMissing(true).build();
-    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
-        .createSchemaIfMissing(true).build();
+    Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true).build()).build();
+    Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true).build()).build();
     TestPostgres.createEffectTable(effects);
     KafkaBroker.createTopic(topic, partitions);
     KafkaBroker.createTopic(deadLetterTopic, 1);
   }
 
   Outbox outbox() {
-    return Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build();
+    return Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build()).build();
   }
 
   Inbox inbox(InboxListener listener) {
-    return Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).listener(listener)
-        .build();
+    return Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build()).listener(listener).build();
   }
 
   /** The consumer configuration of this test's group. */

@@ -1,12 +1,10 @@
 package dev.idem.kafka;
 
-import dev.idem.test.kafka.KafkaBroker;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
+import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
-import dev.idem.test.TestPostgres;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
+import dev.idem.test.kafka.KafkaBroker;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,6 +21,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The exactly-once consumer against the real in-JVM broker and PostgreSQL. */
 class KafkaInboxConsumerTest {
@@ -155,8 +155,7 @@ class KafkaInboxConsumerTest {
             throw e.getCause();
           }
         });
-    Inbox unreliable = Inbox.builder(flaky).dialect(dev.idem.jdbc.JdbcDialect.POSTGRESQL).table(f.inboxTable)
-        .listener(counts).build();
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(flaky).dialect(dev.idem.jdbc.JdbcDialect.POSTGRESQL).table(f.inboxTable).build()).listener(counts).build();
 
     try (KafkaInboxConsumer consumer = f.consumer(unreliable).maxAttempts(1).listener(counts).build().start()) {
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == 10);

@@ -3,6 +3,7 @@ package dev.idem.kafka;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
@@ -29,7 +30,7 @@ public final class RelayCrashChild {
     config.setPassword("");
     config.setMaximumPoolSize(2);
     HikariDataSource ds = new HikariDataSource(config);
-    Outbox outbox = Outbox.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[3]).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[3]).build()).build();
     CountDownLatch never = new CountDownLatch(1);
     KafkaTransport kafka = KafkaTransport.builder(Map.of("bootstrap.servers", args[0])).name("child")
         .topic("order.placed", args[5]).build();

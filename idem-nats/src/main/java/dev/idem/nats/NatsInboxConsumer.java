@@ -1,6 +1,7 @@
 package dev.idem.nats;
 
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
@@ -270,7 +271,9 @@ public final class NatsInboxConsumer implements AutoCloseable {
     byte[] data = m.getData() == null ? new byte[0] : m.getData();
     InboxResult result;
     try {
-      result = inbox.processAndCommit(consumer, id, source, data, c -> handler.handle(c, m));
+      InboxEvent event = new InboxEvent(id, source, data, m);
+      result = inbox.processBatchAndCommit(consumer, List.of(event),
+          (tx, e) -> handler.handle(tx.unwrap(java.sql.Connection.class), m)).get(0);
     } catch (InboxPayloadMismatchException e) {
       answer(m, Answer.TERM);
       safely(() -> listener.payloadMismatch(consumer, subject, id));

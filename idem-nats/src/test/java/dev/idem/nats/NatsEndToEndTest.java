@@ -1,15 +1,14 @@
 package dev.idem.nats;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
-import dev.idem.test.TestPostgres;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +16,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Outbox on PostgreSQL -> relay -> NATS JetStream -> inbox consumer -> effect table, on the real servers. */
 class NatsEndToEndTest {
@@ -45,7 +45,7 @@ class NatsEndToEndTest {
       for (int tx = 0; tx < 10; tx++) {
         for (int i = 0; i < EVENTS / 10; i++) {
           int n = tx * (EVENTS / 10) + i;
-          ids.add(outbox.enqueue(c, OutboxEvent.builder("order.placed").aggregate("order", "o-" + n)
+          ids.add(outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder("order.placed").aggregate("order", "o-" + n)
               .payload("{\"n\":" + n + "}").header("tenant", "t-1").destination("nats:" + f.subject).build())
               .toString());
         }

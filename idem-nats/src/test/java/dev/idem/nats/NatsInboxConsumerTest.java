@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.test.TestPostgres;
 import dev.idem.test.Eventually;
@@ -70,8 +71,10 @@ class NatsInboxConsumerTest {
     List<Message> fetched = crashed.fetch(1, Duration.ofSeconds(5));
     assertThat(fetched).hasSize(1);
     Message first = fetched.get(0);
-    inbox.processAndCommit("billing", first.getHeaders().getFirst("Nats-Msg-Id"), "nats:" + f.subject,
-        first.getData(), c -> f.recordEffect().handle(c, first));
+    InboxEvent event = new InboxEvent(first.getHeaders().getFirst("Nats-Msg-Id"), "nats:" + f.subject,
+        first.getData(), first);
+    inbox.processBatchAndCommit("billing", List.of(event),
+        (tx, e) -> f.recordEffect().handle(tx.unwrap(java.sql.Connection.class), first));
     crashed.unsubscribe(); // no ack: JetStream delivers it again once the ack wait ends
 
     try (NatsInboxConsumer consumer = consumer(f.recordEffect()).ackWait(Duration.ofSeconds(1)).build().start()) {

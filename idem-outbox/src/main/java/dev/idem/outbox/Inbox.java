@@ -1,5 +1,6 @@
 package dev.idem.outbox;
 
+import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
 import dev.idem.outbox.spi.InboxAdmin;
@@ -189,6 +190,22 @@ public final class Inbox {
       }
     }
     return List.of(outcome);
+  }
+
+  /**
+   * Opens a transaction of the store, processes the batch in it ({@link #processBatch}) and commits; rolls back on
+   * any failure. For consumers that own their transaction, such as a broker listener that acknowledges or commits
+   * its offsets after this returns.
+   */
+  public List<InboxResult> processBatchAndCommit(String consumer, List<InboxEvent> events, InboxHandler handler) {
+    try {
+      return store.inTransaction(tx -> processBatch(tx, consumer, events, handler));
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new StoreException(store.name(), "committing " + events.size() + " events for " + consumer + " failed: "
+          + e, null, false, false, e);
+    }
   }
 
   /** Runs the handler for the new events; one checked result per event, in order. */

@@ -6,6 +6,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
 import dev.idem.core.StoreException;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
@@ -43,7 +44,7 @@ import java.util.function.Function;
  * </table>
  *
  * <pre>{@code
- * Inbox inbox = Inbox.builder(dataSource).build();
+ * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
  * try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(factory, inbox, "shipping", "shipping-orders")
  *     .handler((connection, delivery) -> {
  *       insertShipment(connection, delivery.getBody());
@@ -287,7 +288,9 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     String id = messageId;
     InboxResult result;
     try {
-      result = inbox.processAndCommit(consumer, id, source, delivery.getBody(), c -> handler.handle(c, delivery));
+      InboxEvent event = new InboxEvent(id, source, delivery.getBody(), delivery);
+      result = inbox.processBatchAndCommit(consumer, List.of(event),
+          (t, e) -> handler.handle(t.unwrap(java.sql.Connection.class), delivery)).get(0);
     } catch (InboxPayloadMismatchException e) {
       answer(channel, tag, Answer.DEAD_LETTER);
       safely(() -> listener.payloadMismatch(consumer, queue, id));

@@ -4,6 +4,8 @@ import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
@@ -40,10 +42,8 @@ final class RabbitFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   RabbitFixture() throws IOException {
-    Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable)
-        .createSchemaIfMissing(true).build();
-    Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
-        .createSchemaIfMissing(true).build();
+    Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true).build()).build();
+    Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true).build()).build();
     TestPostgres.createEffectTable(effects);
     rabbit = Rabbit.connect();
     admin = rabbit.createChannel();
@@ -55,12 +55,11 @@ final class RabbitFixture implements AutoCloseable {
   }
 
   Outbox outbox() {
-    return Outbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build();
+    return Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build()).build();
   }
 
   Inbox inbox(InboxListener listener) {
-    return Inbox.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).listener(listener)
-        .build();
+    return Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build()).listener(listener).build();
   }
 
   /** A handler that records one effect row per message, keyed by its message id. */

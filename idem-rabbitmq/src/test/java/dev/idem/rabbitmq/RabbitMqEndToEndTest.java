@@ -1,15 +1,14 @@
 package dev.idem.rabbitmq;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
-import dev.idem.test.TestPostgres;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +16,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Outbox on PostgreSQL -> relay -> RabbitMQ -> inbox consumer -> effect table, on the real servers. */
 class RabbitMqEndToEndTest {
@@ -47,7 +47,7 @@ class RabbitMqEndToEndTest {
           int n = tx * (EVENTS / 10) + i;
           // half through the exchange, half straight to the queue through the default exchange
           String destination = n % 2 == 0 ? f.toExchange() : "rabbitmq:/" + f.queue;
-          ids.add(outbox.enqueue(c, OutboxEvent.builder("order.placed").aggregate("order", "o-" + n)
+          ids.add(outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder("order.placed").aggregate("order", "o-" + n)
               .payload("{\"n\":" + n + "}").header("tenant", "t-1").destination(destination).build()).toString());
         }
         c.commit();

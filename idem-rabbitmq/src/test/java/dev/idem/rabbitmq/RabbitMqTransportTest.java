@@ -1,11 +1,9 @@
 package dev.idem.rabbitmq;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEntry;
@@ -25,6 +23,8 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The outbox transport on the real RabbitMQ: confirms, message properties, failures as retries. */
 class RabbitMqTransportTest {
@@ -202,7 +202,7 @@ class RabbitMqTransportTest {
     UUID id;
     try (java.sql.Connection c = TestPostgres.postgres().getConnection()) {
       c.setAutoCommit(false);
-      id = outbox.enqueue(c, OutboxEvent.builder("order.placed").aggregate("order", "o-1").payload("{}")
+      id = outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder("order.placed").aggregate("order", "o-1").payload("{}")
           .destination("rabbitmq:" + f.exchange + "/no-queue-bound").build());
       c.commit();
     }

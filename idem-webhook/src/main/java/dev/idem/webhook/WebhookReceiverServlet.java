@@ -2,6 +2,7 @@ package dev.idem.webhook;
 
 import dev.idem.core.StoreException;
 import dev.idem.core.protocol.ProblemCode;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxHandlerException;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
@@ -22,12 +23,18 @@ import java.util.Objects;
 
 /**
  * Receives Standard Webhooks at one path, exactly once: verifies the raw body's {@code webhook-signature} and
- * {@code webhook-timestamp} with the {@link WebhookReceiver}'s verifier, then runs the {@link WebhookHandler} and
+ * {@code webhook-timestamp} with the {@link WebhookReceiver}'s verifier, then runs the {@link InboxHandler} and
  * records the {@code webhook-id} in the inbox in one transaction. A redelivered webhook (same id, same body, new
- * timestamp and signature) is answered 200 again and the handler does not run.
+ * timestamp and signature) is answered 200 again and the handler does not run. The handler finds the verified
+ * webhook in {@code event.message(WebhookMessage.class)}.
  *
  * <pre>{@code
- * Inbox inbox = Inbox.builder(dataSource).build();
+ * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
+ * InboxHandler handler = (tx, event) -> {
+ *   WebhookMessage message = event.message(WebhookMessage.class);
+ *   settle(tx.unwrap(Connection.class), message.bodyText());
+ *   return "settled";
+ * };
  * WebhookVerifier verifier =
  *     WebhookVerifier.builder(WebhookSecret.parse(current), WebhookSecret.parse(previous)).build();
  * WebhookReceiverServlet servlet = WebhookReceiverServlet.of(WebhookReceiver.of("provider", verifier, inbox), handler);
@@ -62,15 +69,15 @@ public final class WebhookReceiverServlet extends HttpServlet {
   public static final String SIGNATURE_HEADER = "webhook-signature";
 
   private final transient WebhookReceiver receiver;
-  private final transient WebhookHandler handler;
+  private final transient InboxHandler handler;
 
-  private WebhookReceiverServlet(WebhookReceiver receiver, WebhookHandler handler) {
+  private WebhookReceiverServlet(WebhookReceiver receiver, InboxHandler handler) {
     this.receiver = Objects.requireNonNull(receiver, "receiver");
     this.handler = Objects.requireNonNull(handler, "handler");
   }
 
   /** A servlet that verifies with {@code receiver} and applies each new webhook with {@code handler}. */
-  public static WebhookReceiverServlet of(WebhookReceiver receiver, WebhookHandler handler) {
+  public static WebhookReceiverServlet of(WebhookReceiver receiver, InboxHandler handler) {
     return new WebhookReceiverServlet(receiver, handler);
   }
 
@@ -99,8 +106,8 @@ public final class WebhookReceiverServlet extends HttpServlet {
     Map<String, String> headers = headers(request);
     InboxResult result;
     try {
-      result = receiver.receive(id, timestamp, signature, body, connection -> handler.handle(connection,
-          new WebhookMessage(id, Instant.ofEpochSecond(Long.parseLong(timestamp)), body, headers)));
+      WebhookMessage message = new WebhookMessage(id, Instant.ofEpochSecond(Long.parseLong(timestamp)), body, headers);
+      result = receiver.receive(id, timestamp, signature, body, message, handler);
     } catch (WebhookVerificationException e) {
       refused(e, limit).write(response);
       return;

@@ -1,11 +1,12 @@
 package dev.idem.webhook;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.webhook.WebhookReceiver;
 import dev.idem.outbox.webhook.WebhookSecret;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@link WebhookReceiverServlet} over real HTTP in embedded Jetty 12, on a real database: verification, the inbox's
@@ -79,10 +81,12 @@ abstract class WebhookReceiverServletContract {
       st.execute("CREATE TABLE " + EFFECT + " (event_id VARCHAR(255) NOT NULL, body VARCHAR(8000) NOT NULL,"
           + " sent_at BIGINT NOT NULL)");
     }
-    Outbox.builder(dataSource).dialect(dialect()).table(OUTBOX).createSchemaIfMissing(true).build();
-    inbox = Inbox.builder(dataSource).dialect(dialect()).table(INBOX).createSchemaIfMissing(true).build();
+    Outbox.builder(JdbcOutboxStore.builder(dataSource).dialect(dialect()).table(OUTBOX).createSchemaIfMissing(true).build()).build();
+    inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).dialect(dialect()).table(INBOX).createSchemaIfMissing(true).build()).build();
     WebhookVerifier verifier = WebhookVerifier.builder(current, previous).maxBodyBytes(MAX_BODY).build();
-    WebhookHandler handler = (connection, message) -> {
+    InboxHandler handler = (tx, event) -> {
+      WebhookMessage message = event.message(WebhookMessage.class);
+      Connection connection = tx.unwrap(Connection.class);
       if (failOnce.remove(message.id())) {
         throw new IllegalStateException("the ledger is down");
       }

@@ -3,6 +3,8 @@ package dev.idem.bench.outbox;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
@@ -92,8 +94,8 @@ final class BenchSupport {
 
   /** Creates the outbox table, its attempt history and a private inbox table ({@code <table>_in}). */
   static void createTables(HikariDataSource ds, JdbcDialect dialect, String table) throws SQLException {
-    Outbox.builder(ds).dialect(dialect).table(table).createSchemaIfMissing(true).build();
-    Inbox.builder(ds).dialect(dialect).table(table + "_in").createSchemaIfMissing(true).build();
+    Outbox.builder(JdbcOutboxStore.builder(ds).dialect(dialect).table(table).createSchemaIfMissing(true).build()).build();
+    Inbox.builder(JdbcInboxStore.builder(ds).dialect(dialect).table(table + "_in").createSchemaIfMissing(true).build()).build();
   }
 
   static void dropTables(HikariDataSource ds, String table) {

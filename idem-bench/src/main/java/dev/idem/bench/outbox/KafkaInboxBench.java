@@ -4,10 +4,13 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.core.UuidV7;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.kafka.KafkaConsumerListener;
 import dev.idem.kafka.KafkaInboxConsumer;
 import dev.idem.kafka.KafkaTransport;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxEvent;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -92,7 +95,7 @@ public final class KafkaInboxBench {
     this.effects = effects;
     this.topic = topic;
     this.timeOrderedIds = timeOrderedIds;
-    this.inbox = Inbox.builder(pool).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build();
+    this.inbox = Inbox.builder(JdbcInboxStore.builder(pool).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build()).build();
   }
 
   public static void main(String[] args) throws Exception {
@@ -177,7 +180,7 @@ public final class KafkaInboxBench {
   }
 
   private void setUp(int prefill) throws Exception {
-    inbox.createSchemaIfMissing();
+    ((JdbcInboxStore) inbox.store()).createSchemaIfMissing();
     try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
       st.execute("CREATE TABLE " + effects + " (id BIGSERIAL PRIMARY KEY, event_id VARCHAR(64) NOT NULL,"
           + " amount INTEGER NOT NULL)");
@@ -304,8 +307,9 @@ public final class KafkaInboxBench {
             c.setAutoCommit(false);
             if (inboxOneByOne) {
               for (ConsumerRecord<String, byte[]> r : rs) {
-                inbox.process(c, group, eventId(r), "kafka:" + topic, r.value(), conn -> {
-                  try (PreparedStatement ps = conn.prepareStatement(insert)) {
+                InboxEvent event = new InboxEvent(eventId(r), "kafka:" + topic, r.value());
+                inbox.process(JdbcTransaction.of(c), group, event, (tx, e) -> {
+                  try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement(insert)) {
                     ps.setString(1, eventId(r));
                     ps.executeUpdate();
                   }

@@ -2,6 +2,8 @@ package dev.idem.bench.outbox;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcOutboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxListener;
@@ -126,7 +128,7 @@ public final class RelayLatencyBench {
 
   private void prepare(int prefill) throws SQLException {
     BenchSupport.createTables(admin, JdbcDialect.POSTGRESQL, table);
-    Outbox outbox = Outbox.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(table).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(table).build()).build();
     try (Connection c = admin.getConnection()) {
       System.out.println("# Outbox relay latency, " + Instant.now());
       System.out.println();
@@ -134,7 +136,7 @@ public final class RelayLatencyBench {
       System.out.println("- JVM " + Runtime.version() + ", " + Runtime.getRuntime().availableProcessors()
           + " CPUs; load average " + BenchSupport.loadAverage());
       c.setAutoCommit(false);
-      outbox.enqueueAll(c, List.of(BenchSupport.event(-1, payload, null)));
+      outbox.enqueueAll(JdbcTransaction.of(c), List.of(BenchSupport.event(-1, payload, null)));
       c.commit();
       c.setAutoCommit(true);
       if (prefill > 1) {
@@ -246,8 +248,8 @@ public final class RelayLatencyBench {
     int firstMeasured = warmup * rate;
     long period = 1_000_000_000L / rate;
     Recorder recorder = new Recorder(total);
-    Outbox relayOutbox = Outbox.builder(relayPool).dialect(JdbcDialect.POSTGRESQL).table(table).build();
-    Outbox producerOutbox = Outbox.builder(producerPool).dialect(JdbcDialect.POSTGRESQL).table(table).build();
+    Outbox relayOutbox = Outbox.builder(JdbcOutboxStore.builder(relayPool).dialect(JdbcDialect.POSTGRESQL).table(table).build()).build();
+    Outbox producerOutbox = Outbox.builder(JdbcOutboxStore.builder(producerPool).dialect(JdbcDialect.POSTGRESQL).table(table).build()).build();
     LongAdder claims = new LongAdder();
     LongAdder claimedEvents = new LongAdder();
     OutboxRelay relay = OutboxRelay.builder(relayOutbox).name("latency").route("sink", recorder).threads(threads)
@@ -282,7 +284,7 @@ public final class RelayLatencyBench {
                 LockSupport.parkNanos(wait);
               }
               intended[i] = due;
-              producerOutbox.enqueue(c, BenchSupport.event(i, payload, "\"t\":" + due));
+              producerOutbox.enqueue(JdbcTransaction.of(c), BenchSupport.event(i, payload, "\"t\":" + due));
               c.commit();
               committed[i] = System.nanoTime();
               if (wake) {

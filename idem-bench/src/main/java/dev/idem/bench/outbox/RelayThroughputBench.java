@@ -3,6 +3,8 @@ package dev.idem.bench.outbox;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcOutboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
@@ -329,7 +331,7 @@ public final class RelayThroughputBench {
 
   /** Fills the template once through the public API: Outbox.enqueueAll in committed chunks of 1,000. */
   private void fillTemplate() throws SQLException {
-    Outbox outbox = Outbox.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(template).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(template).build()).build();
     long t0 = System.nanoTime();
     try (Connection c = admin.getConnection()) {
       c.setAutoCommit(false);
@@ -337,7 +339,7 @@ public final class RelayThroughputBench {
       for (int i = 1; i <= events; i++) {
         chunk.add(BenchSupport.event(i, payload, null));
         if (chunk.size() == 1000 || i == events) {
-          outbox.enqueueAll(c, chunk);
+          outbox.enqueueAll(JdbcTransaction.of(c), chunk);
           c.commit();
           chunk.clear();
         }
@@ -433,7 +435,7 @@ public final class RelayThroughputBench {
       throws Exception {
     int threads = Integer.parseInt(variant.replaceAll("relay x(\\d+).*", "$1"));
     DataSource ds = profile == null ? pools.get(variant) : profile.wrap(pools.get(variant));
-    Outbox outbox = Outbox.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(table).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(table).build()).build();
     AtomicLong done = new AtomicLong();
     AtomicLong end = new AtomicLong();
     CountDownLatch all = new CountDownLatch(1);
@@ -629,30 +631,24 @@ public final class RelayThroughputBench {
 
   // ----------------------------------------------------------------------------------------------------- explain
 
-  /** The claim statement {@code Outbox} sends on PostgreSQL for {@code table} (read from the instance, not copied). */
+  /** The claim statement {@code JdbcOutboxStore} sends on PostgreSQL for {@code table} (read from the instance, not copied). */
   static String claimPostgres(String table) {
-    return outboxSql(table, JdbcDialect.POSTGRESQL, "claimPostgres");
+    return outboxSql(table, JdbcDialect.POSTGRESQL);
   }
 
-  /** The claiming select {@code Outbox} sends on MariaDB and H2 for {@code table}. */
+  /** The claiming select {@code JdbcOutboxStore} sends on MariaDB and H2 for {@code table}. */
   static String claimSelect(String table) {
-    return outboxSql(table, JdbcDialect.MARIADB, "claimSelect");
+    return outboxSql(table, JdbcDialect.MARIADB);
   }
 
-  private static String outboxSql(String table, JdbcDialect dialect, String field) {
+  private static String outboxSql(String table, JdbcDialect dialect) {
     DataSource unused = (DataSource) java.lang.reflect.Proxy.newProxyInstance(DataSource.class.getClassLoader(),
         new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
           throw new UnsupportedOperationException("no connection is needed to read a statement");
         });
-    Outbox outbox = Outbox.builder(unused).dialect(dialect).table(table).build();
-    try {
-      java.lang.reflect.Field f = Outbox.class.getDeclaredField(field);
-      f.setAccessible(true);
-      return (String) f.get(outbox);
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("Outbox has no statement field " + field, e);
-    }
+    return JdbcOutboxStore.builder(unused).dialect(dialect).table(table).build().claimStatement();
   }
+
 
   private void explainPostgres(int rows, int pending) throws SQLException {
     String x = table + "_x";
@@ -660,11 +656,11 @@ public final class RelayThroughputBench {
     System.out.println("## PostgreSQL: the claim's plan on " + rows + " rows (" + pending + " pending)");
     System.out.println();
     BenchSupport.createTables(admin, JdbcDialect.POSTGRESQL, x);
-    Outbox outbox = Outbox.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(x).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(x).build()).build();
     long t0 = System.nanoTime();
     try (Connection c = admin.getConnection()) {
       c.setAutoCommit(false);
-      outbox.enqueueAll(c, List.of(BenchSupport.event(0, payload, null)));
+      outbox.enqueueAll(JdbcTransaction.of(c), List.of(BenchSupport.event(0, payload, null)));
       c.commit();
       c.setAutoCommit(true);
       // the rest server-side, copying the enqueued row: the oldest (rows - pending) are delivered
@@ -782,12 +778,12 @@ public final class RelayThroughputBench {
     try (HikariDataSource m = BenchSupport.pool(murl, muser, 2, "outbox-bench-mariadb", Map.of())) {
       try {
         BenchSupport.createTables(m, JdbcDialect.MARIADB, x);
-        Outbox outbox = Outbox.builder(m).dialect(JdbcDialect.MARIADB).table(x).build();
+        Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(m).dialect(JdbcDialect.MARIADB).table(x).build()).build();
         long t0 = System.nanoTime();
         try (Connection c = m.getConnection()) {
           System.out.println("- " + BenchSupport.scalar(c, "SELECT version()"));
           c.setAutoCommit(false);
-          outbox.enqueueAll(c, List.of(BenchSupport.event(0, payload, null)));
+          outbox.enqueueAll(JdbcTransaction.of(c), List.of(BenchSupport.event(0, payload, null)));
           c.commit();
           try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + x + " (id, event_type, aggregate_type,"
               + " aggregate_id, ordered, payload, headers, destination, status, attempts, attempt_base, available_at,"

@@ -50,6 +50,14 @@ public interface InboxStore {
    */
   void keep(StoreTransaction tx, String consumer, List<String> eventIds, List<String> results);
 
+  /**
+   * Whether the store answers now (a JDBC store: a fresh connection that passes {@code isValid}). Consumers that
+   * paused for an outage ask it before they take messages again. The default answers yes.
+   */
+  default boolean available() {
+    return true;
+  }
+
   /** The operator side of this store: look-ups and purging, off the hot path. */
   InboxAdmin admin();
 

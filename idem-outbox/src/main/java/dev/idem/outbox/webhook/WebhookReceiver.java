@@ -1,11 +1,11 @@
 package dev.idem.outbox.webhook;
 
-import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxResult;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 
@@ -75,13 +75,6 @@ public final class WebhookReceiver {
     if (transactions != null) {
       return transactions.inTransaction(tx -> inbox.process(tx, consumer, event, handler));
     }
-    try {
-      return inbox.inTransaction(tx -> inbox.process(tx, consumer, event, handler));
-    } catch (RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new StoreException(inbox.store().name(), "processing webhook " + id + " failed: " + e, null, false,
-          false, e);
-    }
+    return inbox.processBatchAndCommit(consumer, List.of(event), handler).get(0);
   }
 }

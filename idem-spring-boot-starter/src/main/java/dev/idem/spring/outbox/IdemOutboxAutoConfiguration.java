@@ -1,5 +1,7 @@
 package dev.idem.spring.outbox;
 
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
@@ -7,6 +9,8 @@ import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxListener;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxRelay;
+import dev.idem.outbox.spi.InboxStore;
+import dev.idem.outbox.spi.OutboxStore;
 import dev.idem.spring.boot.IdemAutoConfiguration;
 import dev.idem.webhook.WebhookReceiverServlet;
 import java.time.Clock;
@@ -42,8 +46,9 @@ import org.springframework.transaction.PlatformTransactionManager;
  * @Transactional
  * public void pay(Payment p) {
  *   payments.insert(p);
- *   outbox.enqueue(DataSourceUtils.getConnection(dataSource), OutboxEvent.builder("payment.succeeded")
- *       .aggregate("payment", p.id()).payload(json(p)).destination("webhook:" + p.endpointId()).build());
+ *   outbox.enqueue(JdbcTransaction.of(DataSourceUtils.getConnection(dataSource)),
+ *       OutboxEvent.builder("payment.succeeded").aggregate("payment", p.id()).payload(json(p))
+ *           .destination("webhook:" + p.endpointId()).build());
  * }
  * }</pre>
  */
@@ -54,24 +59,40 @@ import org.springframework.transaction.PlatformTransactionManager;
 @EnableConfigurationProperties(IdemOutboxProperties.class)
 public class IdemOutboxAutoConfiguration {
 
+  /** The outbox's store: the JDBC one on the application's single (or primary) data source. */
   @Bean
   @ConditionalOnMissingBean
   @ConditionalOnSingleCandidate(DataSource.class)
-  public Outbox outbox(DataSource dataSource, IdemOutboxProperties properties, ObjectProvider<Clock> clock) {
+  public OutboxStore outboxStore(DataSource dataSource, IdemOutboxProperties properties) {
     properties.validate();
-    return Outbox.builder(dataSource).table(properties.getTable()).orderedTypes(properties.getOrderedTypes())
-        .clock(clock.getIfAvailable(Clock::systemUTC)).createSchemaIfMissing(properties.isInitializeSchema()).build();
+    return JdbcOutboxStore.builder(dataSource).table(properties.getTable())
+        .createSchemaIfMissing(properties.isInitializeSchema()).build();
+  }
+
+  /** The inbox's store: the JDBC one on the application's single (or primary) data source. */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnSingleCandidate(DataSource.class)
+  public InboxStore inboxStore(DataSource dataSource, IdemOutboxProperties properties) {
+    properties.validate();
+    return JdbcInboxStore.builder(dataSource).table(properties.getInboxTable())
+        .createSchemaIfMissing(properties.isInitializeSchema()).build();
   }
 
   @Bean
   @ConditionalOnMissingBean
-  @ConditionalOnSingleCandidate(DataSource.class)
-  public Inbox inbox(DataSource dataSource, IdemOutboxProperties properties, ObjectProvider<InboxListener> listeners,
-      ObjectProvider<Clock> clock) {
-    properties.validate();
-    return Inbox.builder(dataSource).table(properties.getInboxTable()).clock(clock.getIfAvailable(Clock::systemUTC))
-        .listener(inboxListener(listeners.orderedStream().collect(Collectors.toList())))
-        .createSchemaIfMissing(properties.isInitializeSchema()).build();
+  @ConditionalOnBean(OutboxStore.class)
+  public Outbox outbox(OutboxStore store, IdemOutboxProperties properties, ObjectProvider<Clock> clock) {
+    return Outbox.builder(store).orderedTypes(properties.getOrderedTypes())
+        .clock(clock.getIfAvailable(Clock::systemUTC)).build();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnBean(InboxStore.class)
+  public Inbox inbox(InboxStore store, ObjectProvider<InboxListener> listeners, ObjectProvider<Clock> clock) {
+    return Inbox.builder(store).clock(clock.getIfAvailable(Clock::systemUTC))
+        .listener(inboxListener(listeners.orderedStream().collect(Collectors.toList()))).build();
   }
 
   /** The relay, with every route; only when at least one {@link OutboxRoute} bean exists. */

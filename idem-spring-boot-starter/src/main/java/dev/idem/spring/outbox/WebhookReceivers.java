@@ -1,12 +1,15 @@
 package dev.idem.spring.outbox;
 
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.webhook.WebhookReceiver;
 import dev.idem.outbox.webhook.WebhookVerifier;
-import dev.idem.webhook.WebhookHandler;
 import dev.idem.webhook.WebhookReceiverServlet;
 import java.util.Objects;
 import java.util.function.Supplier;
+import javax.sql.DataSource;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -27,8 +30,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  *
  * @Bean
  * ServletRegistrationBean<WebhookReceiverServlet> providerWebhooks(WebhookReceivers receivers) {
- *   return receivers.register("provider", (connection, message) -> {
- *     settle(connection, message.bodyText()); // in the inbox's transaction
+ *   return receivers.register("provider", (tx, event) -> {
+ *     // in the inbox's transaction
+ *     settle(tx.unwrap(Connection.class), event.message(WebhookMessage.class).bodyText());
  *     return "settled";
  *   });
  * }
@@ -73,7 +77,7 @@ public final class WebhookReceivers {
    * @throws IllegalStateException when the receiver is not configured, its configuration is invalid (the message names
    *     the property) or there is no single {@link Inbox} bean
    */
-  public ServletRegistrationBean<WebhookReceiverServlet> register(String name, WebhookHandler handler) {
+  public ServletRegistrationBean<WebhookReceiverServlet> register(String name, InboxHandler handler) {
     IdemOutboxProperties.Receiver config = config(name);
     ServletRegistrationBean<WebhookReceiverServlet> registration =
         new ServletRegistrationBean<>(servlet(name, handler), config.getPath());
@@ -82,7 +86,7 @@ public final class WebhookReceivers {
   }
 
   /** The servlet of receiver {@code name}, for an application that maps it itself. */
-  public WebhookReceiverServlet servlet(String name, WebhookHandler handler) {
+  public WebhookReceiverServlet servlet(String name, InboxHandler handler) {
     Objects.requireNonNull(handler, "handler");
     IdemOutboxProperties.Receiver config = config(name);
     Inbox i = inbox.get();
@@ -95,12 +99,13 @@ public final class WebhookReceivers {
     String consumer = config.getConsumer() == null || config.getConsumer().isBlank() ? name : config.getConsumer();
     WebhookReceiver receiver = WebhookReceiver.of(consumer, verifier, i);
     PlatformTransactionManager tm = transactions.get();
-    if (tm instanceof ResourceTransactionManager && ((ResourceTransactionManager) tm).getResourceFactory()
-        == i.dataSource()) {
+    if (i.store() instanceof JdbcInboxStore && tm instanceof ResourceTransactionManager
+        && ((ResourceTransactionManager) tm).getResourceFactory() == ((JdbcInboxStore) i.store()).dataSource()) {
       // the handler's JdbcTemplate, repositories and @Transactional services join the inbox's transaction
+      DataSource dataSource = ((JdbcInboxStore) i.store()).dataSource();
       TransactionTemplate template = new TransactionTemplate(tm);
       receiver = receiver.withTransactions(work -> template.execute(
-          status -> work.apply(DataSourceUtils.getConnection(i.dataSource()))));
+          status -> work.apply(JdbcTransaction.of(DataSourceUtils.getConnection(dataSource)))));
     }
     return WebhookReceiverServlet.of(receiver, handler);
   }

@@ -1,6 +1,7 @@
 package dev.idem.spring.outbox;
 
 import dev.idem.outbox.DeliveryResult;
+import dev.idem.webhook.WebhookMessage;
 import dev.idem.webhook.WebhookReceiverServlet;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -39,7 +40,8 @@ public class OutboxApp {
   /** A handler writing through Spring's JdbcTemplate: it must join the inbox's transaction. */
   @Bean
   ServletRegistrationBean<WebhookReceiverServlet> ledgerWebhooks(WebhookReceivers receivers, JdbcTemplate jdbc) {
-    return receivers.register("ledger", (connection, message) -> {
+    return receivers.register("ledger", (tx, event) -> {
+      WebhookMessage message = event.message(WebhookMessage.class);
       jdbc.update("INSERT INTO starter_webhook_effect (webhook_id) VALUES (?)", message.id());
       // a result over the inbox's limit fails the webhook after the write: the write must roll back with it
       return message.bodyText().contains("fail") ? "x".repeat(5000) : "booked";
@@ -48,8 +50,8 @@ public class OutboxApp {
 
   @Bean
   ServletRegistrationBean<WebhookReceiverServlet> providerWebhooks(WebhookReceivers receivers) {
-    return receivers.register("provider", (connection, message) -> {
-      effects.computeIfAbsent(message.id(), k -> new AtomicInteger()).incrementAndGet();
+    return receivers.register("provider", (tx, event) -> {
+      effects.computeIfAbsent(event.eventId(), k -> new AtomicInteger()).incrementAndGet();
       return "ok";
     });
   }

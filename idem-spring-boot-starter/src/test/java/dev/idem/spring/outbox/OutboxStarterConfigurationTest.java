@@ -1,8 +1,6 @@
 package dev.idem.spring.outbox;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.webhook.WebhookSecret;
@@ -19,6 +17,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Which beans the outbox starter creates, and how it refuses bad configuration at startup. */
 class OutboxStarterConfigurationTest {
@@ -44,7 +44,7 @@ class OutboxStarterConfigurationTest {
   static class OwnOutboxApp {
     @Bean
     Outbox myOutbox(DataSource dataSource) {
-      return Outbox.builder(dataSource).table("my_outbox").createSchemaIfMissing(true).build();
+      return Outbox.builder(JdbcOutboxStore.builder(dataSource).table("my_outbox").createSchemaIfMissing(true).build()).build();
     }
 
     @Bean
@@ -124,7 +124,7 @@ class OutboxStarterConfigurationTest {
       Outbox own = context.getBean("myOutbox", Outbox.class);
 
       assertThat(context.getBeansOfType(Outbox.class)).containsOnlyKeys("myOutbox");
-      assertThat(own.table()).isEqualTo("my_outbox");
+      assertThat(own.store().name()).isEqualTo("my_outbox");
       assertThat(context.getBean(OutboxRelayLifecycle.class).isRunning()).isTrue();
     }
   }

@@ -1,9 +1,9 @@
 package dev.idem.spring.outbox;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxEvent;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEntry;
@@ -25,6 +25,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,6 +41,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The outbox starter in a running Spring Boot application on H2: events enqueued in Spring transactions are sent by
@@ -91,7 +94,7 @@ class OutboxStarterTest {
     OutboxEvent event = OutboxEvent.builder("order.placed").aggregate("order", "ord_" + UUID.randomUUID())
         .payload("{\"total\":1250}").destination(destination).build();
     transactions.executeWithoutResult(status -> {
-      outbox.enqueue(DataSourceUtils.getConnection(dataSource), event);
+      outbox.enqueue(JdbcTransaction.of(DataSourceUtils.getConnection(dataSource)), event);
       if (rollBack) {
         status.setRollbackOnly();
       }
@@ -166,11 +169,13 @@ class OutboxStarterTest {
     AtomicInteger runs = new AtomicInteger();
     byte[] payload = "{\"a\":1}".getBytes(StandardCharsets.UTF_8);
 
-    inbox.processAndCommit("billing", id, "test", payload, c -> "run " + runs.incrementAndGet());
-    boolean duplicate = inbox.processAndCommit("billing", id, "test", payload, c -> "run " + runs.incrementAndGet())
-        .duplicate();
-    assertThatThrownBy(() -> inbox.processAndCommit("billing", id, "test", "{\"a\":2}".getBytes(StandardCharsets.UTF_8),
-        c -> "run " + runs.incrementAndGet())).isInstanceOf(InboxPayloadMismatchException.class);
+    InboxHandler handler = (tx, event) -> "run " + runs.incrementAndGet();
+    inbox.processBatchAndCommit("billing", List.of(new InboxEvent(id, "test", payload)), handler);
+    boolean duplicate = inbox.processBatchAndCommit("billing", List.of(new InboxEvent(id, "test", payload)), handler)
+        .get(0).duplicate();
+    InboxEvent changed = new InboxEvent(id, "test", "{\"a\":2}".getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(() -> inbox.processBatchAndCommit("billing", List.of(changed), handler))
+        .isInstanceOf(InboxPayloadMismatchException.class);
 
     assertThat(duplicate).isTrue();
     assertThat(runs.get()).isEqualTo(1);

@@ -13,6 +13,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.sql.Connection;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -52,7 +53,7 @@ public class ProviderWebhookController {
     InboxResult result;
     try {
       result = receiver.receive(id, request.getHeader("webhook-timestamp"), request.getHeader("webhook-signature"),
-          body, c -> confirmations.apply(c, id, body));
+          body, null, (tx, event) -> confirmations.apply(tx.unwrap(Connection.class), id, body));
     } catch (WebhookVerificationException e) {
       if (e.reason() == WebhookVerificationException.Reason.BODY_TOO_LARGE) {
         throw tooLarge(receiver.verifier().maxBodyBytes());

@@ -4,6 +4,7 @@ import dev.idem.core.UuidV7;
 import dev.idem.examples.payments.PaymentsProperties;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.webhook.EventEnvelope;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.kafka.KafkaTransport;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
@@ -79,7 +80,7 @@ public final class KafkaEvents {
       LOG.warn("event {} ({}) goes to Kafka without its {} header: {}", id, type, TENANT_HEADER,
           tooLong.getMessage());
     }
-    return Optional.of(outbox.enqueue(c, event.build()));
+    return Optional.of(outbox.enqueue(JdbcTransaction.of(c), event.build()));
   }
 
   /** The tenant as a header value: itself, or percent-encoded UTF-8 where it holds {@code %} or non-visible ASCII. */

@@ -7,7 +7,7 @@ import dev.idem.examples.payments.provider.ProviderWebhookTransport;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.web.PaymentsProblems;
-import dev.idem.outbox.Inbox;
+import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxAttempt;
 import dev.idem.outbox.OutboxEntry;
@@ -63,13 +63,13 @@ public class OutboxAdminController {
 
   private final Outbox outbox;
   private final OutboxRelay relay;
-  private final Inbox inbox;
+  private final JdbcInboxStore inbox;
   private final InboxCounts inboxCounts;
   private final ProviderWebhookTransport providerTransport;
   private final ProviderConfirmations confirmations;
   private final DataSource dataSource;
 
-  public OutboxAdminController(Outbox outbox, OutboxRelay relay, Inbox inbox, InboxCounts inboxCounts,
+  public OutboxAdminController(Outbox outbox, OutboxRelay relay, JdbcInboxStore inbox, InboxCounts inboxCounts,
       ProviderWebhookTransport providerTransport, ProviderConfirmations confirmations, DataSource dataSource) {
     this.outbox = outbox;
     this.relay = relay;

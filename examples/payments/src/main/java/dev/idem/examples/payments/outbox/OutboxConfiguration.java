@@ -11,6 +11,8 @@ import dev.idem.examples.payments.web.Json;
 import dev.idem.examples.payments.webhook.EventTypes;
 import dev.idem.examples.payments.webhook.JdbcWebhookEndpoints;
 import dev.idem.examples.payments.webhook.WebhookEvents;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.kafka.KafkaTransport;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
@@ -62,8 +64,13 @@ public class OutboxConfiguration {
 
   /** The outbox table ({@code idem_outbox}), created at startup where missing. */
   @Bean
-  Outbox outbox(DataSource dataSource, PaymentsSchema schema, Clock clock) {
-    return Outbox.builder(dataSource).dialect(schema.dialect()).clock(clock).createSchemaIfMissing(true).build();
+  JdbcOutboxStore outboxStore(DataSource dataSource, PaymentsSchema schema) {
+    return JdbcOutboxStore.builder(dataSource).dialect(schema.dialect()).createSchemaIfMissing(true).build();
+  }
+
+  @Bean
+  Outbox outbox(JdbcOutboxStore store, Clock clock) {
+    return Outbox.builder(store).clock(clock).build();
   }
 
   @Bean
@@ -76,9 +83,13 @@ public class OutboxConfiguration {
    * bean: {@link InboxCounts}, and meters where the application has them.
    */
   @Bean
-  Inbox inbox(DataSource dataSource, PaymentsSchema schema, Clock clock, ObjectProvider<InboxListener> listeners) {
-    return Inbox.builder(dataSource).dialect(schema.dialect()).clock(clock)
-        .listener(Listeners.inbox(listeners.orderedStream().toList())).createSchemaIfMissing(true).build();
+  JdbcInboxStore inboxStore(DataSource dataSource, PaymentsSchema schema) {
+    return JdbcInboxStore.builder(dataSource).dialect(schema.dialect()).createSchemaIfMissing(true).build();
+  }
+
+  @Bean
+  Inbox inbox(JdbcInboxStore store, Clock clock, ObjectProvider<InboxListener> listeners) {
+    return Inbox.builder(store).clock(clock).listener(Listeners.inbox(listeners.orderedStream().toList())).build();
   }
 
   /** Logs the events the relay gives up on. */

@@ -46,7 +46,7 @@ public final class OutboxWork implements SmartLifecycle {
   public synchronized void start() {
     if (!enabled) {
       LOG.info("outbox relay {} is disabled (payments.outbox.enabled=false): events wait in {}", relay.name(),
-          outbox.table());
+          outbox.store().name());
       return;
     }
     if (!relayStarted) {

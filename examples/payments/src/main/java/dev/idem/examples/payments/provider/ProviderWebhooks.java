@@ -2,6 +2,7 @@ package dev.idem.examples.payments.provider;
 
 import dev.idem.core.UuidV7;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.webhook.WebhookSecret;
@@ -71,7 +72,7 @@ public final class ProviderWebhooks {
     UUID id = UuidV7.next();
     String payload = new String(json.write(Json.document("id", id.toString(), "type", type,
         "created", created.toString(), "data", data)), StandardCharsets.UTF_8);
-    outbox.enqueue(c, OutboxEvent.builder(type).id(id).aggregate(objectType, objectId).payload(payload)
+    outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder(type).id(id).aggregate(objectType, objectId).payload(payload)
         .destination(DESTINATION).build());
   }
 

@@ -2,6 +2,7 @@ package dev.idem.examples.payments.webhook;
 
 import dev.idem.core.UuidV7;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
 import java.sql.Connection;
@@ -57,6 +58,6 @@ public final class WebhookEvents {
       events.add(OutboxEvent.builder(type).id(id).aggregate(aggregateType, aggregateId).payload(payload)
           .destination(ROUTE + ":" + endpoint).build());
     }
-    return outbox.enqueueAll(c, events);
+    return outbox.enqueueAll(JdbcTransaction.of(c), events);
   }
 }
