@@ -362,7 +362,8 @@ public final class JdbcOutboxStore implements OutboxStore {
     // this relay may get a history row (failures are the exception, so this costs little)
     List<FailedDelivery> recorded = new ArrayList<>(failures.size());
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET attempts = ?, status = ?,"
-        + " available_at = ?, lease_owner = NULL, lease_until = NULL, last_error = ? WHERE seq = ? AND lease_owner = ?")) {
+        + " available_at = ?, lease_owner = NULL, lease_until = NULL, last_error = ?"
+        + " WHERE seq = ? AND lease_owner = ?")) {
       for (FailedDelivery f : failures) {
         ps.setInt(1, f.claimed().attempts() + 1);
         ps.setString(2, f.dead() ? "dead" : "pending");

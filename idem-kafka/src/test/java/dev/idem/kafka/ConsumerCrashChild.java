@@ -29,7 +29,8 @@ public final class ConsumerCrashChild {
     config.setPassword("");
     config.setMaximumPoolSize(2);
     HikariDataSource ds = new HikariDataSource(config);
-    Inbox inbox = Inbox.builder(JdbcInboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[5]).build()).build();
+    Inbox inbox = Inbox.builder(JdbcInboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[5]).build())
+        .build();
     String effects = args[6];
     int crashAt = Integer.parseInt(args[7]);
     CountDownLatch never = new CountDownLatch(1);

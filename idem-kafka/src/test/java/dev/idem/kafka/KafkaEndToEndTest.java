@@ -42,7 +42,8 @@ class KafkaEndToEndTest {
     try (Connection c = TestPostgres.postgres().getConnection()) {
       c.setAutoCommit(false);
       for (int n = 0; n < events; n++) {
-        ids.add(outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder("order.placed").aggregate("order", "o-" + (n % 40))
+        ids.add(outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder("order.placed")
+            .aggregate("order", "o-" + (n % 40))
             .payload("{\"n\":" + n + "}").header("tenant", "t-1").destination("kafka").build()).toString());
         if (n % 100 == 99) {
           c.commit();

@@ -53,19 +53,23 @@ final class KafkaFixture implements AutoCloseable {
 
   KafkaFixture(int partitions) {
     this.partitions = partitions;
-    Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true).build()).build();
-    Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true).build()).build();
+    Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
+        .table(outboxTable).createSchemaIfMissing(true).build()).build();
+    Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
+        .createSchemaIfMissing(true).build()).build();
     TestPostgres.createEffectTable(effects);
     KafkaBroker.createTopic(topic, partitions);
     KafkaBroker.createTopic(deadLetterTopic, 1);
   }
 
   Outbox outbox() {
-    return Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build()).build();
+    return Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
+        .table(outboxTable).build()).build();
   }
 
   Inbox inbox(InboxListener listener) {
-    return Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build()).listener(listener).build();
+    return Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
+        .table(inboxTable).build()).listener(listener).build();
   }
 
   /** The consumer configuration of this test's group. */

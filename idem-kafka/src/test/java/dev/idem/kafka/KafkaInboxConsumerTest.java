@@ -155,7 +155,8 @@ class KafkaInboxConsumerTest {
             throw e.getCause();
           }
         });
-    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(flaky).dialect(dev.idem.jdbc.JdbcDialect.POSTGRESQL).table(f.inboxTable).build()).listener(counts).build();
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(flaky).dialect(JdbcDialect.POSTGRESQL)
+        .table(f.inboxTable).build()).listener(counts).build();
 
     try (KafkaInboxConsumer consumer = f.consumer(unreliable).maxAttempts(1).listener(counts).build().start()) {
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == 10);

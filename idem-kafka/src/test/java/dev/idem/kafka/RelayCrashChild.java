@@ -30,7 +30,8 @@ public final class RelayCrashChild {
     config.setPassword("");
     config.setMaximumPoolSize(2);
     HikariDataSource ds = new HikariDataSource(config);
-    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[3]).build()).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[3])
+        .build()).build();
     CountDownLatch never = new CountDownLatch(1);
     KafkaTransport kafka = KafkaTransport.builder(Map.of("bootstrap.servers", args[0])).name("child")
         .topic("order.placed", args[5]).build();

@@ -44,8 +44,10 @@ final class NatsFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   NatsFixture() throws IOException, JetStreamApiException {
-    Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true).build()).build();
-    Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true).build()).build();
+    Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
+        .table(outboxTable).createSchemaIfMissing(true).build()).build();
+    Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
+        .createSchemaIfMissing(true).build()).build();
     TestPostgres.createEffectTable(effects);
     nats = NatsServer.connect();
     jsm = nats.jetStreamManagement();
@@ -55,11 +57,13 @@ final class NatsFixture implements AutoCloseable {
   }
 
   Outbox outbox() {
-    return Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build()).build();
+    return Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
+        .table(outboxTable).build()).build();
   }
 
   Inbox inbox(InboxListener listener) {
-    return Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build()).listener(listener).build();
+    return Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
+        .table(inboxTable).build()).listener(listener).build();
   }
 
   /** A handler that records one effect row per message, keyed by its Nats-Msg-Id. */

@@ -42,8 +42,10 @@ final class RabbitFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   RabbitFixture() throws IOException {
-    Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).createSchemaIfMissing(true).build()).build();
-    Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).createSchemaIfMissing(true).build()).build();
+    Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
+        .table(outboxTable).createSchemaIfMissing(true).build()).build();
+    Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
+        .createSchemaIfMissing(true).build()).build();
     TestPostgres.createEffectTable(effects);
     rabbit = Rabbit.connect();
     admin = rabbit.createChannel();
@@ -55,11 +57,13 @@ final class RabbitFixture implements AutoCloseable {
   }
 
   Outbox outbox() {
-    return Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(outboxTable).build()).build();
+    return Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
+        .table(outboxTable).build()).build();
   }
 
   Inbox inbox(InboxListener listener) {
-    return Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build()).listener(listener).build();
+    return Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
+        .table(inboxTable).build()).listener(listener).build();
   }
 
   /** A handler that records one effect row per message, keyed by its message id. */

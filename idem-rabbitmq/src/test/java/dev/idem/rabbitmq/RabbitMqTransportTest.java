@@ -74,8 +74,10 @@ class RabbitMqTransportTest {
   void destinationsResolveToExchangeAndRoutingKeyWithTheEventTypeAsDefaultKey() {
     assertThat(RabbitMqTransport.resolve("payments/paid", "t", null))
         .isEqualTo(new RabbitMqTransport.Target("payments", "paid"));
-    assertThat(RabbitMqTransport.resolve("payments", "t", null)).isEqualTo(new RabbitMqTransport.Target("payments", "t"));
-    assertThat(RabbitMqTransport.resolve("payments/", "t", null)).isEqualTo(new RabbitMqTransport.Target("payments", "t"));
+    assertThat(RabbitMqTransport.resolve("payments", "t", null))
+        .isEqualTo(new RabbitMqTransport.Target("payments", "t"));
+    assertThat(RabbitMqTransport.resolve("payments/", "t", null))
+        .isEqualTo(new RabbitMqTransport.Target("payments", "t"));
     assertThat(RabbitMqTransport.resolve("/q1", "t", null)).isEqualTo(new RabbitMqTransport.Target("", "q1"));
     assertThat(RabbitMqTransport.resolve("x/a/b", "t", null)).isEqualTo(new RabbitMqTransport.Target("x", "a/b"));
     assertThat(RabbitMqTransport.resolve("", "t", "fallback")).isEqualTo(new RabbitMqTransport.Target("fallback", "t"));
@@ -202,7 +204,8 @@ class RabbitMqTransportTest {
     UUID id;
     try (java.sql.Connection c = TestPostgres.postgres().getConnection()) {
       c.setAutoCommit(false);
-      id = outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder("order.placed").aggregate("order", "o-1").payload("{}")
+      id = outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder("order.placed").aggregate("order", "o-1")
+          .payload("{}")
           .destination("rabbitmq:" + f.exchange + "/no-queue-bound").build());
       c.commit();
     }

@@ -12,7 +12,8 @@ import java.util.TreeMap;
 /**
  * A webhook that passed verification, as an {@code InboxHandler} finds it in
  * {@code event.message(WebhookMessage.class)}: its id ({@code webhook-id}, the same on every redelivery), the
- * sender's timestamp ({@code webhook-timestamp}), the raw body exactly as signed, and the request's other headers. The {@code webhook-signature} header is not kept. Immutable and thread-safe.
+ * sender's timestamp ({@code webhook-timestamp}), the raw body exactly as signed, and the request's other headers.
+ * The {@code webhook-signature} header is not kept. Immutable and thread-safe.
  */
 public final class WebhookMessage {
   private final String id;

@@ -81,8 +81,10 @@ abstract class WebhookReceiverServletContract {
       st.execute("CREATE TABLE " + EFFECT + " (event_id VARCHAR(255) NOT NULL, body VARCHAR(8000) NOT NULL,"
           + " sent_at BIGINT NOT NULL)");
     }
-    Outbox.builder(JdbcOutboxStore.builder(dataSource).dialect(dialect()).table(OUTBOX).createSchemaIfMissing(true).build()).build();
-    inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).dialect(dialect()).table(INBOX).createSchemaIfMissing(true).build()).build();
+    Outbox.builder(JdbcOutboxStore.builder(dataSource).dialect(dialect()).table(OUTBOX).createSchemaIfMissing(true)
+        .build()).build();
+    inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).dialect(dialect()).table(INBOX)
+        .createSchemaIfMissing(true).build()).build();
     WebhookVerifier verifier = WebhookVerifier.builder(current, previous).maxBodyBytes(MAX_BODY).build();
     InboxHandler handler = (tx, event) -> {
       WebhookMessage message = event.message(WebhookMessage.class);

@@ -94,8 +94,10 @@ final class BenchSupport {
 
   /** Creates the outbox table, its attempt history and a private inbox table ({@code <table>_in}). */
   static void createTables(HikariDataSource ds, JdbcDialect dialect, String table) throws SQLException {
-    Outbox.builder(JdbcOutboxStore.builder(ds).dialect(dialect).table(table).createSchemaIfMissing(true).build()).build();
-    Inbox.builder(JdbcInboxStore.builder(ds).dialect(dialect).table(table + "_in").createSchemaIfMissing(true).build()).build();
+    Outbox.builder(JdbcOutboxStore.builder(ds).dialect(dialect).table(table).createSchemaIfMissing(true).build())
+        .build();
+    Inbox.builder(JdbcInboxStore.builder(ds).dialect(dialect).table(table + "_in").createSchemaIfMissing(true)
+        .build()).build();
   }
 
   static void dropTables(HikariDataSource ds, String table) {

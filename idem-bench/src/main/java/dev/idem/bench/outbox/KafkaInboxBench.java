@@ -95,7 +95,8 @@ public final class KafkaInboxBench {
     this.effects = effects;
     this.topic = topic;
     this.timeOrderedIds = timeOrderedIds;
-    this.inbox = Inbox.builder(JdbcInboxStore.builder(pool).dialect(JdbcDialect.POSTGRESQL).table(inboxTable).build()).build();
+    this.inbox = Inbox.builder(JdbcInboxStore.builder(pool).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
+        .build()).build();
   }
 
   public static void main(String[] args) throws Exception {

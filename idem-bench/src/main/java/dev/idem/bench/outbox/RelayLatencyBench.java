@@ -128,7 +128,8 @@ public final class RelayLatencyBench {
 
   private void prepare(int prefill) throws SQLException {
     BenchSupport.createTables(admin, JdbcDialect.POSTGRESQL, table);
-    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(table).build()).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(table)
+        .build()).build();
     try (Connection c = admin.getConnection()) {
       System.out.println("# Outbox relay latency, " + Instant.now());
       System.out.println();
@@ -248,8 +249,10 @@ public final class RelayLatencyBench {
     int firstMeasured = warmup * rate;
     long period = 1_000_000_000L / rate;
     Recorder recorder = new Recorder(total);
-    Outbox relayOutbox = Outbox.builder(JdbcOutboxStore.builder(relayPool).dialect(JdbcDialect.POSTGRESQL).table(table).build()).build();
-    Outbox producerOutbox = Outbox.builder(JdbcOutboxStore.builder(producerPool).dialect(JdbcDialect.POSTGRESQL).table(table).build()).build();
+    Outbox relayOutbox = Outbox.builder(JdbcOutboxStore.builder(relayPool).dialect(JdbcDialect.POSTGRESQL)
+        .table(table).build()).build();
+    Outbox producerOutbox = Outbox.builder(JdbcOutboxStore.builder(producerPool).dialect(JdbcDialect.POSTGRESQL)
+        .table(table).build()).build();
     LongAdder claims = new LongAdder();
     LongAdder claimedEvents = new LongAdder();
     OutboxRelay relay = OutboxRelay.builder(relayOutbox).name("latency").route("sink", recorder).threads(threads)

@@ -255,7 +255,9 @@ public final class RelayThroughputBench {
     }
   }
 
-  /** The events per measurement for a batch size: {@code --events}, or less where {@code --events-by-batch 10:20000}. */
+  /**
+   * The events per measurement for a batch size: {@code --events}, or less where {@code --events-by-batch 10:20000}.
+   */
   private int eventsFor(int batch) {
     for (String pair : flags.getOrDefault("events-by-batch", "").split(",")) {
       String[] kv = pair.split(":");
@@ -331,7 +333,8 @@ public final class RelayThroughputBench {
 
   /** Fills the template once through the public API: Outbox.enqueueAll in committed chunks of 1,000. */
   private void fillTemplate() throws SQLException {
-    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(template).build()).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(template)
+        .build()).build();
     long t0 = System.nanoTime();
     try (Connection c = admin.getConnection()) {
       c.setAutoCommit(false);
@@ -435,7 +438,8 @@ public final class RelayThroughputBench {
       throws Exception {
     int threads = Integer.parseInt(variant.replaceAll("relay x(\\d+).*", "$1"));
     DataSource ds = profile == null ? pools.get(variant) : profile.wrap(pools.get(variant));
-    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(table).build()).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(table).build())
+        .build();
     AtomicLong done = new AtomicLong();
     AtomicLong end = new AtomicLong();
     CountDownLatch all = new CountDownLatch(1);
@@ -631,7 +635,7 @@ public final class RelayThroughputBench {
 
   // ----------------------------------------------------------------------------------------------------- explain
 
-  /** The claim statement {@code JdbcOutboxStore} sends on PostgreSQL for {@code table} (read from the instance, not copied). */
+  /** The claim statement {@code JdbcOutboxStore} sends on PostgreSQL for {@code table} (read from the store). */
   static String claimPostgres(String table) {
     return outboxSql(table, JdbcDialect.POSTGRESQL);
   }
@@ -656,7 +660,8 @@ public final class RelayThroughputBench {
     System.out.println("## PostgreSQL: the claim's plan on " + rows + " rows (" + pending + " pending)");
     System.out.println();
     BenchSupport.createTables(admin, JdbcDialect.POSTGRESQL, x);
-    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(x).build()).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(admin).dialect(JdbcDialect.POSTGRESQL).table(x).build())
+        .build();
     long t0 = System.nanoTime();
     try (Connection c = admin.getConnection()) {
       c.setAutoCommit(false);
@@ -778,7 +783,8 @@ public final class RelayThroughputBench {
     try (HikariDataSource m = BenchSupport.pool(murl, muser, 2, "outbox-bench-mariadb", Map.of())) {
       try {
         BenchSupport.createTables(m, JdbcDialect.MARIADB, x);
-        Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(m).dialect(JdbcDialect.MARIADB).table(x).build()).build();
+        Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(m).dialect(JdbcDialect.MARIADB).table(x).build())
+            .build();
         long t0 = System.nanoTime();
         try (Connection c = m.getConnection()) {
           System.out.println("- " + BenchSupport.scalar(c, "SELECT version()"));

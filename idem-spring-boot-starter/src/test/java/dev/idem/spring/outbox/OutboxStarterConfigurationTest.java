@@ -44,7 +44,8 @@ class OutboxStarterConfigurationTest {
   static class OwnOutboxApp {
     @Bean
     Outbox myOutbox(DataSource dataSource) {
-      return Outbox.builder(JdbcOutboxStore.builder(dataSource).table("my_outbox").createSchemaIfMissing(true).build()).build();
+      return Outbox.builder(JdbcOutboxStore.builder(dataSource).table("my_outbox").createSchemaIfMissing(true)
+          .build()).build();
     }
 
     @Bean

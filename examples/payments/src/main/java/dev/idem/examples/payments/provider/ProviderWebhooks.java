@@ -72,7 +72,8 @@ public final class ProviderWebhooks {
     UUID id = UuidV7.next();
     String payload = new String(json.write(Json.document("id", id.toString(), "type", type,
         "created", created.toString(), "data", data)), StandardCharsets.UTF_8);
-    outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder(type).id(id).aggregate(objectType, objectId).payload(payload)
+    outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder(type).id(id).aggregate(objectType, objectId)
+        .payload(payload)
         .destination(DESTINATION).build());
   }
 
