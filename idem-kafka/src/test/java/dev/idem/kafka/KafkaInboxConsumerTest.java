@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.test.Eventually;
