@@ -106,8 +106,7 @@ public final class WebhookReceiverServlet extends HttpServlet {
     Map<String, String> headers = headers(request);
     InboxResult result;
     try {
-      WebhookMessage message = new WebhookMessage(id, Instant.ofEpochSecond(Long.parseLong(timestamp)), body, headers);
-      result = receiver.receive(id, timestamp, signature, body, message, handler);
+      result = receiver.receive(id, timestamp, signature, body, message(id, timestamp, body, headers), handler);
     } catch (WebhookVerificationException e) {
       refused(e, limit).write(response);
       return;
@@ -174,6 +173,18 @@ public final class WebhookReceiverServlet extends HttpServlet {
       }
     }
     return headers;
+  }
+
+  /** The handler's view of the webhook; null when the headers are missing or malformed (verification refuses it). */
+  private static WebhookMessage message(String id, String timestamp, byte[] body, Map<String, String> headers) {
+    if (id == null || timestamp == null) {
+      return null;
+    }
+    try {
+      return new WebhookMessage(id, Instant.ofEpochSecond(Long.parseLong(timestamp)), body, headers);
+    } catch (RuntimeException malformed) {
+      return null;
+    }
   }
 
   @Override
