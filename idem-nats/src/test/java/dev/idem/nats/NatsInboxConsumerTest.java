@@ -3,11 +3,13 @@ package dev.idem.nats;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.jdbc.JdbcDialect;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.OutboxMessage;
-import dev.idem.test.TestPostgres;
+import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
@@ -303,6 +305,35 @@ class NatsInboxConsumerTest {
     assertThat(counts.failed.get()).isEqualTo(2);
     assertThat(counts.gaveUpDeliveries.get()).isEqualTo(3);
     assertThat(f.effectCount()).isZero();
+  }
+
+  @Test
+  void aDatabaseOutageLongerThanMaxDeliverIsWaitedOutWithoutCountingADelivery() throws Exception {
+    // the database refuses the next six connections, twice as many as JetStream may deliver the message
+    DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 6);
+    Inbox unreliable = Inbox.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL).table(f.inboxTable)
+        .listener(counts).build();
+    OutboxMessage m = f.message();
+    AtomicLong deliveredWhenProcessed = new AtomicLong();
+    NatsMessageHandler effect = (c, msg) -> {
+      deliveredWhenProcessed.set(msg.metaData().deliveredCount());
+      return f.recordEffect().handle(c, msg);
+    };
+
+    try (NatsInboxConsumer consumer = NatsInboxConsumer.builder(f.nats, unreliable, "billing", f.stream, f.subject)
+        .handler(effect).listener(counts).fetchWait(Duration.ofMillis(100)).maxDeliver(3)
+        .nakBackoff(Duration.ofMillis(10), Duration.ofMillis(50)).build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged or given up on", WAIT,
+          () -> counts.acknowledged.get() + counts.gaveUp.get(), n -> n >= 1);
+      assertThat(counts.gaveUp.get()).as("messages given up on during the outage").isZero();
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(outage.refused()).isEqualTo(6);
+    assertThat(counts.acknowledged.get()).isEqualTo(1);
+    assertThat(deliveredWhenProcessed.get()).as("the outage counted no delivery").isEqualTo(1);
+    assertThat(f.effectIds()).containsExactly(m.id().toString());
   }
 
   @Test
