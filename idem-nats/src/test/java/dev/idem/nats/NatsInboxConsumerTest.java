@@ -331,6 +331,8 @@ class NatsInboxConsumerTest {
     }
 
     assertThat(outage.refused()).isEqualTo(6);
+    assertThat(counts.paused.get()).isEqualTo(6);
+    assertThat(counts.failed.get()).isZero();
     assertThat(counts.acknowledged.get()).isEqualTo(1);
     assertThat(deliveredWhenProcessed.get()).as("the outage counted no delivery").isEqualTo(1);
     assertThat(f.effectIds()).containsExactly(m.id().toString());
