@@ -1,12 +1,15 @@
 package dev.idem.kafka;
 
-import dev.idem.test.kafka.KafkaBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.jdbc.JdbcDialect;
 import dev.idem.outbox.Inbox;
-import dev.idem.test.TestPostgres;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
+import dev.idem.test.kafka.KafkaBroker;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +19,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -137,25 +139,9 @@ class KafkaInboxConsumerTest {
   @Test
   void aDatabaseOutageIsRetriedWithoutCountingAnAttempt() throws Exception {
     List<String> ids = f.publish(10, 1);
-    AtomicBoolean down = new AtomicBoolean(true);
-    AtomicInteger refused = new AtomicInteger();
-    javax.sql.DataSource real = TestPostgres.postgres();
-    // connections are refused while "down", as by a database that is restarting; the SQL itself is real
-    javax.sql.DataSource flaky = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
-        getClass().getClassLoader(), new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
-          if (method.getName().equals("getConnection") && down.get()) {
-            if (refused.incrementAndGet() >= 6) {
-              down.set(false);
-            }
-            throw new SQLTransientConnectionException("connection refused", "08001");
-          }
-          try {
-            return method.invoke(real, args);
-          } catch (java.lang.reflect.InvocationTargetException e) {
-            throw e.getCause();
-          }
-        });
-    Inbox unreliable = Inbox.builder(flaky).dialect(dev.idem.jdbc.JdbcDialect.POSTGRESQL).table(f.inboxTable)
+    // connections are refused six times, as by a database that is restarting; the SQL itself is real
+    DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 6);
+    Inbox unreliable = Inbox.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL).table(f.inboxTable)
         .listener(counts).build();
 
     try (KafkaInboxConsumer consumer = f.consumer(unreliable).maxAttempts(1).listener(counts).build().start()) {
@@ -163,6 +149,7 @@ class KafkaInboxConsumerTest {
     }
 
     assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(outage.refused()).isEqualTo(6);
     assertThat(counts.uncounted.get()).isPositive();
     assertThat(counts.deadLettered.get()).isZero();
   }
@@ -215,11 +202,10 @@ class KafkaInboxConsumerTest {
   @Test
   void aListenerThatThrowsAnErrorChangesNothing() throws Exception {
     List<String> ids = f.publish(8, 1);
-    KafkaConsumerListener throwing = new KafkaConsumerListener() {
+    ConsumerListener throwing = new ConsumerListener() {
       @Override
-      public void inboxCommitted(String consumer, org.apache.kafka.common.TopicPartition partition, long nextOffset,
-          int records, int duplicates) {
-        counts.inboxCommitted(consumer, partition, nextOffset, records, duplicates);
+      public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
+        counts.committed(consumer, source, nextOffset, records, duplicates);
         throw new AssertionError("a broken meter");
       }
     };

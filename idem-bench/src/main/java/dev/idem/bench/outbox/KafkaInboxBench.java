@@ -4,10 +4,10 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.core.UuidV7;
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.kafka.KafkaConsumerListener;
 import dev.idem.kafka.KafkaInboxConsumer;
 import dev.idem.kafka.KafkaTransport;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.consumer.ConsumerListener;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -241,10 +241,9 @@ public final class KafkaInboxBench {
   private long runInbox(String group, String style) throws Exception {
     CountDownLatch done = new CountDownLatch(1);
     AtomicLong end = new AtomicLong();
-    KafkaConsumerListener listener = new KafkaConsumerListener() {
+    ConsumerListener listener = new ConsumerListener() {
       @Override
-      public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
-          int duplicates) {
+      public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
         if (nextOffset >= events) {
           end.set(System.nanoTime());
           done.countDown();
