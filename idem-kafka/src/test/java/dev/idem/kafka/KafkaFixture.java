@@ -1,6 +1,5 @@
 package dev.idem.kafka;
 
-import dev.idem.test.kafka.KafkaBroker;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
@@ -9,6 +8,7 @@ import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.outbox.consumer.Decision;
 import dev.idem.outbox.consumer.Reason;
 import dev.idem.test.TestPostgres;
+import dev.idem.test.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

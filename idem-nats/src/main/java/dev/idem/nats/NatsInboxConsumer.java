@@ -402,11 +402,6 @@ public final class NatsInboxConsumer implements AutoCloseable {
     }
   }
 
-  /** The delay before delivery {@code delivered + 1}: the fixed nak delay when set, else the growing backoff. */
-  Duration nakDelay(long delivered) {
-    return engine.backoff(delivered);
-  }
-
   /**
    * Answers JetStream: {@code ack}, {@code nak} (with {@code delay} unless zero), or {@code term} for a rejected or
    * dead-lettered message.
@@ -555,14 +550,17 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
     /** How long JetStream waits for an ack before delivering a message again (default 30 s, at least 1 s). */
     public Builder ackWait(Duration ackWait) {
-      if (ackWait == null || ackWait.compareTo(Duration.ofSeconds(1)) < 0 || ackWait.compareTo(Duration.ofHours(12)) > 0) {
+      if (ackWait == null || ackWait.compareTo(Duration.ofSeconds(1)) < 0
+          || ackWait.compareTo(Duration.ofHours(12)) > 0) {
         throw new IllegalArgumentException("ackWait must be 1 s to 12 h, got " + ackWait);
       }
       this.ackWait = ackWait;
       return this;
     }
 
-    /** How long one fetch waits for messages when there are none (default 500 ms); also bounds how soon close() ends. */
+    /**
+     * How long one fetch waits for messages when there are none (default 500 ms); also bounds how soon close() ends.
+     */
     public Builder fetchWait(Duration fetchWait) {
       if (fetchWait == null || fetchWait.compareTo(Duration.ofMillis(10)) < 0
           || fetchWait.compareTo(Duration.ofMinutes(1)) > 0) {

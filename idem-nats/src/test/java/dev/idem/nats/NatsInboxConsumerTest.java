@@ -15,11 +15,13 @@ import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
 import io.nats.client.api.AckPolicy;
 import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.ConsumerInfo;
 import io.nats.client.impl.Headers;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -189,7 +191,7 @@ class NatsInboxConsumerTest {
     }
 
     publish(after);
-    io.nats.client.api.ConsumerInfo info = f.jsm.getConsumerInfo(f.stream, "billing");
+    ConsumerInfo info = f.jsm.getConsumerInfo(f.stream, "billing");
     assertThat(info.getNumPending() + info.getNumAckPending()).isEqualTo(1);
     assertThat(f.effectCount()).isEqualTo(1);
     try (NatsInboxConsumer consumer = consumer(f.recordEffect()).ackWait(Duration.ofSeconds(2)).build().start()) {
@@ -255,7 +257,7 @@ class NatsInboxConsumerTest {
   @Test
   void failuresAreRedeliveredAfterADelayGrowingWithTheDeliveryCount() throws Exception {
     OutboxMessage m = f.message();
-    List<Long> calledAt = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Long> calledAt = new CopyOnWriteArrayList<>();
     NatsMessageHandler failsThrice = (c, msg) -> {
       calledAt.add(System.nanoTime());
       if (calledAt.size() <= 3) {

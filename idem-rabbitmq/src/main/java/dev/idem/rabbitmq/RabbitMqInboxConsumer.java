@@ -308,21 +308,21 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     } catch (Throwable e) {
       History before = history(id, delivery);
       Decision d = engine.failed(e, before, databaseAnswers);
-      switch (d.action()) {
-        case PAUSE:
+      if (d.triesAgain()) {
+        if (d.action() == Action.PAUSE) {
           // the database is away: every message would fail alike, so this is no mark against the message; it waits
           outages.incrementAndGet();
           safely(() -> listener.paused(consumer, queue, id, d, e));
-          pause(d.after());
-          answer(channel, tag, id, Action.RETRY);
-          return;
-        case RETRY:
+        } else {
           outages.set(0);
           remember(id, before.next(d));
           safely(() -> listener.retried(consumer, queue, id, d, e));
-          pause(d.after());
-          answer(channel, tag, id, Action.RETRY);
-          return;
+        }
+        pause(d.after());
+        answer(channel, tag, id, Action.RETRY);
+        return;
+      }
+      switch (d.action()) {
         case DEAD_LETTER:
           outages.set(0);
           forget(id);

@@ -26,7 +26,8 @@ import javax.sql.DataSource;
  *   <tr><td>processed and committed; a duplicate</td><td>{@code PROCESSED}, {@code DUPLICATE}</td><td>{@link
  *       Action#ACK}</td></tr>
  *   <tr><td>no id; an id the inbox cannot hold ({@link IllegalArgumentException} from the inbox); too large</td><td>
- *       {@code MISSING_ID}, {@code INVALID_ID}, {@code TOO_LARGE}</td><td>{@link Action#REJECT}: never retried</td></tr>
+ *       {@code MISSING_ID}, {@code INVALID_ID}, {@code TOO_LARGE}</td><td>{@link Action#REJECT}: never
+ *       retried</td></tr>
  *   <tr><td>the id was processed before with another payload</td><td>{@code PAYLOAD_MISMATCH}</td><td>{@link
  *       Action#DEAD_LETTER} at once, counted</td></tr>
  *   <tr><td>the message's own work failed</td><td>{@code HANDLER_FAILED}</td><td>{@link Action#RETRY} after the
@@ -57,8 +58,8 @@ import javax.sql.DataSource;
  * </ul>
  *
  * <pre>{@code
- * ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(5).backoff(Duration.ofMillis(100), Duration.ofSeconds(30))
- *     .build();
+ * ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(5)
+ *     .backoff(Duration.ofMillis(100), Duration.ofSeconds(30)).build();
  * Decision d = engine.failed(error, History.of(deliveries - 1).withOutages(outagesInARow), databaseAnswers);
  * switch (d.action()) { ... }
  * }</pre>

@@ -9,8 +9,8 @@ import java.util.Objects;
  * @param action what to do
  * @param reason why: the inbox's outcome or the kind of failure
  * @param after how long to wait before the next try ({@link Action#RETRY}, {@link Action#PAUSE}); zero otherwise
- * @param attempts the failures counted against the message, this one included ({@link Action#RETRY} and
- *     {@link Action#DEAD_LETTER}; 0 when none counted, as for a refusal)
+ * @param attempts the failures counted against the message so far, this one included when it {@link #counted()}; 0
+ *     for an acknowledgement or a refusal
  */
 public record Decision(Action action, Reason reason, Duration after, int attempts) {
   public Decision {

@@ -261,7 +261,8 @@ class ConsumerEngineTest {
     assertThat(History.of(3).withOutages(2)).isEqualTo(new History(3, 0, 2));
     assertThat(new Decision(Action.RETRY, Reason.HANDLER_FAILED, Duration.ofMillis(200), 2))
         .hasToString("RETRY(handler_failed, after 200 ms, attempt 2)");
-    assertThat(new Decision(Action.REJECT, Reason.MISSING_ID, Duration.ZERO, 0)).hasToString("REJECT(missing_event_id)");
+    assertThat(new Decision(Action.REJECT, Reason.MISSING_ID, Duration.ZERO, 0))
+        .hasToString("REJECT(missing_event_id)");
     assertThat(Reason.DATABASE_DOWN.code()).isEqualTo("database_down");
   }
 
