@@ -1,23 +1,23 @@
 package dev.idem.kafka;
 
-import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxHandlerException;
-import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
+import dev.idem.outbox.consumer.Action;
+import dev.idem.outbox.consumer.ConsumerEngine;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.Decision;
+import dev.idem.outbox.consumer.History;
+import dev.idem.outbox.consumer.Reason;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLRecoverableException;
-import java.sql.SQLTransactionRollbackException;
-import java.sql.SQLTransientConnectionException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,6 +26,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -34,6 +35,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -75,21 +77,32 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *       consumer never does.</li>
  * </ul>
  *
+ * <p>What to do with a record is {@link ConsumerEngine}'s decision, the same for every broker (who is to blame for a
+ * failure too: {@link ConsumerEngine#classify}); this class carries it out on Kafka and reports it to the
+ * {@link ConsumerListener}, with {@code <topic>-<partition>} as the source:
+ *
  * <table>
  *   <caption>What happens to a record</caption>
- *   <tr><th>Outcome</th><th>Then</th></tr>
- *   <tr><td>processed with its batch, or a duplicate</td><td>offset committed past the batch</td></tr>
- *   <tr><td>the batch failed (the handler threw, a payload mismatch)</td><td>rolled back, then the records of the
- *       batch are processed one at a time, each committed on its own, to find the failing one</td></tr>
- *   <tr><td>the handler failed on this record</td><td>the partition goes back to it and pauses, 1 s doubling to
- *       30 s ({@link Builder#failurePause}), while the other partitions go on</td></tr>
- *   <tr><td>the same, the {@link Builder#maxAttempts}-th time (default 5)</td><td>sent to the dead-letter topic with
- *       its attempt history in headers, offset committed past it</td></tr>
- *   <tr><td>the id was processed before with another payload; no event id; an id the inbox cannot hold; a value
- *       larger than {@link Builder#maxPayloadBytes}</td><td>sent to the dead-letter topic at once</td></tr>
- *   <tr><td>the database is to blame (see {@link #blame}): the inbox's own statements failed, it refuses everyone's
- *       work, or it does not answer a health check</td><td>every partition waits, and tries again without counting an
- *       attempt</td></tr>
+ *   <tr><th>Outcome</th><th>Decision</th><th>Then</th></tr>
+ *   <tr><td>processed with its batch, or a duplicate</td><td>{@code ACK}</td><td>offset committed past the
+ *       batch</td></tr>
+ *   <tr><td>the batch failed (the handler threw, a payload mismatch, a passing conflict)</td><td></td><td>rolled back,
+ *       then the records of the batch are processed one at a time, each committed on its own, to find the failing
+ *       one</td></tr>
+ *   <tr><td>the handler failed on this record, or its writes failed at the commit</td><td>{@code RETRY}</td><td>the
+ *       partition goes back to it and pauses, 1 s doubling to 30 s ({@link Builder#failurePause}), while the other
+ *       partitions go on</td></tr>
+ *   <tr><td>the same, the {@link Builder#maxAttempts}-th time (default 5)</td><td>{@code DEAD_LETTER}</td><td>sent to
+ *       the dead-letter topic with its attempt history in headers, offset committed past it</td></tr>
+ *   <tr><td>the id was processed before with another payload</td><td>{@code DEAD_LETTER}</td><td>sent to the
+ *       dead-letter topic at once</td></tr>
+ *   <tr><td>no event id; an id the inbox cannot hold; a value larger than {@link Builder#maxPayloadBytes}</td><td>
+ *       {@code REJECT}</td><td>sent to the dead-letter topic at once</td></tr>
+ *   <tr><td>a passing conflict (deadlock, lock timeout) of this record</td><td>{@code RETRY}, not counted</td><td>the
+ *       partition goes back to it and pauses, up to 20 times; then it counts as the handler's failure</td></tr>
+ *   <tr><td>the database is away: the inbox's own statements failed, it refuses everyone's work, or it does not
+ *       answer a health check</td><td>{@code PAUSE}</td><td>every partition waits, and tries again without counting
+ *       an attempt</td></tr>
  * </table>
  *
  * <h2>Event ids</h2>
@@ -150,13 +163,14 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private final Map<String, Object> producerConfig;
   private final Function<String, String> deadLetterTopic;
   private final Function<ConsumerRecord<String, byte[]>, String> eventIdFallback;
-  private final int maxAttempts;
   private final int maxPayloadBytes;
   private final Duration failurePause;
   private final Duration pollTimeout;
   private final Duration sendTimeout;
   private final Duration closeTimeout;
-  private final KafkaConsumerListener listener;
+  private final ConsumerListener listener;
+  private final ConsumerEngine engine;
+  private final BooleanSupplier databaseAnswers;
   private final Clock clock;
 
   private final Object lifecycle = new Object();
@@ -192,7 +206,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     this.producerConfig = producerConfig;
     this.deadLetterTopic = b.deadLetterTopic;
     this.eventIdFallback = b.eventIdFallback;
-    this.maxAttempts = b.maxAttempts;
     this.maxPayloadBytes = b.maxPayloadBytes;
     this.failurePause = b.failurePause;
     this.pollTimeout = b.pollTimeout;
@@ -200,6 +213,9 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     this.closeTimeout = b.closeTimeout;
     this.listener = b.listener;
     this.clock = b.clock;
+    this.engine = ConsumerEngine.builder().maxAttempts(b.maxAttempts).backoff(b.failurePause, MAX_PAUSE)
+        .maxUncountedContention(MAX_UNCOUNTED_CONTENTION).build();
+    this.databaseAnswers = b.inbox.store()::available;
   }
 
   /**
@@ -298,7 +314,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         } catch (WakeupException | InterruptException e) {
           continue; // close() woke the poll up, or a stray interrupt: the loop condition decides
         } catch (KafkaException | IllegalStateException e) {
-          safely(() -> listener.pollFailed(name, e));
+          safely(() -> listener.receiveFailed(name, String.join(",", topics), e));
           LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': polling failed ("
               + OutboxTransport.describe(e) + "); polling again after a pause");
           pause(backoff(++pollFailures));
@@ -347,10 +363,10 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private void processPartition(TopicPartition partition, List<ConsumerRecord<String, byte[]>> records) {
     List<Prepared> segment = new ArrayList<>(records.size());
     for (ConsumerRecord<String, byte[]> record : records) {
-      String refusal = refusal(record);
+      Reason refusal = refusal(record);
       Prepared prepared = refusal == null ? prepare(record) : null;
       if (prepared == null && refusal == null) {
-        refusal = "invalid_event_id";
+        refusal = Reason.INVALID_ID;
       }
       if (refusal == null && !failures.containsKey(key(record))) {
         segment.add(prepared);
@@ -363,9 +379,9 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         }
         segment = new ArrayList<>();
         Failures known = failures.get(key(record));
-        boolean done = known != null && known.deadLetterReason != null
+        boolean done = known != null && known.deadLetter != null
             // its dead-letter send failed: send it again, without running the handler again
-            ? deadLetter(partition, record, known.deadLetterReason, known.count, known.history)
+            ? deadLetter(partition, record, prepared.event.eventId(), known.deadLetter, known.error, known.history)
             : process(partition, List.of(prepared));
         if (!done || leftGroup) {
           return; // after leaving the group, the rest goes to the partition's next owner
@@ -376,7 +392,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         return;
       }
       segment = new ArrayList<>();
-      if (!deadLetter(partition, record, refusal, 0, List.of()) || leftGroup) {
+      if (!deadLetter(partition, record, headerId(record), engine.refused(refusal), null, List.of()) || leftGroup) {
         return;
       }
     }
@@ -385,15 +401,25 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     }
   }
 
-  private String refusal(ConsumerRecord<String, byte[]> record) {
+  private Reason refusal(ConsumerRecord<String, byte[]> record) {
     if (record.value() != null && record.value().length > maxPayloadBytes) {
-      return "too_large";
+      return Reason.TOO_LARGE;
     }
     Header header = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
     if (header == null && eventIdFallback == null) {
-      return "missing_event_id";
+      return Reason.MISSING_ID;
     }
     return null;
+  }
+
+  /** The record's event id header, or null when it has none or it is not UTF-8: for the listener only. */
+  private static String headerId(ConsumerRecord<String, byte[]> record) {
+    Header header = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
+    try {
+      return header == null ? null : decode(header.value());
+    } catch (CharacterCodingException e) {
+      return null;
+    }
   }
 
   /** The record with its event id, or null when the id is not one the inbox can hold. */
@@ -419,7 +445,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return null;
     }
     return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
   }
 
   /**
@@ -437,15 +463,15 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       seekAndPause(partition, records.get(0).record.offset(), backoff(1));
       throw e;
     } catch (RuntimeException | Error e) {
-      Blame blame = blame(e);
+      Reason fault = ConsumerEngine.classify(e, databaseAnswers);
       ConsumerRecord<String, byte[]> first = records.get(0).record;
-      if (blame == Blame.DATABASE) {
-        safely(() -> listener.failed(name, first, 0, e));
-        Duration pause = backoff(++storeFailures);
+      if (fault == Reason.DATABASE_DOWN) {
+        Decision d = engine.decide(fault, new History(0, 0, storeFailures++));
+        safely(() -> listener.paused(name, partition.toString(), records.get(0).event.eventId(), d, e));
         LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': the database failed on " + partition + " ("
-            + OutboxTransport.describe(e) + "); every partition waits " + pause.toMillis() + " ms");
-        databaseDownUntil = clock.millis() + pause.toMillis();
-        seekAndPause(partition, first.offset(), pause);
+            + OutboxTransport.describe(e) + "); every partition waits " + d.after().toMillis() + " ms");
+        databaseDownUntil = clock.millis() + d.after().toMillis();
+        seekAndPause(partition, first.offset(), d.after());
         for (TopicPartition tp : consumer.assignment()) {
           if (!pausedUntil.containsKey(tp)) {
             consumer.pause(Set.of(tp));
@@ -462,50 +488,47 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         }
         return true;
       }
-      if (blame == Blame.CONTENTION) {
-        Failures f = failures.computeIfAbsent(key(first), k -> new Failures());
-        if (++f.uncounted <= MAX_UNCOUNTED_CONTENTION) {
-          safely(() -> listener.failed(name, first, 0, e));
-          seekAndPause(partition, first.offset(), backoff(Math.min(f.uncounted, 6)));
-          return false;
-        }
-        // always the same record: it is the record's work that cannot get through, not a passing conflict
-      }
-      return failed(partition, records.get(0), e);
+      return failed(partition, records.get(0), fault, e);
     }
   }
 
-  /** One record failed on its own: count it, then pause or dead-letter it. */
-  private boolean failed(TopicPartition partition, Prepared p, Throwable e) {
+  /** One record failed on its own: count it, then pause or dead-letter it, as the engine decides. */
+  private boolean failed(TopicPartition partition, Prepared p, Reason fault, Throwable e) {
     ConsumerRecord<String, byte[]> record = p.record;
     Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
     String key = key(record);
     Failures f = failures.computeIfAbsent(key, k -> new Failures());
-    f.add(clock.instant(), cause);
-    if (e instanceof InboxPayloadMismatchException) {
-      f.deadLetterReason = "payload_mismatch";
-      boolean sent = deadLetter(partition, record, f.deadLetterReason, f.count, f.history);
-      if (sent) {
-        failures.remove(key);
-      }
-      return sent;
+    Decision d = engine.decide(fault, new History(f.count, f.uncounted, 0));
+    String source = partition.toString();
+    String id = p.event.eventId();
+    if (d.action() == Action.RETRY && !d.counted()) {
+      // a passing conflict: the record goes back without counting
+      f.uncounted++;
+      safely(() -> listener.retried(name, source, id, d, cause));
+      seekAndPause(partition, record.offset(), d.after());
+      return false;
     }
-    int attempts = f.count;
-    safely(() -> listener.failed(name, record, attempts, cause));
-    if (attempts >= maxAttempts) {
-      LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': event " + p.event.eventId() + " at " + key
-          + " failed " + attempts + " times (" + OutboxTransport.describe(cause) + "); dead-lettering it");
-      f.deadLetterReason = "handler_failed";
-      boolean sent = deadLetter(partition, record, f.deadLetterReason, attempts, f.history);
-      if (sent) {
-        failures.remove(key);
-      }
-      return sent;
+    if (d.counted()) {
+      f.add(clock.instant(), cause);
     }
-    LOG.log(System.Logger.Level.INFO, "consumer '" + name + "': event " + p.event.eventId() + " at " + key
-        + " failed (attempt " + attempts + " of " + maxAttempts + "): " + OutboxTransport.describe(cause));
-    seekAndPause(partition, record.offset(), backoff(attempts));
-    return false;
+    if (d.action() == Action.RETRY) {
+      LOG.log(System.Logger.Level.INFO, "consumer '" + name + "': event " + id + " at " + key + " failed (attempt "
+          + d.attempts() + " of " + engine.maxAttempts() + "): " + OutboxTransport.describe(cause));
+      safely(() -> listener.retried(name, source, id, d, cause));
+      seekAndPause(partition, record.offset(), d.after());
+      return false;
+    }
+    if (d.reason() == Reason.HANDLER_FAILED) {
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': event " + id + " at " + key + " failed "
+          + d.attempts() + " times (" + OutboxTransport.describe(cause) + "); dead-lettering it");
+    }
+    f.deadLetter = d;
+    f.error = cause;
+    boolean sent = deadLetter(partition, record, id, d, cause, f.history);
+    if (sent) {
+      failures.remove(key);
+    }
+    return sent;
   }
 
   private void commitBatch(TopicPartition partition, List<Prepared> records) {
@@ -547,13 +570,22 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     long next = records.get(records.size() - 1).record.offset() + 1;
     int count = records.size();
     int dups = duplicates;
-    safely(() -> listener.inboxCommitted(name, partition, next, count, dups));
+    String source = partition.toString();
+    safely(() -> listener.committed(name, source, next, count, dups));
     if (!failures.isEmpty()) {
       for (Prepared p : records) {
         failures.remove(key(p.record));
       }
     }
     commitOffset(partition, next);
+    for (int i = 0; i < records.size(); i++) {
+      String id = records.get(i).event.eventId();
+      if (results.get(i).duplicate()) {
+        safely(() -> listener.duplicate(name, source, id));
+      } else {
+        safely(() -> listener.processed(name, source, id));
+      }
+    }
   }
 
   private void commitOffset(TopicPartition partition, long next) {
@@ -584,7 +616,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   private void failedCommit(TopicPartition partition, long next, RuntimeException e) {
     // the effects are committed; whoever reads these records again finds them in the inbox
-    safely(() -> listener.offsetCommitFailed(name, partition, next, e));
+    safely(() -> listener.answerFailed(name, partition.toString(), null, e));
     if (e instanceof CommitFailedException) {
       // this consumer is no longer in the group: its partitions have other owners now
       leftGroup = true;
@@ -617,9 +649,11 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     }
   }
 
-  private boolean deadLetter(TopicPartition partition, ConsumerRecord<String, byte[]> record, String reason,
-      int attempts, List<String> history) {
+  private boolean deadLetter(TopicPartition partition, ConsumerRecord<String, byte[]> record, String id, Decision d,
+      Throwable cause, List<String> history) {
     String topic = deadLetterTopic.apply(record.topic());
+    String reason = d.reason().code();
+    int attempts = d.attempts();
     RecordHeaders headers = new RecordHeaders();
     for (Header h : record.headers()) {
       if (!h.key().startsWith("idem-dlt-")) {
@@ -639,9 +673,9 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     if (error instanceof RecordTooLargeException || error instanceof RecordBatchTooLargeException) {
       // the dead-letter topic will never take it whole: keep the key, our headers and the event id, drop the value
       RecordHeaders stripped = new RecordHeaders();
-      Header id = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
-      if (id != null) {
-        stripped.add(id);
+      Header idHeader = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
+      if (idHeader != null) {
+        stripped.add(idHeader);
       }
       for (Header h : headers) {
         if (h.key().startsWith("idem-dlt-")) {
@@ -655,7 +689,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     }
     if (error != null) {
       Throwable failure = error;
-      safely(() -> listener.deadLetterFailed(name, record, topic, failure));
+      safely(() -> listener.deadLetterFailed(name, partition.toString(), id, failure));
       LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': could not dead-letter " + partition + "@"
           + record.offset() + " to '" + topic + "' (" + OutboxTransport.describe(error) + "); trying again after a"
           + " pause");
@@ -663,7 +697,12 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return false;
     }
     failures.remove(key(record));
-    safely(() -> listener.deadLettered(name, record, topic, reason, attempts));
+    if (d.action() == Action.REJECT) {
+      String detail = d.reason().code() + " at " + key(record) + ", sent to '" + topic + "'";
+      safely(() -> listener.rejected(name, partition.toString(), id, d.reason(), detail));
+    } else {
+      safely(() -> listener.deadLettered(name, partition.toString(), id, d, cause));
+    }
     commitOffset(partition, record.offset() + 1);
     return true;
   }
@@ -706,73 +745,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   private static byte[] utf8(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
-  }
-
-  /** Who a failure is put down to: the record (counted), the database (not counted), or a passing conflict. */
-  enum Blame { RECORD, DATABASE, CONTENTION }
-
-  /**
-   * Who is to blame for {@code e}. The inbox's own statements failing ({@link StoreException}: ids and sizes were
-   * checked before) and errors by which the database refuses everyone's work (read-only after a failover, missing
-   * privileges or tables, full disks, too many connections, a shutdown) are the database's: nobody's record is
-   * counted, every partition waits. A lost connection or a connection error from the handler is the database's when
-   * a health check (a fresh connection, {@link java.sql.Connection#isValid}) fails too, the record's otherwise.
-   * Deadlocks, serialization failures and lock timeouts are passing conflicts, retried without counting up to
-   * {@value #MAX_UNCOUNTED_CONTENTION} times for one record. Everything else, statement timeouts included, is the
-   * record's.
-   */
-  Blame blame(Throwable e) {
-    if (e instanceof InboxPayloadMismatchException) {
-      return Blame.RECORD;
-    }
-    if (e instanceof StoreException) {
-      return Blame.DATABASE;
-    }
-    SQLException q = null;
-    for (Throwable t = e; t != null && q == null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof SQLException) {
-        q = (SQLException) t;
-      }
-    }
-    if (q == null) {
-      return Blame.RECORD;
-    }
-    String state = q.getSQLState() == null ? "" : q.getSQLState();
-    int code = q.getErrorCode();
-    if (refusesEveryone(state, code)) {
-      return Blame.DATABASE;
-    }
-    if (q instanceof SQLTransactionRollbackException || state.equals("40001") || state.equals("40P01")
-        || state.equals("55P03") || code == 1213 || code == 1205) {
-      return Blame.CONTENTION;
-    }
-    if (q instanceof SQLTransientConnectionException || q instanceof SQLNonTransientConnectionException
-        || q instanceof SQLRecoverableException || state.startsWith("08")) {
-      return databaseReachable() ? Blame.RECORD : Blame.DATABASE;
-    }
-    return Blame.RECORD;
-  }
-
-  /**
-   * SQLStates (PostgreSQL: read-only, insufficient privilege, undefined table, invalid catalog, shutdowns; and the
-   * classes 28 authorization, 53 resources, 58 system errors) and error codes (MariaDB: read-only, read-only table,
-   * disk full, table full, too many connections, access denied, missing table) by which a database refuses every
-   * transaction alike.
-   */
-  private static final Set<String> REFUSES_EVERYONE_STATES =
-      Set.of("25006", "42501", "42P01", "3D000", "57P01", "57P02", "57P03");
-  private static final Set<Integer> REFUSES_EVERYONE_CODES =
-      Set.of(1290, 1036, 1021, 1114, 1040, 1044, 1045, 1142, 1146);
-
-  /** Whether {@code state} or {@code code} is one by which a database refuses every transaction alike. */
-  static boolean refusesEveryone(String state, int code) {
-    return REFUSES_EVERYONE_STATES.contains(state) || state.startsWith("28") || state.startsWith("53")
-        || state.startsWith("58") || REFUSES_EVERYONE_CODES.contains(code);
-  }
-
-  /** Whether the inbox's database answers now: a fresh connection that passes {@code isValid}. */
-  private boolean databaseReachable() {
-    return inbox.store().available();
   }
 
   private Duration backoff(int failures) {
@@ -916,7 +888,9 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private static final class Failures {
     int count;
     /** Set once the record is to be dead-lettered: a failed send is retried without running the handler again. */
-    String deadLetterReason;
+    Decision deadLetter;
+    /** What the last counted failure threw. */
+    Throwable error;
     /** Passing conflicts (deadlocks, lock timeouts) of this record, not counted in {@link #count}. */
     int uncounted;
     final List<String> history = new ArrayList<>();
@@ -949,7 +923,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     private Duration pollTimeout = Duration.ofMillis(500);
     private Duration sendTimeout = Duration.ofSeconds(15);
     private Duration closeTimeout = Duration.ofSeconds(30);
-    private KafkaConsumerListener listener = new KafkaConsumerListener() {};
+    private ConsumerListener listener = new ConsumerListener() {};
     private Clock clock = Clock.systemUTC();
 
     private Builder(Map<String, ?> config, Inbox inbox, Collection<String> topics) {
@@ -963,7 +937,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       for (String topic : topics) {
         KafkaTransport.Builder.checkTopic(topic);
       }
-      this.topics = List.copyOf(new java.util.LinkedHashSet<>(topics));
+      this.topics = List.copyOf(new LinkedHashSet<>(topics));
     }
 
     /** The inbox's consumer name (default: the group id). 1 to 255 characters. */
@@ -1081,7 +1055,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return this;
     }
 
-    public Builder listener(KafkaConsumerListener listener) {
+    /** Hears of what the consumer did with each record and batch; see {@link ConsumerListener}. */
+    public Builder listener(ConsumerListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
       return this;
     }

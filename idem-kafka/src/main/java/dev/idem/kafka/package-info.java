@@ -5,6 +5,8 @@
  * acknowledged. {@link dev.idem.kafka.KafkaInboxConsumer} consumes topics through an
  * {@link dev.idem.outbox.Inbox}: each partition's batch in one database transaction with the handler's effects, the
  * offset committed only after that transaction, poison records to a dead-letter topic.
+ * What the consumer does with each record is decided by {@link dev.idem.outbox.consumer.ConsumerEngine}, as for every
+ * broker, and reported to a {@link dev.idem.outbox.consumer.ConsumerListener}.
  *
  * <pre>{@code
  * OutboxRelay relay = OutboxRelay.builder(outbox)

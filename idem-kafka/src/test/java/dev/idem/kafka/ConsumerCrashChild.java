@@ -5,12 +5,12 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.test.TestPostgres;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import org.apache.kafka.common.TopicPartition;
 
 /**
  * The consumer JVM that {@link KafkaConsumerKillNineTest} kills: consumes through the inbox and, once the inbox
@@ -34,14 +34,13 @@ public final class ConsumerCrashChild {
     String effects = args[6];
     int crashAt = Integer.parseInt(args[7]);
     CountDownLatch never = new CountDownLatch(1);
-    KafkaConsumerListener crash = new KafkaConsumerListener() {
+    ConsumerListener crash = new ConsumerListener() {
       private int batches;
 
       @Override
-      public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
-          int duplicates) {
+      public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
         if (++batches == crashAt) {
-          System.out.println("INBOX-COMMITTED " + partition.partition() + " " + nextOffset + " " + records);
+          System.out.println("INBOX-COMMITTED " + KafkaFixture.partition(source) + " " + nextOffset + " " + records);
           System.out.flush();
           try {
             never.await(); // the parent kills this JVM here, before the offset commit

@@ -6,6 +6,9 @@ import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.Decision;
+import dev.idem.outbox.consumer.Reason;
 import dev.idem.test.TestPostgres;
 import dev.idem.test.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -219,8 +223,13 @@ final class KafkaFixture implements AutoCloseable {
     }
   }
 
+  /** The partition number of a consumer listener's source, {@code <topic>-<partition>}. */
+  static int partition(String source) {
+    return Integer.parseInt(source.substring(source.lastIndexOf('-') + 1));
+  }
+
   /** Counts what an inbox and a consumer report. */
-  static final class Counts implements InboxListener, KafkaConsumerListener {
+  static final class Counts implements InboxListener, ConsumerListener {
     final AtomicInteger processed = new AtomicInteger();
     final AtomicInteger duplicates = new AtomicInteger();
     final AtomicInteger mismatches = new AtomicInteger();
@@ -232,7 +241,8 @@ final class KafkaFixture implements AutoCloseable {
     final AtomicInteger commitFailures = new AtomicInteger();
     final AtomicInteger deadLetterFailures = new AtomicInteger();
     final AtomicInteger pollFailures = new AtomicInteger();
-    final List<String> deadReasons = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The reasons of the records sent to the dead-letter topic: given up on, or rejected. */
+    final List<String> deadReasons = new CopyOnWriteArrayList<>();
 
     @Override
     public void processed(String consumer) {
@@ -250,41 +260,51 @@ final class KafkaFixture implements AutoCloseable {
     }
 
     @Override
-    public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
-        int dups) {
+    public void committed(String consumer, String source, long nextOffset, int records, int dups) {
       batches.incrementAndGet();
       batchDuplicates.addAndGet(dups);
     }
 
     @Override
-    public void offsetCommitFailed(String consumer, TopicPartition partition, long nextOffset, Throwable error) {
+    public void answerFailed(String consumer, String source, String messageId, Throwable error) {
       commitFailures.incrementAndGet();
     }
 
     @Override
-    public void failed(String consumer, ConsumerRecord<String, byte[]> record, int attempts, Throwable error) {
-      failed.incrementAndGet();
-      if (attempts == 0) {
+    public void retried(String consumer, String source, String messageId, Decision decision, Throwable error) {
+      if (decision.counted()) {
+        failed.incrementAndGet();
+      } else {
         uncounted.incrementAndGet();
       }
     }
 
     @Override
-    public void deadLetterFailed(String consumer, ConsumerRecord<String, byte[]> record, String topic,
-        Throwable error) {
+    public void paused(String consumer, String source, String messageId, Decision decision, Throwable error) {
+      uncounted.incrementAndGet();
+    }
+
+    @Override
+    public void deadLetterFailed(String consumer, String source, String messageId, Throwable error) {
       deadLetterFailures.incrementAndGet();
     }
 
     @Override
-    public void pollFailed(String consumer, Throwable error) {
+    public void receiveFailed(String consumer, String source, Throwable error) {
       pollFailures.incrementAndGet();
     }
 
     @Override
-    public void deadLettered(String consumer, ConsumerRecord<String, byte[]> record, String topic, String reason,
-        int attempts) {
+    public void deadLettered(String consumer, String source, String messageId, Decision decision, Throwable error) {
       deadLettered.incrementAndGet();
-      deadReasons.add(reason);
+      deadReasons.add(decision.reason().code());
+    }
+
+    @Override
+    public void rejected(String consumer, String source, String messageId, Reason reason, String detail) {
+      // on Kafka a rejected record goes to the dead-letter topic too
+      deadLettered.incrementAndGet();
+      deadReasons.add(reason.code());
     }
   }
 }

@@ -3,22 +3,30 @@ package dev.idem.kafka;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
 import dev.idem.test.kafka.KafkaBroker;
+import java.sql.SQLException;
+import java.sql.SQLTransactionRollbackException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -138,25 +146,9 @@ class KafkaInboxConsumerTest {
   @Test
   void aDatabaseOutageIsRetriedWithoutCountingAnAttempt() throws Exception {
     List<String> ids = f.publish(10, 1);
-    AtomicBoolean down = new AtomicBoolean(true);
-    AtomicInteger refused = new AtomicInteger();
-    javax.sql.DataSource real = TestPostgres.postgres();
-    // connections are refused while "down", as by a database that is restarting; the SQL itself is real
-    javax.sql.DataSource flaky = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
-        getClass().getClassLoader(), new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
-          if (method.getName().equals("getConnection") && down.get()) {
-            if (refused.incrementAndGet() >= 6) {
-              down.set(false);
-            }
-            throw new SQLTransientConnectionException("connection refused", "08001");
-          }
-          try {
-            return method.invoke(real, args);
-          } catch (java.lang.reflect.InvocationTargetException e) {
-            throw e.getCause();
-          }
-        });
-    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(flaky).dialect(JdbcDialect.POSTGRESQL)
+    // connections are refused six times, as by a database that is restarting; the SQL itself is real
+    DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 6);
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL)
         .table(f.inboxTable).build()).listener(counts).build();
 
     try (KafkaInboxConsumer consumer = f.consumer(unreliable).maxAttempts(1).listener(counts).build().start()) {
@@ -164,6 +156,7 @@ class KafkaInboxConsumerTest {
     }
 
     assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(outage.refused()).isEqualTo(6);
     assertThat(counts.uncounted.get()).isPositive();
     assertThat(counts.deadLettered.get()).isZero();
   }
@@ -198,10 +191,10 @@ class KafkaInboxConsumerTest {
     try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(1).listener(counts).handler((c, r) -> {
       int n = calls.incrementAndGet();
       if (n <= 3) {
-        throw new java.sql.SQLException("cannot execute INSERT in a read-only transaction", "25006");
+        throw new SQLException("cannot execute INSERT in a read-only transaction", "25006");
       }
       if (n <= 6) {
-        throw new java.sql.SQLTransactionRollbackException("deadlock detected", "40P01");
+        throw new SQLTransactionRollbackException("deadlock detected", "40P01");
       }
       return effect.handle(c, r);
     }).build().start()) {
@@ -216,11 +209,10 @@ class KafkaInboxConsumerTest {
   @Test
   void aListenerThatThrowsAnErrorChangesNothing() throws Exception {
     List<String> ids = f.publish(8, 1);
-    KafkaConsumerListener throwing = new KafkaConsumerListener() {
+    ConsumerListener throwing = new ConsumerListener() {
       @Override
-      public void inboxCommitted(String consumer, org.apache.kafka.common.TopicPartition partition, long nextOffset,
-          int records, int duplicates) {
-        counts.inboxCommitted(consumer, partition, nextOffset, records, duplicates);
+      public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
+        counts.committed(consumer, source, nextOffset, records, duplicates);
         throw new AssertionError("a broken meter");
       }
     };
@@ -372,9 +364,9 @@ class KafkaInboxConsumerTest {
     KafkaBroker.createTopic(big, 1, Map.of("max.message.bytes", "5000000"));
     KafkaBroker.createTopic(big + ".dlt", 1);
     String id = UUID.randomUUID().toString();
-    Map<String, Object> producerConfig = new java.util.HashMap<>(KafkaBroker.clientConfig());
-    producerConfig.put("key.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
-    producerConfig.put("value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class.getName());
+    Map<String, Object> producerConfig = new HashMap<>(KafkaBroker.clientConfig());
+    producerConfig.put("key.serializer", StringSerializer.class.getName());
+    producerConfig.put("value.serializer", ByteArraySerializer.class.getName());
     producerConfig.put("max.request.size", "5000000");
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(producerConfig)) {
       producer.send(KafkaFixture.record(big, "k", id, "x".repeat(2_000_000))).get();
@@ -401,7 +393,7 @@ class KafkaInboxConsumerTest {
     String poison = ids.get(2);
     AtomicInteger poisonCalls = new AtomicInteger();
     KafkaRecordHandler effect = f.recordEffect();
-    try (org.apache.kafka.clients.admin.Admin admin = KafkaBroker.admin()) {
+    try (Admin admin = KafkaBroker.admin()) {
 
       try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).sendTimeout(Duration.ofSeconds(1))
           .listener(counts).handler((c, r) -> {
@@ -412,7 +404,7 @@ class KafkaInboxConsumerTest {
             return effect.handle(c, r);
           }).build().start()) {
         // the dead-letter topic disappears after the start-up check
-        admin.deleteTopics(List.of(f.deadLetterTopic)).all().get(30, java.util.concurrent.TimeUnit.SECONDS);
+        admin.deleteTopics(List.of(f.deadLetterTopic)).all().get(30, TimeUnit.SECONDS);
         Eventually.await("a failed dead-letter send", WAIT, counts.deadLetterFailures::get, n -> n >= 1);
         int callsWhenItFailed = poisonCalls.get();
         KafkaBroker.createTopic(f.deadLetterTopic, 1);
@@ -465,9 +457,9 @@ class KafkaInboxConsumerTest {
   }
 
   private long committedOn(String topic) {
-    try (org.apache.kafka.clients.admin.Admin admin = KafkaBroker.admin()) {
+    try (Admin admin = KafkaBroker.admin()) {
       return admin.listConsumerGroupOffsets(f.group).partitionsToOffsetAndMetadata()
-          .get(30, java.util.concurrent.TimeUnit.SECONDS).entrySet().stream()
+          .get(30, TimeUnit.SECONDS).entrySet().stream()
           .filter(e -> e.getKey().topic().equals(topic) && e.getValue() != null)
           .mapToLong(e -> e.getValue().offset()).sum();
     } catch (Exception e) {

@@ -3,6 +3,7 @@ package dev.idem.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.test.Eventually;
 import java.time.Duration;
 import java.util.List;
@@ -13,7 +14,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,22 +46,20 @@ class KafkaRebalanceTest {
     Set<Integer> partitionsOfA = ConcurrentHashMap.newKeySet();
     Set<Integer> partitionsOfBAfterA = ConcurrentHashMap.newKeySet();
     AtomicBoolean aClosed = new AtomicBoolean();
-    KafkaConsumerListener listenerB = new KafkaConsumerListener() {
+    ConsumerListener listenerB = new ConsumerListener() {
       @Override
-      public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
-          int duplicates) {
+      public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
         if (aClosed.get()) {
-          partitionsOfBAfterA.add(partition.partition());
+          partitionsOfBAfterA.add(KafkaFixture.partition(source));
         }
       }
     };
 
     try (KafkaInboxConsumer b = f.consumer(inbox).batchSize(25).listener(listenerB).build()) {
-      KafkaInboxConsumer a = f.consumer(inbox).batchSize(25).listener(new KafkaConsumerListener() {
+      KafkaInboxConsumer a = f.consumer(inbox).batchSize(25).listener(new ConsumerListener() {
         @Override
-        public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
-            int duplicates) {
-          partitionsOfA.add(partition.partition());
+        public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
+          partitionsOfA.add(KafkaFixture.partition(source));
         }
       }).handler((c, r) -> {
         if (seenByA.incrementAndGet() == 300) {
@@ -92,13 +90,12 @@ class KafkaRebalanceTest {
     CountDownLatch stalled = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger stalledRecords = new AtomicInteger();
-    KafkaConsumerListener stallingA = new KafkaConsumerListener() {
+    ConsumerListener stallingA = new ConsumerListener() {
       private int batches;
 
       @Override
-      public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
-          int duplicates) {
-        countsA.inboxCommitted(consumer, partition, nextOffset, records, duplicates);
+      public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
+        countsA.committed(consumer, source, nextOffset, records, duplicates);
         if (++batches == 3) {
           // the batch's effects are committed; stall past max.poll.interval.ms before its offset commit
           stalledRecords.set(records);
@@ -112,8 +109,8 @@ class KafkaRebalanceTest {
       }
 
       @Override
-      public void offsetCommitFailed(String consumer, TopicPartition partition, long nextOffset, Throwable error) {
-        countsA.offsetCommitFailed(consumer, partition, nextOffset, error);
+      public void answerFailed(String consumer, String source, String messageId, Throwable error) {
+        countsA.answerFailed(consumer, source, messageId, error);
       }
     };
     Map<String, Object> configA = f.consumerConfig();

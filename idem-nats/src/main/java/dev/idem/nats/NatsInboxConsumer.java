@@ -2,9 +2,14 @@ package dev.idem.nats;
 
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
-import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
+import dev.idem.outbox.consumer.Action;
+import dev.idem.outbox.consumer.ConsumerEngine;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.Decision;
+import dev.idem.outbox.consumer.History;
+import dev.idem.outbox.consumer.Reason;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
@@ -17,28 +22,38 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
  * Consumes a JetStream subject exactly once per message id through a durable pull consumer: each message is processed
- * through the {@link Inbox} in its own transaction ({@link Inbox#processAndCommit}, keyed by its {@code Nats-Msg-Id},
+ * through the {@link Inbox} in its own transaction ({@link Inbox#processBatchAndCommit}, keyed by its {@code Nats-Msg-Id},
  * the outbox event id) and acknowledged only after that transaction has committed. A crash between the commit and the
  * ack leads to a redelivery once the ack wait ends; the inbox recognises it as a duplicate, and it is acknowledged
  * without running the handler again.
  *
+ * <p>What to do with a message is {@link ConsumerEngine}'s decision, the same for every broker; this class carries it
+ * out on JetStream and reports it to the {@link ConsumerListener}:
+ *
  * <table>
  *   <caption>What happens to a message</caption>
- *   <tr><th>Outcome</th><th>Answer to JetStream</th></tr>
- *   <tr><td>processed and committed, or a duplicate</td><td>{@code ack}</td></tr>
- *   <tr><td>the handler or the database failed (rolled back), by an exception or an {@link Error}</td><td>{@code nak}
- *       with a delay growing with the delivery count ({@link Builder#nakBackoff}, default 100 ms doubling up to
- *       30 s): delivered again</td></tr>
- *   <tr><td>the same, on the last delivery {@link Builder#maxDeliver} allows</td><td>{@code term}, reported to
- *       {@link NatsConsumerListener#gaveUp}: never delivered again</td></tr>
- *   <tr><td>the id was processed before with another payload</td><td>{@code term}: never delivered again</td></tr>
+ *   <tr><th>Outcome</th><th>Decision</th><th>Answer to JetStream</th></tr>
+ *   <tr><td>processed and committed, or a duplicate</td><td>{@code ACK}</td><td>{@code ack}</td></tr>
+ *   <tr><td>the handler failed (rolled back), by an exception or an {@link Error}, or its writes failed at the
+ *       commit</td><td>{@code RETRY}</td><td>{@code nak} with a delay growing with the delivery count
+ *       ({@link Builder#nakBackoff}, default 100 ms doubling up to 30 s): delivered again</td></tr>
+ *   <tr><td>the same, on the last delivery {@link Builder#maxDeliver} allows</td><td>{@code DEAD_LETTER}</td><td>
+ *       {@code term}, reported to {@link ConsumerListener#deadLettered}: never delivered again</td></tr>
+ *   <tr><td>the id was processed before with another payload</td><td>{@code DEAD_LETTER}</td><td>{@code term}: never
+ *       delivered again</td></tr>
  *   <tr><td>no {@code Nats-Msg-Id} (and no {@link Builder#messageIdFallback fallback}), a fallback that threw, or an
- *       id the inbox cannot hold</td><td>{@code term}, reported to {@link NatsConsumerListener#rejected}</td></tr>
+ *       id the inbox cannot hold</td><td>{@code REJECT}</td><td>{@code term}, reported to
+ *       {@link ConsumerListener#rejected}</td></tr>
+ *   <tr><td>the database is away (see {@link ConsumerEngine#classify}), or a passing conflict</td><td>{@code PAUSE},
+ *       or {@code RETRY} not counted</td><td>none: the message is kept in hand with the rest of its batch (their ack
+ *       wait restarted with {@code inProgress}) and tried again after the pause, so that no delivery is counted
+ *       against it and {@code maxDeliver} never ends it during an outage</td></tr>
  * </table>
  *
  * <pre>{@code
@@ -62,8 +77,9 @@ import java.util.regex.Pattern;
  * stopped.
  *
  * <p>No message and no failure ends the thread: whatever a handler or the fallback throws, {@link Error}s included,
- * becomes a {@code nak} or a {@code term} reported to the listener (a {@link VirtualMachineError} such as
- * {@link OutOfMemoryError} is answered with {@code nak} and then ends the thread, see {@link #isRunning()}). An
+ * becomes a {@code nak}, a {@code term} or a pause reported to the listener (a {@link VirtualMachineError} such as
+ * {@link OutOfMemoryError} is answered with {@code nak}, reported to {@link ConsumerListener#stopped} and then ends
+ * the thread, see {@link #isRunning()}). An
  * interrupt flag a handler leaves set is cleared before the next fetch; only {@link #close()} stops the consumer.
  * Before handling a message the consumer tells JetStream it is in progress, which restarts its ack wait.
  */
@@ -85,13 +101,14 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private final Duration ackWait;
   private final Duration fetchWait;
   private final long maxDeliver;
-  private final Duration nakDelay;
-  private final Duration nakBackoffInitial;
-  private final Duration nakBackoffMax;
+  private final ConsumerEngine engine;
+  private final BooleanSupplier databaseAnswers;
   private final Duration shutdownTimeout;
   private final Function<Message, String> messageIdFallback;
-  private final NatsConsumerListener listener;
+  private final ConsumerListener listener;
   private final Object lock = new Object();
+  /** The database outages in a row (the consuming thread's). */
+  private int outages;
   private boolean started;
   private volatile boolean running;
   private JetStreamSubscription subscription;
@@ -110,9 +127,12 @@ public final class NatsInboxConsumer implements AutoCloseable {
     this.ackWait = b.ackWait;
     this.fetchWait = b.fetchWait;
     this.maxDeliver = b.maxDeliver;
-    this.nakDelay = b.nakDelay;
-    this.nakBackoffInitial = b.nakBackoffInitial;
-    this.nakBackoffMax = b.nakBackoffMax;
+    this.engine = ConsumerEngine.builder()
+        .maxAttempts(b.maxDeliver > 0 ? (int) Math.min(Integer.MAX_VALUE, b.maxDeliver) : ConsumerEngine.UNLIMITED)
+        .backoff(b.nakDelay != null ? b.nakDelay : b.nakBackoffInitial, b.nakDelay != null ? b.nakDelay
+            : b.nakBackoffMax)
+        .build();
+    this.databaseAnswers = b.inbox.store()::available;
     this.shutdownTimeout = b.shutdownTimeout;
     this.messageIdFallback = b.messageIdFallback;
     this.listener = b.listener;
@@ -183,6 +203,15 @@ public final class NatsInboxConsumer implements AutoCloseable {
   }
 
   private void work() {
+    try {
+      loop();
+    } catch (VirtualMachineError e) {
+      safely(() -> listener.stopped(consumer, e));
+      throw e;
+    }
+  }
+
+  private void loop() {
     long errorPauseMillis = 0;
     while (running) {
       // a handler (or the inbox, restoring it) may leave the interrupt flag set: fetch and parkNanos would then return
@@ -198,36 +227,38 @@ public final class NatsInboxConsumer implements AutoCloseable {
         if (!running) {
           break;
         }
-        safely(() -> listener.fetchFailed(consumer, subject, e));
+        safely(() -> listener.receiveFailed(consumer, subject, e));
         errorPauseMillis = Math.min(5_000, Math.max(100, errorPauseMillis * 2));
         LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not fetch from stream '" + stream
             + "'; trying again in " + errorPauseMillis + " ms: " + OutboxTransport.describe(e));
-        pause(errorPauseMillis);
+        pause(Duration.ofMillis(errorPauseMillis));
         continue;
       }
-      for (Message m : batch) {
+      for (int i = 0; i < batch.size(); i++) {
+        Message m = batch.get(i);
         if (running) {
           try {
-            handle(m);
+            handle(m, batch.subList(i + 1, batch.size()));
           } catch (VirtualMachineError e) {
             throw e;
           } catch (Throwable e) {
             // handle() answers every outcome itself; this is a last guard so that nothing ends the thread
             LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' failed on a message on '"
                 + m.getSubject() + "': " + OutboxTransport.describe(e));
-            answer(m, Answer.NAK);
-            pause(100);
+            answer(m, Action.RETRY, Duration.ZERO);
+            pause(Duration.ofMillis(100));
           }
           Thread.interrupted();
         } else {
-          answer(m, Answer.NAK); // stopping: hand it back at once instead of after the ack wait
+          answer(m, Action.RETRY, Duration.ZERO); // stopping: hand it back at once instead of after the ack wait
         }
       }
     }
   }
 
-  private void pause(long millis) {
-    long deadline = System.nanoTime() + millis * 1_000_000L;
+  /** Waits {@code pause}, or less when {@link #close()} is called. */
+  private void pause(Duration pause) {
+    long deadline = System.nanoTime() + pause.toNanos();
     for (int i = 0; i < 1_000 && running; i++) {
       Thread.interrupted();
       long left = deadline - System.nanoTime();
@@ -238,72 +269,133 @@ public final class NatsInboxConsumer implements AutoCloseable {
     }
   }
 
-  private void handle(Message m) {
-    try {
-      m.inProgress(); // restarts the ack wait for this message
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.DEBUG, "consumer '" + consumer + "' could not mark a message in progress: "
-          + e.getMessage());
-    }
+  /** Processes {@code m}; {@code waiting} are the messages of its batch after it, held with it through a pause. */
+  private void handle(Message m, List<Message> waiting) {
+    inProgress(m); // restarts the ack wait for this message
     String messageId = m.hasHeaders() ? m.getHeaders().getFirst(MESSAGE_ID) : null;
     if (messageId == null || messageId.isEmpty()) {
       try {
         messageId = messageIdFallback.apply(m);
       } catch (VirtualMachineError e) {
-        answer(m, Answer.NAK);
+        answer(m, Action.RETRY, Duration.ZERO);
         throw e;
       } catch (Throwable e) {
         // the fallback reads the message only: it would throw again on every redelivery
-        answer(m, Answer.TERM);
-        String reason = "messageIdFallback threw on a message on subject '" + m.getSubject() + "': "
-            + OutboxTransport.describe(e);
-        safely(() -> listener.rejected(consumer, subject, reason));
+        reject(m, null, "messageIdFallback threw on a message on subject '" + m.getSubject() + "': "
+            + OutboxTransport.describe(e));
         return;
       }
     }
     if (messageId == null || messageId.isEmpty()) {
-      answer(m, Answer.TERM);
-      String reason = "message without " + MESSAGE_ID + " on subject '" + m.getSubject() + "'";
-      safely(() -> listener.rejected(consumer, subject, reason));
+      reject(m, null, "message without " + MESSAGE_ID + " on subject '" + m.getSubject() + "'");
       return;
     }
     String id = messageId;
     byte[] data = m.getData() == null ? new byte[0] : m.getData();
-    InboxResult result;
-    try {
-      InboxEvent event = new InboxEvent(id, source, data, m);
-      result = inbox.processBatchAndCommit(consumer, List.of(event),
-          (tx, e) -> handler.handle(tx.unwrap(java.sql.Connection.class), m)).get(0);
-    } catch (InboxPayloadMismatchException e) {
-      answer(m, Answer.TERM);
-      safely(() -> listener.payloadMismatch(consumer, subject, id));
-      return;
-    } catch (IllegalArgumentException e) {
-      // the inbox refused the id itself (too long, control characters): no redelivery will change that
-      answer(m, Answer.TERM);
-      safely(() -> listener.rejected(consumer, subject, MESSAGE_ID + " refused by the inbox: " + e.getMessage()));
-      return;
-    } catch (VirtualMachineError e) {
-      answer(m, Answer.NAK);
-      throw e;
-    } catch (Throwable e) {
-      long delivered = deliveredCount(m);
-      if (maxDeliver > 0 && delivered >= maxDeliver) {
-        // JetStream would not deliver it again: say so instead of letting it vanish
-        answer(m, Answer.TERM);
-        safely(() -> listener.gaveUp(consumer, subject, id, delivered, e));
-        return;
+    int contentions = 0;
+    while (true) {
+      InboxResult result;
+      try {
+        InboxEvent event = new InboxEvent(id, source, data, m);
+        result = inbox.processBatchAndCommit(consumer, List.of(event),
+            (tx, e) -> handler.handle(tx.unwrap(java.sql.Connection.class), m)).get(0);
+      } catch (VirtualMachineError e) {
+        answer(m, Action.RETRY, Duration.ZERO);
+        throw e;
+      } catch (Throwable e) {
+        // JetStream counts every delivery, so this message's failures are its deliveries before this one
+        History before = new History((int) Math.min(Integer.MAX_VALUE, deliveredCount(m) - 1), contentions, outages);
+        Decision d = engine.failed(e, before, databaseAnswers);
+        if (!d.triesAgain() || d.counted()) {
+          outages = 0;
+          answer(m, id, d, e);
+          return;
+        }
+        // the database is away, or a passing conflict: a nak would count a delivery against the message (and end
+        // it at maxDeliver), so it is held, with the rest of its batch, and tried again here
+        if (d.action() == Action.PAUSE) {
+          outages++;
+          LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': the database failed ("
+              + OutboxTransport.describe(e) + "); waiting " + d.after().toMillis() + " ms, counting no delivery");
+          safely(() -> listener.paused(consumer, subject, id, d, e));
+        } else {
+          contentions++;
+          safely(() -> listener.retried(consumer, subject, id, d, e));
+        }
+        if (!hold(m, waiting, d.after())) {
+          answer(m, Action.RETRY, Duration.ZERO); // closing: hand it back
+          return;
+        }
+        continue;
       }
-      safely(() -> listener.failed(consumer, subject, id, e));
-      nak(m, nakDelay(delivered));
+      outages = 0;
+      boolean duplicate = result.duplicate();
+      safely(() -> listener.committed(consumer, subject, -1, 1, duplicate ? 1 : 0));
+      if (answer(m, Action.ACK, Duration.ZERO)) {
+        if (duplicate) {
+          safely(() -> listener.duplicate(consumer, subject, id));
+        } else {
+          safely(() -> listener.processed(consumer, subject, id));
+        }
+      }
       return;
-    }
-    if (answer(m, Answer.ACK)) {
-      safely(() -> listener.acknowledged(consumer, subject, id, result.duplicate()));
     }
   }
 
-  private enum Answer { ACK, NAK, TERM }
+  /** Carries out a decision that hands the message back or ends it, and tells the listener. */
+  private void answer(Message m, String messageId, Decision d, Throwable e) {
+    switch (d.action()) {
+      case RETRY:
+        safely(() -> listener.retried(consumer, subject, messageId, d, e));
+        answer(m, Action.RETRY, d.after());
+        break;
+      case DEAD_LETTER:
+        // JetStream would not deliver it again at maxDeliver: say so instead of letting it vanish
+        answer(m, Action.DEAD_LETTER, Duration.ZERO);
+        safely(() -> listener.deadLettered(consumer, subject, messageId, d, e));
+        break;
+      default:
+        // the inbox refused the id itself (too long, control characters): no redelivery will change that
+        answer(m, Action.REJECT, Duration.ZERO);
+        String detail = MESSAGE_ID + " refused by the inbox: " + e.getMessage();
+        safely(() -> listener.rejected(consumer, subject, messageId, d.reason(), detail));
+    }
+  }
+
+  private void reject(Message m, String messageId, String detail) {
+    answer(m, Action.REJECT, Duration.ZERO);
+    safely(() -> listener.rejected(consumer, subject, messageId, Reason.MISSING_ID, detail));
+  }
+
+  /**
+   * Waits {@code after} with {@code m} and the messages {@code waiting} behind it in hand, telling JetStream they are
+   * in progress (which restarts their ack wait) every third of the ack wait.
+   *
+   * @return false when the consumer is closing
+   */
+  private boolean hold(Message m, List<Message> waiting, Duration after) {
+    long deadline = System.nanoTime() + after.toNanos();
+    long step = ackWait.toNanos() / 3;
+    while (running) {
+      inProgress(m);
+      waiting.forEach(this::inProgress);
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return true;
+      }
+      pause(Duration.ofNanos(Math.min(left, step)));
+    }
+    return false;
+  }
+
+  private void inProgress(Message m) {
+    try {
+      m.inProgress();
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.DEBUG, "consumer '" + consumer + "' could not mark a message in progress: "
+          + e.getMessage());
+    }
+  }
 
   private static long deliveredCount(Message m) {
     try {
@@ -313,38 +405,22 @@ public final class NatsInboxConsumer implements AutoCloseable {
     }
   }
 
-  /** The delay before delivery {@code delivered + 1}: the fixed nak delay when set, else the growing backoff. */
-  Duration nakDelay(long delivered) {
-    if (nakDelay != null) {
-      return nakDelay;
-    }
-    int shift = (int) Math.min(40, Math.max(0, delivered - 1));
-    long millis = nakBackoffInitial.toMillis();
-    long grown = shift >= 40 || millis > (Long.MAX_VALUE >> shift) ? Long.MAX_VALUE : millis << shift;
-    return Duration.ofMillis(Math.min(grown, nakBackoffMax.toMillis()));
-  }
-
-  private void nak(Message m, Duration delay) {
+  /**
+   * Answers JetStream: {@code ack}, {@code nak} (with {@code delay} unless zero), or {@code term} for a rejected or
+   * dead-lettered message.
+   */
+  private boolean answer(Message m, Action action, Duration delay) {
     try {
-      if (delay.isZero()) {
-        m.nak();
-      } else {
-        m.nakWithDelay(delay);
-      }
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not nak a message on '"
-          + m.getSubject() + "': " + OutboxTransport.describe(e));
-    }
-  }
-
-  private boolean answer(Message m, Answer answer) {
-    try {
-      switch (answer) {
+      switch (action) {
         case ACK:
           m.ack();
           break;
-        case NAK:
-          m.nak();
+        case RETRY:
+          if (delay.isZero()) {
+            m.nak();
+          } else {
+            m.nakWithDelay(delay);
+          }
           break;
         default:
           m.term();
@@ -352,8 +428,10 @@ public final class NatsInboxConsumer implements AutoCloseable {
       return true;
     } catch (RuntimeException e) {
       // the connection is down: JetStream redelivers after the ack wait, and the inbox drops what was committed
-      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not " + answer + " a message on '"
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not " + action + " a message on '"
           + m.getSubject() + "': " + OutboxTransport.describe(e));
+      String id = m.hasHeaders() ? m.getHeaders().getFirst(MESSAGE_ID) : null;
+      safely(() -> listener.answerFailed(consumer, subject, id, e));
       return false;
     }
   }
@@ -427,7 +505,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
     private Duration nakBackoffMax = Duration.ofSeconds(30);
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private Function<Message, String> messageIdFallback = m -> null;
-    private NatsConsumerListener listener = new NatsConsumerListener() {};
+    private ConsumerListener listener = new ConsumerListener() {};
 
     private Builder(Connection nats, Inbox inbox, String consumer, String stream, String subject) {
       this.nats = Objects.requireNonNull(nats, "nats connection");
@@ -475,14 +553,17 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
     /** How long JetStream waits for an ack before delivering a message again (default 30 s, at least 1 s). */
     public Builder ackWait(Duration ackWait) {
-      if (ackWait == null || ackWait.compareTo(Duration.ofSeconds(1)) < 0 || ackWait.compareTo(Duration.ofHours(12)) > 0) {
+      if (ackWait == null || ackWait.compareTo(Duration.ofSeconds(1)) < 0
+          || ackWait.compareTo(Duration.ofHours(12)) > 0) {
         throw new IllegalArgumentException("ackWait must be 1 s to 12 h, got " + ackWait);
       }
       this.ackWait = ackWait;
       return this;
     }
 
-    /** How long one fetch waits for messages when there are none (default 500 ms); also bounds how soon close() ends. */
+    /**
+     * How long one fetch waits for messages when there are none (default 500 ms); also bounds how soon close() ends.
+     */
     public Builder fetchWait(Duration fetchWait) {
       if (fetchWait == null || fetchWait.compareTo(Duration.ofMillis(10)) < 0
           || fetchWait.compareTo(Duration.ofMinutes(1)) > 0) {
@@ -494,7 +575,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
     /**
      * Deliveries of one message before JetStream gives up on it (default -1: unlimited). When the handler fails on
-     * the last allowed delivery the message is terminated and reported to {@link NatsConsumerListener#gaveUp}.
+     * the last allowed delivery the message is terminated and reported to {@link ConsumerListener#deadLettered}. A
+     * database outage counts no delivery (the message is held and tried again, see the class notes).
      */
     public Builder maxDeliver(long maxDeliver) {
       if (maxDeliver == 0 || maxDeliver < -1) {
@@ -518,7 +600,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
     /**
      * The delay before JetStream redelivers a message whose handler failed on its n-th delivery:
-     * {@code initial * 2^(n-1)}, at most {@code max} (default 100 ms and 30 s).
+     * {@code initial * 2^(n-1)}, at most {@code max} (default 100 ms and 30 s). The same curve spaces the tries
+     * during a database outage, by the outages in a row.
      */
     public Builder nakBackoff(Duration initial, Duration max) {
       if (initial == null || max == null || initial.compareTo(Duration.ofMillis(1)) < 0 || max.compareTo(initial) < 0
@@ -544,14 +627,15 @@ public final class NatsInboxConsumer implements AutoCloseable {
     /**
      * The id of a message without {@code Nats-Msg-Id}, e.g. from a header of another producer; return null to
      * terminate it. By default such messages are terminated. A fallback that throws terminates the message too (and
-     * reports it to {@link NatsConsumerListener#rejected}); the consumer goes on.
+     * reports it to {@link ConsumerListener#rejected}); the consumer goes on.
      */
     public Builder messageIdFallback(Function<Message, String> fallback) {
       this.messageIdFallback = Objects.requireNonNull(fallback, "messageIdFallback");
       return this;
     }
 
-    public Builder listener(NatsConsumerListener listener) {
+    /** Hears of what the consumer did with each message; see {@link ConsumerListener}. */
+    public Builder listener(ConsumerListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
       return this;
     }

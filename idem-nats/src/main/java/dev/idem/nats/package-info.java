@@ -4,6 +4,9 @@
  * within its duplicate window. {@link dev.idem.nats.NatsInboxConsumer} is a durable pull consumer that processes each
  * message through an {@link dev.idem.outbox.Inbox} and acknowledges it only after the inbox transaction has committed,
  * so a redelivered message has one effect.
+ * What the consumer does with each message is decided by {@link dev.idem.outbox.consumer.ConsumerEngine}, as for
+ * every broker, and reported to a {@link dev.idem.outbox.consumer.ConsumerListener}; during a database outage a
+ * message is held and tried again, so that JetStream counts no delivery against it.
  *
  * <pre>{@code
  * io.nats.client.Connection nats = Nats.connect("nats://127.0.0.1:4222");

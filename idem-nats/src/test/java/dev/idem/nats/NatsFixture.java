@@ -7,6 +7,9 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.Decision;
+import dev.idem.outbox.consumer.Reason;
 import dev.idem.test.TestPostgres;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
@@ -26,6 +29,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One test's world, under names of its own: outbox, inbox and effect tables on PostgreSQL; a JetStream stream (in
@@ -126,17 +130,18 @@ final class NatsFixture implements AutoCloseable {
   }
 
   /** Counts what an inbox and a consumer report. */
-  static final class Counts implements InboxListener, NatsConsumerListener {
+  static final class Counts implements InboxListener, ConsumerListener {
     final AtomicInteger processed = new AtomicInteger();
     final AtomicInteger duplicates = new AtomicInteger();
     final AtomicInteger mismatches = new AtomicInteger();
     final AtomicInteger acknowledged = new AtomicInteger();
     final AtomicInteger acknowledgedDuplicates = new AtomicInteger();
     final AtomicInteger failed = new AtomicInteger();
+    final AtomicInteger paused = new AtomicInteger();
     final AtomicInteger rejected = new AtomicInteger();
     final AtomicInteger consumerMismatches = new AtomicInteger();
     final AtomicInteger gaveUp = new AtomicInteger();
-    final java.util.concurrent.atomic.AtomicLong gaveUpDeliveries = new java.util.concurrent.atomic.AtomicLong();
+    final AtomicLong gaveUpDeliveries = new AtomicLong();
 
     @Override
     public void processed(String consumer) {
@@ -154,31 +159,38 @@ final class NatsFixture implements AutoCloseable {
     }
 
     @Override
-    public void acknowledged(String consumer, String subject, String messageId, boolean duplicate) {
+    public void processed(String consumer, String subject, String messageId) {
       acknowledged.incrementAndGet();
-      if (duplicate) {
-        acknowledgedDuplicates.incrementAndGet();
-      }
     }
 
     @Override
-    public void failed(String consumer, String subject, String messageId, Throwable error) {
+    public void duplicate(String consumer, String subject, String messageId) {
+      acknowledged.incrementAndGet();
+      acknowledgedDuplicates.incrementAndGet();
+    }
+
+    @Override
+    public void retried(String consumer, String subject, String messageId, Decision decision, Throwable error) {
       failed.incrementAndGet();
     }
 
     @Override
-    public void payloadMismatch(String consumer, String subject, String messageId) {
-      consumerMismatches.incrementAndGet();
+    public void paused(String consumer, String subject, String messageId, Decision decision, Throwable error) {
+      paused.incrementAndGet();
     }
 
     @Override
-    public void gaveUp(String consumer, String subject, String messageId, long deliveries, Throwable error) {
-      gaveUp.incrementAndGet();
-      gaveUpDeliveries.set(deliveries);
+    public void deadLettered(String consumer, String subject, String messageId, Decision decision, Throwable error) {
+      if (decision.reason() == Reason.PAYLOAD_MISMATCH) {
+        consumerMismatches.incrementAndGet();
+      } else {
+        gaveUp.incrementAndGet();
+        gaveUpDeliveries.set(decision.attempts());
+      }
     }
 
     @Override
-    public void rejected(String consumer, String subject, String reason) {
+    public void rejected(String consumer, String subject, String messageId, Reason reason, String detail) {
       rejected.incrementAndGet();
     }
   }

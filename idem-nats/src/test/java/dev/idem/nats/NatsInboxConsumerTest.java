@@ -1,29 +1,33 @@
 package dev.idem.nats;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
+import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.OutboxMessage;
-import dev.idem.test.TestPostgres;
+import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
 import io.nats.client.api.AckPolicy;
 import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.ConsumerInfo;
 import io.nats.client.impl.Headers;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The inbox consumer on the real NATS JetStream and PostgreSQL: one effect per message id, acked after commit. */
 class NatsInboxConsumerTest {
@@ -190,7 +194,7 @@ class NatsInboxConsumerTest {
     }
 
     publish(after);
-    io.nats.client.api.ConsumerInfo info = f.jsm.getConsumerInfo(f.stream, "billing");
+    ConsumerInfo info = f.jsm.getConsumerInfo(f.stream, "billing");
     assertThat(info.getNumPending() + info.getNumAckPending()).isEqualTo(1);
     assertThat(f.effectCount()).isEqualTo(1);
     try (NatsInboxConsumer consumer = consumer(f.recordEffect()).ackWait(Duration.ofSeconds(2)).build().start()) {
@@ -256,7 +260,7 @@ class NatsInboxConsumerTest {
   @Test
   void failuresAreRedeliveredAfterADelayGrowingWithTheDeliveryCount() throws Exception {
     OutboxMessage m = f.message();
-    List<Long> calledAt = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Long> calledAt = new CopyOnWriteArrayList<>();
     NatsMessageHandler failsThrice = (c, msg) -> {
       calledAt.add(System.nanoTime());
       if (calledAt.size() <= 3) {
@@ -306,6 +310,36 @@ class NatsInboxConsumerTest {
     assertThat(counts.failed.get()).isEqualTo(2);
     assertThat(counts.gaveUpDeliveries.get()).isEqualTo(3);
     assertThat(f.effectCount()).isZero();
+  }
+
+  @Test
+  void aDatabaseOutageLongerThanMaxDeliverIsWaitedOutWithoutCountingADelivery() throws Exception {
+    // the database refuses the next six connections, twice as many as JetStream may deliver the message
+    DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 6);
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL).table(f.inboxTable).build()).listener(counts).build();
+    OutboxMessage m = f.message();
+    AtomicLong deliveredWhenProcessed = new AtomicLong();
+    NatsMessageHandler effect = (c, msg) -> {
+      deliveredWhenProcessed.set(msg.metaData().deliveredCount());
+      return f.recordEffect().handle(c, msg);
+    };
+
+    try (NatsInboxConsumer consumer = NatsInboxConsumer.builder(f.nats, unreliable, "billing", f.stream, f.subject)
+        .handler(effect).listener(counts).fetchWait(Duration.ofMillis(100)).maxDeliver(3)
+        .nakBackoff(Duration.ofMillis(10), Duration.ofMillis(50)).build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged or given up on", WAIT,
+          () -> counts.acknowledged.get() + counts.gaveUp.get(), n -> n >= 1);
+      assertThat(counts.gaveUp.get()).as("messages given up on during the outage").isZero();
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(outage.refused()).isEqualTo(6);
+    assertThat(counts.paused.get()).isEqualTo(6);
+    assertThat(counts.failed.get()).isZero();
+    assertThat(counts.acknowledged.get()).isEqualTo(1);
+    assertThat(deliveredWhenProcessed.get()).as("the outage counted no delivery").isEqualTo(1);
+    assertThat(f.effectIds()).containsExactly(m.id().toString());
   }
 
   @Test

@@ -4,12 +4,16 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
-import dev.idem.core.StoreException;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
-import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
+import dev.idem.outbox.consumer.Action;
+import dev.idem.outbox.consumer.ConsumerEngine;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.Decision;
+import dev.idem.outbox.consumer.History;
+import dev.idem.outbox.consumer.Reason;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,29 +22,38 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
  * Consumes a RabbitMQ queue exactly once per message id: each message is processed through the {@link Inbox} in its
- * own transaction ({@link Inbox#processAndCommit}, keyed by the message's {@code message-id}, the outbox event id),
+ * own transaction ({@link Inbox#processBatchAndCommit}, keyed by the message's {@code message-id}, the outbox event id),
  * and acknowledged only after that transaction has committed. A crash between the commit and the ack leads to a
  * redelivery, which the inbox recognises as a duplicate and which is then acknowledged without running the handler
  * again.
  *
+ * <p>What to do with a message is {@link ConsumerEngine}'s decision, the same for every broker; this class carries it
+ * out on RabbitMQ and reports it to the {@link ConsumerListener}:
+ *
  * <table>
  *   <caption>What happens to a message</caption>
- *   <tr><th>Outcome</th><th>Answer to the broker</th></tr>
- *   <tr><td>processed and committed, or a duplicate</td><td>{@code basic.ack}</td></tr>
- *   <tr><td>the handler or the database failed (rolled back), by an exception or an {@link Error}</td><td>{@code
- *       basic.nack}, requeued, after {@link Builder#failurePause}</td></tr>
+ *   <tr><th>Outcome</th><th>Decision</th><th>Answer to the broker</th></tr>
+ *   <tr><td>processed and committed, or a duplicate</td><td>{@code ACK}</td><td>{@code basic.ack}</td></tr>
+ *   <tr><td>the handler failed (rolled back), by an exception or an {@link Error}, or its writes failed at the
+ *       commit</td><td>{@code RETRY}</td><td>{@code basic.nack}, requeued, after {@link Builder#failurePause}</td></tr>
  *   <tr><td>the same, for the {@link Builder#maxFailures}-th time for this message id (default 5)</td><td>{@code
- *       basic.nack} without requeue: dead-lettered when the queue has a dead-letter exchange, dropped otherwise;
- *       reported to {@link RabbitMqConsumerListener#gaveUp}</td></tr>
- *   <tr><td>the id was processed before with another payload</td><td>{@code basic.nack} without requeue: dead-lettered
- *       when the queue has a dead-letter exchange, dropped otherwise</td></tr>
+ *       DEAD_LETTER}</td><td>{@code basic.nack} without requeue: dead-lettered when the queue has a dead-letter
+ *       exchange, dropped otherwise; reported to {@link ConsumerListener#deadLettered}</td></tr>
+ *   <tr><td>the id was processed before with another payload</td><td>{@code DEAD_LETTER}</td><td>{@code basic.nack}
+ *       without requeue: dead-lettered when the queue has a dead-letter exchange, dropped otherwise</td></tr>
  *   <tr><td>no {@code message-id} (and no {@link Builder#messageIdFallback fallback}), a fallback that threw, or an
- *       id the inbox cannot hold</td><td>{@code basic.reject} without requeue, likewise dead-lettered or dropped</td></tr>
+ *       id the inbox cannot hold</td><td>{@code REJECT}</td><td>{@code basic.reject} without requeue, likewise
+ *       dead-lettered or dropped</td></tr>
+ *   <tr><td>the database is away (see {@link ConsumerEngine#classify}), or a passing conflict</td><td>{@code PAUSE},
+ *       or {@code RETRY} not counted</td><td>{@code basic.nack}, requeued, after {@link Builder#failurePause}; not
+ *       counted against the message</td></tr>
  * </table>
  *
  * <pre>{@code
@@ -70,8 +83,8 @@ import java.util.function.Function;
  * again, with a growing pause between attempts, until {@link #close()}; a lost connection is the factory's automatic
  * recovery's business. Failures are counted per message id in memory (at most 10,000 ids, the oldest forgotten
  * first), or taken from the {@code x-delivery-count} header quorum queues set, whichever is higher. A database that
- * is away ({@code StoreException}) is no mark against a message: it is requeued after the pause without being
- * counted (on a quorum queue its delivery count still grows, so give {@link Builder#maxFailures} room there).
+ * is away is no mark against a message: it is requeued after the pause without being counted (on a quorum queue its
+ * delivery count still grows, so give {@link Builder#maxFailures} room there).
  */
 public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(RabbitMqInboxConsumer.class.getName());
@@ -86,13 +99,16 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final int prefetch;
   private final int channelCount;
   private final Function<Delivery, String> messageIdFallback;
-  private final RabbitMqConsumerListener listener;
+  private final ConsumerListener listener;
   private final Duration failurePause;
   private final Duration shutdownTimeout;
-  private final int maxFailures;
-  private final Map<String, Integer> failures = new LinkedHashMap<>(64, 0.75f, true) {
+  private final ConsumerEngine engine;
+  private final BooleanSupplier databaseAnswers;
+  /** The database outages in a row, on any channel. */
+  private final AtomicInteger outages = new AtomicInteger();
+  private final Map<String, History> failures = new LinkedHashMap<>(64, 0.75f, true) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<String, History> eldest) {
       return size() > MAX_TRACKED_FAILURES;
     }
   };
@@ -117,7 +133,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     this.listener = b.listener;
     this.failurePause = b.failurePause;
     this.shutdownTimeout = b.shutdownTimeout;
-    this.maxFailures = b.maxFailures;
+    this.engine = ConsumerEngine.builder().maxAttempts(b.maxFailures).backoff(b.failurePause, b.failurePause).build();
+    this.databaseAnswers = b.inbox.store()::available;
   }
 
   /**
@@ -247,15 +264,15 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     try {
       handle(channel, delivery, tag);
     } catch (VirtualMachineError e) {
-      answer(channel, tag, Answer.REQUEUE);
+      answer(channel, tag, null, Action.RETRY);
       throw e;
     } catch (Throwable e) {
       // handle() answers every outcome itself; this last guard keeps anything from reaching the client's consumer
       // thread, which would close the channel
       LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' failed on a message on queue '" + queue + "': "
           + OutboxTransport.describe(e));
-      pause();
-      answer(channel, tag, Answer.REQUEUE);
+      pause(failurePause);
+      answer(channel, tag, null, Action.RETRY);
     } finally {
       synchronized (lock) {
         inFlight--;
@@ -273,16 +290,14 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
         throw e;
       } catch (Throwable e) {
         // the fallback reads the message only: it would throw again on every redelivery
-        answer(channel, tag, Answer.REJECT);
-        String reason = "messageIdFallback threw on a message (delivery tag " + tag + "): " + OutboxTransport.describe(e);
-        safely(() -> listener.rejected(consumer, queue, reason));
+        reject(channel, tag, null, engine.refused(Reason.MISSING_ID), "messageIdFallback threw on a message"
+            + " (delivery tag " + tag + "): " + OutboxTransport.describe(e));
         return;
       }
     }
     if (messageId == null || messageId.isEmpty()) {
-      answer(channel, tag, Answer.REJECT);
-      String reason = "message without message-id (delivery tag " + tag + ")";
-      safely(() -> listener.rejected(consumer, queue, reason));
+      reject(channel, tag, null, engine.refused(Reason.MISSING_ID), "message without message-id (delivery tag "
+          + tag + ")");
       return;
     }
     String id = messageId;
@@ -291,63 +306,84 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       InboxEvent event = new InboxEvent(id, source, delivery.getBody(), delivery);
       result = inbox.processBatchAndCommit(consumer, List.of(event),
           (t, e) -> handler.handle(t.unwrap(java.sql.Connection.class), delivery)).get(0);
-    } catch (InboxPayloadMismatchException e) {
-      answer(channel, tag, Answer.DEAD_LETTER);
-      safely(() -> listener.payloadMismatch(consumer, queue, id));
-      return;
-    } catch (IllegalArgumentException e) {
-      // the inbox refused the id itself (too long, control characters): no retry will change that
-      answer(channel, tag, Answer.REJECT);
-      safely(() -> listener.rejected(consumer, queue, "message-id refused by the inbox: " + e.getMessage()));
-      return;
     } catch (VirtualMachineError e) {
       throw e;
-    } catch (StoreException e) {
-      // the database is away: every message would fail alike, so this is no mark against the message; it waits
-      safely(() -> listener.failed(consumer, queue, id, e));
-      pause();
-      answer(channel, tag, Answer.REQUEUE);
-      return;
     } catch (Throwable e) {
-      int count = failed(id, delivery);
-      if (maxFailures > 0 && count >= maxFailures) {
-        forget(id);
-        answer(channel, tag, Answer.DEAD_LETTER);
-        safely(() -> listener.gaveUp(consumer, queue, id, count, e));
+      History before = history(id, delivery);
+      Decision d = engine.failed(e, before, databaseAnswers);
+      if (d.triesAgain()) {
+        if (d.action() == Action.PAUSE) {
+          // the database is away: every message would fail alike, so this is no mark against the message; it waits
+          outages.incrementAndGet();
+          safely(() -> listener.paused(consumer, queue, id, d, e));
+        } else {
+          outages.set(0);
+          remember(id, before.next(d));
+          safely(() -> listener.retried(consumer, queue, id, d, e));
+        }
+        pause(d.after());
+        answer(channel, tag, id, Action.RETRY);
         return;
       }
-      safely(() -> listener.failed(consumer, queue, id, e));
-      pause();
-      answer(channel, tag, Answer.REQUEUE);
-      return;
+      switch (d.action()) {
+        case DEAD_LETTER:
+          outages.set(0);
+          forget(id);
+          answer(channel, tag, id, Action.DEAD_LETTER);
+          safely(() -> listener.deadLettered(consumer, queue, id, d, e));
+          return;
+        default:
+          // the inbox refused the id itself (too long, control characters): no retry will change that
+          reject(channel, tag, id, d, "message-id refused by the inbox: " + e.getMessage());
+          return;
+      }
     }
+    outages.set(0);
     forget(id);
-    if (answer(channel, tag, Answer.ACK)) {
-      safely(() -> listener.acknowledged(consumer, queue, id, result.duplicate()));
+    boolean duplicate = result.duplicate();
+    safely(() -> listener.committed(consumer, queue, -1, 1, duplicate ? 1 : 0));
+    if (answer(channel, tag, id, Action.ACK)) {
+      if (duplicate) {
+        safely(() -> listener.duplicate(consumer, queue, id));
+      } else {
+        safely(() -> listener.processed(consumer, queue, id));
+      }
     }
   }
 
-  private enum Answer { ACK, REQUEUE, DEAD_LETTER, REJECT }
+  private void reject(Channel channel, long tag, String id, Decision d, String detail) {
+    answer(channel, tag, id, Action.REJECT);
+    safely(() -> listener.rejected(consumer, queue, id, d.reason(), detail));
+  }
 
-  private void pause() {
-    if (!failurePause.isZero() && !closed) {
-      LockSupport.parkNanos(failurePause.toNanos());
+  private void pause(Duration pause) {
+    if (!pause.isZero() && !closed) {
+      LockSupport.parkNanos(pause.toNanos());
     }
   }
 
-  /** Counts one more failure of message {@code id}; returns how many it has had, at least. */
-  private int failed(String id, Delivery delivery) {
-    int counted;
+  /**
+   * What came before this failure of message {@code id}: its failures counted in memory or, on a quorum queue, the
+   * deliveries returned before this one ({@code x-delivery-count}), whichever is higher.
+   */
+  private History history(String id, Delivery delivery) {
+    History known;
     synchronized (failures) {
-      counted = failures.merge(id, 1, Integer::sum);
+      known = failures.getOrDefault(id, History.NONE);
     }
+    long counted = known.failures();
     Object header = delivery.getProperties() == null || delivery.getProperties().getHeaders() == null ? null
         : delivery.getProperties().getHeaders().get("x-delivery-count");
     if (header instanceof Number n) {
-      // quorum queues: deliveries returned before this one
-      counted = (int) Math.max(counted, Math.min(Integer.MAX_VALUE, n.longValue() + 1));
+      counted = Math.max(counted, n.longValue());
     }
-    return counted;
+    return new History((int) Math.min(Integer.MAX_VALUE, counted), known.contentions(), outages.get());
+  }
+
+  private void remember(String id, History history) {
+    synchronized (failures) {
+      failures.put(id, history.withOutages(0));
+    }
   }
 
   private void forget(String id) {
@@ -356,13 +392,13 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
   }
 
-  private boolean answer(Channel channel, long tag, Answer answer) {
+  private boolean answer(Channel channel, long tag, String id, Action answer) {
     try {
       switch (answer) {
         case ACK:
           channel.basicAck(tag, false);
           break;
-        case REQUEUE:
+        case RETRY:
           channel.basicNack(tag, false, true);
           break;
         case DEAD_LETTER:
@@ -376,6 +412,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       // the channel is gone: the broker redelivers the message, and the inbox drops it if it was committed
       LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not " + answer + " a message on queue '"
           + queue + "': " + OutboxTransport.describe(e));
+      safely(() -> listener.answerFailed(consumer, queue, id, e));
       return false;
     }
   }
@@ -472,7 +509,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     private int prefetch = 32;
     private int channels = 1;
     private Function<Delivery, String> messageIdFallback = d -> null;
-    private RabbitMqConsumerListener listener = new RabbitMqConsumerListener() {};
+    private ConsumerListener listener = new ConsumerListener() {};
     private Duration failurePause = Duration.ofMillis(100);
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private int maxFailures = 5;
@@ -520,14 +557,15 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     /**
      * The id of a message without {@code message-id}, e.g. from a header of another producer; return null to reject
      * it. By default such messages are rejected without requeue. A fallback that throws rejects the message likewise
-     * (reported to {@link RabbitMqConsumerListener#rejected}); the consumer goes on.
+     * (reported to {@link ConsumerListener#rejected}); the consumer goes on.
      */
     public Builder messageIdFallback(Function<Delivery, String> fallback) {
       this.messageIdFallback = Objects.requireNonNull(fallback, "messageIdFallback");
       return this;
     }
 
-    public Builder listener(RabbitMqConsumerListener listener) {
+    /** Hears of what the consumer did with each message; see {@link ConsumerListener}. */
+    public Builder listener(ConsumerListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
       return this;
     }
@@ -546,7 +584,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
 
     /**
      * Failures of one message id after which it is no longer requeued but rejected without requeue (dead-lettered
-     * when the queue has a dead-letter exchange) and reported to {@link RabbitMqConsumerListener#gaveUp} (default 5;
+     * when the queue has a dead-letter exchange) and reported to {@link ConsumerListener#deadLettered} (default 5;
      * -1: requeue forever).
      */
     public Builder maxFailures(int maxFailures) {

@@ -10,6 +10,9 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.Decision;
+import dev.idem.outbox.consumer.Reason;
 import dev.idem.test.TestPostgres;
 import java.io.IOException;
 import java.sql.PreparedStatement;
@@ -132,13 +135,14 @@ final class RabbitFixture implements AutoCloseable {
   }
 
   /** Counts what an inbox and a consumer report. */
-  static final class Counts implements InboxListener, RabbitMqConsumerListener {
+  static final class Counts implements InboxListener, ConsumerListener {
     final AtomicInteger processed = new AtomicInteger();
     final AtomicInteger duplicates = new AtomicInteger();
     final AtomicInteger mismatches = new AtomicInteger();
     final AtomicInteger acknowledged = new AtomicInteger();
     final AtomicInteger acknowledgedDuplicates = new AtomicInteger();
     final AtomicInteger failed = new AtomicInteger();
+    final AtomicInteger paused = new AtomicInteger();
     final AtomicInteger rejected = new AtomicInteger();
     final AtomicInteger consumerMismatches = new AtomicInteger();
     final AtomicInteger gaveUp = new AtomicInteger();
@@ -160,31 +164,38 @@ final class RabbitFixture implements AutoCloseable {
     }
 
     @Override
-    public void acknowledged(String consumer, String queue, String messageId, boolean duplicate) {
+    public void processed(String consumer, String queue, String messageId) {
       acknowledged.incrementAndGet();
-      if (duplicate) {
-        acknowledgedDuplicates.incrementAndGet();
-      }
     }
 
     @Override
-    public void failed(String consumer, String queue, String messageId, Throwable error) {
+    public void duplicate(String consumer, String queue, String messageId) {
+      acknowledged.incrementAndGet();
+      acknowledgedDuplicates.incrementAndGet();
+    }
+
+    @Override
+    public void retried(String consumer, String queue, String messageId, Decision decision, Throwable error) {
       failed.incrementAndGet();
     }
 
     @Override
-    public void payloadMismatch(String consumer, String queue, String messageId) {
-      consumerMismatches.incrementAndGet();
+    public void paused(String consumer, String queue, String messageId, Decision decision, Throwable error) {
+      paused.incrementAndGet();
     }
 
     @Override
-    public void gaveUp(String consumer, String queue, String messageId, int failures, Throwable error) {
-      gaveUp.incrementAndGet();
-      gaveUpFailures.set(failures);
+    public void deadLettered(String consumer, String queue, String messageId, Decision decision, Throwable error) {
+      if (decision.reason() == Reason.PAYLOAD_MISMATCH) {
+        consumerMismatches.incrementAndGet();
+      } else {
+        gaveUp.incrementAndGet();
+        gaveUpFailures.set(decision.attempts());
+      }
     }
 
     @Override
-    public void rejected(String consumer, String queue, String reason) {
+    public void rejected(String consumer, String queue, String messageId, Reason reason, String detail) {
       rejected.incrementAndGet();
     }
   }

@@ -1,16 +1,16 @@
 package dev.idem.rabbitmq;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
+import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.OutboxMessage;
-import dev.idem.test.TestPostgres;
+import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -21,6 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The inbox consumer on the real RabbitMQ and PostgreSQL: one effect per message id, acknowledged after commit. */
 class RabbitMqInboxConsumerTest {
@@ -277,6 +279,32 @@ class RabbitMqInboxConsumerTest {
     GetResponse dead = f.admin.basicGet(f.deadLetters, true);
     assertThat(dead.getProps().getMessageId()).isEqualTo(poison.id().toString());
     assertThat(f.effectIds()).containsExactly(next.id().toString());
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
+  void aDatabaseOutageLongerThanMaxFailuresIsWaitedOutWithoutCountingAgainstTheMessage() throws Exception {
+    // the database refuses the next six connections, three times as many as the message may fail
+    DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 6);
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL).table(f.inboxTable).build()).listener(counts).build();
+    OutboxMessage m = f.message(f.toExchange());
+
+    try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(Rabbit.factory(), unreliable, "billing",
+        f.queue).handler(f.recordEffect()).listener(counts).failurePause(Duration.ZERO).maxFailures(2).build()
+        .start()) {
+      publish(m);
+      Eventually.await("the message acknowledged or given up on", WAIT,
+          () -> counts.acknowledged.get() + counts.gaveUp.get(), n -> n >= 1);
+      assertThat(counts.gaveUp.get()).as("messages given up on during the outage").isZero();
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(outage.refused()).isEqualTo(6);
+    assertThat(counts.paused.get()).isEqualTo(6);
+    assertThat(counts.failed.get()).isZero();
+    assertThat(counts.acknowledged.get()).isEqualTo(1);
+    assertThat(f.effectIds()).containsExactly(m.id().toString());
+    assertThat(f.ready(f.deadLetters)).isZero();
     assertThat(f.ready(f.queue)).isZero();
   }
 

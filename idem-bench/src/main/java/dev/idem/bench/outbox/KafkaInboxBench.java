@@ -6,11 +6,11 @@ import dev.idem.core.UuidV7;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.jdbc.JdbcTransaction;
-import dev.idem.kafka.KafkaConsumerListener;
 import dev.idem.kafka.KafkaInboxConsumer;
 import dev.idem.kafka.KafkaTransport;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
+import dev.idem.outbox.consumer.ConsumerListener;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +21,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -50,8 +51,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>A Kafka broker runs in a JVM of its own ({@link KafkaBenchBroker}); a topic of one partition is filled once with
  * {@code --events} records (256 B JSON, the {@code idem-event-id} header: a UUIDv7, as {@link KafkaTransport} sends the
- * outbox's ids, or with {@code --ids v4} a random UUID, as a foreign producer might). Every measurement reads the whole topic
- * with a new consumer group, {@code max.poll.records} = {@code --batch}, and for each poll opens one PostgreSQL
+ * outbox's ids, or with {@code --ids v4} a random UUID, as a foreign producer might). Every measurement reads the whole
+ * topic with a new consumer group, {@code max.poll.records} = {@code --batch}, and for each poll opens one PostgreSQL
  * transaction, applies the effects (one {@code INSERT} per record into an effect table), commits, then commits the
  * offset. The clock runs from subscribing to the commit of the transaction of the last record.
  *
@@ -66,8 +67,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * handler of one record does), and {@code batched}, one JDBC batch for the records of a poll (what a batch handler
  * does; the pool sets {@code reWriteBatchedInserts}, so that batch is one multi-row insert). The inbox and effect
  * tables hold {@code --prefill} rows from the start, analysed. Variants alternate order between repeats; one priming
- * run of each variant is discarded. CPU per event is read from {@code /proc} (this JVM, without the broker, and the PostgreSQL
- * backends).
+ * run of each variant is discarded. CPU per event is read from {@code /proc} (this JVM, without the broker, and the
+ * PostgreSQL backends).
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.KafkaInboxBench [--events 100000] [--batch 100]
@@ -138,7 +139,7 @@ public final class KafkaInboxBench {
         for (String style : styles) {
           List<String> order = new ArrayList<>(variants);
           if (r % 2 == 0) {
-            java.util.Collections.reverse(order);
+            Collections.reverse(order);
           }
           for (String variant : order) {
             Run run = bench.run(variant, style);
@@ -245,10 +246,9 @@ public final class KafkaInboxBench {
   private long runInbox(String group, String style) throws Exception {
     CountDownLatch done = new CountDownLatch(1);
     AtomicLong end = new AtomicLong();
-    KafkaConsumerListener listener = new KafkaConsumerListener() {
+    ConsumerListener listener = new ConsumerListener() {
       @Override
-      public void inboxCommitted(String consumer, TopicPartition partition, long nextOffset, int records,
-          int duplicates) {
+      public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
         if (nextOffset >= events) {
           end.set(System.nanoTime());
           done.countDown();
@@ -356,8 +356,8 @@ public final class KafkaInboxBench {
 
   private static void report(Map<String, List<Run>> runs, List<String> styles, List<String> variants, int repeats) {
     System.out.println();
-    System.out.println("| effects | variant | events/s, median (min-max) | CPU us/event jvm + postgres | ratio to baseline"
-        + " [inverse CPU ratio] |");
+    System.out.println("| effects | variant | events/s, median (min-max) | CPU us/event jvm + postgres"
+        + " | ratio to baseline [inverse CPU ratio] |");
     System.out.println("| --- | --- | ---: | ---: | --- |");
     for (String style : styles) {
       List<Run> base = runs.get(style + "|baseline");
