@@ -18,6 +18,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.Callable;
 
 /**
  * The inbox of exactly-once consumers: {@link #process} records (consumer, event id) in the caller's transaction and
@@ -49,6 +50,18 @@ import java.util.Objects;
  */
 public final class Inbox {
   private static final HexFormat HEX = HexFormat.of();
+  /** Whether a handler class keeps the default {@link InboxHandler#handleAll}, which handles one event at a time. */
+  private static final ClassValue<Boolean> ONE_AT_A_TIME = new ClassValue<>() {
+    @Override
+    protected Boolean computeValue(Class<?> type) {
+      try {
+        return type.getMethod("handleAll", StoreTransaction.class, List.class).getDeclaringClass()
+            == InboxHandler.class;
+      } catch (NoSuchMethodException e) {
+        return false;
+      }
+    }
+  };
 
   private final InboxStore store;
   private final Clock clock;
@@ -109,7 +122,8 @@ public final class Inbox {
    * @return one result per event of {@code events}, in the same order
    * @throws InboxPayloadMismatchException for the first event (in the batch's order) whose id was processed before,
    *     or comes earlier in the batch, with another payload; no handler ran: roll the transaction back
-   * @throws InboxHandlerException wrapping what the handler threw (naming the batch's first new event), or when it
+   * @throws InboxHandlerException wrapping what the handler threw (naming the event it failed on, or the batch's
+   *     first new event for a handler that overrides {@link InboxHandler#handleAll}), or when it
    *     returned a list of another size, or a result longer than {@link Builder#maxResultChars} (naming that event),
    *     or broke the transaction; roll the transaction back, nothing of the batch counts
    */
@@ -208,19 +222,21 @@ public final class Inbox {
     }
   }
 
-  /** Runs the handler for the new events; one checked result per event, in order. */
+  /**
+   * Runs the handler for the new events; one checked result per event, in order. A handler that keeps the default
+   * {@link InboxHandler#handleAll} is called here once per event, as that default would, so that a failure names the
+   * event it happened on.
+   */
   private String[] effects(StoreTransaction tx, String consumer, List<InboxEvent> fresh, InboxHandler handler) {
     String firstId = fresh.get(0).eventId();
     List<String> returned;
-    try {
-      returned = handler.handleAll(tx, fresh);
-    } catch (InboxHandlerException e) {
-      throw e;
-    } catch (Exception e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
+    if (ONE_AT_A_TIME.get(handler.getClass())) {
+      returned = new ArrayList<>(fresh.size());
+      for (InboxEvent event : fresh) {
+        returned.add(run(consumer, event.eventId(), () -> handler.handle(tx, event)));
       }
-      throw new InboxHandlerException(consumer, firstId, e);
+    } else {
+      returned = run(consumer, firstId, () -> handler.handleAll(tx, fresh));
     }
     String[] results = new String[fresh.size()];
     if (returned == null) {
@@ -240,6 +256,20 @@ public final class Inbox {
       results[i] = result;
     }
     return results;
+  }
+
+  /** Runs (part of) the handler, wrapping what it throws, unless it threw an {@link InboxHandlerException} itself. */
+  private static <T> T run(String consumer, String eventId, Callable<T> work) {
+    try {
+      return work.call();
+    } catch (InboxHandlerException e) {
+      throw e;
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw new InboxHandlerException(consumer, eventId, e);
+    }
   }
 
   private InboxPayloadMismatchException mismatch(String consumer, String eventId) {

@@ -25,7 +25,8 @@ public interface InboxHandler {
 
   /**
    * Applies the effects of a batch's new events at once, in {@code tx}. The default calls {@link #handle} for each,
-   * in order; override it for effects that are cheaper in bulk (one multi-row insert).
+   * in order (the inbox then names the event a failure happened on); override it for effects that are cheaper in bulk
+   * (one multi-row insert).
    *
    * @param events the batch's new events, in the batch's order; never empty
    * @return one result per event, in order (null entries keep nothing), or null to keep none

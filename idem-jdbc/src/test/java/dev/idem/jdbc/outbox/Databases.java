@@ -1,9 +1,10 @@
 package dev.idem.jdbc.outbox;
 
-import dev.idem.jdbc.JdbcDialect;
-
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcOutboxStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -83,16 +84,22 @@ public final class Databases {
     }
   }
 
-  /** An outbox on a fresh set of tables, so that tests never see each other's rows. */
+  /**
+   * A fresh set of tables (an outbox, its history and an inbox), so that tests never see each other's rows: dropped,
+   * then created by the stores' {@code createSchemaIfMissing}.
+   *
+   * @return the outbox table
+   */
   public static String freshTables(JdbcDialect dialect, String outbox, String inbox) {
     try (Connection c = pool(dialect).getConnection(); Statement st = c.createStatement()) {
       st.execute("DROP TABLE IF EXISTS " + outbox + "_attempt");
       st.execute("DROP TABLE IF EXISTS " + outbox);
       st.execute("DROP TABLE IF EXISTS " + inbox);
-      dev.idem.outbox.internal.OutboxSchema.create(c, dialect, outbox, inbox);
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
+    JdbcOutboxStore.builder(pool(dialect)).dialect(dialect).table(outbox).createSchemaIfMissing(true).build();
+    JdbcInboxStore.builder(pool(dialect)).dialect(dialect).table(inbox).createSchemaIfMissing(true).build();
     return outbox;
   }
 }

@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.core.spi.StoreTransaction;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
@@ -55,6 +58,7 @@ import org.junit.jupiter.api.Test;
 abstract class InboxContract {
   protected final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
   protected HikariDataSource ds;
+  protected JdbcInboxStore store;
   protected Inbox inbox;
   protected String effects;
   /** A table with a unique key, for handlers that insert and ignore a duplicate. */
@@ -78,7 +82,8 @@ abstract class InboxContract {
       st.execute("DROP TABLE IF EXISTS " + once);
       st.execute("CREATE TABLE " + once + " (event_id VARCHAR(255) NOT NULL PRIMARY KEY)");
     }
-    inbox = Inbox.builder(ds).table("ibi_" + suffix).clock(clock).listener(new InboxListener() {
+    store = JdbcInboxStore.builder(ds).table("ibi_" + suffix).build();
+    inbox = Inbox.builder(store).clock(clock).listener(new InboxListener() {
       @Override
       public void processed(String consumer) {
         processed.incrementAndGet();
@@ -96,14 +101,23 @@ abstract class InboxContract {
     }).build();
   }
 
-  InboxHandler effect(String eventId) {
-    return c -> {
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)")) {
-        ps.setString(1, eventId);
-        ps.executeUpdate();
-      }
-      return "applied " + eventId;
-    };
+  /** The connection of a JDBC store's transaction: where a handler writes its effect. */
+  static Connection connection(StoreTransaction tx) {
+    return tx.unwrap(Connection.class);
+  }
+
+  /** Writes the effect of {@code eventId} on {@code c}; returns the result a handler keeps for it. */
+  String apply(Connection c, String eventId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)")) {
+      ps.setString(1, eventId);
+      ps.executeUpdate();
+    }
+    return "applied " + eventId;
+  }
+
+  /** The handler that writes each event's effect in the inbox's transaction. */
+  InboxHandler effect() {
+    return (tx, event) -> apply(connection(tx), event.eventId());
   }
 
   int effectCount(String eventId) throws SQLException {
@@ -120,10 +134,21 @@ abstract class InboxContract {
   InboxResult processCommitted(String consumer, String eventId, String payload) throws SQLException {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      InboxResult r = inbox.process(c, consumer, eventId, payload, effect(eventId));
+      InboxResult r = inbox.process(JdbcTransaction.of(c), consumer, event(eventId, payload), effect());
       c.commit();
       return r;
     }
+  }
+
+  /** {@code event} processed in a transaction the inbox opens and commits (rolls back when the call throws). */
+  static InboxResult inInboxTransaction(Inbox on, String consumer, InboxEvent event, InboxHandler handler)
+      throws Exception {
+    return on.inTransaction(tx -> on.process(tx, consumer, event, handler));
+  }
+
+  /** A batch processed for "billing" in a transaction the inbox opens and commits (rolls back when it throws). */
+  List<InboxResult> batchInInboxTransaction(List<InboxEvent> events, InboxHandler handler) throws Exception {
+    return inbox.inTransaction(tx -> inbox.processBatch(tx, "billing", events, handler));
   }
 
   @Test
@@ -155,8 +180,8 @@ abstract class InboxContract {
     String id = UUID.randomUUID().toString();
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> inbox.process(c, "billing", id, "{}", conn -> {
-        effect(id).handle(conn);
+      assertThatThrownBy(() -> inbox.process(JdbcTransaction.of(c), "billing", event(id, "{}"), (tx, event) -> {
+        apply(connection(tx), id);
         throw new IllegalStateException("downstream refused");
       })).isInstanceOf(InboxHandlerException.class).hasRootCauseMessage("downstream refused");
       c.rollback();
@@ -172,7 +197,8 @@ abstract class InboxContract {
     processCommitted("billing", id, "{\"amount\":100}");
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> inbox.process(c, "billing", id, "{\"amount\":999}", effect(id)))
+      assertThatThrownBy(() -> inbox.process(JdbcTransaction.of(c), "billing", event(id, "{\"amount\":999}"),
+          effect()))
           .isInstanceOf(InboxPayloadMismatchException.class)
           .satisfies(e -> assertThat(((InboxPayloadMismatchException) e).eventId()).isEqualTo(id));
       c.rollback();
@@ -193,8 +219,8 @@ abstract class InboxContract {
         for (int t = 0; t < threads; t++) {
           results.add(pool.submit(() -> {
             barrier.await(10, TimeUnit.SECONDS);
-            return inbox.processAndCommit("billing", id, "test", "{\"x\":1}".getBytes(StandardCharsets.UTF_8),
-                effect(id));
+            return inInboxTransaction(inbox, "billing",
+                new InboxEvent(id, "test", "{\"x\":1}".getBytes(StandardCharsets.UTF_8)), effect());
           }));
         }
         int fresh = 0;
@@ -223,8 +249,8 @@ abstract class InboxContract {
         try (Connection c = ds.getConnection()) {
           c.setAutoCommit(false);
           try {
-            inbox.process(c, "billing", id, "{}", conn -> {
-              firstSession.set(sessionId(conn));
+            inbox.process(JdbcTransaction.of(c), "billing", event(id, "{}"), (tx, event) -> {
+              firstSession.set(sessionId(connection(tx)));
               firstInserted.countDown();
               releaseFirst.await(30, TimeUnit.SECONDS);
               throw new IllegalStateException("crash before commit");
@@ -238,8 +264,8 @@ abstract class InboxContract {
       assertThat(firstInserted.await(30, TimeUnit.SECONDS)).isTrue();
       CompletableFuture<Long> secondSession = new CompletableFuture<>();
       Inbox secondInbox = inboxReporting(secondSession);
-      Future<InboxResult> second = pool.submit(() -> secondInbox.processAndCommit("billing", id, null,
-          "{}".getBytes(StandardCharsets.UTF_8), effect(id)));
+      Future<InboxResult> second = pool.submit(() -> inInboxTransaction(secondInbox, "billing", event(id, "{}"),
+          effect()));
       awaitBlockedOn(firstSession.get(), secondSession.get(30, TimeUnit.SECONDS), id, second);
       releaseFirst.countDown();
       first.get(30, TimeUnit.SECONDS);
@@ -265,14 +291,15 @@ abstract class InboxContract {
   @Test
   void badInputIsRefusedBeforeAnyWrite() throws Exception {
     try (Connection c = ds.getConnection()) {
-      assertThatThrownBy(() -> inbox.process(c, "billing", "x", "{}", effect("x")))
+      StoreTransaction tx = JdbcTransaction.of(c);
+      assertThatThrownBy(() -> inbox.process(tx, "billing", event("x", "{}"), effect()))
           .as("auto-commit on").isInstanceOf(IllegalStateException.class).hasMessageContaining("auto-commit");
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> inbox.process(c, "billing", "x".repeat(256), "{}", effect("x")))
+      assertThatThrownBy(() -> inbox.process(tx, "billing", event("x".repeat(256), "{}"), effect()))
           .isInstanceOf(IllegalArgumentException.class);
-      assertThatThrownBy(() -> inbox.process(c, "", "x", "{}", effect("x")))
+      assertThatThrownBy(() -> inbox.process(tx, "", event("x", "{}"), effect()))
           .isInstanceOf(IllegalArgumentException.class);
-      assertThatThrownBy(() -> inbox.process(c, "billing", "big", "{}", conn -> "r".repeat(5000)))
+      assertThatThrownBy(() -> inbox.process(tx, "billing", event("big", "{}"), (t, event) -> "r".repeat(5000)))
           .isInstanceOf(InboxHandlerException.class).hasMessageContaining("at most 4000");
       c.rollback();
     }
@@ -282,11 +309,10 @@ abstract class InboxContract {
   @Test
   void anErrorInTheHandlerCommitsNothing() throws Exception {
     String id = UUID.randomUUID().toString();
-    assertThatThrownBy(() -> inbox.processAndCommit("billing", id, null, "{}".getBytes(StandardCharsets.UTF_8),
-        conn -> {
-          effect(id).handle(conn);
-          throw new AssertionError("a handler bug");
-        })).isInstanceOf(AssertionError.class);
+    assertThatThrownBy(() -> inInboxTransaction(inbox, "billing", event(id, "{}"), (tx, event) -> {
+      apply(connection(tx), id);
+      throw new AssertionError("a handler bug");
+    })).isInstanceOf(AssertionError.class);
     assertThat(inbox.contains("billing", id)).as("no inbox row").isFalse();
     assertThat(effectCount(id)).as("no half effect").isZero();
   }
@@ -312,29 +338,48 @@ abstract class InboxContract {
   }
 
   /** The effect of {@link #effect} per event, remembering the order the handler saw the events in. */
-  InboxEventHandler eventEffect(List<String> ran) {
-    return (c, event) -> {
+  InboxHandler eventEffect(List<String> ran) {
+    return (tx, event) -> {
       ran.add(event.eventId());
-      return effect(event.eventId()).handle(c);
+      return apply(connection(tx), event.eventId());
     };
   }
 
-  List<InboxResult> batchCommitted(List<InboxEvent> events, InboxEventHandler handler) throws SQLException {
+  /** The effects of a batch's new events, applied in one call. */
+  @FunctionalInterface
+  interface Bulk {
+    List<String> handle(Connection c, List<InboxEvent> fresh) throws Exception;
+  }
+
+  /**
+   * A handler that overrides {@link InboxHandler#handleAll} to apply the new events of a batch at once (what the
+   * batch handler of {@code processBatchAtOnce} was); it fails the test if the inbox asks it for one event alone.
+   */
+  static InboxHandler atOnce(Bulk bulk) {
+    return new InboxHandler() {
+      @Override
+      public String handle(StoreTransaction tx, InboxEvent event) {
+        throw new AssertionError("a handler that handles all new events at once was asked for " + event.eventId());
+      }
+
+      @Override
+      public List<String> handleAll(StoreTransaction tx, List<InboxEvent> fresh) throws Exception {
+        return bulk.handle(connection(tx), fresh);
+      }
+    };
+  }
+
+  List<InboxResult> batchCommitted(List<InboxEvent> events, InboxHandler handler) throws SQLException {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      List<InboxResult> r = inbox.processBatch(c, "billing", events, handler);
+      List<InboxResult> r = inbox.processBatch(JdbcTransaction.of(c), "billing", events, handler);
       c.commit();
       return r;
     }
   }
 
-  List<InboxResult> bulkCommitted(List<InboxEvent> events, InboxBatchHandler handler) throws SQLException {
-    try (Connection c = ds.getConnection()) {
-      c.setAutoCommit(false);
-      List<InboxResult> r = inbox.processBatchAtOnce(c, "billing", events, handler);
-      c.commit();
-      return r;
-    }
+  List<InboxResult> bulkCommitted(List<InboxEvent> events, Bulk bulk) throws SQLException {
+    return batchCommitted(events, atOnce(bulk));
   }
 
   static List<Boolean> duplicateFlags(List<InboxResult> results) {
@@ -347,7 +392,7 @@ abstract class InboxContract {
 
   long inboxCount(String where) throws SQLException {
     try (Connection c = ds.getConnection(); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + inbox.table() + " WHERE " + where)) {
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + store.table() + " WHERE " + where)) {
       rs.next();
       return rs.getLong(1);
     }
@@ -431,7 +476,7 @@ abstract class InboxContract {
 
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> inbox.processBatch(c, "billing", batch, eventEffect(ran)))
+      assertThatThrownBy(() -> inbox.processBatch(JdbcTransaction.of(c), "billing", batch, eventEffect(ran)))
           .isInstanceOf(InboxPayloadMismatchException.class)
           .satisfies(e -> assertThat(((InboxPayloadMismatchException) e).eventId()).isEqualTo(ids[0]));
       c.rollback();
@@ -452,7 +497,7 @@ abstract class InboxContract {
 
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> inbox.processBatch(c, "billing", batch, eventEffect(ran)))
+      assertThatThrownBy(() -> inbox.processBatch(JdbcTransaction.of(c), "billing", batch, eventEffect(ran)))
           .isInstanceOf(InboxPayloadMismatchException.class)
           .satisfies(e -> assertThat(((InboxPayloadMismatchException) e).eventId()).isEqualTo(ids[1]));
       c.rollback();
@@ -469,8 +514,8 @@ abstract class InboxContract {
   void aHandlerFailureOnTheThirdEventNamesItAndARetryProcessesAll() throws Exception {
     String[] ids = ids(5);
     List<String> ran = new ArrayList<>();
-    InboxEventHandler failsOnThird = (c, event) -> {
-      String r = eventEffect(ran).handle(c, event);
+    InboxHandler failsOnThird = (tx, event) -> {
+      String r = eventEffect(ran).handle(tx, event);
       if (event.eventId().equals(ids[2])) {
         throw new IllegalStateException("downstream refused");
       }
@@ -479,7 +524,7 @@ abstract class InboxContract {
 
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> inbox.processBatch(c, "billing", events(ids), failsOnThird))
+      assertThatThrownBy(() -> inbox.processBatch(JdbcTransaction.of(c), "billing", events(ids), failsOnThird))
           .isInstanceOf(InboxHandlerException.class)
           .hasMessageContaining(ids[2]).hasRootCauseMessage("downstream refused")
           .satisfies(e -> assertThat(((InboxHandlerException) e).eventId()).isEqualTo(ids[2]));
@@ -492,7 +537,7 @@ abstract class InboxContract {
       assertThat(effectCount(id)).isZero();
     }
 
-    List<InboxResult> retry = inbox.processBatchAndCommit("billing", events(ids), eventEffect(ran));
+    List<InboxResult> retry = batchInInboxTransaction(events(ids), eventEffect(ran));
 
     assertThat(duplicateFlags(retry)).containsOnly(false).hasSize(5);
     for (String id : ids) {
@@ -503,15 +548,15 @@ abstract class InboxContract {
   @Test
   void anErrorInABatchHandlerCommitsNothing() throws Exception {
     String[] ids = ids(3);
-    InboxEventHandler bug = (c, event) -> {
-      effect(event.eventId()).handle(c);
+    InboxHandler bug = (tx, event) -> {
+      apply(connection(tx), event.eventId());
       if (event.eventId().equals(ids[1])) {
         throw new AssertionError("a handler bug");
       }
       return null;
     };
 
-    assertThatThrownBy(() -> inbox.processBatchAndCommit("billing", events(ids), bug))
+    assertThatThrownBy(() -> batchInInboxTransaction(events(ids), bug))
         .isInstanceOf(AssertionError.class);
 
     for (String id : ids) {
@@ -525,7 +570,7 @@ abstract class InboxContract {
     String[] ids = ids(4);
     processCommitted("billing", ids[1], "{\"id\":\"" + ids[1] + "\"}");
     List<List<String>> calls = new ArrayList<>();
-    InboxBatchHandler bulk = (c, fresh) -> {
+    Bulk bulk = (c, fresh) -> {
       calls.add(fresh.stream().map(InboxEvent::eventId).collect(Collectors.toList()));
       try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)")) {
         for (InboxEvent e : fresh) {
@@ -555,7 +600,7 @@ abstract class InboxContract {
   @Test
   void aBatchHandlerReturningNullKeepsNoResults() throws Exception {
     String[] ids = ids(2);
-    InboxBatchHandler noResults = (c, fresh) -> null;
+    Bulk noResults = (c, fresh) -> null;
 
     List<InboxResult> results = bulkCommitted(events(ids), noResults);
     List<InboxResult> again = bulkCommitted(events(ids), noResults);
@@ -569,11 +614,11 @@ abstract class InboxContract {
   void aBatchHandlerReturningTheWrongNumberOfResultsFailsTheBatch() throws Exception {
     String[] ids = ids(3);
     processCommitted("billing", ids[0], "{\"id\":\"" + ids[0] + "\"}");
-    InboxBatchHandler oneShort = (c, fresh) -> List.of("only one");
+    Bulk oneShort = (c, fresh) -> List.of("only one");
 
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> inbox.processBatchAtOnce(c, "billing", events(ids), oneShort))
+      assertThatThrownBy(() -> inbox.processBatch(JdbcTransaction.of(c), "billing", events(ids), atOnce(oneShort)))
           .isInstanceOf(InboxHandlerException.class)
           .hasMessageContaining("returned 1 results for 2 new events")
           .satisfies(e -> assertThat(((InboxHandlerException) e).eventId()).isEqualTo(ids[1]));
@@ -582,6 +627,30 @@ abstract class InboxContract {
 
     assertThat(inbox.contains("billing", ids[1])).isFalse();
     assertThat(inbox.contains("billing", ids[2])).isFalse();
+  }
+
+  @Test
+  void aFailingBatchHandlerNamesTheBatchsFirstNewEvent() throws Exception {
+    String[] ids = ids(3);
+    processCommitted("billing", ids[0], "{\"id\":\"" + ids[0] + "\"}");
+    Bulk refused = (c, fresh) -> {
+      for (InboxEvent e : fresh) {
+        apply(c, e.eventId());
+      }
+      throw new IllegalStateException("bulk write refused");
+    };
+
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> inbox.processBatch(JdbcTransaction.of(c), "billing", events(ids), atOnce(refused)))
+          .isInstanceOf(InboxHandlerException.class).hasRootCauseMessage("bulk write refused")
+          .satisfies(e -> assertThat(((InboxHandlerException) e).eventId()).isEqualTo(ids[1]));
+      c.rollback();
+    }
+
+    assertThat(inbox.contains("billing", ids[1])).isFalse();
+    assertThat(inbox.contains("billing", ids[2])).isFalse();
+    assertThat(effectCount(ids[2])).isZero();
   }
 
   @Test
@@ -602,8 +671,7 @@ abstract class InboxContract {
           batches.add(batch);
           futures.add(pool.submit(() -> {
             barrier.await(10, TimeUnit.SECONDS);
-            return inbox.processBatchAndCommit("billing", batch, eventEffect(Collections.synchronizedList(
-                new ArrayList<>())));
+            return batchInInboxTransaction(batch, eventEffect(Collections.synchronizedList(new ArrayList<>())));
           }));
         }
 
@@ -639,14 +707,14 @@ abstract class InboxContract {
       Future<?> first = pool.submit(() -> {
         try (Connection c = ds.getConnection()) {
           c.setAutoCommit(false);
-          InboxEventHandler crashes = (conn, event) -> {
-            firstSession.set(sessionId(conn));
+          InboxHandler crashes = (tx, event) -> {
+            firstSession.set(sessionId(connection(tx)));
             firstInserted.countDown();
             releaseFirst.await(30, TimeUnit.SECONDS);
             throw new IllegalStateException("crash before commit");
           };
           try {
-            inbox.processBatch(c, "billing", events(ids[1]), crashes);
+            inbox.processBatch(JdbcTransaction.of(c), "billing", events(ids[1]), crashes);
           } catch (InboxHandlerException expected) {
             c.rollback();
           }
@@ -657,8 +725,8 @@ abstract class InboxContract {
 
       CompletableFuture<Long> secondSession = new CompletableFuture<>();
       Inbox secondInbox = inboxReporting(secondSession);
-      Future<List<InboxResult>> second = pool.submit(() -> secondInbox.processBatchAndCommit("billing", events(ids),
-          eventEffect(new ArrayList<>())));
+      Future<List<InboxResult>> second = pool.submit(() -> secondInbox.inTransaction(tx -> secondInbox.processBatch(tx,
+          "billing", events(ids), eventEffect(new ArrayList<>()))));
       // the second must be waiting for the first's lock on ids[1] before the first rolls back, or this tests nothing
       awaitBlockedOn(firstSession.get(), secondSession.get(30, TimeUnit.SECONDS), ids[1], second);
       releaseFirst.countDown();
@@ -675,14 +743,15 @@ abstract class InboxContract {
   @Test
   void aBatchReadsItsRecordedEventsWithoutWaitingForAnotherTransactionsNewOne() throws Exception {
     String[] ids = ids(13);
-    batchCommitted(events(Arrays.copyOfRange(ids, 0, 12)), (Connection conn, InboxEvent event) -> null);
+    batchCommitted(events(Arrays.copyOfRange(ids, 0, 12)), (tx, event) -> null);
     List<InboxEvent> batch = events(ids[1], ids[3], ids[5], ids[7], ids[8], ids[9], ids[10], ids[11], ids[12]);
     List<InboxResult> results;
 
     try (Connection holder = ds.getConnection(); Connection c = ds.getConnection()) {
       holder.setAutoCommit(false);
       // a new event of another transaction, not committed, among the recorded ones in key order
-      inbox.process(holder, "billing", "e11x" + ids[0].substring(2), "{}", conn -> null);
+      inbox.process(JdbcTransaction.of(holder), "billing", event("e11x" + ids[0].substring(2), "{}"),
+          (tx, event) -> null);
       c.setAutoCommit(false);
       try (Statement st = c.createStatement()) {
         // a lock wait fails within a second instead of hanging until the holder ends
@@ -693,7 +762,7 @@ abstract class InboxContract {
         }
       }
       try {
-        results = inbox.processBatch(c, "billing", batch, eventEffect(new ArrayList<>()));
+        results = inbox.processBatch(JdbcTransaction.of(c), "billing", batch, eventEffect(new ArrayList<>()));
         c.commit();
       } finally {
         holder.rollback();
@@ -735,7 +804,8 @@ abstract class InboxContract {
             throw e.getCause();
           }
         });
-    return Inbox.builder(reporting).dialect(dialect()).table(inbox.table()).clock(clock).build();
+    return Inbox.builder(JdbcInboxStore.builder(reporting).dialect(dialect()).table(store.table()).build())
+        .clock(clock).build();
   }
 
   /**
@@ -806,7 +876,7 @@ abstract class InboxContract {
             long blocker = rs.getLong(1);
             boolean blocked = !rs.wasNull() && blocker == holder;
             String executing = rs.getString(2);
-            return blocked || executing != null && executing.startsWith("INSERT INTO " + inbox.table() + " ")
+            return blocked || executing != null && executing.startsWith("INSERT INTO " + store.table() + " ")
                 && executing.contains("2: '" + heldKey + "'");
           }
         }
@@ -849,10 +919,10 @@ abstract class InboxContract {
   }
 
   /** Applies the effect of each event, then marks it done ignoring a duplicate; returns {@code result} + the id. */
-  InboxEventHandler catchingHandler(String result) {
-    return (c, event) -> {
-      effect(event.eventId()).handle(c);
-      insertIgnoringDuplicate(c, event.eventId());
+  InboxHandler catchingHandler(String result) {
+    return (tx, event) -> {
+      apply(connection(tx), event.eventId());
+      insertIgnoringDuplicate(connection(tx), event.eventId());
       return result == null ? null : result + event.eventId();
     };
   }
@@ -896,12 +966,12 @@ abstract class InboxContract {
   }
 
   /** {@code processBatch} in a transaction of the caller's, committed when it returns, rolled back when it throws. */
-  List<InboxResult> batchInOwnTransaction(List<InboxEvent> events, InboxEventHandler handler) throws SQLException {
+  List<InboxResult> batchInOwnTransaction(List<InboxEvent> events, InboxHandler handler) throws SQLException {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       List<InboxResult> r;
       try {
-        r = inbox.processBatch(c, "billing", events, handler);
+        r = inbox.processBatch(JdbcTransaction.of(c), "billing", events, handler);
       } catch (RuntimeException e) {
         c.rollback();
         throw e;
@@ -931,60 +1001,71 @@ abstract class InboxContract {
     doneBefore(ids[3]);
     // a recorded event first: the failure names the first new one
     assertCaughtErrorOutcome(List.of(ids[1], ids[2], ids[3]),
-        () -> inbox.processBatchAndCommit("billing", events(ids), catchingHandler(null)));
+        () -> batchInInboxTransaction(events(ids), catchingHandler(null)));
 
     String[] bulk = ids(3);
     doneBefore(bulk[2]);
-    InboxBatchHandler catchingBulk = (c, fresh) -> {
+    Bulk catchingBulk = (c, fresh) -> {
       for (InboxEvent e : fresh) {
-        effect(e.eventId()).handle(c);
+        apply(c, e.eventId());
       }
       for (InboxEvent e : fresh) {
         insertIgnoringDuplicate(c, e.eventId());
       }
       return null;
     };
-    assertCaughtErrorOutcome(List.of(bulk), () -> inbox.processBatchAtOnceAndCommit("billing", events(bulk), catchingBulk));
+    assertCaughtErrorOutcome(List.of(bulk), () -> batchInInboxTransaction(events(bulk), atOnce(catchingBulk)));
 
     String[] withResults = ids(2);
     doneBefore(withResults[1]);
     assertCaughtErrorOutcome(List.of(withResults),
-        () -> inbox.processBatchAndCommit("billing", events(withResults), catchingHandler("r ")));
+        () -> batchInInboxTransaction(events(withResults), catchingHandler("r ")));
   }
 
   @Test
   void anEventWhoseHandlerCaughtAnSqlErrorFailsOnPostgres() throws Exception {
-    // the completing UPDATE runs after the handler: on PostgreSQL it fails in the aborted transaction
-    InboxEventHandler catching = catchingHandler("r ");
+    // a single event is a batch of one: the UPDATE keeping its result runs after the handler, and on PostgreSQL it
+    // fails in the aborted transaction
+    InboxHandler catching = catchingHandler("r ");
     String inOwn = UUID.randomUUID().toString();
     doneBefore(inOwn);
-    assertCaughtErrorOutcome(List.of(inOwn), () -> {
-      try (Connection c = ds.getConnection()) {
-        c.setAutoCommit(false);
-        InboxResult r;
-        try {
-          r = inbox.process(c, "billing", inOwn, "{}", conn -> catching.handle(conn, event(inOwn, "{}")));
-        } catch (RuntimeException e) {
-          c.rollback();
-          throw e;
-        }
-        c.commit();
-        return List.of(r);
-      }
-    });
+    assertCaughtErrorOutcome(List.of(inOwn), () -> processInOwnTransaction(event(inOwn, "{}"), catching));
 
     String committed = UUID.randomUUID().toString();
     doneBefore(committed);
-    assertCaughtErrorOutcome(List.of(committed), () -> List.of(inbox.processAndCommit("billing", committed, null,
-        "{}".getBytes(StandardCharsets.UTF_8), conn -> catching.handle(conn, event(committed, "{}")))));
+    assertCaughtErrorOutcome(List.of(committed),
+        () -> List.of(inInboxTransaction(inbox, "billing", event(committed, "{}"), catching)));
+
+    // without a result to keep, the probe reading the record back fails there instead
+    String noResult = UUID.randomUUID().toString();
+    doneBefore(noResult);
+    assertCaughtErrorOutcome(List.of(noResult),
+        () -> processInOwnTransaction(event(noResult, "{}"), catchingHandler(null)));
+  }
+
+  /** {@code process} in a transaction of the caller's, committed when it returns, rolled back when it throws. */
+  List<InboxResult> processInOwnTransaction(InboxEvent event, InboxHandler handler) throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      InboxResult r;
+      try {
+        r = inbox.process(JdbcTransaction.of(c), "billing", event, handler);
+      } catch (RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+      c.commit();
+      return List.of(r);
+    }
   }
 
   @Test
   void aHandlerThatRecoversFromAnSqlErrorWithASavepointCommitsEverywhere() throws Exception {
     String[] ids = ids(3);
     doneBefore(ids[1]);
-    InboxEventHandler recovering = (c, event) -> {
-      effect(event.eventId()).handle(c);
+    InboxHandler recovering = (tx, event) -> {
+      Connection c = connection(tx);
+      apply(c, event.eventId());
       Savepoint before = c.setSavepoint();
       insertIgnoringDuplicate(c, event.eventId());
       if (event.eventId().equals(ids[1])) {
@@ -998,13 +1079,14 @@ abstract class InboxContract {
     List<InboxResult> inOwn = batchInOwnTransaction(events(ids), recovering);
     String[] more = ids(2);
     doneBefore(more[0]);
-    InboxEventHandler alwaysRollsBack = (c, event) -> {
+    InboxHandler alwaysRollsBack = (tx, event) -> {
+      Connection c = connection(tx);
       Savepoint before = c.setSavepoint();
       insertIgnoringDuplicate(c, event.eventId());
       c.rollback(before);
-      return effect(event.eventId()).handle(c);
+      return apply(c, event.eventId());
     };
-    List<InboxResult> committed = inbox.processBatchAndCommit("billing", events(more), alwaysRollsBack);
+    List<InboxResult> committed = batchInInboxTransaction(events(more), alwaysRollsBack);
 
     assertThat(duplicateFlags(inOwn)).containsExactly(false, false, false);
     assertThat(duplicateFlags(committed)).containsExactly(false, false);
@@ -1020,9 +1102,9 @@ abstract class InboxContract {
 
   @Test
   void aHandlerThatRollsTheTransactionBackFailsInsteadOfReportingTheEventsProcessed() throws Exception {
-    InboxEventHandler rollingBack = (c, event) -> {
-      effect(event.eventId()).handle(c);
-      c.rollback();
+    InboxHandler rollingBack = (tx, event) -> {
+      apply(connection(tx), event.eventId());
+      connection(tx).rollback();
       return null;
     };
     String[] batch = ids(3);
@@ -1031,13 +1113,12 @@ abstract class InboxContract {
 
     assertThatThrownBy(() -> batchInOwnTransaction(events(batch), rollingBack))
         .isInstanceOf(InboxHandlerException.class).hasMessageContaining("gone");
-    assertThatThrownBy(() -> inbox.processBatchAndCommit("billing", events(withResults), (c, event) -> {
-      rollingBack.handle(c, event);
+    assertThatThrownBy(() -> batchInInboxTransaction(events(withResults), (tx, event) -> {
+      rollingBack.handle(tx, event);
       return "r";
     })).isInstanceOf(InboxHandlerException.class).hasMessageContaining("gone");
-    assertThatThrownBy(() -> inbox.processAndCommit("billing", single, null, "{}".getBytes(StandardCharsets.UTF_8),
-        c -> rollingBack.handle(c, event(single, "{}")))).isInstanceOf(InboxHandlerException.class)
-        .hasMessageContaining("gone");
+    assertThatThrownBy(() -> inInboxTransaction(inbox, "billing", event(single, "{}"), rollingBack))
+        .isInstanceOf(InboxHandlerException.class).hasMessageContaining("gone");
 
     for (String id : List.of(batch[0], batch[1], batch[2], withResults[0], withResults[1], single)) {
       assertThat(inbox.contains("billing", id)).as("recorded %s", id).isFalse();
@@ -1048,8 +1129,8 @@ abstract class InboxContract {
   void aHandlerThatSwitchesAutoCommitOnFails() {
     String[] batch = ids(2);
 
-    assertThatThrownBy(() -> inbox.processBatchAndCommit("billing", events(batch), (c, event) -> {
-      c.setAutoCommit(true);
+    assertThatThrownBy(() -> batchInInboxTransaction(events(batch), (tx, event) -> {
+      connection(tx).setAutoCommit(true);
       return null;
     })).isInstanceOf(InboxHandlerException.class).hasMessageContaining("auto-commit");
   }
@@ -1080,12 +1161,12 @@ abstract class InboxContract {
     List<InboxEvent> small = events(ids(3));
     Map<String, List<String>> forLarge = new HashMap<>();
     Map<String, List<String>> forSmall = new HashMap<>();
-    InboxEventHandler resultOnly = (c, event) -> "r " + event.eventId();
+    InboxHandler resultOnly = (tx, event) -> "r " + event.eventId();
 
     try (Connection real = ds.getConnection()) {
       real.setAutoCommit(false);
-      inbox.processBatch(recording(real, forLarge), "billing", large, resultOnly);
-      inbox.processBatch(recording(real, forSmall), "billing", small, resultOnly);
+      inbox.processBatch(JdbcTransaction.of(recording(real, forLarge)), "billing", large, resultOnly);
+      inbox.processBatch(JdbcTransaction.of(recording(real, forSmall)), "billing", small, resultOnly);
       real.commit();
     }
 
@@ -1102,13 +1183,13 @@ abstract class InboxContract {
 
   @Test
   void aBatchOfTheLargestSizeIsWrittenAndReadBackAtOnce() throws Exception {
-    Inbox large = Inbox.builder(ds).table(inbox.table()).clock(clock).maxBatchSize(10_000).build();
+    Inbox large = Inbox.builder(store).clock(clock).maxBatchSize(10_000).build();
     String[] ids = ids(10_000);
     List<InboxEvent> batch = events(ids);
-    InboxEventHandler everyHundredth = (c, event) -> event.eventId().startsWith("e1") ? null : "r";
+    InboxHandler everyHundredth = (tx, event) -> event.eventId().startsWith("e1") ? null : "r";
 
-    List<InboxResult> first = large.processBatchAndCommit("billing", batch, everyHundredth);
-    List<InboxResult> again = large.processBatchAndCommit("billing", batch, everyHundredth);
+    List<InboxResult> first = large.inTransaction(tx -> large.processBatch(tx, "billing", batch, everyHundredth));
+    List<InboxResult> again = large.inTransaction(tx -> large.processBatch(tx, "billing", batch, everyHundredth));
 
     assertThat(duplicateFlags(first)).containsOnly(false).hasSize(10_000);
     assertThat(duplicateFlags(again)).containsOnly(true).hasSize(10_000);
@@ -1118,25 +1199,25 @@ abstract class InboxContract {
 
   @Test
   void badBatchInputIsRefusedBeforeAnyWrite() throws Exception {
-    InboxEventHandler none = (c, event) -> null;
+    InboxHandler none = (tx, event) -> null;
     List<InboxEvent> oversized = events(ids(1001));
 
     try (Connection c = ds.getConnection()) {
-      assertThatThrownBy(() -> inbox.processBatch(c, "billing", events("x"), none))
+      StoreTransaction tx = JdbcTransaction.of(c);
+      assertThatThrownBy(() -> inbox.processBatch(tx, "billing", events("x"), none))
           .as("auto-commit on").isInstanceOf(IllegalStateException.class).hasMessageContaining("auto-commit");
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> inbox.processBatch(c, "billing", List.of(), none))
+      assertThatThrownBy(() -> inbox.processBatch(tx, "billing", List.of(), none))
           .isInstanceOf(IllegalArgumentException.class).hasMessage("events must not be empty");
-      assertThatThrownBy(() -> inbox.processBatch(c, "billing", oversized, none))
+      assertThatThrownBy(() -> inbox.processBatch(tx, "billing", oversized, none))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessage("a batch of 1001 events is larger than maxBatchSize 1000: split it, or raise maxBatchSize"
               + " (at most 10000)");
-      assertThatThrownBy(() -> inbox.processBatch(c, "billing", Arrays.asList(event("x", "{}"), null), none))
+      assertThatThrownBy(() -> inbox.processBatch(tx, "billing", Arrays.asList(event("x", "{}"), null), none))
           .isInstanceOf(NullPointerException.class).hasMessage("events[1]");
-      assertThatThrownBy(() -> inbox.processBatch(c, "", events("x"), none))
+      assertThatThrownBy(() -> inbox.processBatch(tx, "", events("x"), none))
           .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("consumer");
-      assertThatThrownBy(() -> inbox.processBatch(c, "billing", events("big"),
-          (Connection conn, InboxEvent event) -> "r".repeat(5000)))
+      assertThatThrownBy(() -> inbox.processBatch(tx, "billing", events("big"), (t, event) -> "r".repeat(5000)))
           .isInstanceOf(InboxHandlerException.class).hasMessageContaining("big").hasMessageContaining("at most 4000");
       c.rollback();
     }
@@ -1145,9 +1226,9 @@ abstract class InboxContract {
     assertThatThrownBy(() -> new InboxEvent("x", "", new byte[0]))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("source");
     assertThatThrownBy(() -> InboxEvent.of("x", null)).isInstanceOf(NullPointerException.class).hasMessage("payload");
-    assertThatThrownBy(() -> Inbox.builder(ds).maxBatchSize(0))
+    assertThatThrownBy(() -> Inbox.builder(store).maxBatchSize(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("maxBatchSize must be 1 to 10000, got 0");
-    assertThatThrownBy(() -> Inbox.builder(ds).maxBatchSize(10_001))
+    assertThatThrownBy(() -> Inbox.builder(store).maxBatchSize(10_001))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("maxBatchSize must be 1 to 10000, got 10001");
 
     assertThat(inbox.contains("billing", "x")).isFalse();

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.outbox.Inbox;
+import dev.idem.jdbc.JdbcInboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -21,7 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What {@link Inbox#processBatch} relies on in MariaDB: a multi-row {@code INSERT IGNORE ... RETURNING} returns the
+ * What {@link JdbcInboxStore#record} relies on in MariaDB: a multi-row {@code INSERT IGNORE ... RETURNING} returns the
  * rows it inserted and no others, also when it waited for a concurrent transaction holding one of its keys. Plain JDBC
  * on the real server, so that a server or driver upgrade that changes this fails here first.
  */

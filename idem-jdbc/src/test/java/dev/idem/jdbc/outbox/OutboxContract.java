@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcOutboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxAttempt;
@@ -16,6 +18,8 @@ import dev.idem.outbox.OutboxQuery;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStatus;
 import dev.idem.outbox.OutboxTransport;
+import dev.idem.outbox.spi.ClaimedEvent;
+import dev.idem.outbox.spi.FailedDelivery;
 import dev.idem.retry.Backoff;
 import dev.idem.retry.Jitter;
 import dev.idem.test.MutableClock;
@@ -36,6 +40,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -47,6 +52,7 @@ import org.junit.jupiter.api.Test;
 abstract class OutboxContract {
   protected final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
   protected HikariDataSource ds;
+  protected JdbcOutboxStore store;
   protected Outbox outbox;
   protected final RecordingTransport sink = new RecordingTransport();
 
@@ -57,7 +63,19 @@ abstract class OutboxContract {
     ds = Databases.pool(dialect());
     String table = Databases.freshTables(dialect(), "obx_" + getClass().getSimpleName().substring(0, 2).toLowerCase(),
         "ibx_" + getClass().getSimpleName().substring(0, 2).toLowerCase());
-    outbox = Outbox.builder(ds).table(table).clock(clock).orderedTypes(Set.of("account.updated")).build();
+    store = JdbcOutboxStore.builder(ds).table(table).build();
+    outbox = Outbox.builder(store).clock(clock).orderedTypes(Set.of("account.updated")).build();
+  }
+
+  /** A claim as a relay makes it: due events for {@code token}, leased from now for {@code lease}. */
+  List<ClaimedEvent> claim(String token, Duration lease, int limit) {
+    Instant now = clock.instant();
+    return store.claim(token, List.of(), now, now.plus(lease), limit);
+  }
+
+  /** Records a batch's outcome as a relay does, now, marking delivered events. */
+  int finish(String token, List<ClaimedEvent> delivered, List<FailedDelivery> failures) {
+    return store.finish(token, delivered, failures, false, clock.instant());
   }
 
   OutboxRelay.Builder relay() {
@@ -73,14 +91,14 @@ abstract class OutboxContract {
   void enqueueCommitted(OutboxEvent... events) throws SQLException {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      outbox.enqueueAll(c, List.of(events));
+      outbox.enqueueAll(JdbcTransaction.of(c), List.of(events));
       c.commit();
     }
   }
 
   int countRows() throws SQLException {
     try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + outbox.table());
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + store.table());
         ResultSet rs = ps.executeQuery()) {
       rs.next();
       return rs.getInt(1);
@@ -91,7 +109,7 @@ abstract class OutboxContract {
   void anEventExistsOnlyIfItsTransactionCommits() throws Exception {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      outbox.enqueue(c, event("payment.succeeded", "a1", 1));
+      outbox.enqueue(JdbcTransaction.of(c), event("payment.succeeded", "a1", 1));
       c.rollback();
     }
     assertThat(countRows()).isZero();
@@ -132,10 +150,11 @@ abstract class OutboxContract {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       OutboxEvent notJson = OutboxEvent.builder("x").aggregate("a", "1").payload("{oops").destination("sink").build();
-      assertThatThrownBy(() -> outbox.enqueue(c, notJson)).isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("not JSON");
-      Outbox small = Outbox.builder(ds).table(outbox.table()).maxPayloadBytes(10).build();
-      assertThatThrownBy(() -> small.enqueue(c, event("x", "1", 123456789))).hasMessageContaining("larger than 10");
+      assertThatThrownBy(() -> outbox.enqueue(JdbcTransaction.of(c), notJson))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not JSON");
+      Outbox small = Outbox.builder(store).maxPayloadBytes(10).build();
+      assertThatThrownBy(() -> small.enqueue(JdbcTransaction.of(c), event("x", "1", 123456789)))
+          .hasMessageContaining("larger than 10");
       c.commit();
     }
     assertThat(countRows()).isZero();
@@ -246,7 +265,8 @@ abstract class OutboxContract {
     relay().build().runOnce();
     assertThat(outbox.find(gone.id()).orElseThrow().status()).isEqualTo(OutboxStatus.DEAD);
 
-    Outbox shortHistory = Outbox.builder(ds).table(outbox.table()).clock(clock).historyLimit(2).build();
+    Outbox shortHistory = Outbox.builder(JdbcOutboxStore.builder(ds).table(store.table()).historyLimit(2).build())
+        .clock(clock).build();
     OutboxEvent flaky = event("payment.succeeded", "a2", 2);
     enqueueCommitted(flaky);
     sink.answering(m -> DeliveryResult.retry("down", 503));
@@ -307,8 +327,8 @@ abstract class OutboxContract {
   void enqueueRefusesAnAutoCommitConnection() throws Exception {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(true);
-      assertThatThrownBy(() -> outbox.enqueue(c, event("x", "a", 1))).isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("auto-commit");
+      assertThatThrownBy(() -> outbox.enqueue(JdbcTransaction.of(c), event("x", "a", 1)))
+          .isInstanceOf(IllegalStateException.class).hasMessageContaining("auto-commit");
     }
     assertThat(countRows()).isZero();
     assertThatThrownBy(() -> OutboxEvent.builder("x").header("x-bell", "ring\u0007")).isInstanceOf(
@@ -319,7 +339,7 @@ abstract class OutboxContract {
   void anEventInFlightCannotBeDiscarded() throws Exception {
     OutboxEvent e = event("account.updated", "acc-1", 0);
     enqueueCommitted(e);
-    assertThat(outbox.claim("busy", Duration.ofSeconds(30), 10)).hasSize(1);
+    assertThat(claim("busy", Duration.ofSeconds(30), 10)).hasSize(1);
     assertThat(outbox.discard(e.id())).as("a relay is sending it").isFalse();
     clock.advance(Duration.ofSeconds(31));
     assertThat(outbox.discard(e.id())).as("its lease has ended").isTrue();
@@ -331,8 +351,8 @@ abstract class OutboxContract {
     enqueueCommitted(e);
     sink.answering(m -> DeliveryResult.permanent("no", 400));
     relay().build().runOnce();
-    Outbox noAutoCommit = Outbox.builder(Databases.poolWithoutAutoCommit(dialect())).table(outbox.table())
-        .clock(clock).build();
+    Outbox noAutoCommit = Outbox.builder(JdbcOutboxStore.builder(Databases.poolWithoutAutoCommit(dialect()))
+        .table(store.table()).build()).clock(clock).build();
     assertThat(noAutoCommit.replayAll(OutboxQuery.status(OutboxStatus.DEAD))).isEqualTo(1);
     assertThat(noAutoCommit.discard(e.id())).isTrue();
     assertThat(outbox.find(e.id()).orElseThrow().status()).as("seen through another pool: committed")
@@ -365,19 +385,19 @@ abstract class OutboxContract {
   void aRelayThatLostItsLeaseRecordsNoFailure() throws Exception {
     OutboxEvent e = event("payment.succeeded", "a1", 1);
     enqueueCommitted(e);
-    List<Outbox.Claimed> stale = outbox.claim("slow-relay", Duration.ofSeconds(30), 10);
+    List<ClaimedEvent> stale = claim("slow-relay", Duration.ofSeconds(30), 10);
     clock.advance(Duration.ofSeconds(31));
-    List<Outbox.Claimed> fresh = outbox.claim("new-owner", Duration.ofSeconds(30), 10);
+    List<ClaimedEvent> fresh = claim("new-owner", Duration.ofSeconds(30), 10);
     assertThat(fresh).hasSize(1);
-    Outbox.Failure late = new Outbox.Failure(stale.get(0), DeliveryResult.retry("late", 500), false,
+    FailedDelivery late = new FailedDelivery(stale.get(0), DeliveryResult.retry("late", 500), false,
         clock.instant().plusSeconds(5));
-    assertThat(outbox.finish("slow-relay", List.of(), List.of(late), false)).isZero();
+    assertThat(finish("slow-relay", List.of(), List.of(late))).isZero();
     OutboxEntry entry = outbox.find(e.id()).orElseThrow();
     assertThat(entry.history()).as("no history row from the relay that lost the lease").isEmpty();
     assertThat(entry.leaseOwner()).isEqualTo("new-owner");
-    Outbox.Failure own = new Outbox.Failure(fresh.get(0), DeliveryResult.retry("own", 503), false,
+    FailedDelivery own = new FailedDelivery(fresh.get(0), DeliveryResult.retry("own", 503), false,
         clock.instant().plusSeconds(5));
-    assertThat(outbox.finish("new-owner", List.of(), List.of(own), false)).isEqualTo(1);
+    assertThat(finish("new-owner", List.of(), List.of(own))).isEqualTo(1);
     assertThat(outbox.find(e.id()).orElseThrow().history()).extracting(OutboxAttempt::error).containsExactly("own");
   }
 
@@ -394,8 +414,10 @@ abstract class OutboxContract {
 
     OutboxPage page1 = outbox.list(OutboxQuery.status(OutboxStatus.DEAD).limit(3));
     assertThat(page1.entries()).hasSize(3);
-    OutboxPage page2 = outbox.list(OutboxQuery.status(OutboxStatus.DEAD).limit(3).after(page1.nextCursor().getAsLong()));
-    OutboxPage page3 = outbox.list(OutboxQuery.status(OutboxStatus.DEAD).limit(3).after(page2.nextCursor().getAsLong()));
+    OutboxPage page2 = outbox.list(OutboxQuery.status(OutboxStatus.DEAD).limit(3)
+        .after(page1.nextCursor().getAsLong()));
+    OutboxPage page3 = outbox.list(OutboxQuery.status(OutboxStatus.DEAD).limit(3)
+        .after(page2.nextCursor().getAsLong()));
     assertThat(page3.entries()).hasSize(1);
     assertThat(page3.nextCursor()).isEmpty();
     Set<UUID> seen = new HashSet<>();
@@ -422,7 +444,8 @@ abstract class OutboxContract {
     OutboxEvent dead = event("payment.succeeded", "a3", 3);
     enqueueCommitted(flaky, ok, dead);
     sink.answering(m -> m.id().equals(dead.id()) ? DeliveryResult.permanent("no", 400)
-        : m.id().equals(flaky.id()) && m.attempt() == 1 ? DeliveryResult.retry("once", 500) : DeliveryResult.delivered());
+        : m.id().equals(flaky.id()) && m.attempt() == 1 ? DeliveryResult.retry("once", 500)
+        : DeliveryResult.delivered());
     OutboxRelay relay = relay().build();
     relay.runOnce();
     clock.advance(Duration.ofSeconds(1));
@@ -439,7 +462,7 @@ abstract class OutboxContract {
     assertThat(outbox.find(dead.id())).isPresent();
     assertThat(outbox.find(fresh.id())).isPresent();
     try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + outbox.table() + "_attempt");
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + store.table() + "_attempt");
         ResultSet rs = ps.executeQuery()) {
       rs.next();
       assertThat(rs.getInt(1)).as("only the dead event's attempt is left").isEqualTo(1);
@@ -463,7 +486,7 @@ abstract class OutboxContract {
     }
     enqueueCommitted(events.toArray(new OutboxEvent[0]));
     // every other attempt fails, so order must survive retries
-    java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger calls = new AtomicInteger();
     sink.answering(m -> calls.incrementAndGet() % 2 == 0 ? DeliveryResult.retry("flaky", 500)
         : DeliveryResult.delivered());
     OutboxRelay relay = relay().build();
@@ -524,7 +547,8 @@ abstract class OutboxContract {
     OutboxEvent h2 = event("account.updated", "acc-3", 0);
     OutboxEvent n2 = event("account.updated", "acc-3", 1);
     enqueueCommitted(h2, n2);
-    sink.answering(m -> m.id().equals(h2.id()) ? DeliveryResult.permanent("rejected", 422) : DeliveryResult.delivered());
+    sink.answering(m -> m.id().equals(h2.id()) ? DeliveryResult.permanent("rejected", 422)
+        : DeliveryResult.delivered());
     relay.runOnce();
     relay.runOnce();
     assertThat(outbox.find(n2.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
@@ -551,7 +575,7 @@ abstract class OutboxContract {
         start.await();
         // bounded: a claim may come back short while others hold rows, so loop until all 400 are taken
         for (int round = 0; round < 2000 && claimed.size() < 400; round++) {
-          for (Outbox.Claimed c : outbox.claim("relay-" + id + "-" + round, Duration.ofMinutes(1), 7)) {
+          for (ClaimedEvent c : claim("relay-" + id + "-" + round, Duration.ofMinutes(1), 7)) {
             claimed.add(c.seq());
           }
         }
@@ -571,13 +595,13 @@ abstract class OutboxContract {
   void anExpiredLeaseIsTakenOverAndTheOldHolderCannotMarkIt() throws Exception {
     OutboxEvent e = event("payment.succeeded", "a1", 1);
     enqueueCommitted(e);
-    List<Outbox.Claimed> first = outbox.claim("dead-relay", Duration.ofSeconds(30), 10);
+    List<ClaimedEvent> first = claim("dead-relay", Duration.ofSeconds(30), 10);
     assertThat(first).hasSize(1);
-    assertThat(outbox.claim("other", Duration.ofSeconds(30), 10)).as("held by a live lease").isEmpty();
+    assertThat(claim("other", Duration.ofSeconds(30), 10)).as("held by a live lease").isEmpty();
     clock.advance(Duration.ofSeconds(31));
-    List<Outbox.Claimed> second = outbox.claim("other", Duration.ofSeconds(30), 10);
+    List<ClaimedEvent> second = claim("other", Duration.ofSeconds(30), 10);
     assertThat(second).singleElement().satisfies(c -> assertThat(c.message().id()).isEqualTo(e.id()));
-    assertThat(outbox.finish("dead-relay", first, List.of(), false)).as("fenced by the lease owner").isZero();
-    assertThat(outbox.finish("other", second, List.of(), false)).isEqualTo(1);
+    assertThat(finish("dead-relay", first, List.of())).as("fenced by the lease owner").isZero();
+    assertThat(finish("other", second, List.of())).isEqualTo(1);
   }
 }

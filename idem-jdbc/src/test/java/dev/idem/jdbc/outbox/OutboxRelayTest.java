@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcOutboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEntry;
@@ -28,19 +30,21 @@ import org.junit.jupiter.api.Test;
 /** The relay's life cycle, configuration checks and listener, on H2. */
 class OutboxRelayTest {
   HikariDataSource ds;
+  JdbcOutboxStore store;
   Outbox outbox;
 
   @BeforeEach
   void setUp() {
     ds = Databases.pool(JdbcDialect.H2);
-    outbox = Outbox.builder(ds).table(Databases.freshTables(JdbcDialect.H2, "obl_h2", "ibl_h2")).build();
+    store = JdbcOutboxStore.builder(ds).table(Databases.freshTables(JdbcDialect.H2, "obl_h2", "ibl_h2")).build();
+    outbox = Outbox.builder(store).build();
   }
 
   void enqueue(String destination, int n) throws Exception {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      outbox.enqueue(c, OutboxEvent.builder("t").aggregate("a", "x" + n).payload("{\"n\":" + n + "}")
-          .destination(destination).build());
+      outbox.enqueue(JdbcTransaction.of(c), OutboxEvent.builder("t").aggregate("a", "x" + n)
+          .payload("{\"n\":" + n + "}").destination(destination).build());
       c.commit();
     }
   }
@@ -142,7 +146,7 @@ class OutboxRelayTest {
     assertThatThrownBy(() -> b.pollInterval(Duration.ZERO)).hasMessageContaining("pollInterval");
     b.route("x", t);
     assertThatThrownBy(() -> b.route("x", t)).hasMessageContaining("already");
-    assertThatThrownBy(() -> Outbox.builder(ds).table("bad-name")).hasMessageContaining("SQL identifier");
-    assertThatThrownBy(() -> Outbox.builder(ds).maxPayloadBytes(0)).hasMessageContaining("maxPayloadBytes");
+    assertThatThrownBy(() -> JdbcOutboxStore.builder(ds).table("bad-name")).hasMessageContaining("SQL identifier");
+    assertThatThrownBy(() -> Outbox.builder(store).maxPayloadBytes(0)).hasMessageContaining("maxPayloadBytes");
   }
 }

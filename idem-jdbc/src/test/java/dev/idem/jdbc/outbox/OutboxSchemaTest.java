@@ -4,7 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.outbox.internal.OutboxSchema;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcOutboxStore;
+import dev.idem.jdbc.internal.SchemaScript;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -12,17 +17,40 @@ import org.junit.jupiter.params.provider.EnumSource;
 class OutboxSchemaTest {
   @ParameterizedTest
   @EnumSource(JdbcDialect.class)
-  void eachSideCreatesOnlyItsOwnTablesUnderItsOwnNames(JdbcDialect dialect) {
-    List<String> outbox = OutboxSchema.statements(dialect, "events", null);
+  void eachSideCreatesOnlyItsOwnTablesUnderItsOwnNames(JdbcDialect dialect) throws IOException {
+    List<String> outbox = SchemaScript.OUTBOX.statements(dialect, "events");
     assertThat(outbox).isNotEmpty().noneMatch(s -> s.contains("inbox"))
         .anyMatch(s -> s.contains("CREATE TABLE IF NOT EXISTS events ("))
         .anyMatch(s -> s.contains("CREATE TABLE IF NOT EXISTS events_attempt ("))
         .noneMatch(s -> s.contains("idem_outbox"));
-    List<String> inbox = OutboxSchema.statements(dialect, null, "received");
+    List<String> inbox = SchemaScript.INBOX.statements(dialect, "received");
     assertThat(inbox).isNotEmpty().noneMatch(s -> s.contains("outbox") || s.contains("events"))
-        .anyMatch(s -> s.contains("CREATE TABLE IF NOT EXISTS received ("));
-    assertThat(OutboxSchema.statements(dialect, "a", "b")).hasSize(outbox.size() + inbox.size());
-    assertThatThrownBy(() -> OutboxSchema.statements(dialect, "x; DROP TABLE y", null))
+        .anyMatch(s -> s.contains("CREATE TABLE IF NOT EXISTS received ("))
+        .noneMatch(s -> s.contains("idem_inbox"));
+    assertThat(outbox.size() + inbox.size()).as("the two sides share the file, every statement on one side")
+        .isEqualTo(statementsIn(SchemaScript.OUTBOX.resource(dialect)));
+    assertThat(SchemaScript.INBOX.resource(dialect)).isEqualTo(SchemaScript.OUTBOX.resource(dialect));
+    assertThatThrownBy(() -> SchemaScript.checkTable("x; DROP TABLE y")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> JdbcOutboxStore.builder(Databases.pool(JdbcDialect.H2)).table("x; DROP TABLE y"))
         .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> JdbcInboxStore.builder(Databases.pool(JdbcDialect.H2)).table("x; DROP TABLE y"))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  /** The statements of a schema file, counted by their terminating semicolons outside comments. */
+  private static int statementsIn(String resource) throws IOException {
+    String text;
+    try (InputStream in = OutboxSchemaTest.class.getClassLoader().getResourceAsStream(resource)) {
+      assertThat(in).as(resource).isNotNull();
+      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    int n = 0;
+    for (String line : text.split("\n")) {
+      String code = line.contains("--") ? line.substring(0, line.indexOf("--")) : line;
+      if (code.strip().endsWith(";")) {
+        n++;
+      }
+    }
+    return n;
   }
 }

@@ -4,8 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcOutboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.jdbc.outbox.Databases;
-import dev.idem.outbox.Databases;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
@@ -104,7 +105,10 @@ abstract class ConcurrentRelaysContract {
     void beforeMarking(List<OutboxMessage> batch) {}
   }
 
-  /** Thrown by a transport to kill its relay thread after sending and before marking: a crash, as far as the rows know. */
+  /**
+   * Thrown by a transport to kill its relay thread after sending and before marking: a crash, as far as the rows
+   * know.
+   */
   static final class RelayCrash extends Error {
     RelayCrash() {
       super("injected relay crash after sending", null, false, false);
@@ -116,7 +120,7 @@ abstract class ConcurrentRelaysContract {
     ds = Databases.pool(dialect());
     String table = Databases.freshTables(dialect(), "obr_" + dialect().name().toLowerCase().substring(0, 2),
         "ibr_" + dialect().name().toLowerCase().substring(0, 2));
-    outbox = Outbox.builder(ds).table(table).build();
+    outbox = Outbox.builder(JdbcOutboxStore.builder(ds).table(table).build()).build();
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       for (int from = 0; from < EVENTS; from += 1000) {
@@ -125,7 +129,7 @@ abstract class ConcurrentRelaysContract {
           chunk.add(OutboxEvent.builder("payment.succeeded").aggregate("payment", "p" + i)
               .payload("{\"n\":" + i + "}").destination("sink").build());
         }
-        enqueued.addAll(outbox.enqueueAll(c, chunk));
+        enqueued.addAll(outbox.enqueueAll(JdbcTransaction.of(c), chunk));
         c.commit();
       }
     }

@@ -2,6 +2,7 @@ package dev.idem.jdbc.outbox.relay;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxRelay;
@@ -25,7 +26,7 @@ public final class RelayCrashChild {
     config.setPassword("");
     config.setMaximumPoolSize(4);
     HikariDataSource ds = new HikariDataSource(config);
-    Outbox outbox = Outbox.builder(ds).table(args[2]).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(ds).table(args[2]).build()).build();
     int crashAt = Integer.parseInt(args[4]);
     CountDownLatch never = new CountDownLatch(1);
     FileSinkTransport sink = new FileSinkTransport(Path.of(args[3])) {

@@ -4,8 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcOutboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.jdbc.outbox.Databases;
-import dev.idem.outbox.Databases;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEvent;
 import dev.idem.outbox.OutboxQuery;
@@ -40,7 +41,7 @@ class RelayKillNineTest {
     JdbcDialect dialect = JdbcDialect.POSTGRESQL;
     HikariDataSource ds = Databases.pool(dialect);
     String table = Databases.freshTables(dialect, "obk_pg", "ibk_pg");
-    Outbox outbox = Outbox.builder(ds).table(table).build();
+    Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(ds).table(table).build()).build();
     Set<UUID> enqueued = new HashSet<>();
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
@@ -50,7 +51,7 @@ class RelayKillNineTest {
           chunk.add(OutboxEvent.builder("payment.succeeded").aggregate("payment", "p" + i)
               .payload("{\"n\":" + i + "}").destination("sink").build());
         }
-        enqueued.addAll(outbox.enqueueAll(c, chunk));
+        enqueued.addAll(outbox.enqueueAll(JdbcTransaction.of(c), chunk));
         c.commit();
       }
     }
@@ -63,7 +64,7 @@ class RelayKillNineTest {
     }
     Map<UUID, Integer> beforeRestart = FileSinkTransport.arrivals(sink);
     assertThat(beforeRestart).hasSize(CRASH_AT);
-    long leased = outbox.list(dev.idem.outbox.OutboxQuery.status(OutboxStatus.PENDING).limit(500)).entries().stream()
+    long leased = outbox.list(OutboxQuery.status(OutboxStatus.PENDING).limit(500)).entries().stream()
         .filter(e -> e.leaseOwner() != null).count();
     assertThat(leased).as("the killed relay's batch is still leased").isEqualTo(BATCH);
 
