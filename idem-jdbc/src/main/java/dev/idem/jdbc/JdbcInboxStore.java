@@ -166,6 +166,9 @@ public final class JdbcInboxStore implements InboxStore {
   public List<Recorded> record(StoreTransaction tx, String consumer, List<Entry> events, Instant now) {
     Connection c = JdbcOutboxStore.openTransaction(tx, table, dialect);
     int n = events.size();
+    if (n == 0) {
+      return List.of(); // MariaDB's multi-row insert has no form without rows
+    }
     List<Integer> order = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       order.add(i);
@@ -450,18 +453,13 @@ public final class JdbcInboxStore implements InboxStore {
       if (limit < 1) {
         throw new IllegalArgumentException("limit must be positive, got " + limit);
       }
-      String sql;
-      switch (dialect) {
-        case POSTGRESQL:
-          sql = "DELETE FROM " + table + " WHERE (consumer, event_id) IN (SELECT consumer, event_id FROM " + table
-              + " WHERE received_at <= ? ORDER BY received_at LIMIT ? FOR UPDATE SKIP LOCKED)";
-          break;
-        case MARIADB:
-          sql = "DELETE FROM " + table + " WHERE received_at <= ? ORDER BY received_at LIMIT ?";
-          break;
-        default:
-          sql = "DELETE FROM " + table + " WHERE received_at <= ? FETCH FIRST ? ROWS ONLY";
+      if (dialect == JdbcDialect.MARIADB) {
+        return purgeOnMariaDb(receivedBefore.toEpochMilli(), limit);
       }
+      String sql = dialect == JdbcDialect.POSTGRESQL
+          ? "DELETE FROM " + table + " WHERE (consumer, event_id) IN (SELECT consumer, event_id FROM " + table
+              + " WHERE received_at <= ? ORDER BY received_at LIMIT ? FOR UPDATE SKIP LOCKED)"
+          : "DELETE FROM " + table + " WHERE received_at <= ? FETCH FIRST ? ROWS ONLY";
       try (Connection c = dataSource.getConnection()) {
         boolean autoCommit = c.getAutoCommit();
         try {
@@ -473,6 +471,59 @@ public final class JdbcInboxStore implements InboxStore {
           }
         } finally {
           JdbcOutboxStore.restore(c, autoCommit, -1);
+        }
+      } catch (SQLException e) {
+        throw SqlErrors.wrap(table, dialect, "purging the inbox", e);
+      }
+    }
+
+    /**
+     * MariaDB: one transaction at READ COMMITTED reads the keys {@code FOR UPDATE SKIP LOCKED}, then deletes them by
+     * primary key. A {@code DELETE} by range locks the first record past the cutoff as well (at any isolation), and so
+     * waits for a consumer whose transaction has just recorded an event and has not ended.
+     */
+    private int purgeOnMariaDb(long receivedBefore, int limit) {
+      try (Connection c = dataSource.getConnection()) {
+        boolean autoCommit = c.getAutoCommit();
+        int isolation = c.getTransactionIsolation();
+        try {
+          c.setAutoCommit(false);
+          c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+          List<String[]> keys = new ArrayList<>();
+          try (PreparedStatement ps = c.prepareStatement("SELECT consumer, event_id FROM " + table
+              + " WHERE received_at <= ? ORDER BY received_at LIMIT ? FOR UPDATE SKIP LOCKED")) {
+            ps.setLong(1, receivedBefore);
+            ps.setInt(2, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                keys.add(new String[] {rs.getString(1), rs.getString(2)});
+              }
+            }
+          }
+          int deleted = 0;
+          if (!keys.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table
+                + " WHERE consumer = ? AND event_id = ?")) {
+              for (String[] key : keys) {
+                ps.setString(1, key[0]);
+                ps.setString(2, key[1]);
+                ps.addBatch();
+              }
+              ps.executeBatch();
+            }
+            deleted = keys.size(); // the rows are locked by this transaction: each delete found its row
+          }
+          c.commit();
+          return deleted;
+        } catch (SQLException | RuntimeException | Error e) {
+          try {
+            c.rollback();
+          } catch (SQLException suppressed) {
+            e.addSuppressed(suppressed);
+          }
+          throw e;
+        } finally {
+          JdbcOutboxStore.restore(c, autoCommit, isolation);
         }
       } catch (SQLException e) {
         throw SqlErrors.wrap(table, dialect, "purging the inbox", e);

@@ -173,19 +173,37 @@ public final class JdbcOutboxStore implements OutboxStore {
   /**
    * The connection of the caller's open transaction.
    *
-   * @throws IllegalStateException when it is in auto-commit mode: a write there would commit on its own
+   * @throws IllegalStateException when it is in auto-commit mode (a write there would commit on its own), when
+   *     {@code tx} holds no JDBC connection, or when it has ended
    */
   static Connection openTransaction(StoreTransaction tx, String table, JdbcDialect dialect) {
-    Connection connection = Objects.requireNonNull(tx, "tx").unwrap(Connection.class);
+    Connection connection;
+    try {
+      connection = Objects.requireNonNull(tx, "tx").unwrap(Connection.class);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("this writes in a JDBC transaction (JdbcTransaction.of(connection), or the"
+          + " store's inTransaction), not in " + tx.getClass().getName(), e);
+    }
     try {
       if (connection.getAutoCommit()) {
         throw new IllegalStateException("this writes in the caller's transaction: switch auto-commit off and commit"
             + " with the business write (JdbcTransaction.of(connection)), or the write would commit on its own");
       }
     } catch (SQLException e) {
+      if (isClosed(connection)) {
+        throw new IllegalStateException("the transaction has ended: its connection is closed", e);
+      }
       throw SqlErrors.wrap(table, dialect, "checking the transaction", e);
     }
     return connection;
+  }
+
+  private static boolean isClosed(Connection connection) {
+    try {
+      return connection.isClosed();
+    } catch (SQLException e) {
+      return false;
+    }
   }
 
   // ----------------------------------------------------------------------------------------------------- relays

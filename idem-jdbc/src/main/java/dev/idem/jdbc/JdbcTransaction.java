@@ -23,6 +23,7 @@ public final class JdbcTransaction implements StoreTransaction {
   private boolean switchedAutoCommit;
   private boolean rollbackOnly;
   private boolean committed;
+  private boolean ended;
 
   JdbcTransaction(Connection connection, boolean owned, String store, JdbcDialect dialect) throws SQLException {
     this.connection = Objects.requireNonNull(connection, "connection");
@@ -32,8 +33,15 @@ public final class JdbcTransaction implements StoreTransaction {
     this.begun = !owned || !connection.getAutoCommit();
   }
 
-  /** The connection of this transaction; the transaction begins here if it has not yet. */
+  /**
+   * The connection of this transaction; the transaction begins here if it has not yet.
+   *
+   * @throws IllegalStateException when the store's work that this transaction was handed to has returned
+   */
   public Connection connection() {
+    if (ended) {
+      throw new IllegalStateException("the transaction has ended: use it only inside the work it was handed to");
+    }
     begin();
     return connection;
   }
@@ -160,6 +168,7 @@ public final class JdbcTransaction implements StoreTransaction {
       }
       throw t;
     } finally {
+      tx.ended = true;
       if (tx.switchedAutoCommit()) {
         try {
           c.setAutoCommit(true);

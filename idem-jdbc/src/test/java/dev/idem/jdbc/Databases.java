@@ -11,16 +11,17 @@ import java.util.UUID;
 
 /**
  * The real databases the tests run on. PostgreSQL and MariaDB come from system properties (set by the build, see the
- * parent pom) and must be reachable: a test that cannot connect fails, it never skips. H2 is in memory.
+ * parent pom) and must be reachable: a test that cannot connect fails, it never skips. H2 is in memory. Public for
+ * the contract kits' runners in {@code dev.idem.jdbc.kit}.
  */
-final class Databases {
+public final class Databases {
   private static final Map<JdbcDialect, HikariDataSource> POOLS = new EnumMap<>(JdbcDialect.class);
 
   private Databases() {}
 
   private static final Map<JdbcDialect, HikariDataSource> NO_AUTO_COMMIT = new EnumMap<>(JdbcDialect.class);
 
-  static synchronized HikariDataSource pool(JdbcDialect dialect) {
+  public static synchronized HikariDataSource pool(JdbcDialect dialect) {
     return POOLS.computeIfAbsent(dialect, Databases::open);
   }
 

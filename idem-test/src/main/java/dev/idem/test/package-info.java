@@ -1,7 +1,8 @@
 /**
  * What users need to test their own code with Idem: the store contract test kit
  * ({@link dev.idem.test.IdempotencyStoreContract}, {@link dev.idem.test.IdemExecutorContract}) that every store must
- * pass, the HTTP contract kit {@link dev.idem.test.http.HttpContractKit}, a {@link dev.idem.test.MutableClock}, and
+ * pass, the outbox and inbox store kits in {@link dev.idem.test.outbox}, the HTTP contract kit
+ * {@link dev.idem.test.http.HttpContractKit}, a {@link dev.idem.test.MutableClock}, and
  * fixtures for tests against real servers:
  * {@link dev.idem.test.TestPostgres} (the local PostgreSQL and an effect table that shows duplicates as extra rows) and
  * {@link dev.idem.test.kafka.KafkaBroker} (a Kafka broker in the test JVM). The fixtures' libraries (HikariCP, Kafka's

@@ -8,7 +8,8 @@ import java.util.Objects;
  * A failed send, as a relay hands it to {@link OutboxStore#finish}.
  *
  * @param claimed the event
- * @param result the transport's answer (its error and response code go to the history)
+ * @param result the transport's answer: its error goes to the history and becomes the event's last error (one longer
+ *     than 1000 characters is kept as its first 999 and an ellipsis); its response code goes to the history
  * @param dead whether the relay gave up on the event
  * @param nextAttempt when to try again (ignored when dead)
  */

@@ -33,7 +33,7 @@ public interface InboxStore {
    * (recorded at {@code now}); one recorded before, committed, is a {@link Status#DUPLICATE} when its digest is the
    * same and a {@link Status#MISMATCH} otherwise.
    *
-   * @param events events with distinct ids, at most a few thousand
+   * @param events events with distinct ids, at most a few thousand; none records nothing
    * @return one outcome per event, in the order of {@code events}
    * @throws IllegalStateException when {@code tx} is not an open transaction of this store's kind
    */
@@ -41,12 +41,15 @@ public interface InboxStore {
 
   /**
    * After the handler: keeps the non-null results of the events {@link #record} found new, and checks in the same
-   * round trip that their records are still part of {@code tx}.
+   * round trip that their records are still part of {@code tx}. The records of one {@link #record} call go together,
+   * so a store may check any one of them.
    *
-   * @param eventIds the new events' ids, in the order they were recorded
+   * @param eventIds the ids of events that {@link #record} found new in {@code tx}, in the order they were recorded;
+   *     for any other id (one committed by another transaction, say) what the store does is not defined
    * @param results one per id; null keeps nothing
    * @throws dev.idem.outbox.InboxHandlerException when the handler broke the transaction: it rolled it back, the
-   *     database did so for an error the handler caught, or (PostgreSQL) the handler caught an error that aborted it
+   *     database did so for an error the handler caught, or (PostgreSQL) the handler caught an error that aborted it;
+   *     also when no record of the checked event exists at all (it was never recorded)
    */
   void keep(StoreTransaction tx, String consumer, List<String> eventIds, List<String> results);
 

@@ -13,7 +13,9 @@ import java.util.List;
  * <p>{@link #enqueue} writes in the caller's transaction, so an event exists if and only if that transaction
  * commits. A relay {@link #claim claims} due events under a lease with a token of its own, sends them outside any
  * transaction, then {@link #finish finishes} or {@link #release releases} them; both change only events still leased
- * to that token, so a relay whose lease ran out cannot overwrite the work of the relay that took its events over.
+ * to that token, so a relay whose lease ran out cannot overwrite the work of the relay that took its events over. An
+ * event stays leased to a token until it is finished, released or discarded, or another token claims it: a lease that
+ * ran out while no other claim took the event still lets its holder finish or release it.
  *
  * <p>Implementations are thread-safe, and any number of relays (in one process or many) may claim at once: a claim
  * skips events another claim holds, it does not wait for them.

@@ -1,0 +1,11 @@
+package dev.idem.test.outbox;
+
+import dev.idem.outbox.memory.InMemoryInboxStore;
+import dev.idem.outbox.spi.InboxStore;
+
+class InMemoryInboxStoreContractTest extends InboxStoreContract {
+  @Override
+  protected InboxStore createStore() {
+    return new InMemoryInboxStore();
+  }
+}
