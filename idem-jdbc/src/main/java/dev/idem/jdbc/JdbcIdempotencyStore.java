@@ -8,6 +8,7 @@ import dev.idem.core.RecordState;
 import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.spi.IdempotencyAdmin;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
@@ -49,6 +50,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   private final int lockTimeoutSeconds;
   private final boolean commitWithRecordInsert;
   private final ThreadLocal<Connection> bound = new ThreadLocal<>();
+  private final IdempotencyAdmin admin = new Admin();
 
   private JdbcIdempotencyStore(Builder b, JdbcDialect dialect) {
     this.name = b.name;
@@ -277,7 +279,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   private boolean onRecordKey(SQLException e) {
     try {
       Object serverMessage = e.getClass().getMethod("getServerErrorMessage").invoke(e);
-      Object table = serverMessage == null ? null : serverMessage.getClass().getMethod("getTable").invoke(serverMessage);
+      Object table = serverMessage == null ? null
+          : serverMessage.getClass().getMethod("getTable").invoke(serverMessage);
       return table == null || table.toString().equalsIgnoreCase(sql.simpleTable);
     } catch (ReflectiveOperationException | RuntimeException notPgjdbc) {
       return true;
@@ -430,37 +433,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
-  public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
-    if (after == null) {
-      return query("list " + state, sql.listFirst, ps -> {
-        ps.setString(1, stateName(state));
-        ps.setInt(2, limit);
-      });
-    }
-    return query("list " + state, sql.listAfter, ps -> {
-      ps.setString(1, stateName(state));
-      ps.setString(2, after.scope().value());
-      ps.setString(3, after.scope().value());
-      ps.setString(4, after.operation().name());
-      ps.setString(5, after.operation().name());
-      ps.setString(6, after.key().value());
-      ps.setInt(7, limit);
-    });
-  }
-
-  @Override
-  public boolean evict(RecordKey key) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.evict)) {
-      ps.setQueryTimeout(lockTimeoutSeconds);
-      bindKey(ps, 1, key);
-      boolean deleted = ps.executeUpdate() == 1;
-      if (!c.getAutoCommit()) {
-        c.commit();
-      }
-      return deleted;
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "evict " + key, e);
-    }
+  public IdempotencyAdmin admin() {
+    return admin;
   }
 
   /**
@@ -599,6 +573,49 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   private static byte[] nonNull(byte[] b) {
     return b == null ? new byte[0] : b;
+  }
+
+  /** The operator side: listing and eviction, each on a connection of its own. */
+  private final class Admin implements IdempotencyAdmin {
+
+    @Override
+    public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
+      if (after == null) {
+        return query("list " + state, sql.listFirst, ps -> {
+          ps.setString(1, stateName(state));
+          ps.setInt(2, limit);
+        });
+      }
+      return query("list " + state, sql.listAfter, ps -> {
+        ps.setString(1, stateName(state));
+        ps.setString(2, after.scope().value());
+        ps.setString(3, after.scope().value());
+        ps.setString(4, after.operation().name());
+        ps.setString(5, after.operation().name());
+        ps.setString(6, after.key().value());
+        ps.setInt(7, limit);
+      });
+    }
+
+    @Override
+    public boolean evict(RecordKey key) {
+      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.evict)) {
+        ps.setQueryTimeout(lockTimeoutSeconds);
+        bindKey(ps, 1, key);
+        boolean deleted = ps.executeUpdate() == 1;
+        if (!c.getAutoCommit()) {
+          c.commit();
+        }
+        return deleted;
+      } catch (SQLException e) {
+        throw SqlErrors.wrap(name, dialect, "evict " + key, e);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "admin of " + JdbcIdempotencyStore.this;
+    }
   }
 
   @Override

@@ -279,7 +279,7 @@ abstract class StarterTest {
       assertThat(age).as("in progress for ten minutes").isGreaterThanOrEqualTo(600);
       assertThat(context.getBean(RetryMeters.class)).as("the retry meters are a bean").isNotNull();
     } finally {
-      store.evict(stuck);
+      store.admin().evict(stuck);
     }
   }
 

@@ -3,8 +3,8 @@ package dev.idem.test;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
-import dev.idem.core.RecordState;
 import dev.idem.core.StoreException;
+import dev.idem.core.spi.IdempotencyAdmin;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
@@ -150,13 +150,9 @@ public final class FaultInjectingStore implements IdempotencyStore {
     return delegate.purgeExpired(now, limit);
   }
 
+  /** The delegate's operator side, unwrapped: no fault targets listing or eviction. */
   @Override
-  public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
-    return delegate.list(state, after, limit);
-  }
-
-  @Override
-  public boolean evict(RecordKey key) {
-    return delegate.evict(key);
+  public IdempotencyAdmin admin() {
+    return delegate.admin();
   }
 }

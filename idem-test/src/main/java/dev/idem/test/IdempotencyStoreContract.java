@@ -379,7 +379,7 @@ public abstract class IdempotencyStoreContract {
     List<RecordKey> seen = new ArrayList<>();
     RecordKey after = new RecordKey(scope, Operation.of("POST /things"), IdempotencyKey.of("!"));
     while (true) {
-      List<IdempotencyRecord> page = store.list(RecordState.COMPLETED, after, 2);
+      List<IdempotencyRecord> page = store.admin().list(RecordState.COMPLETED, after, 2);
       List<IdempotencyRecord> mine = page.stream().filter(r -> r.key().scope().equals(scope)).toList();
       mine.forEach(r -> seen.add(r.key()));
       if (mine.size() < 2) {
@@ -397,8 +397,8 @@ public abstract class IdempotencyStoreContract {
     IdempotencyRecord claimed = claimed(key("evict"), now, Duration.ofSeconds(30));
     insert(claimed);
 
-    boolean evicted = store.evict(claimed.key());
-    boolean again = store.evict(claimed.key());
+    boolean evicted = store.admin().evict(claimed.key());
+    boolean again = store.admin().evict(claimed.key());
 
     assertThat(evicted).isTrue();
     assertThat(again).isFalse();

@@ -8,8 +8,8 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
-
 import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.IdempotencyAdmin;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
@@ -85,6 +85,17 @@ public class ExecutorOverheadBenchmark {
   /** A store in memory with pretend transactions: enough for the executor, nothing to measure on its own. */
   static final class MemoryTransactions implements IdempotencyStore {
     private final ConcurrentHashMap<RecordKey, IdempotencyRecord> records = new ConcurrentHashMap<>();
+    private static final IdempotencyAdmin NO_ADMIN = new IdempotencyAdmin() {
+      @Override
+      public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
+        return List.of();
+      }
+
+      @Override
+      public boolean evict(RecordKey key) {
+        return false;
+      }
+    };
     private static final StoreTransaction TX = new StoreTransaction() {
       @Override
       public <T> T unwrap(Class<T> type) {
@@ -159,13 +170,8 @@ public class ExecutorOverheadBenchmark {
     }
 
     @Override
-    public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
-      return List.of();
-    }
-
-    @Override
-    public boolean evict(RecordKey key) {
-      return false;
+    public IdempotencyAdmin admin() {
+      return NO_ADMIN;
     }
   }
 }

@@ -4,6 +4,7 @@ import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.spi.IdempotencyAdmin;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
@@ -28,6 +29,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
   private final String name;
   private final ConcurrentSkipListMap<RecordKey, IdempotencyRecord> records = new ConcurrentSkipListMap<>(ORDER);
+  private final IdempotencyAdmin admin = new Admin();
 
   public InMemoryIdempotencyStore(String name) {
     this.name = Objects.requireNonNull(name, "name");
@@ -122,28 +124,42 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
-  public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
-    List<IdempotencyRecord> page = new ArrayList<>();
-    var view = after == null ? records : records.tailMap(after, false);
-    for (IdempotencyRecord r : view.values()) {
-      if (page.size() >= limit) {
-        break;
-      }
-      if (r.state() == state) {
-        page.add(r);
-      }
-    }
-    return page;
-  }
-
-  @Override
-  public boolean evict(RecordKey key) {
-    return records.remove(key) != null;
+  public IdempotencyAdmin admin() {
+    return admin;
   }
 
   /** How many records are held, whatever their state or expiry. */
   public int size() {
     return records.size();
+  }
+
+  /** The operator side, on the same map. */
+  private final class Admin implements IdempotencyAdmin {
+
+    @Override
+    public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
+      List<IdempotencyRecord> page = new ArrayList<>();
+      var view = after == null ? records : records.tailMap(after, false);
+      for (IdempotencyRecord r : view.values()) {
+        if (page.size() >= limit) {
+          break;
+        }
+        if (r.state() == state) {
+          page.add(r);
+        }
+      }
+      return page;
+    }
+
+    @Override
+    public boolean evict(RecordKey key) {
+      return records.remove(key) != null;
+    }
+
+    @Override
+    public String toString() {
+      return "admin of in-memory store '" + name + "'";
+    }
   }
 
   private static final class NoTransaction implements StoreTransaction {

@@ -3,7 +3,6 @@ package dev.idem.core.spi;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
-import dev.idem.core.RecordState;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
@@ -98,11 +97,8 @@ public interface IdempotencyStore {
   int purgeExpired(Instant now, int limit);
 
   /**
-   * A page of records in a state, ordered by key, starting after {@code after} (exclusive; {@code null} for the
-   * first page).
+   * The store's operator side: listing and eviction, off the hot path. Every store must provide one, on the same
+   * records as the store; calling this method does no I/O.
    */
-  List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit);
-
-  /** Deletes a record whatever its state (operator eviction). Returns whether it existed. */
-  boolean evict(RecordKey key);
+  IdempotencyAdmin admin();
 }

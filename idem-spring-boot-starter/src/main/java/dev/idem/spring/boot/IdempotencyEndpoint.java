@@ -30,6 +30,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  *   <li>{@code DELETE /actuator/idempotency/{scope}/{key}?operation=POST%20/payments}
  * </ul>
  *
+ * Listing and eviction go through the store's {@link IdempotencyStore#admin()}, the lookup through the store itself.
  * Responses and request bodies are never shown, only their status and size: they may hold personal data. Expose the
  * endpoint only to operators. Thread-safe.
  */
@@ -49,7 +50,8 @@ public class IdempotencyEndpoint {
     if (n < 1 || n > MAX_LIMIT) {
       throw new IllegalArgumentException("limit must be 1.." + MAX_LIMIT + ", got " + n);
     }
-    List<IdempotencyRecord> page = store.list(wanted, after == null || after.isBlank() ? null : decode(after), n);
+    RecordKey from = after == null || after.isBlank() ? null : decode(after);
+    List<IdempotencyRecord> page = store.admin().list(wanted, from, n);
     List<Map<String, Object>> items = new ArrayList<>();
     page.forEach(r -> items.add(describe(r)));
     Map<String, Object> out = new LinkedHashMap<>();
@@ -66,7 +68,7 @@ public class IdempotencyEndpoint {
 
   @DeleteOperation
   public Map<String, Object> evict(@Selector String scope, @Selector String key, String operation) {
-    boolean evicted = store.evict(recordKey(scope, operation, key));
+    boolean evicted = store.admin().evict(recordKey(scope, operation, key));
     return Map.of("evicted", evicted);
   }
 

@@ -94,7 +94,7 @@ public class AdminController {
     if (limit < 1 || limit > MAX_LIMIT) {
       throw ApiProblem.invalid("limit", "limit must be 1 to " + MAX_LIMIT);
     }
-    List<IdempotencyRecord> page = store.list(recordState, after == null || after.isEmpty() ? null
+    List<IdempotencyRecord> page = store.admin().list(recordState, after == null || after.isEmpty() ? null
         : RecordCursor.decode(after), limit + 1);
     boolean more = page.size() > limit;
     List<IdempotencyRecord> shown = more ? page.subList(0, limit) : page;

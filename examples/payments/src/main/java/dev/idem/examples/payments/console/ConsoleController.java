@@ -66,9 +66,9 @@ public class ConsoleController {
   }
 
   /**
-   * A page of records ordered by (scope, operation, key). Without {@code key} and with one state, the store lists
-   * them; with a key part or {@code state=any}, the table is searched. {@code next} is the cursor of the following
-   * page, or {@code null} on the last.
+   * A page of records ordered by (scope, operation, key). Without {@code key} and with one state, the store's
+   * {@link IdempotencyStore#admin()} lists them; with a key part or {@code state=any}, the table is searched.
+   * {@code next} is the cursor of the following page, or {@code null} on the last.
    */
   @GetMapping("/records")
   public Map<String, Object> records(
@@ -93,7 +93,7 @@ public class ConsoleController {
     List<RecordKey> keys = new ArrayList<>();
     List<IdempotencyRecord> shown = new ArrayList<>();
     if (keyPart == null && wanted.isPresent()) {
-      List<IdempotencyRecord> listed = store.list(wanted.get(), from, limit + 1);
+      List<IdempotencyRecord> listed = store.admin().list(wanted.get(), from, limit + 1);
       listed.forEach(r -> keys.add(r.key()));
       shown.addAll(listed.subList(0, Math.min(limit, listed.size())));
     } else {
