@@ -118,17 +118,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     if (caller != null) {
       return caller.getAutoCommit() ? JdbcTransaction.runOwned(caller, name, dialect, work) : runJoined(caller, work);
     }
-    Connection connection;
-    try {
-      connection = dataSource.getConnection();
-    } catch (SQLException e) {
-      // not retried by the executor: an exhausted pool would multiply every wait
-      throw new StoreException(name, "getting a connection failed: " + e.getMessage(), e.getSQLState(), false, false,
-          e);
-    }
-    try (connection) {
-      return JdbcTransaction.runOwned(connection, name, dialect, work);
-    }
+    return JdbcTransaction.runInNew(dataSource, name, dialect, work);
   }
 
   private <R> R runJoined(Connection c, TransactionWork<R> work) throws Exception {

@@ -137,15 +137,7 @@ public final class JdbcInboxStore implements InboxStore {
 
   @Override
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
-    Connection c;
-    try {
-      c = dataSource.getConnection();
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "getting a connection", e);
-    }
-    try (c) {
-      return JdbcTransaction.runOwned(c, table, dialect, work);
-    }
+    return JdbcTransaction.runInNew(dataSource, table, dialect, work);
   }
 
   @Override
@@ -164,7 +156,7 @@ public final class JdbcInboxStore implements InboxStore {
 
   @Override
   public List<Recorded> record(StoreTransaction tx, String consumer, List<Entry> events, Instant now) {
-    Connection c = JdbcOutboxStore.openTransaction(tx, table, dialect);
+    Connection c = JdbcTransaction.callerConnection(tx, table, dialect);
     int n = events.size();
     if (n == 0) {
       return List.of(); // MariaDB's multi-row insert has no form without rows
@@ -470,7 +462,7 @@ public final class JdbcInboxStore implements InboxStore {
             return ps.executeUpdate();
           }
         } finally {
-          JdbcOutboxStore.restore(c, autoCommit, -1);
+          JdbcTransaction.restore(c, autoCommit, -1);
         }
       } catch (SQLException e) {
         throw SqlErrors.wrap(table, dialect, "purging the inbox", e);
@@ -523,7 +515,7 @@ public final class JdbcInboxStore implements InboxStore {
           }
           throw e;
         } finally {
-          JdbcOutboxStore.restore(c, autoCommit, isolation);
+          JdbcTransaction.restore(c, autoCommit, isolation);
         }
       } catch (SQLException e) {
         throw SqlErrors.wrap(table, dialect, "purging the inbox", e);

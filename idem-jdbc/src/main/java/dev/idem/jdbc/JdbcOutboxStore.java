@@ -60,7 +60,6 @@ public final class JdbcOutboxStore implements OutboxStore {
       + " created_at, delivered_at";
   private static final String MESSAGE_COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, payload,"
       + " headers, destination, attempts, attempt_base, created_at";
-  private static final int ERROR_CHARS = 1000;
 
   private final DataSource dataSource;
   private final JdbcDialect dialect;
@@ -118,15 +117,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
-    Connection c;
-    try {
-      c = dataSource.getConnection();
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "getting a connection", e);
-    }
-    try (c) {
-      return JdbcTransaction.runOwned(c, table, dialect, work);
-    }
+    return JdbcTransaction.runInNew(dataSource, table, dialect, work);
   }
 
   @Override
@@ -138,7 +129,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public void enqueue(StoreTransaction tx, List<PendingEvent> events, Instant now) {
-    Connection connection = openTransaction(tx, table, dialect);
+    Connection connection = JdbcTransaction.callerConnection(tx, table, dialect);
     if (events.isEmpty()) {
       return;
     }
@@ -167,42 +158,6 @@ public final class JdbcOutboxStore implements OutboxStore {
       }
     } catch (SQLException e) {
       throw SqlErrors.wrap(table, dialect, "enqueueing " + events.size() + " event(s)", e);
-    }
-  }
-
-  /**
-   * The connection of the caller's open transaction.
-   *
-   * @throws IllegalStateException when it is in auto-commit mode (a write there would commit on its own), when
-   *     {@code tx} holds no JDBC connection, or when it has ended
-   */
-  static Connection openTransaction(StoreTransaction tx, String table, JdbcDialect dialect) {
-    Connection connection;
-    try {
-      connection = Objects.requireNonNull(tx, "tx").unwrap(Connection.class);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalStateException("this writes in a JDBC transaction (JdbcTransaction.of(connection), or the"
-          + " store's inTransaction), not in " + tx.getClass().getName(), e);
-    }
-    try {
-      if (connection.getAutoCommit()) {
-        throw new IllegalStateException("this writes in the caller's transaction: switch auto-commit off and commit"
-            + " with the business write (JdbcTransaction.of(connection)), or the write would commit on its own");
-      }
-    } catch (SQLException e) {
-      if (isClosed(connection)) {
-        throw new IllegalStateException("the transaction has ended: its connection is closed", e);
-      }
-      throw SqlErrors.wrap(table, dialect, "checking the transaction", e);
-    }
-    return connection;
-  }
-
-  private static boolean isClosed(Connection connection) {
-    try {
-      return connection.isClosed();
-    } catch (SQLException e) {
-      return false;
     }
   }
 
@@ -310,7 +265,7 @@ public final class JdbcOutboxStore implements OutboxStore {
           throw e;
         }
       } finally {
-        restore(c, autoCommit, isolation);
+        JdbcTransaction.restore(c, autoCommit, isolation);
       }
     } catch (SQLException e) {
       throw SqlErrors.wrap(table, dialect, "claiming due events", e);
@@ -367,7 +322,7 @@ public final class JdbcOutboxStore implements OutboxStore {
         rollbackQuietly(c, e);
         throw e;
       } finally {
-        restore(c, autoCommit, -1);
+        JdbcTransaction.restore(c, autoCommit, -1);
       }
     } catch (SQLException e) {
       throw SqlErrors.wrap(table, dialect, "recording deliveries", e);
@@ -386,7 +341,7 @@ public final class JdbcOutboxStore implements OutboxStore {
         ps.setInt(1, f.claimed().attempts() + 1);
         ps.setString(2, f.dead() ? "dead" : "pending");
         ps.setLong(3, f.nextAttempt().toEpochMilli());
-        ps.setString(4, error(f));
+        ps.setString(4, f.error());
         ps.setLong(5, f.claimed().seq());
         ps.setString(6, token);
         if (ps.executeUpdate() == 1) {
@@ -407,7 +362,7 @@ public final class JdbcOutboxStore implements OutboxStore {
         ins.setLong(1, f.claimed().seq());
         ins.setInt(2, attempt);
         ins.setLong(3, now);
-        ins.setString(4, error(f));
+        ins.setString(4, f.error());
         Integer code = f.result().responseCode().orElse(null);
         if (code == null) {
           ins.setNull(5, Types.INTEGER);
@@ -428,12 +383,6 @@ public final class JdbcOutboxStore implements OutboxStore {
       }
     }
     return recorded.size();
-  }
-
-  /** The failure's error, cut to the column's length. */
-  private static String error(FailedDelivery f) {
-    String error = f.result().error().orElse("failed");
-    return error.length() <= ERROR_CHARS ? error : error.substring(0, ERROR_CHARS - 1) + "…";
   }
 
   @Override
@@ -561,7 +510,7 @@ public final class JdbcOutboxStore implements OutboxStore {
               total += ps.executeUpdate();
             }
           } finally {
-            restore(c, autoCommit, -1);
+            JdbcTransaction.restore(c, autoCommit, -1);
           }
         } catch (SQLException e) {
           throw SqlErrors.wrap(table, dialect, "replaying events", e);
@@ -725,7 +674,7 @@ public final class JdbcOutboxStore implements OutboxStore {
           return ps.executeUpdate();
         }
       } finally {
-        restore(c, autoCommit, -1);
+        JdbcTransaction.restore(c, autoCommit, -1);
       }
     } catch (SQLException e) {
       throw SqlErrors.wrap(table, dialect, what, e);
@@ -743,20 +692,6 @@ public final class JdbcOutboxStore implements OutboxStore {
       b.append(i == 0 ? "?" : ", ?");
     }
     return b.toString();
-  }
-
-  /** Puts a pooled connection back as it was lent. */
-  static void restore(Connection c, boolean autoCommit, int isolation) {
-    try {
-      if (isolation >= 0 && c.getTransactionIsolation() != isolation) {
-        c.setTransactionIsolation(isolation);
-      }
-      if (c.getAutoCommit() != autoCommit) {
-        c.setAutoCommit(autoCommit);
-      }
-    } catch (SQLException ignored) {
-      // the pool validates the connection before it is lent again
-    }
   }
 
   private static void rollbackQuietly(Connection c, Throwable cause) {

@@ -1,10 +1,12 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
+import javax.sql.DataSource;
 
 /**
  * A JDBC store's transaction: the connection the work and the record share. Valid only while the work runs, on
@@ -130,6 +132,25 @@ public final class JdbcTransaction implements StoreTransaction {
   }
 
   /**
+   * Runs the work in a new transaction the store owns, on a connection of {@code dataSource} that it closes after;
+   * see {@link #runOwned}. Failing to get a connection is a {@link dev.idem.core.StoreException} that is not
+   * transient: retrying it at once would multiply every wait on an exhausted pool.
+   */
+  static <R> R runInNew(DataSource dataSource, String name, JdbcDialect dialect, TransactionWork<R> work)
+      throws Exception {
+    Connection connection;
+    try {
+      connection = dataSource.getConnection();
+    } catch (SQLException e) {
+      throw new StoreException(name, "getting a connection failed: " + e.getMessage(), e.getSQLState(), false, false,
+          e);
+    }
+    try (connection) {
+      return runOwned(connection, name, dialect, work);
+    }
+  }
+
+  /**
    * Runs the work in a transaction the store owns on {@code c}: begun lazily, committed when the work returns (unless
    * it marked the transaction rollback-only or the store committed it already), rolled back when it throws.
    */
@@ -179,4 +200,51 @@ public final class JdbcTransaction implements StoreTransaction {
     }
   }
 
-}
+
+  /**
+   * The connection of the caller's open transaction.
+   *
+   * @throws IllegalStateException when it is in auto-commit mode (a write there would commit on its own), when
+   *     {@code tx} holds no JDBC connection, or when it has ended
+   */
+  static Connection callerConnection(StoreTransaction tx, String table, JdbcDialect dialect) {
+    Connection connection;
+    try {
+      connection = Objects.requireNonNull(tx, "tx").unwrap(Connection.class);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("this writes in a JDBC transaction (JdbcTransaction.of(connection), or the"
+          + " store's inTransaction), not in " + tx.getClass().getName(), e);
+    }
+    try {
+      if (connection.getAutoCommit()) {
+        throw new IllegalStateException("this writes in the caller's transaction: switch auto-commit off and commit"
+            + " with the business write (JdbcTransaction.of(connection)), or the write would commit on its own");
+      }
+    } catch (SQLException e) {
+      if (isClosed(connection)) {
+        throw new IllegalStateException("the transaction has ended: its connection is closed", e);
+      }
+      throw SqlErrors.wrap(table, dialect, "checking the transaction", e);
+    }
+    return connection;
+  }
+  private static boolean isClosed(Connection connection) {
+    try {
+      return connection.isClosed();
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+  /** Puts a pooled connection back as it was lent. */
+  static void restore(Connection c, boolean autoCommit, int isolation) {
+    try {
+      if (isolation >= 0 && c.getTransactionIsolation() != isolation) {
+        c.setTransactionIsolation(isolation);
+      }
+      if (c.getAutoCommit() != autoCommit) {
+        c.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException ignored) {
+      // the pool validates the connection before it is lent again
+    }
+  }}

@@ -9,7 +9,6 @@ final class Limits {
   static final int AGGREGATE_TYPE = 100;
   static final int MAX_HEADERS = 32;
   static final int HEADER_VALUE = 1024;
-  static final int ERROR = 1000;
   private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}");
   private static final Pattern DESTINATION = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(:[\\x21-\\x7e]{1,190})?");
 
@@ -59,12 +58,5 @@ final class Limits {
   static String route(String destination) {
     int colon = destination.indexOf(':');
     return colon < 0 ? destination : destination.substring(0, colon);
-  }
-
-  static String error(String error) {
-    if (error == null) {
-      return null;
-    }
-    return error.length() <= ERROR ? error : error.substring(0, ERROR - 1) + "…";
   }
 }

@@ -40,8 +40,6 @@ import java.util.concurrent.locks.ReentrantLock;
  * nothing kept across restarts. Events enqueued in a transaction appear when it commits. Thread-safe.
  */
 public final class InMemoryOutboxStore implements OutboxStore {
-  private static final int ERROR_CHARS = 1000;
-
   private final ReentrantLock lock = new ReentrantLock();
   private final TreeMap<Long, Row> rows = new TreeMap<>();
   private final Map<UUID, Long> seqById = new HashMap<>();
@@ -231,10 +229,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
           continue;
         }
         changed++;
-        String error = f.result().error().orElse("failed");
-        if (error.length() > ERROR_CHARS) {
-          error = error.substring(0, ERROR_CHARS - 1) + "…";
-        }
+        String error = f.error();
         r.attempts = f.claimed().attempts() + 1;
         r.status = f.dead() ? OutboxStatus.DEAD : OutboxStatus.PENDING;
         r.availableAt = f.nextAttempt();

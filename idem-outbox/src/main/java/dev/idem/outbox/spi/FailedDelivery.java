@@ -19,4 +19,10 @@ public record FailedDelivery(ClaimedEvent claimed, DeliveryResult result, boolea
     Objects.requireNonNull(result, "result");
     Objects.requireNonNull(nextAttempt, "nextAttempt");
   }
+
+  /** The error a store keeps: the result's ({@code failed} when it has none), at most 1000 characters. */
+  public String error() {
+    String error = result.error().orElse("failed");
+    return error.length() <= 1000 ? error : error.substring(0, 999) + "…";
+  }
 }
