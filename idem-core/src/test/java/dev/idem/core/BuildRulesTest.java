@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Rules of the build that no compiler checks: every jar module names itself for the module path
- * ({@code Automatic-Module-Name}, from its {@code idem.module.name} property), with the package its code lives in.
+ * ({@code Automatic-Module-Name}, from its {@code idem.module.name} property), with the package its code lives in;
+ * and Javadoc leaves the {@code internal} packages out.
  */
 class BuildRulesTest {
   private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
@@ -46,5 +47,15 @@ class BuildRulesTest {
 
     assertThat(checked).isGreaterThan(10);
     assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void javadocLeavesTheInternalPackagesOut() throws IOException {
+    String pom = Files.readString(root.resolve("pom.xml"));
+    Matcher javadoc = Pattern.compile("<artifactId>maven-javadoc-plugin</artifactId>.*?</plugin>", Pattern.DOTALL)
+        .matcher(pom);
+
+    assertThat(javadoc.find()).as("the parent pom configures maven-javadoc-plugin").isTrue();
+    assertThat(javadoc.group()).contains("<excludePackageNames>*.internal:*.internal.*</excludePackageNames>");
   }
 }

@@ -1,5 +1,6 @@
 -- Idem outbox, attempt history and inbox, H2 2.x. Run it with your own migration tool, or let
--- Outbox.builder(...).createSchemaIfMissing(true) / Inbox.builder(...).createSchemaIfMissing(true) run it.
+-- JdbcOutboxStore.builder(...).createSchemaIfMissing(true) / JdbcInboxStore.builder(...).createSchemaIfMissing(true)
+-- run it.
 -- Times are Unix epoch milliseconds (UTC) from the application's Clock.
 -- seq orders events (per aggregate when ordered); id is the event id transports send (webhook-id, message-id).
 -- attempts counts every attempt ever made and numbers the attempt history; attempts - attempt_base are those since
