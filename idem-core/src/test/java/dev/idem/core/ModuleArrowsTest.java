@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
  * The arrows between modules that the poms alone do not hold, checked on the source of every module (main and test
  * code, comments left out), so that a broken arrow fails the build:
  * <ul>
- *   <li>no {@code java.sql} in idem-core or idem-servlet: the store reaches them through idem-core's SPI;
+ *   <li>no {@code java.sql} or {@code javax.sql} in idem-core, idem-servlet or idem-outbox: stores reach them
+ *       through the SPIs (idem-core's, idem-outbox's), and the JDBC stores are idem-jdbc's;
  *   <li>no module uses another module's {@code *.internal} packages: what crosses a module is public API;
  *   <li>no Spring outside the starter, the examples and the command line that runs the reference service.
  * </ul>
@@ -29,7 +30,7 @@ class ModuleArrowsTest {
   private static final Pattern INTERNAL = Pattern.compile("\\b(dev\\.idem(?:\\.[a-z]+)+?)\\.internal\\b");
   /** Spring's root package, split so that this file does not name it. */
   private static final String SPRING = "org." + "springframework";
-  private static final Set<String> NO_JDBC = Set.of("idem-core", "idem-servlet");
+  private static final Set<String> NO_JDBC = Set.of("idem-core", "idem-servlet", "idem-outbox");
   private static final Set<String> SPRING_ALLOWED =
       Set.of("idem-spring-boot-starter", "examples/payments", "idem-cli");
 
@@ -52,7 +53,8 @@ class ModuleArrowsTest {
         files++;
         String code = withoutComments(Files.readString(file));
         String where = root.relativize(file).toString();
-        if (NO_JDBC.contains(module) && file.startsWith(dir.resolve("src/main")) && code.contains("java.sql.")) {
+        boolean jdbc = code.contains("java.sql.") || code.contains("javax.sql.");
+        if (NO_JDBC.contains(module) && file.startsWith(dir.resolve("src/main")) && jdbc) {
           broken.add(where + ": java.sql in " + module);
         }
         Matcher internal = INTERNAL.matcher(code);

@@ -1,5 +1,6 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
 import dev.idem.jdbc.internal.SchemaScript;
@@ -10,6 +11,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransactionRollbackException;
+import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -20,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 
 /**
@@ -55,6 +61,12 @@ import javax.sql.DataSource;
 public final class JdbcInboxStore implements InboxStore {
   /** PostgreSQL's "current transaction is aborted, commands ignored until end of transaction block". */
   private static final String IN_FAILED_TRANSACTION = "25P02";
+  private static final Set<String> REFUSES_EVERYONE_STATES =
+      Set.of("25006", "42501", "42P01", "3D000", "57P01", "57P02", "57P03");
+  private static final Set<Integer> REFUSES_EVERYONE_CODES =
+      Set.of(1290, 1036, 1021, 1114, 1040, 1044, 1045, 1142, 1146);
+  private static final Set<String> CONFLICT_STATES = Set.of("40001", "40P01", "55P03");
+  private static final Set<Integer> CONFLICT_CODES = Set.of(1213, 1205);
 
   private final DataSource dataSource;
   private final JdbcDialect dialect;
@@ -138,6 +150,75 @@ public final class JdbcInboxStore implements InboxStore {
   @Override
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
     return JdbcTransaction.runInNew(dataSource, table, dialect, work);
+  }
+
+  /**
+   * Whose failure {@code error} is. The inbox's own statements failing ({@link StoreException}: ids and sizes were
+   * checked before) are an outage, a schema fault included, as it refuses every message alike; except a deadlock, a
+   * serialization failure or a lock timeout (contention) and an integrity or data error at the commit (SQLState
+   * classes 23 and 22, e.g. a deferred constraint: the handler's writes). An SQL failure in a handler's causes is an
+   * outage when its SQLState or error code is one by which a database refuses everyone's work ({@link
+   * #refusesEveryone}), contention for a conflict, and for a lost connection an outage only when the database fails
+   * a health check too ({@link #available}); any other, a statement timeout included, is the message's.
+   */
+  @Override
+  public Fault fault(Throwable error) {
+    return fault(error, this::available);
+  }
+
+  static Fault fault(Throwable error, BooleanSupplier databaseAnswers) {
+    SQLException q = firstSqlException(error);
+    if (error instanceof StoreException) {
+      StoreException s = (StoreException) error;
+      String state = s.sqlState() != null ? s.sqlState() : q != null && q.getSQLState() != null ? q.getSQLState() : "";
+      int code = q == null ? 0 : q.getErrorCode();
+      if (s.isLockTimeout() || q instanceof SQLTransactionRollbackException || isConflict(state, code)) {
+        return Fault.CONTENTION;
+      }
+      return state.startsWith("23") || state.startsWith("22") ? Fault.OTHER : Fault.OUTAGE;
+    }
+    if (q == null) {
+      return Fault.OTHER;
+    }
+    String state = q.getSQLState() == null ? "" : q.getSQLState();
+    int code = q.getErrorCode();
+    if (refusesEveryone(state, code)) {
+      return Fault.OUTAGE;
+    }
+    if (q instanceof SQLTransactionRollbackException || isConflict(state, code)) {
+      return Fault.CONTENTION;
+    }
+    if (q instanceof SQLTransientConnectionException || q instanceof SQLNonTransientConnectionException
+        || q instanceof SQLRecoverableException || state.startsWith("08")) {
+      return databaseAnswers.getAsBoolean() ? Fault.OTHER : Fault.OUTAGE;
+    }
+    return Fault.OTHER;
+  }
+
+  /**
+   * Whether {@code state} or {@code code} is one by which a database refuses every transaction alike: SQLStates
+   * (PostgreSQL: read-only, insufficient privilege, undefined table, invalid catalog, shutdowns; the classes 28
+   * authorization, 53 resources, 58 system errors) and error codes (MariaDB: read-only, read-only table, disk full,
+   * table full, too many connections, access denied, missing table).
+   */
+  static boolean refusesEveryone(String state, int code) {
+    return REFUSES_EVERYONE_STATES.contains(state) || state.startsWith("28") || state.startsWith("53")
+        || state.startsWith("58") || REFUSES_EVERYONE_CODES.contains(code);
+  }
+
+  /** A serialization failure, a deadlock or a lock that could not be had (PostgreSQL and MariaDB). */
+  private static boolean isConflict(String state, int code) {
+    return CONFLICT_STATES.contains(state) || CONFLICT_CODES.contains(code);
+  }
+
+  private static SQLException firstSqlException(Throwable error) {
+    int depth = 0;
+    for (Throwable t = error; t != null && depth < 64; t = t.getCause() == t ? null : t.getCause(), depth++) {
+      if (t instanceof SQLException) {
+        return (SQLException) t;
+      }
+    }
+    return null;
   }
 
   @Override

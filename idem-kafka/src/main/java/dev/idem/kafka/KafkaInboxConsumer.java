@@ -35,7 +35,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -170,7 +169,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private final Duration closeTimeout;
   private final ConsumerListener listener;
   private final ConsumerEngine engine;
-  private final BooleanSupplier databaseAnswers;
   private final Clock clock;
 
   private final Object lifecycle = new Object();
@@ -215,7 +213,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     this.clock = b.clock;
     this.engine = ConsumerEngine.builder().maxAttempts(b.maxAttempts).backoff(b.failurePause, MAX_PAUSE)
         .maxUncountedContention(MAX_UNCOUNTED_CONTENTION).build();
-    this.databaseAnswers = b.inbox.store()::available;
   }
 
   /**
@@ -463,7 +460,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       seekAndPause(partition, records.get(0).record.offset(), backoff(1));
       throw e;
     } catch (RuntimeException | Error e) {
-      Reason fault = ConsumerEngine.classify(e, databaseAnswers);
+      Reason fault = ConsumerEngine.classify(e, inbox.store());
       ConsumerRecord<String, byte[]> first = records.get(0).record;
       if (fault == Reason.DATABASE_DOWN) {
         Decision d = engine.decide(fault, new History(0, 0, storeFailures++));

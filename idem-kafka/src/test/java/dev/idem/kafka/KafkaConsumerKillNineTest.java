@@ -1,13 +1,13 @@
 package dev.idem.kafka;
 
-import dev.idem.test.kafka.KafkaBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.jdbc.JdbcDialect;
-import dev.idem.test.TestPostgres;
 import dev.idem.outbox.Inbox;
 import dev.idem.test.ChildJvm;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
+import dev.idem.test.kafka.KafkaBroker;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;

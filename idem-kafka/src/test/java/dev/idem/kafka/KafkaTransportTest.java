@@ -1,12 +1,12 @@
 package dev.idem.kafka;
 
-import dev.idem.test.kafka.KafkaBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.test.Eventually;
+import dev.idem.test.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -102,7 +101,6 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private final Duration fetchWait;
   private final long maxDeliver;
   private final ConsumerEngine engine;
-  private final BooleanSupplier databaseAnswers;
   private final Duration shutdownTimeout;
   private final Function<Message, String> messageIdFallback;
   private final ConsumerListener listener;
@@ -132,7 +130,6 @@ public final class NatsInboxConsumer implements AutoCloseable {
         .backoff(b.nakDelay != null ? b.nakDelay : b.nakBackoffInitial, b.nakDelay != null ? b.nakDelay
             : b.nakBackoffMax)
         .build();
-    this.databaseAnswers = b.inbox.store()::available;
     this.shutdownTimeout = b.shutdownTimeout;
     this.messageIdFallback = b.messageIdFallback;
     this.listener = b.listener;
@@ -305,7 +302,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
       } catch (Throwable e) {
         // JetStream counts every delivery, so this message's failures are its deliveries before this one
         History before = new History((int) Math.min(Integer.MAX_VALUE, deliveredCount(m) - 1), contentions, outages);
-        Decision d = engine.failed(e, before, databaseAnswers);
+        Decision d = engine.failed(e, before, inbox.store());
         if (!d.triesAgain() || d.counted()) {
           outages = 0;
           answer(m, id, d, e);

@@ -24,7 +24,6 @@ import java.util.Objects;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -103,7 +102,6 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final Duration failurePause;
   private final Duration shutdownTimeout;
   private final ConsumerEngine engine;
-  private final BooleanSupplier databaseAnswers;
   /** The database outages in a row, on any channel. */
   private final AtomicInteger outages = new AtomicInteger();
   private final Map<String, History> failures = new LinkedHashMap<>(64, 0.75f, true) {
@@ -134,7 +132,6 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     this.failurePause = b.failurePause;
     this.shutdownTimeout = b.shutdownTimeout;
     this.engine = ConsumerEngine.builder().maxAttempts(b.maxFailures).backoff(b.failurePause, b.failurePause).build();
-    this.databaseAnswers = b.inbox.store()::available;
   }
 
   /**
@@ -310,7 +307,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       throw e;
     } catch (Throwable e) {
       History before = history(id, delivery);
-      Decision d = engine.failed(e, before, databaseAnswers);
+      Decision d = engine.failed(e, before, inbox.store());
       if (d.triesAgain()) {
         if (d.action() == Action.PAUSE) {
           // the database is away: every message would fail alike, so this is no mark against the message; it waits

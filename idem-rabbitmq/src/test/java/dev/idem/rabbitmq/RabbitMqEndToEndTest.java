@@ -1,5 +1,7 @@
 package dev.idem.rabbitmq;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
@@ -16,7 +18,6 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** Outbox on PostgreSQL -> relay -> RabbitMQ -> inbox consumer -> effect table, on the real servers. */
 class RabbitMqEndToEndTest {

@@ -1,5 +1,7 @@
 package dev.idem.webhook;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
@@ -41,7 +43,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@link WebhookReceiverServlet} over real HTTP in embedded Jetty 12, on a real database: verification, the inbox's

@@ -1,17 +1,10 @@
 package dev.idem.outbox.consumer;
 
-import dev.idem.core.StoreException;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
-import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLRecoverableException;
-import java.sql.SQLTransactionRollbackException;
-import java.sql.SQLTransientConnectionException;
+import dev.idem.outbox.spi.InboxStore;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.Set;
-import java.util.function.BooleanSupplier;
 
 /**
  * The one rule by which every inbox consumer (RabbitMQ, NATS, Kafka) answers its broker: a pure function from the
@@ -37,28 +30,18 @@ import java.util.function.BooleanSupplier;
  * </table>
  *
  * <h2>Whose failure it is ({@link #classify})</h2>
- * <ul>
- *   <li>A {@link StoreException} comes from the inbox's own statements or from the commit (a handler's failures come
- *       wrapped in an {@code InboxHandlerException}). The inbox checked ids and sizes before writing, so it is the
- *       database's: {@code DATABASE_DOWN}, a schema fault ({@link StoreException#isSchemaFault()}, e.g. a missing
- *       table) included, as it refuses every message alike and no message should be given up on for it. Two
- *       exceptions: a deadlock, a serialization failure or a lock timeout ({@link StoreException#isLockTimeout()}) is
- *       {@code CONTENTION}; an integrity or data error at the commit (SQLState classes 23 and 22, e.g. a deferred
- *       constraint) is the handler's writes failing: {@code HANDLER_FAILED}.</li>
- *   <li>A failure with an {@link SQLException} in its causes (the handler's SQL) is {@code DATABASE_DOWN} when its
- *       SQLState or error code is one by which a database refuses everyone's work ({@link #refusesEveryone}: read-only
- *       after a failover, missing privileges or tables, full disks, too many connections, a shutdown);
- *       {@code CONTENTION} for a deadlock, a serialization failure or a lock timeout; for a lost connection it is
- *       {@code DATABASE_DOWN} only when the database does not answer a health check either (the
- *       {@code databaseAnswers} probe, for example {@code inbox.store()::available}), {@code HANDLER_FAILED} otherwise.
- *       Any other SQL failure, a statement timeout included, is {@code HANDLER_FAILED}.</li>
- *   <li>Anything else the handler threw, {@link Error}s included, is {@code HANDLER_FAILED}.</li>
- * </ul>
+ * <p>A payload mismatch is the message's; an {@link IllegalArgumentException} from the inbox is an id it cannot
+ * hold. For everything else the inbox's store judges ({@link InboxStore#fault}): an outage is
+ * {@code DATABASE_DOWN}, a passing conflict {@code CONTENTION}, anything else {@code HANDLER_FAILED}. The JDBC store
+ * counts the inbox's own statements failing as the database's (a schema fault included, as it refuses every message
+ * alike), except a conflict and an integrity or data error at the commit (the handler's writes); and a handler's SQL
+ * failure as the database's only when the database refuses everyone's work, or lost the connection and fails a
+ * health check too.
  *
  * <pre>{@code
  * ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(5)
  *     .backoff(Duration.ofMillis(100), Duration.ofSeconds(30)).build();
- * Decision d = engine.failed(error, History.of(deliveries - 1).withOutages(outagesInARow), databaseAnswers);
+ * Decision d = engine.failed(error, History.of(deliveries - 1).withOutages(outagesInARow), inbox.store());
  * switch (d.action()) { ... }
  * }</pre>
  */
@@ -66,12 +49,6 @@ public final class ConsumerEngine {
   /** {@link Builder#maxAttempts}: never give up on a message whose handler fails. */
   public static final int UNLIMITED = -1;
 
-  private static final Set<String> REFUSES_EVERYONE_STATES =
-      Set.of("25006", "42501", "42P01", "3D000", "57P01", "57P02", "57P03");
-  private static final Set<Integer> REFUSES_EVERYONE_CODES =
-      Set.of(1290, 1036, 1021, 1114, 1040, 1044, 1045, 1142, 1146);
-  private static final Set<String> CONTENTION_STATES = Set.of("40001", "40P01", "55P03");
-  private static final Set<Integer> CONTENTION_CODES = Set.of(1213, 1205);
 
   private final int maxAttempts;
   private final Duration initialBackoff;
@@ -128,10 +105,10 @@ public final class ConsumerEngine {
   /**
    * What to do after the inbox threw {@code error}: {@link #classify} then {@link #decide}.
    *
-   * @param databaseAnswers asked only for a lost connection in the handler's SQL: whether the database answers now
+   * @param store the inbox's store, which judges its own failures
    */
-  public Decision failed(Throwable error, History before, BooleanSupplier databaseAnswers) {
-    return decide(classify(error, databaseAnswers), before);
+  public Decision failed(Throwable error, History before, InboxStore store) {
+    return decide(classify(error, store), before);
   }
 
   /**
@@ -187,83 +164,28 @@ public final class ConsumerEngine {
   }
 
   /**
-   * Whose failure {@code error} (thrown by the inbox's {@code process...AndCommit}) is: see the class notes.
+   * Whose failure {@code error} (thrown by the inbox's {@code process...}) is: see the class notes.
    *
-   * @param databaseAnswers asked only for a lost connection in the handler's SQL; true when the database answers now
    * @return {@code PAYLOAD_MISMATCH}, {@code INVALID_ID}, {@code HANDLER_FAILED}, {@code CONTENTION} or
    *     {@code DATABASE_DOWN}
    */
-  public static Reason classify(Throwable error, BooleanSupplier databaseAnswers) {
+  public static Reason classify(Throwable error, InboxStore store) {
     Objects.requireNonNull(error, "error");
-    Objects.requireNonNull(databaseAnswers, "databaseAnswers");
+    Objects.requireNonNull(store, "store");
     if (error instanceof InboxPayloadMismatchException) {
       return Reason.PAYLOAD_MISMATCH;
     }
     if (error instanceof IllegalArgumentException) {
       return Reason.INVALID_ID; // the inbox refused its arguments itself; what a handler throws comes wrapped
     }
-    SQLException q = firstSqlException(error);
-    if (error instanceof StoreException s) {
-      return ofStore(s, q);
+    switch (store.fault(error)) {
+      case OUTAGE:
+        return Reason.DATABASE_DOWN;
+      case CONTENTION:
+        return Reason.CONTENTION;
+      default:
+        return Reason.HANDLER_FAILED;
     }
-    if (q == null) {
-      return Reason.HANDLER_FAILED;
-    }
-    String state = q.getSQLState() == null ? "" : q.getSQLState();
-    int code = q.getErrorCode();
-    if (refusesEveryone(state, code)) {
-      return Reason.DATABASE_DOWN;
-    }
-    if (q instanceof SQLTransactionRollbackException || isContention(state, code)) {
-      return Reason.CONTENTION;
-    }
-    if (isConnectionFailure(q, state)) {
-      return databaseAnswers.getAsBoolean() ? Reason.HANDLER_FAILED : Reason.DATABASE_DOWN;
-    }
-    return Reason.HANDLER_FAILED;
-  }
-
-  private static Reason ofStore(StoreException s, SQLException q) {
-    String state = s.sqlState() != null ? s.sqlState() : q != null && q.getSQLState() != null ? q.getSQLState() : "";
-    int code = q == null ? 0 : q.getErrorCode();
-    if (s.isLockTimeout() || q instanceof SQLTransactionRollbackException || isContention(state, code)) {
-      return Reason.CONTENTION;
-    }
-    if (state.startsWith("23") || state.startsWith("22")) {
-      return Reason.HANDLER_FAILED; // the handler's writes, refused at the commit (a deferred constraint)
-    }
-    return Reason.DATABASE_DOWN;
-  }
-
-  /**
-   * Whether {@code state} or {@code code} is one by which a database refuses every transaction alike: SQLStates
-   * (PostgreSQL: read-only, insufficient privilege, undefined table, invalid catalog, shutdowns; the classes 28
-   * authorization, 53 resources, 58 system errors) and error codes (MariaDB: read-only, read-only table, disk full,
-   * table full, too many connections, access denied, missing table).
-   */
-  public static boolean refusesEveryone(String state, int code) {
-    String s = state == null ? "" : state;
-    return REFUSES_EVERYONE_STATES.contains(s) || s.startsWith("28") || s.startsWith("53") || s.startsWith("58")
-        || REFUSES_EVERYONE_CODES.contains(code);
-  }
-
-  private static boolean isContention(String state, int code) {
-    return CONTENTION_STATES.contains(state) || CONTENTION_CODES.contains(code);
-  }
-
-  private static boolean isConnectionFailure(SQLException q, String state) {
-    return q instanceof SQLTransientConnectionException || q instanceof SQLNonTransientConnectionException
-        || q instanceof SQLRecoverableException || state.startsWith("08");
-  }
-
-  private static SQLException firstSqlException(Throwable error) {
-    int depth = 0;
-    for (Throwable t = error; t != null && depth < 64; t = t.getCause() == t ? null : t.getCause(), depth++) {
-      if (t instanceof SQLException q) {
-        return q;
-      }
-    }
-    return null;
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.idem.outbox.spi;
 
+import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
 import java.time.Instant;
@@ -61,6 +62,23 @@ public interface InboxStore {
     return true;
   }
 
+  /**
+   * Whose failure {@code error} is, as far as this store can tell: {@link Fault#OUTAGE} when the store is away or
+   * refuses everyone's work alike (consumers pause and count it against no message), {@link Fault#CONTENTION} for a
+   * passing conflict between transactions (a deadlock, a serialization failure, a lock timeout), {@link Fault#OTHER}
+   * for anything else (the message's own failure). {@code error} is what processing threw: a
+   * {@link dev.idem.core.StoreException} from the store's own statements or its commit, or a handler's failure
+   * wrapped in an {@link dev.idem.outbox.InboxHandlerException}. The default knows only the first: a store
+   * exception is an outage, or contention when it is a lock timeout; everything else is {@code OTHER}. The JDBC
+   * store also reads the SQL failures in a handler's causes.
+   */
+  default Fault fault(Throwable error) {
+    if (error instanceof StoreException) {
+      return ((StoreException) error).isLockTimeout() ? Fault.CONTENTION : Fault.OUTAGE;
+    }
+    return Fault.OTHER;
+  }
+
   /** The operator side of this store: look-ups and purging, off the hot path. */
   InboxAdmin admin();
 
@@ -77,6 +95,9 @@ public interface InboxStore {
       Objects.requireNonNull(digest, "digest");
     }
   }
+
+  /** Whose failure an error is: see {@link #fault}. */
+  enum Fault { OUTAGE, CONTENTION, OTHER }
 
   /** What {@link #record} found for an event. */
   enum Status { NEW, DUPLICATE, MISMATCH }

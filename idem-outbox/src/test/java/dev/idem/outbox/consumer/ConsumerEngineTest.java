@@ -4,31 +4,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.StoreException;
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
 import dev.idem.outbox.InboxHandlerException;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
+import dev.idem.outbox.memory.InMemoryInboxStore;
+import dev.idem.outbox.spi.InboxAdmin;
+import dev.idem.outbox.spi.InboxStore;
+import dev.idem.outbox.spi.InboxStore.Fault;
 import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLRecoverableException;
-import java.sql.SQLTimeoutException;
 import java.sql.SQLTransactionRollbackException;
-import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
-import javax.sql.DataSource;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The one decision rule of every inbox consumer, without a broker or a database. */
 class ConsumerEngineTest {
-  private static final BooleanSupplier ANSWERS = () -> true;
-  private static final BooleanSupplier AWAY = () -> false;
-  private static final BooleanSupplier NOT_ASKED = () -> {
-    throw new AssertionError("the database must not be probed for this failure");
-  };
+  /** A store that judges only its own exceptions (the SPI's default). */
+  private static final InboxStore STORE = new InMemoryInboxStore();
 
   private final ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(3)
       .backoff(Duration.ofMillis(100), Duration.ofSeconds(1)).build();
@@ -37,6 +32,42 @@ class ConsumerEngineTest {
     SQLException cause = new SQLException("from the driver", state);
     return new StoreException("inbox", "committing event e-1 for billing failed", state, lockTimeout,
         transientFailure, cause);
+  }
+
+  /** A store that judges every failure {@code fault}. */
+  private static InboxStore judging(Fault fault) {
+    InboxStore memory = new InMemoryInboxStore();
+    return new InboxStore() {
+      @Override
+      public String name() {
+        return "judging " + fault;
+      }
+
+      @Override
+      public <R> R inTransaction(TransactionWork<R> work) throws Exception {
+        return memory.inTransaction(work);
+      }
+
+      @Override
+      public List<Recorded> record(StoreTransaction tx, String consumer, List<Entry> events, Instant now) {
+        return memory.record(tx, consumer, events, now);
+      }
+
+      @Override
+      public void keep(StoreTransaction tx, String consumer, List<String> eventIds, List<String> results) {
+        memory.keep(tx, consumer, eventIds, results);
+      }
+
+      @Override
+      public Fault fault(Throwable error) {
+        return fault;
+      }
+
+      @Override
+      public InboxAdmin admin() {
+        return memory.admin();
+      }
+    };
   }
 
   private static InboxHandlerException handler(Throwable cause) {
@@ -64,7 +95,7 @@ class ConsumerEngineTest {
       assertThat(d.counted()).isFalse();
       assertThat(engine.decide(reason, new History(2, 0, 0))).isEqualTo(d);
     }
-    assertThat(engine.failed(new IllegalArgumentException("eventId too long"), History.NONE, NOT_ASKED))
+    assertThat(engine.failed(new IllegalArgumentException("eventId too long"), History.NONE, STORE))
         .isEqualTo(engine.refused(Reason.INVALID_ID));
     assertThatThrownBy(() -> engine.refused(Reason.HANDLER_FAILED)).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> engine.decide(Reason.PROCESSED, History.NONE))
@@ -73,7 +104,7 @@ class ConsumerEngineTest {
 
   @Test
   void aPayloadMismatchIsDeadLetteredAtOnceAndCounted() {
-    Decision d = engine.failed(new InboxPayloadMismatchException("billing", "e-1"), History.NONE, NOT_ASKED);
+    Decision d = engine.failed(new InboxPayloadMismatchException("billing", "e-1"), History.NONE, STORE);
 
     assertThat(d).isEqualTo(new Decision(Action.DEAD_LETTER, Reason.PAYLOAD_MISMATCH, Duration.ZERO, 1));
     assertThat(d.counted()).isTrue();
@@ -82,15 +113,15 @@ class ConsumerEngineTest {
   @Test
   void aFailingHandlerIsRetriedWithAGrowingBackoffThenDeadLetteredOnTheLastAttempt() {
     Throwable e = handler(new IllegalStateException("boom"));
-    Decision first = engine.failed(e, History.NONE, NOT_ASKED);
-    Decision second = engine.failed(e, History.NONE.next(first), NOT_ASKED);
-    Decision third = engine.failed(e, History.NONE.next(first).next(second), NOT_ASKED);
+    Decision first = engine.failed(e, History.NONE, STORE);
+    Decision second = engine.failed(e, History.NONE.next(first), STORE);
+    Decision third = engine.failed(e, History.NONE.next(first).next(second), STORE);
 
     assertThat(first).isEqualTo(new Decision(Action.RETRY, Reason.HANDLER_FAILED, Duration.ofMillis(100), 1));
     assertThat(second).isEqualTo(new Decision(Action.RETRY, Reason.HANDLER_FAILED, Duration.ofMillis(200), 2));
     assertThat(third).isEqualTo(new Decision(Action.DEAD_LETTER, Reason.HANDLER_FAILED, Duration.ZERO, 3));
     assertThat(first.counted()).isTrue();
-    assertThat(engine.failed(new AssertionError("an Error"), History.of(7), NOT_ASKED).action())
+    assertThat(engine.failed(new AssertionError("an Error"), History.of(7), STORE).action())
         .isEqualTo(Action.DEAD_LETTER);
   }
 
@@ -110,9 +141,9 @@ class ConsumerEngineTest {
     StoreException refused = store("08001", false, true);
     History lastAttempt = History.of(2); // the next counted failure would dead-letter the message
 
-    Decision first = engine.failed(refused, lastAttempt, NOT_ASKED);
+    Decision first = engine.failed(refused, lastAttempt, STORE);
     History after = lastAttempt.next(first);
-    Decision second = engine.failed(refused, after, NOT_ASKED);
+    Decision second = engine.failed(refused, after, STORE);
 
     assertThat(first).isEqualTo(new Decision(Action.PAUSE, Reason.DATABASE_DOWN, Duration.ofMillis(100), 2));
     assertThat(first.counted()).isFalse();
@@ -120,7 +151,7 @@ class ConsumerEngineTest {
     assertThat(after).isEqualTo(new History(2, 0, 1));
     assertThat(second.after()).isEqualTo(Duration.ofMillis(200));
     assertThat(engine.decide(Reason.DATABASE_DOWN, new History(2, 0, 40)).after()).isEqualTo(Duration.ofSeconds(1));
-    assertThat(engine.failed(handler(new IllegalStateException()), after, NOT_ASKED).action())
+    assertThat(engine.failed(handler(new IllegalStateException()), after, STORE).action())
         .isEqualTo(Action.DEAD_LETTER);
   }
 
@@ -128,12 +159,13 @@ class ConsumerEngineTest {
   void passingConflictsAreRetriedWithoutCountingThenCountAsTheMessagesFailures() {
     ConsumerEngine twice = ConsumerEngine.builder().maxAttempts(2).maxUncountedContention(2).build();
     Throwable deadlock = handler(new SQLTransactionRollbackException("deadlock detected", "40P01"));
+    InboxStore conflicts = judging(Fault.CONTENTION);
 
-    Decision first = twice.failed(deadlock, History.NONE, NOT_ASKED);
-    Decision second = twice.failed(deadlock, History.NONE.next(first), NOT_ASKED);
+    Decision first = twice.failed(deadlock, History.NONE, conflicts);
+    Decision second = twice.failed(deadlock, History.NONE.next(first), conflicts);
     History h = History.NONE.next(first).next(second);
-    Decision third = twice.failed(deadlock, h, NOT_ASKED);
-    Decision fourth = twice.failed(deadlock, h.next(third), NOT_ASKED);
+    Decision third = twice.failed(deadlock, h, conflicts);
+    Decision fourth = twice.failed(deadlock, h.next(third), conflicts);
 
     assertThat(first).isEqualTo(new Decision(Action.RETRY, Reason.CONTENTION, Duration.ofMillis(100), 0));
     assertThat(first.counted()).isFalse();
@@ -144,65 +176,30 @@ class ConsumerEngineTest {
   }
 
   @Test
-  void aStoreFailureOfTheInboxIsTheDatabasesUnlessItIsAConflictOrTheHandlersWritesAtTheCommit() {
-    assertThat(ConsumerEngine.classify(store("08006", false, true), NOT_ASKED)).isEqualTo(Reason.DATABASE_DOWN);
-    assertThat(ConsumerEngine.classify(store(null, false, false), NOT_ASKED)).isEqualTo(Reason.DATABASE_DOWN);
-    assertThat(ConsumerEngine.classify(new StoreException("inbox", "no SQL at all", null), NOT_ASKED))
-        .isEqualTo(Reason.DATABASE_DOWN);
-    StoreException missingTable = store("42P01", false, false);
-    assertThat(missingTable.isSchemaFault()).isTrue();
-    assertThat(ConsumerEngine.classify(missingTable, NOT_ASKED)).isEqualTo(Reason.DATABASE_DOWN);
-    assertThat(ConsumerEngine.classify(store("25006", false, false), NOT_ASKED)).isEqualTo(Reason.DATABASE_DOWN);
-    assertThat(ConsumerEngine.classify(store("40001", false, true), NOT_ASKED)).isEqualTo(Reason.CONTENTION);
-    assertThat(ConsumerEngine.classify(store("40P01", false, true), NOT_ASKED)).isEqualTo(Reason.CONTENTION);
-    assertThat(ConsumerEngine.classify(store("55P03", true, true), NOT_ASKED)).isEqualTo(Reason.CONTENTION);
-    assertThat(ConsumerEngine.classify(store("HY000", true, true), NOT_ASKED)).isEqualTo(Reason.CONTENTION);
-    // a deferred constraint fails at COMMIT, after the handler returned: the handler's writes, counted
-    assertThat(ConsumerEngine.classify(store("23505", false, false), NOT_ASKED)).isEqualTo(Reason.HANDLER_FAILED);
-    assertThat(ConsumerEngine.classify(store("22001", false, false), NOT_ASKED)).isEqualTo(Reason.HANDLER_FAILED);
-    SQLException mariaDeadlock = new SQLException("Deadlock found", "HY000", 1213);
-    assertThat(ConsumerEngine.classify(new StoreException("inbox", "insert failed", null, false, true, mariaDeadlock),
-        NOT_ASKED)).isEqualTo(Reason.CONTENTION);
-  }
+  void theStoreJudgesWhoseFailureItIsAndTheEngineMapsItsJudgement() {
+    Throwable e = handler(new IllegalStateException("judged by the store"));
 
-  @Test
-  void theHandlersSqlFailureIsTheDatabasesOnlyWhenItRefusesEveryoneOrDoesNotAnswer() {
-    assertThat(ConsumerEngine.classify(handler(new SQLException("read-only transaction", "25006")), NOT_ASKED))
+    assertThat(ConsumerEngine.classify(e, judging(Fault.OUTAGE))).isEqualTo(Reason.DATABASE_DOWN);
+    assertThat(ConsumerEngine.classify(e, judging(Fault.CONTENTION))).isEqualTo(Reason.CONTENTION);
+    assertThat(ConsumerEngine.classify(e, judging(Fault.OTHER))).isEqualTo(Reason.HANDLER_FAILED);
+    // the inbox's own refusals are decided before the store is asked
+    assertThat(ConsumerEngine.classify(new InboxPayloadMismatchException("billing", "e-1"), judging(Fault.OUTAGE)))
+        .isEqualTo(Reason.PAYLOAD_MISMATCH);
+    assertThat(ConsumerEngine.classify(new IllegalArgumentException("eventId too long"), judging(Fault.OUTAGE)))
+        .isEqualTo(Reason.INVALID_ID);
+    // a store that knows nothing more: its own exceptions are outages (contention for a lock timeout)
+    assertThat(ConsumerEngine.classify(store("08006", false, true), STORE)).isEqualTo(Reason.DATABASE_DOWN);
+    assertThat(ConsumerEngine.classify(new StoreException("inbox", "no SQL at all", null), STORE))
         .isEqualTo(Reason.DATABASE_DOWN);
-    assertThat(ConsumerEngine.classify(handler(new SQLException("too many connections", "53300")), NOT_ASKED))
-        .isEqualTo(Reason.DATABASE_DOWN);
-    assertThat(ConsumerEngine.classify(handler(new SQLException("read only", "HY000", 1290)), NOT_ASKED))
-        .isEqualTo(Reason.DATABASE_DOWN);
-    assertThat(ConsumerEngine.classify(handler(new SQLException("password failed", "28P01")), NOT_ASKED))
-        .isEqualTo(Reason.DATABASE_DOWN);
-    assertThat(ConsumerEngine.classify(handler(new SQLException("serialization", "40001")), NOT_ASKED))
-        .isEqualTo(Reason.CONTENTION);
-    assertThat(ConsumerEngine.classify(handler(new SQLException("lock wait timeout", "HY000", 1205)), NOT_ASKED))
-        .isEqualTo(Reason.CONTENTION);
-    assertThat(ConsumerEngine.classify(handler(new SQLTransactionRollbackException("rolled back")), NOT_ASKED))
-        .isEqualTo(Reason.CONTENTION);
-    assertThat(ConsumerEngine.classify(handler(new SQLTimeoutException("statement timeout", "57014")), NOT_ASKED))
-        .isEqualTo(Reason.HANDLER_FAILED);
-    assertThat(ConsumerEngine.classify(handler(new SQLException("syntax error", "42601")), NOT_ASKED))
-        .isEqualTo(Reason.HANDLER_FAILED);
-    for (SQLException lost : new SQLException[] {new SQLTransientConnectionException("gone", "08006"),
-        new SQLNonTransientConnectionException("gone"), new SQLRecoverableException("gone"),
-        new SQLException("gone", "08003")}) {
-      assertThat(ConsumerEngine.classify(handler(lost), ANSWERS)).as(lost.toString()).isEqualTo(Reason.HANDLER_FAILED);
-      assertThat(ConsumerEngine.classify(handler(lost), AWAY)).as(lost.toString()).isEqualTo(Reason.DATABASE_DOWN);
-    }
-    // an SQL failure deep in the causes, under the handler's own wrappers, counts alike
-    Throwable wrapped = handler(new IllegalStateException("could not book", new RuntimeException(
-        new SQLException("read-only", "25006"))));
-    assertThat(ConsumerEngine.classify(wrapped, NOT_ASKED)).isEqualTo(Reason.DATABASE_DOWN);
+    assertThat(ConsumerEngine.classify(store("55P03", true, true), STORE)).isEqualTo(Reason.CONTENTION);
   }
 
   @Test
   void anythingElseTheHandlerThrowsIsItsOwnFailure() {
-    assertThat(ConsumerEngine.classify(handler(new IllegalArgumentException("bad amount")), NOT_ASKED))
+    assertThat(ConsumerEngine.classify(handler(new IllegalArgumentException("bad amount")), STORE))
         .isEqualTo(Reason.HANDLER_FAILED);
-    assertThat(ConsumerEngine.classify(new StackOverflowError(), NOT_ASKED)).isEqualTo(Reason.HANDLER_FAILED);
-    assertThat(ConsumerEngine.classify(new IllegalStateException("no SQL"), NOT_ASKED))
+    assertThat(ConsumerEngine.classify(new StackOverflowError(), STORE)).isEqualTo(Reason.HANDLER_FAILED);
+    assertThat(ConsumerEngine.classify(new IllegalStateException("no SQL"), STORE))
         .isEqualTo(Reason.HANDLER_FAILED);
     RuntimeException selfCaused = new RuntimeException() {
       @Override
@@ -210,7 +207,7 @@ class ConsumerEngineTest {
         return this;
       }
     };
-    assertThat(ConsumerEngine.classify(selfCaused, NOT_ASKED)).isEqualTo(Reason.HANDLER_FAILED);
+    assertThat(ConsumerEngine.classify(selfCaused, STORE)).isEqualTo(Reason.HANDLER_FAILED);
   }
 
   @Test

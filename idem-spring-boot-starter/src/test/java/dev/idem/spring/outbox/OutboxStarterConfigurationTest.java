@@ -1,5 +1,8 @@
 package dev.idem.spring.outbox;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.Outbox;
@@ -17,8 +20,6 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Which beans the outbox starter creates, and how it refuses bad configuration at startup. */
 class OutboxStarterConfigurationTest {

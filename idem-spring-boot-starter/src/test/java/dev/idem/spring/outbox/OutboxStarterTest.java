@@ -1,5 +1,8 @@
 package dev.idem.spring.outbox;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
@@ -41,8 +44,6 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The outbox starter in a running Spring Boot application on H2: events enqueued in Spring transactions are sent by

@@ -1,11 +1,11 @@
 package dev.idem.examples.payments;
 
-import dev.idem.test.kafka.KafkaBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.examples.payments.outbox.KafkaEvents;
 import dev.idem.kafka.KafkaTransport;
 import dev.idem.test.Eventually;
+import dev.idem.test.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
