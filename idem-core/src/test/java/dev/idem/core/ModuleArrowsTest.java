@@ -17,8 +17,9 @@ import org.junit.jupiter.api.Test;
  * The arrows between modules that the poms alone do not hold, checked on the source of every module (main and test
  * code, comments left out), so that a broken arrow fails the build:
  * <ul>
- *   <li>no {@code java.sql} or {@code javax.sql} in idem-core, idem-servlet or idem-outbox: stores reach them
- *       through the SPIs (idem-core's, idem-outbox's), and the JDBC stores are idem-jdbc's;
+ *   <li>no {@code java.sql} or {@code javax.sql} in the main code of idem-core, idem-servlet, idem-outbox or the
+ *       broker modules: stores reach them through the SPIs (idem-core's, idem-outbox's); the JDBC stores are
+ *       idem-jdbc's;
  *   <li>no module uses another module's {@code *.internal} packages: what crosses a module is public API;
  *   <li>no Spring outside the starter, the examples and the command line that runs the reference service.
  * </ul>
@@ -30,7 +31,8 @@ class ModuleArrowsTest {
   private static final Pattern INTERNAL = Pattern.compile("\\b(dev\\.idem(?:\\.[a-z]+)+?)\\.internal\\b");
   /** Spring's root package, split so that this file does not name it. */
   private static final String SPRING = "org." + "springframework";
-  private static final Set<String> NO_JDBC = Set.of("idem-core", "idem-servlet", "idem-outbox");
+  private static final Set<String> NO_JDBC = Set.of("idem-core", "idem-servlet", "idem-outbox", "idem-rabbitmq", "idem-nats",
+      "idem-kafka");
   private static final Set<String> SPRING_ALLOWED =
       Set.of("idem-spring-boot-starter", "examples/payments", "idem-cli");
 

@@ -1,6 +1,5 @@
 package dev.idem.kafka;
 
-import dev.idem.core.spi.StoreTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
@@ -17,7 +16,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -122,8 +120,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
  * try (KafkaInboxConsumer consumer = KafkaInboxConsumer.builder(
  *         Map.of("bootstrap.servers", "127.0.0.1:9092", "group.id", "billing"), inbox, List.of("payments"))
- *     .handler((connection, record) -> {
- *       applyPayment(connection, record.value());
+ *     .handler((tx, event) -> {
+ *       ConsumerRecord<String, byte[]> record = KafkaInboxConsumer.record(event);
+ *       applyPayment(tx.unwrap(Connection.class), record.key(), record.value());
  *       return null;
  *     })
  *     .build()
@@ -156,8 +155,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private final String name;
   private final Inbox inbox;
   private final List<String> topics;
-  private final KafkaRecordHandler recordHandler;
-  private final KafkaBatchHandler batchHandler;
+  private final InboxHandler handler;
   private final Map<String, Object> consumerConfig;
   private final Map<String, Object> producerConfig;
   private final Function<String, String> deadLetterTopic;
@@ -197,8 +195,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private KafkaInboxConsumer(Builder b, Map<String, Object> consumerConfig, Map<String, Object> producerConfig) {
     this.inbox = b.inbox;
     this.topics = List.copyOf(b.topics);
-    this.recordHandler = b.recordHandler;
-    this.batchHandler = b.batchHandler;
+    this.handler = b.handler;
     this.consumerConfig = consumerConfig;
     this.name = b.name != null ? b.name : consumerConfig.get(ConsumerConfig.GROUP_ID_CONFIG).toString();
     this.producerConfig = producerConfig;
@@ -224,6 +221,16 @@ public final class KafkaInboxConsumer implements AutoCloseable {
    */
   public static Builder builder(Map<String, ?> config, Inbox inbox, Collection<String> topics) {
     return new Builder(config, inbox, topics);
+  }
+
+  /**
+   * The record an event of this consumer's handler came in: {@code event.message(ConsumerRecord.class)}, typed.
+   *
+   * @throws IllegalStateException when the event came in no Kafka record
+   */
+  @SuppressWarnings("unchecked")
+  public static ConsumerRecord<String, byte[]> record(InboxEvent event) {
+    return event.message(ConsumerRecord.class);
   }
 
   /** The inbox's consumer name: deduplication is per name and event id. */
@@ -434,7 +441,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     byte[] payload = record.value() == null ? new byte[0] : record.value();
     String source = "kafka:" + record.topic();
     return new Prepared(record, new InboxEvent(id, source.length() > 255 ? source.substring(0, 255) : source,
-        payload));
+        payload, record));
   }
 
   private static String decode(byte[] bytes) throws CharacterCodingException {
@@ -530,34 +537,11 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   private void commitBatch(TopicPartition partition, List<Prepared> records) {
     List<InboxEvent> events = new ArrayList<>(records.size());
-    Map<String, ConsumerRecord<String, byte[]>> byId = new HashMap<>();
     for (Prepared p : records) {
       events.add(p.event);
-      byId.putIfAbsent(p.event.eventId(), p.record);
     }
-    List<InboxResult> results;
-    if (recordHandler != null) {
-      InboxHandler handler = (tx, event) -> recordHandler.handle(tx.unwrap(Connection.class),
-          byId.get(event.eventId()));
-      results = inbox.processBatchAndCommit(name, events, handler);
-    } else {
-      InboxHandler handler = new InboxHandler() {
-        @Override
-        public String handle(StoreTransaction tx, InboxEvent event) throws Exception {
-          return handleAll(tx, List.of(event)).get(0);
-        }
-
-        @Override
-        public List<String> handleAll(StoreTransaction tx, List<InboxEvent> fresh) throws Exception {
-          List<ConsumerRecord<String, byte[]>> freshRecords = new ArrayList<>(fresh.size());
-          for (InboxEvent event : fresh) {
-            freshRecords.add(byId.get(event.eventId()));
-          }
-          return batchHandler.handle(tx.unwrap(Connection.class), freshRecords);
-        }
-      };
-      results = inbox.processBatchAndCommit(name, events, handler);
-    }
+    // the inbox runs the handler for the batch's new events only, the first of each event id, which carries its record
+    List<InboxResult> results = inbox.processBatchAndCommit(name, events, handler);
     int duplicates = 0;
     for (InboxResult r : results) {
       if (r.duplicate()) {
@@ -908,8 +892,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     private final Inbox inbox;
     private final List<String> topics;
     private String name;
-    private KafkaRecordHandler recordHandler;
-    private KafkaBatchHandler batchHandler;
+    private InboxHandler handler;
     private Map<String, Object> producerOverrides = Map.of();
     private Function<String, String> deadLetterTopic = topic -> topic + ".dlt";
     private Function<ConsumerRecord<String, byte[]>, String> eventIdFallback;
@@ -947,17 +930,21 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return this;
     }
 
-    /** The effect of one record. Replaces a {@link #batchHandler}. */
-    public Builder handler(KafkaRecordHandler handler) {
-      this.recordHandler = Objects.requireNonNull(handler, "handler");
-      this.batchHandler = null;
-      return this;
-    }
-
-    /** The effects of a batch's new records at once. Replaces a {@link #handler}. */
-    public Builder batchHandler(KafkaBatchHandler handler) {
-      this.batchHandler = Objects.requireNonNull(handler, "batchHandler");
-      this.recordHandler = null;
+    /**
+     * The consumer's effect, run in the inbox's transaction once per event id. Required. Each event's id is the
+     * record's {@value KafkaTransport#EVENT_ID_HEADER} header (or the {@link #eventId fallback}'s), its source
+     * {@code kafka:<topic>}, its payload the value (empty for null); {@link KafkaInboxConsumer#record(InboxEvent)} is
+     * the record itself (key decoded as UTF-8, headers, offset). For a JDBC inbox, {@code tx.unwrap(Connection.class)}
+     * is the transaction's connection: write the effect on it, never commit it.
+     *
+     * <p>The inbox calls {@link InboxHandler#handle} for each new record of a partition's batch, in offset order;
+     * override {@link InboxHandler#handleAll} to take the batch's new records at once (one JDBC batch for all of them,
+     * say; records already processed are not passed in). What the handler throws rolls the batch back; the consumer
+     * then tries its records one at a time, so that only a record that fails on its own is retried and, after
+     * {@link #maxAttempts} failures, dead-lettered.
+     */
+    public Builder handler(InboxHandler handler) {
+      this.handler = Objects.requireNonNull(handler, "handler");
       return this;
     }
 
@@ -1070,8 +1057,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
      *     switches auto-commit on, sets its own deserializers or {@code max.poll.records}, or when no handler is set
      */
     public KafkaInboxConsumer build() {
-      if (recordHandler == null && batchHandler == null) {
-        throw new IllegalArgumentException("set the consumer's effect: handler(...) or batchHandler(...)");
+      if (handler == null) {
+        throw new IllegalArgumentException("set the consumer's effect: handler(...)");
       }
       if (name == null) {
         Object group = config.get(ConsumerConfig.GROUP_ID_CONFIG);

@@ -8,13 +8,18 @@
  * What the consumer does with each record is decided by {@link dev.idem.outbox.consumer.ConsumerEngine}, as for every
  * broker, and reported to a {@link dev.idem.outbox.consumer.ConsumerListener}.
  *
+ * <p>The consumer's effect is the message side's one handler type, an {@link dev.idem.outbox.InboxHandler}: the event
+ * carries the record ({@code KafkaInboxConsumer.record(event)}, or {@code event.message(ConsumerRecord.class)}), and
+ * for a JDBC inbox the transaction's connection is {@code tx.unwrap(Connection.class)}. A handler that takes a
+ * batch's new records at once overrides {@link dev.idem.outbox.InboxHandler#handleAll}.
+ *
  * <pre>{@code
  * OutboxRelay relay = OutboxRelay.builder(outbox)
  *     .route("kafka", KafkaTransport.builder(Map.of("bootstrap.servers", servers)).build())
  *     .build();
  * KafkaInboxConsumer consumer = KafkaInboxConsumer.builder(
  *         Map.of("bootstrap.servers", servers, "group.id", "billing"), inbox, List.of("payments"))
- *     .handler((connection, record) -> applyPayment(connection, record.value()))
+ *     .handler((tx, event) -> applyPayment(tx.unwrap(Connection.class), KafkaInboxConsumer.record(event).value()))
  *     .build()
  *     .start();
  * }</pre>

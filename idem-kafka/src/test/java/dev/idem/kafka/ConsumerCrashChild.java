@@ -7,10 +7,12 @@ import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.test.TestPostgres;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * The consumer JVM that {@link KafkaConsumerKillNineTest} kills: consumes through the inbox and, once the inbox
@@ -52,8 +54,9 @@ public final class ConsumerCrashChild {
     };
     KafkaInboxConsumer.builder(Map.of("bootstrap.servers", args[0], "group.id", args[1],
             "session.timeout.ms", "6000", "heartbeat.interval.ms", "1000"), inbox, List.of(args[2]))
-        .handler((c, r) -> {
-          TestPostgres.insertEffect(c, effects, KafkaFixture.eventId(r));
+        .handler((tx, event) -> {
+          ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
+          TestPostgres.insertEffect(tx.unwrap(Connection.class), effects, KafkaFixture.eventId(r));
           return null;
         })
         .batchSize(Integer.parseInt(args[8]))

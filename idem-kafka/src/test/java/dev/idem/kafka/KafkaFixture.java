@@ -4,6 +4,7 @@ import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.consumer.ConsumerListener;
@@ -95,9 +96,10 @@ final class KafkaFixture implements AutoCloseable {
   }
 
   /** A handler that records one effect row per record, keyed by its event id header. */
-  KafkaRecordHandler recordEffect() {
-    return (c, r) -> {
-      TestPostgres.insertEffect(c, effects, eventId(r));
+  InboxHandler recordEffect() {
+    return (tx, event) -> {
+      ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
+      TestPostgres.insertEffect(tx.unwrap(Connection.class), effects, eventId(r));
       return null;
     };
   }

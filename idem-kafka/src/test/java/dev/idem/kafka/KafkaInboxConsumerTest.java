@@ -3,14 +3,18 @@ package dev.idem.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.spi.StoreTransaction;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxEvent;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
 import dev.idem.test.kafka.KafkaBroker;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransactionRollbackException;
 import java.sql.SQLTransientConnectionException;
@@ -92,15 +96,16 @@ class KafkaInboxConsumerTest {
     List<String> ids = f.publish(30, 1);
     String poison = ids.get(10);
     AtomicInteger poisonCalls = new AtomicInteger();
-    KafkaRecordHandler effect = f.recordEffect();
+    InboxHandler effect = f.recordEffect();
 
     try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(3).listener(counts)
-        .handler((c, r) -> {
+        .handler((tx, event) -> {
+          ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
           if (KafkaFixture.eventId(r).equals(poison)) {
             poisonCalls.incrementAndGet();
             throw new IllegalArgumentException("cannot apply " + poison);
           }
-          return effect.handle(c, r);
+          return effect.handle(tx, event);
         }).build().start()) {
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == 30);
     }
@@ -127,14 +132,15 @@ class KafkaInboxConsumerTest {
     List<String> ids = f.publish(20, 2);
     String flaky = ids.get(5);
     AtomicInteger failures = new AtomicInteger();
-    KafkaRecordHandler effect = f.recordEffect();
+    InboxHandler effect = f.recordEffect();
 
     try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(5).listener(counts)
-        .handler((c, r) -> {
+        .handler((tx, event) -> {
+          ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
           if (KafkaFixture.eventId(r).equals(flaky) && failures.incrementAndGet() <= 2) {
             throw new IllegalStateException("flaky");
           }
-          return effect.handle(c, r);
+          return effect.handle(tx, event);
         }).build().start()) {
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == 20);
     }
@@ -166,15 +172,16 @@ class KafkaInboxConsumerTest {
   void aConnectionErrorOfOneRecordWhileTheDatabaseAnswersCountsAsItsFailure() throws Exception {
     List<String> ids = f.publish(5, 1);
     String broken = ids.get(1);
-    KafkaRecordHandler effect = f.recordEffect();
+    InboxHandler effect = f.recordEffect();
 
-    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).listener(counts).handler((c, r) -> {
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).listener(counts).handler((tx, event) -> {
+      ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
       if (KafkaFixture.eventId(r).equals(broken)) {
         // e.g. the server ended this session after a statement timeout of this record's slow query
         throw new SQLTransientConnectionException("terminating connection due to idle-in-transaction timeout",
             "08006");
       }
-      return effect.handle(c, r);
+      return effect.handle(tx, event);
     }).build().start()) {
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == 5);
     }
@@ -187,9 +194,9 @@ class KafkaInboxConsumerTest {
   void aDatabaseThatRefusesEveryonesWritesAndPassingDeadlocksAreNotCountedAsTheRecordsFailures() throws Exception {
     List<String> ids = f.publish(6, 1);
     AtomicInteger calls = new AtomicInteger();
-    KafkaRecordHandler effect = f.recordEffect();
+    InboxHandler effect = f.recordEffect();
 
-    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(1).listener(counts).handler((c, r) -> {
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(1).listener(counts).handler((tx, event) -> {
       int n = calls.incrementAndGet();
       if (n <= 3) {
         throw new SQLException("cannot execute INSERT in a read-only transaction", "25006");
@@ -197,7 +204,7 @@ class KafkaInboxConsumerTest {
       if (n <= 6) {
         throw new SQLTransactionRollbackException("deadlock detected", "40P01");
       }
-      return effect.handle(c, r);
+      return effect.handle(tx, event);
     }).build().start()) {
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == 6);
     }
@@ -291,19 +298,27 @@ class KafkaInboxConsumerTest {
     Set<String> seen = ConcurrentHashMap.newKeySet();
 
     try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).listener(counts)
-        .batchHandler((c, records) -> {
-          batchSizes.add(records.size());
-          List<String> results = new ArrayList<>();
-          for (ConsumerRecord<String, byte[]> r : records) {
-            String id = KafkaFixture.eventId(r);
-            if (id.equals(poison)) {
-              throw new IllegalStateException("poison");
-            }
-            TestPostgres.insertEffect(c, f.effects, id);
-            seen.add(id);
-            results.add("ok");
+        .handler(new InboxHandler() {
+          @Override
+          public String handle(StoreTransaction tx, InboxEvent event) throws Exception {
+            return handleAll(tx, List.of(event)).get(0);
           }
-          return results;
+
+          @Override
+          public List<String> handleAll(StoreTransaction tx, List<InboxEvent> events) throws Exception {
+            batchSizes.add(events.size());
+            List<String> results = new ArrayList<>();
+            for (InboxEvent event : events) {
+              String id = KafkaFixture.eventId(KafkaInboxConsumer.record(event));
+              if (id.equals(poison)) {
+                throw new IllegalStateException("poison");
+              }
+              TestPostgres.insertEffect(tx.unwrap(Connection.class), f.effects, id);
+              seen.add(id);
+              results.add("ok");
+            }
+            return results;
+          }
         }).build().start()) {
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == 40);
     }
@@ -319,14 +334,15 @@ class KafkaInboxConsumerTest {
     List<String> ids = f.publish(20, 1);
     String interrupting = ids.get(4);
     AtomicInteger interrupts = new AtomicInteger();
-    KafkaRecordHandler effect = f.recordEffect();
+    InboxHandler effect = f.recordEffect();
 
-    try (KafkaInboxConsumer consumer = f.consumer(inbox).listener(counts).handler((c, r) -> {
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).listener(counts).handler((tx, event) -> {
+      ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
       if (KafkaFixture.eventId(r).equals(interrupting) && interrupts.incrementAndGet() == 1) {
         Thread.currentThread().interrupt();
         throw new InterruptedException("interrupted in the handler");
       }
-      return effect.handle(c, r);
+      return effect.handle(tx, event);
     }).build().start()) {
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == 20);
 
@@ -342,13 +358,14 @@ class KafkaInboxConsumerTest {
   void aRecordWhoseHandlerOverflowsTheStackIsDeadLetteredAndTheConsumerGoesOn() throws Exception {
     List<String> ids = f.publish(10, 1);
     String deep = ids.get(3);
-    KafkaRecordHandler effect = f.recordEffect();
+    InboxHandler effect = f.recordEffect();
 
-    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).listener(counts).handler((c, r) -> {
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).listener(counts).handler((tx, event) -> {
+      ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
       if (KafkaFixture.eventId(r).equals(deep)) {
         throw new StackOverflowError("too deep");
       }
-      return effect.handle(c, r);
+      return effect.handle(tx, event);
     }).build().start()) {
       Eventually.await("every offset committed", WAIT, this::committed, n -> n == 10);
 
@@ -393,16 +410,17 @@ class KafkaInboxConsumerTest {
     List<String> ids = f.publish(5, 1);
     String poison = ids.get(2);
     AtomicInteger poisonCalls = new AtomicInteger();
-    KafkaRecordHandler effect = f.recordEffect();
+    InboxHandler effect = f.recordEffect();
     try (Admin admin = KafkaBroker.admin()) {
 
       try (KafkaInboxConsumer consumer = f.consumer(inbox).maxAttempts(2).sendTimeout(Duration.ofSeconds(1))
-          .listener(counts).handler((c, r) -> {
+          .listener(counts).handler((tx, event) -> {
+            ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
             if (KafkaFixture.eventId(r).equals(poison)) {
               poisonCalls.incrementAndGet();
               throw new IllegalStateException("poison");
             }
-            return effect.handle(c, r);
+            return effect.handle(tx, event);
           }).build().start()) {
         // the dead-letter topic disappears after the start-up check
         admin.deleteTopics(List.of(f.deadLetterTopic)).all().get(30, TimeUnit.SECONDS);
@@ -422,7 +440,7 @@ class KafkaInboxConsumerTest {
   @Test
   void startRefusesMissingTopicsAndBuildRefusesConfigurationThatBreaksExactlyOnce() {
     Map<String, Object> good = f.consumerConfig();
-    KafkaRecordHandler h = f.recordEffect();
+    InboxHandler h = f.recordEffect();
 
     assertThatThrownBy(() -> KafkaInboxConsumer.builder(good, inbox, List.of(f.topic + "-missing")).handler(h).build()
         .start()).isInstanceOf(IllegalStateException.class).hasMessageContaining("does not exist");

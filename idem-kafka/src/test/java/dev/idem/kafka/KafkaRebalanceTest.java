@@ -3,6 +3,7 @@ package dev.idem.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.test.Eventually;
 import java.time.Duration;
@@ -42,7 +43,7 @@ class KafkaRebalanceTest {
     Inbox inbox = f.inbox(counts);
     AtomicInteger seenByA = new AtomicInteger();
     CountDownLatch midStream = new CountDownLatch(1);
-    KafkaRecordHandler effect = f.recordEffect();
+    InboxHandler effect = f.recordEffect();
     Set<Integer> partitionsOfA = ConcurrentHashMap.newKeySet();
     Set<Integer> partitionsOfBAfterA = ConcurrentHashMap.newKeySet();
     AtomicBoolean aClosed = new AtomicBoolean();
@@ -61,11 +62,11 @@ class KafkaRebalanceTest {
         public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
           partitionsOfA.add(KafkaFixture.partition(source));
         }
-      }).handler((c, r) -> {
+      }).handler((tx, event) -> {
         if (seenByA.incrementAndGet() == 300) {
           midStream.countDown();
         }
-        return effect.handle(c, r);
+        return effect.handle(tx, event);
       }).build().start();
       b.start();
       assertThat(midStream.await(60, TimeUnit.SECONDS)).isTrue();

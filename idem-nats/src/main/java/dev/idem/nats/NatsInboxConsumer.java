@@ -2,6 +2,7 @@ package dev.idem.nats;
 
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
 import dev.idem.outbox.consumer.Action;
@@ -27,10 +28,11 @@ import java.util.regex.Pattern;
 
 /**
  * Consumes a JetStream subject exactly once per message id through a durable pull consumer: each message is processed
- * through the {@link Inbox} in its own transaction ({@link Inbox#processBatchAndCommit}, keyed by its {@code Nats-Msg-Id},
- * the outbox event id) and acknowledged only after that transaction has committed. A crash between the commit and the
- * ack leads to a redelivery once the ack wait ends; the inbox recognises it as a duplicate, and it is acknowledged
- * without running the handler again.
+ * through the {@link Inbox} in its own transaction ({@link Inbox#processBatchAndCommit}, keyed by its
+ * {@code Nats-Msg-Id}, the outbox event id) and acknowledged only after that transaction has committed. A crash
+ * between the commit and the ack leads to a redelivery once the ack wait ends; the inbox recognises it as a duplicate,
+ * and it is acknowledged without running the {@link InboxHandler} again. The handler's event carries the message:
+ * {@code event.message(Message.class)}.
  *
  * <p>What to do with a message is {@link ConsumerEngine}'s decision, the same for every broker; this class carries it
  * out on JetStream and reports it to the {@link ConsumerListener}:
@@ -56,10 +58,11 @@ import java.util.regex.Pattern;
  * </table>
  *
  * <pre>{@code
- * io.nats.client.Connection nats = Nats.connect("nats://127.0.0.1:4222");
+ * Connection nats = Nats.connect("nats://127.0.0.1:4222");
  * try (NatsInboxConsumer consumer = NatsInboxConsumer.builder(nats, inbox, "ledger", "PAYMENTS", "payments.>")
- *     .handler((connection, message) -> {
- *       book(connection, message.getData());
+ *     .handler((tx, event) -> {
+ *       Message message = event.message(Message.class);
+ *       book(JdbcTransaction.connectionOf(tx), message.getData());
  *       return "booked";
  *     })
  *     .build()
@@ -95,7 +98,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private final String subject;
   private final String source;
   private final String durable;
-  private final NatsMessageHandler handler;
+  private final InboxHandler handler;
   private final int batchSize;
   private final Duration ackWait;
   private final Duration fetchWait;
@@ -294,8 +297,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
       InboxResult result;
       try {
         InboxEvent event = new InboxEvent(id, source, data, m);
-        result = inbox.processBatchAndCommit(consumer, List.of(event),
-            (tx, e) -> handler.handle(tx.unwrap(java.sql.Connection.class), m)).get(0);
+        result = inbox.processBatchAndCommit(consumer, List.of(event), handler).get(0);
       } catch (VirtualMachineError e) {
         answer(m, Action.RETRY, Duration.ZERO);
         throw e;
@@ -492,7 +494,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
     private final String stream;
     private final String subject;
     private String durable;
-    private NatsMessageHandler handler;
+    private InboxHandler handler;
     private int batchSize = 64;
     private Duration ackWait = Duration.ofSeconds(30);
     private Duration fetchWait = Duration.ofMillis(500);
@@ -533,8 +535,15 @@ public final class NatsInboxConsumer implements AutoCloseable {
       return this;
     }
 
-    /** The effect of each message, run in the inbox transaction. Required. */
-    public Builder handler(NatsMessageHandler handler) {
+    /**
+     * The effect of each message, run in the inbox transaction. Required. The event's id is the message's
+     * {@code Nats-Msg-Id} (or the {@link #messageIdFallback fallback}'s), its source {@code nats:<subject>}, its
+     * payload the data; {@code event.message(Message.class)} is the JetStream message itself (subject, headers,
+     * metadata; do not acknowledge it, the consumer does). For a JDBC inbox, {@code JdbcTransaction.connectionOf(tx)}
+     * is the transaction's connection. What it throws rolls the transaction back; the message is negatively
+     * acknowledged and delivered again.
+     */
+    public Builder handler(InboxHandler handler) {
       this.handler = Objects.requireNonNull(handler, "handler");
       return this;
     }

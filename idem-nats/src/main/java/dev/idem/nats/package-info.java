@@ -8,13 +8,18 @@
  * every broker, and reported to a {@link dev.idem.outbox.consumer.ConsumerListener}; during a database outage a
  * message is held and tried again, so that JetStream counts no delivery against it.
  *
+ * <p>The consumer's effect is the message side's one handler type, an {@link dev.idem.outbox.InboxHandler}: the event
+ * carries the JetStream message, {@code event.message(Message.class)}, and for a JDBC inbox the transaction's
+ * connection is {@code JdbcTransaction.connectionOf(tx)} (or {@code tx.unwrap(Connection.class)} with
+ * {@code java.sql.Connection}).
+ *
  * <pre>{@code
- * io.nats.client.Connection nats = Nats.connect("nats://127.0.0.1:4222");
+ * Connection nats = Nats.connect("nats://127.0.0.1:4222");
  * OutboxRelay relay = OutboxRelay.builder(outbox)
  *     .route("nats", NatsJetStreamTransport.builder(nats).build())
  *     .build();
  * NatsInboxConsumer consumer = NatsInboxConsumer.builder(nats, inbox, "ledger", "PAYMENTS", "payments.>")
- *     .handler((connection, message) -> book(connection, message.getData()))
+ *     .handler((tx, event) -> book(JdbcTransaction.connectionOf(tx), event.message(Message.class).getData()))
  *     .build()
  *     .start();
  * }</pre>

@@ -3,7 +3,9 @@ package dev.idem.nats;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.jdbc.JdbcOutboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
@@ -15,6 +17,7 @@ import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
+import io.nats.client.Message;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
 import java.io.IOException;
@@ -71,9 +74,11 @@ final class NatsFixture implements AutoCloseable {
   }
 
   /** A handler that records one effect row per message, keyed by its Nats-Msg-Id. */
-  NatsMessageHandler recordEffect() {
-    return (c, m) -> {
-      TestPostgres.insertEffect(c, effects, m.getHeaders().getFirst(NatsInboxConsumer.MESSAGE_ID));
+  InboxHandler recordEffect() {
+    return (tx, event) -> {
+      Message m = event.message(Message.class);
+      TestPostgres.insertEffect(JdbcTransaction.connectionOf(tx), effects,
+          m.getHeaders().getFirst(NatsInboxConsumer.MESSAGE_ID));
       return "ok";
     };
   }

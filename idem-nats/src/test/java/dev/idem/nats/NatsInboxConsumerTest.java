@@ -8,6 +8,7 @@ import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
@@ -20,6 +21,7 @@ import io.nats.client.api.ConsumerConfiguration;
 import io.nats.client.api.ConsumerInfo;
 import io.nats.client.impl.Headers;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
@@ -52,7 +54,7 @@ class NatsInboxConsumerTest {
     f.close();
   }
 
-  private NatsInboxConsumer.Builder consumer(NatsMessageHandler handler) {
+  private NatsInboxConsumer.Builder consumer(InboxHandler handler) {
     return NatsInboxConsumer.builder(f.nats, inbox, "billing", f.stream, f.subject).handler(handler).listener(counts)
         .fetchWait(Duration.ofMillis(100));
   }
@@ -78,8 +80,7 @@ class NatsInboxConsumerTest {
     Message first = fetched.get(0);
     InboxEvent event = new InboxEvent(first.getHeaders().getFirst("Nats-Msg-Id"), "nats:" + f.subject,
         first.getData(), first);
-    inbox.processBatchAndCommit("billing", List.of(event),
-        (tx, e) -> f.recordEffect().handle(tx.unwrap(java.sql.Connection.class), first));
+    inbox.processBatchAndCommit("billing", List.of(event), f.recordEffect());
     crashed.unsubscribe(); // no ack: JetStream delivers it again once the ack wait ends
 
     try (NatsInboxConsumer consumer = consumer(f.recordEffect()).ackWait(Duration.ofSeconds(1)).build().start()) {
@@ -105,12 +106,13 @@ class NatsInboxConsumerTest {
     OutboxMessage m = f.message();
     AtomicInteger calls = new AtomicInteger();
     AtomicLong lastDeliveryCount = new AtomicLong();
-    NatsMessageHandler failsOnce = (c, msg) -> {
+    InboxHandler failsOnce = (tx, event) -> {
+      Message msg = event.message(Message.class);
       if (calls.incrementAndGet() == 1) {
         throw new IllegalStateException("injected failure");
       }
       lastDeliveryCount.set(msg.metaData().deliveredCount());
-      return f.recordEffect().handle(c, msg);
+      return f.recordEffect().handle(tx, event);
     };
 
     try (NatsInboxConsumer consumer = consumer(failsOnce).build().start()) {
@@ -132,9 +134,10 @@ class NatsInboxConsumerTest {
         + " UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)");
     OutboxMessage m = f.message();
     AtomicInteger calls = new AtomicInteger();
-    NatsMessageHandler commitFailsOnce = (c, msg) -> {
-      String result = f.recordEffect().handle(c, msg);
+    InboxHandler commitFailsOnce = (tx, event) -> {
+      String result = f.recordEffect().handle(tx, event);
       if (calls.incrementAndGet() == 1) {
+        Connection c = tx.unwrap(Connection.class);
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + gate + " (k) VALUES (1), (1)")) {
           ps.executeUpdate();
         }
@@ -155,8 +158,9 @@ class NatsInboxConsumerTest {
   @Test
   void theSameIdWithAnotherPayloadIsTerminatedAndAMessageWithoutIdIsRejected() throws Exception {
     // JetStream itself would drop a second Nats-Msg-Id within its window, so this producer's id is in its own header
-    NatsMessageHandler handler = (c, msg) -> {
-      TestPostgres.insertEffect(c, f.effects, msg.getHeaders().getFirst("Legacy-Id"));
+    InboxHandler handler = (tx, event) -> {
+      Message msg = event.message(Message.class);
+      TestPostgres.insertEffect(tx.unwrap(Connection.class), f.effects, msg.getHeaders().getFirst("Legacy-Id"));
       return null;
     };
 
@@ -210,11 +214,11 @@ class NatsInboxConsumerTest {
     OutboxMessage m = f.message();
     OutboxMessage next = f.message();
     AtomicInteger calls = new AtomicInteger();
-    NatsMessageHandler errorOnce = (c, msg) -> {
+    InboxHandler errorOnce = (tx, event) -> {
       if (calls.incrementAndGet() == 1) {
         throw new AssertionError("injected Error");
       }
-      return f.recordEffect().handle(c, msg);
+      return f.recordEffect().handle(tx, event);
     };
 
     try (NatsInboxConsumer consumer = consumer(errorOnce).build().start()) {
@@ -262,12 +266,12 @@ class NatsInboxConsumerTest {
   void failuresAreRedeliveredAfterADelayGrowingWithTheDeliveryCount() throws Exception {
     OutboxMessage m = f.message();
     List<Long> calledAt = new CopyOnWriteArrayList<>();
-    NatsMessageHandler failsThrice = (c, msg) -> {
+    InboxHandler failsThrice = (tx, event) -> {
       calledAt.add(System.nanoTime());
       if (calledAt.size() <= 3) {
         throw new IllegalStateException("injected failure " + calledAt.size());
       }
-      return f.recordEffect().handle(c, msg);
+      return f.recordEffect().handle(tx, event);
     };
 
     try (NatsInboxConsumer consumer = consumer(failsThrice).build().start()) { // default backoff: 100 ms doubling
@@ -290,7 +294,7 @@ class NatsInboxConsumerTest {
   @Test
   void aFailureOnTheLastAllowedDeliveryIsReportedAndTheMessageTerminated() throws Exception {
     OutboxMessage m = f.message();
-    NatsMessageHandler alwaysFails = (c, msg) -> {
+    InboxHandler alwaysFails = (tx, event) -> {
       throw new IllegalStateException("injected failure");
     };
 
@@ -317,12 +321,14 @@ class NatsInboxConsumerTest {
   void aDatabaseOutageLongerThanMaxDeliverIsWaitedOutWithoutCountingADelivery() throws Exception {
     // the database refuses the next six connections, twice as many as JetStream may deliver the message
     DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 6);
-    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL).table(f.inboxTable).build()).listener(counts).build();
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL)
+        .table(f.inboxTable).build()).listener(counts).build();
     OutboxMessage m = f.message();
     AtomicLong deliveredWhenProcessed = new AtomicLong();
-    NatsMessageHandler effect = (c, msg) -> {
+    InboxHandler effect = (tx, event) -> {
+      Message msg = event.message(Message.class);
       deliveredWhenProcessed.set(msg.metaData().deliveredCount());
-      return f.recordEffect().handle(c, msg);
+      return f.recordEffect().handle(tx, event);
     };
 
     try (NatsInboxConsumer consumer = NatsInboxConsumer.builder(f.nats, unreliable, "billing", f.stream, f.subject)
@@ -347,8 +353,8 @@ class NatsInboxConsumerTest {
   void aHandlerThatInterruptsItsThreadDoesNotDisturbConsumption() throws Exception {
     OutboxMessage m = f.message();
     AtomicInteger calls = new AtomicInteger();
-    NatsMessageHandler interruptsOnce = (c, msg) -> {
-      String result = f.recordEffect().handle(c, msg);
+    InboxHandler interruptsOnce = (tx, event) -> {
+      String result = f.recordEffect().handle(tx, event);
       if (calls.incrementAndGet() == 1) {
         Thread.currentThread().interrupt();
       }

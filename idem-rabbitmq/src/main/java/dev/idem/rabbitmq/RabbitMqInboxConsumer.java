@@ -6,6 +6,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
 import dev.idem.outbox.consumer.Action;
@@ -28,10 +29,10 @@ import java.util.function.Function;
 
 /**
  * Consumes a RabbitMQ queue exactly once per message id: each message is processed through the {@link Inbox} in its
- * own transaction ({@link Inbox#processBatchAndCommit}, keyed by the message's {@code message-id}, the outbox event id),
- * and acknowledged only after that transaction has committed. A crash between the commit and the ack leads to a
- * redelivery, which the inbox recognises as a duplicate and which is then acknowledged without running the handler
- * again.
+ * own transaction ({@link Inbox#processBatchAndCommit}, keyed by the message's {@code message-id}, the outbox event
+ * id), and acknowledged only after that transaction has committed. A crash between the commit and the ack leads to a
+ * redelivery, which the inbox recognises as a duplicate and which is then acknowledged without running the
+ * {@link InboxHandler} again. The handler's event carries the message: {@code event.message(Delivery.class)}.
  *
  * <p>What to do with a message is {@link ConsumerEngine}'s decision, the same for every broker; this class carries it
  * out on RabbitMQ and reports it to the {@link ConsumerListener}:
@@ -58,8 +59,9 @@ import java.util.function.Function;
  * <pre>{@code
  * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
  * try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(factory, inbox, "shipping", "shipping-orders")
- *     .handler((connection, delivery) -> {
- *       insertShipment(connection, delivery.getBody());
+ *     .handler((tx, event) -> {
+ *       Delivery delivery = event.message(Delivery.class);
+ *       insertShipment(JdbcTransaction.connectionOf(tx), delivery.getBody());
  *       return "shipped";
  *     })
  *     .prefetch(50)
@@ -94,7 +96,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final String consumer;
   private final String queue;
   private final String source;
-  private final RabbitMqDeliveryHandler handler;
+  private final InboxHandler handler;
   private final int prefetch;
   private final int channelCount;
   private final Function<Delivery, String> messageIdFallback;
@@ -301,8 +303,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     InboxResult result;
     try {
       InboxEvent event = new InboxEvent(id, source, delivery.getBody(), delivery);
-      result = inbox.processBatchAndCommit(consumer, List.of(event),
-          (t, e) -> handler.handle(t.unwrap(java.sql.Connection.class), delivery)).get(0);
+      result = inbox.processBatchAndCommit(consumer, List.of(event), handler).get(0);
     } catch (VirtualMachineError e) {
       throw e;
     } catch (Throwable e) {
@@ -502,7 +503,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     private final Inbox inbox;
     private final String consumer;
     private final String queue;
-    private RabbitMqDeliveryHandler handler;
+    private InboxHandler handler;
     private int prefetch = 32;
     private int channels = 1;
     private Function<Delivery, String> messageIdFallback = d -> null;
@@ -527,8 +528,14 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       return value;
     }
 
-    /** The effect of each message, run in the inbox transaction. Required. */
-    public Builder handler(RabbitMqDeliveryHandler handler) {
+    /**
+     * The effect of each message, run in the inbox transaction. Required. The event's id is the message's
+     * {@code message-id} (or the {@link #messageIdFallback fallback}'s), its source {@code rabbitmq:<queue>}, its
+     * payload the body; {@code event.message(Delivery.class)} is the message itself (properties, headers, envelope).
+     * For a JDBC inbox, {@code JdbcTransaction.connectionOf(tx)} is the transaction's connection. What it throws rolls
+     * the transaction back; the message is requeued and delivered again.
+     */
+    public Builder handler(InboxHandler handler) {
       this.handler = Objects.requireNonNull(handler, "handler");
       return this;
     }

@@ -8,12 +8,16 @@
  * message) is decided by {@link dev.idem.outbox.consumer.ConsumerEngine}, as for every broker, and reported to a
  * {@link dev.idem.outbox.consumer.ConsumerListener}.
  *
+ * <p>The consumer's effect is the message side's one handler type, an {@link dev.idem.outbox.InboxHandler}: the event
+ * carries the message, {@code event.message(Delivery.class)}, and for a JDBC inbox the transaction's connection is
+ * {@code JdbcTransaction.connectionOf(tx)} (or {@code tx.unwrap(Connection.class)} with {@code java.sql.Connection}).
+ *
  * <pre>{@code
  * OutboxRelay relay = OutboxRelay.builder(outbox)
  *     .route("rabbitmq", RabbitMqTransport.builder(connectionFactory).build())
  *     .build();
  * RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(connectionFactory, inbox, "billing", "payments")
- *     .handler((connection, delivery) -> applyPayment(connection, delivery.getBody()))
+ *     .handler((tx, event) -> applyPayment(JdbcTransaction.connectionOf(tx), event.message(Delivery.class).getBody()))
  *     .build()
  *     .start();
  * }</pre>

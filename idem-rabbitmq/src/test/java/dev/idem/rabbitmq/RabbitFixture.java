@@ -3,10 +3,13 @@ package dev.idem.rabbitmq;
 import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.Delivery;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.jdbc.JdbcOutboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxMessage;
@@ -70,9 +73,10 @@ final class RabbitFixture implements AutoCloseable {
   }
 
   /** A handler that records one effect row per message, keyed by its message id. */
-  RabbitMqDeliveryHandler recordEffect() {
-    return (c, d) -> {
-      TestPostgres.insertEffect(c, effects, d.getProperties().getMessageId());
+  InboxHandler recordEffect() {
+    return (tx, event) -> {
+      Delivery d = event.message(Delivery.class);
+      TestPostgres.insertEffect(JdbcTransaction.connectionOf(tx), effects, d.getProperties().getMessageId());
       return "ok";
     };
   }

@@ -5,16 +5,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.GetResponse;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
@@ -48,7 +51,7 @@ class RabbitMqInboxConsumerTest {
     f.close();
   }
 
-  private RabbitMqInboxConsumer.Builder consumer(RabbitMqDeliveryHandler handler) {
+  private RabbitMqInboxConsumer.Builder consumer(InboxHandler handler) {
     return RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue).handler(handler)
         .listener(counts).failurePause(Duration.ZERO);
   }
@@ -80,12 +83,13 @@ class RabbitMqInboxConsumerTest {
     OutboxMessage m = f.message(f.toExchange());
     AtomicInteger calls = new AtomicInteger();
     AtomicBoolean lastWasRedelivery = new AtomicBoolean();
-    RabbitMqDeliveryHandler failsOnce = (c, d) -> {
+    InboxHandler failsOnce = (tx, event) -> {
+      Delivery d = event.message(Delivery.class);
       if (calls.incrementAndGet() == 1) {
         throw new IllegalStateException("injected failure");
       }
       lastWasRedelivery.set(d.getEnvelope().isRedeliver());
-      return f.recordEffect().handle(c, d);
+      return f.recordEffect().handle(tx, event);
     };
 
     try (RabbitMqInboxConsumer consumer = consumer(failsOnce).build().start()) {
@@ -109,9 +113,10 @@ class RabbitMqInboxConsumerTest {
         + " UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)");
     OutboxMessage m = f.message(f.toExchange());
     AtomicInteger calls = new AtomicInteger();
-    RabbitMqDeliveryHandler commitFailsOnce = (c, d) -> {
-      String result = f.recordEffect().handle(c, d);
+    InboxHandler commitFailsOnce = (tx, event) -> {
+      String result = f.recordEffect().handle(tx, event);
       if (calls.incrementAndGet() == 1) {
+        Connection c = tx.unwrap(Connection.class);
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + gate + " (k) VALUES (1), (1)")) {
           ps.executeUpdate();
         }
@@ -165,8 +170,10 @@ class RabbitMqInboxConsumerTest {
 
   @Test
   void aFallbackCanTakeTheIdFromAnotherProducersHeader() throws Exception {
-    RabbitMqDeliveryHandler handler = (c, d) -> {
-      TestPostgres.insertEffect(c, f.effects, String.valueOf(d.getProperties().getHeaders().get("legacy-id")));
+    InboxHandler handler = (tx, event) -> {
+      Delivery d = event.message(Delivery.class);
+      String legacyId = String.valueOf(d.getProperties().getHeaders().get("legacy-id"));
+      TestPostgres.insertEffect(tx.unwrap(Connection.class), f.effects, legacyId);
       return null;
     };
     AMQP.BasicProperties legacy = new AMQP.BasicProperties.Builder().headers(Map.of("legacy-id", "L-42")).build();
@@ -188,11 +195,11 @@ class RabbitMqInboxConsumerTest {
     OutboxMessage m = f.message(f.toExchange());
     OutboxMessage next = f.message(f.toExchange());
     AtomicInteger calls = new AtomicInteger();
-    RabbitMqDeliveryHandler errorOnce = (c, d) -> {
+    InboxHandler errorOnce = (tx, event) -> {
       if (calls.incrementAndGet() == 1) {
         throw new AssertionError("injected Error");
       }
-      return f.recordEffect().handle(c, d);
+      return f.recordEffect().handle(tx, event);
     };
 
     try (RabbitMqInboxConsumer consumer = consumer(errorOnce).build().start()) {
@@ -214,11 +221,11 @@ class RabbitMqInboxConsumerTest {
   void aVirtualMachineErrorClosesTheChannelWhichIsReopenedAndTheMessageProcessedOnce() throws Exception {
     OutboxMessage m = f.message(f.toExchange());
     AtomicInteger calls = new AtomicInteger();
-    RabbitMqDeliveryHandler overflowOnce = (c, d) -> {
+    InboxHandler overflowOnce = (tx, event) -> {
       if (calls.incrementAndGet() == 1) {
         throw new StackOverflowError("injected");
       }
-      return f.recordEffect().handle(c, d);
+      return f.recordEffect().handle(tx, event);
     };
 
     try (RabbitMqInboxConsumer consumer = consumer(overflowOnce).build().start()) {
@@ -257,12 +264,13 @@ class RabbitMqInboxConsumerTest {
     OutboxMessage poison = f.message(f.toExchange());
     OutboxMessage next = f.message(f.toExchange());
     AtomicInteger poisonCalls = new AtomicInteger();
-    RabbitMqDeliveryHandler poisonFails = (c, d) -> {
+    InboxHandler poisonFails = (tx, event) -> {
+      Delivery d = event.message(Delivery.class);
       if (d.getProperties().getMessageId().equals(poison.id().toString())) {
         poisonCalls.incrementAndGet();
         throw new IllegalStateException("injected poison");
       }
-      return f.recordEffect().handle(c, d);
+      return f.recordEffect().handle(tx, event);
     };
 
     try (RabbitMqInboxConsumer consumer = consumer(poisonFails).maxFailures(3).build().start()) {
@@ -287,7 +295,8 @@ class RabbitMqInboxConsumerTest {
   void aDatabaseOutageLongerThanMaxFailuresIsWaitedOutWithoutCountingAgainstTheMessage() throws Exception {
     // the database refuses the next six connections, three times as many as the message may fail
     DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 6);
-    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL).table(f.inboxTable).build()).listener(counts).build();
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL)
+        .table(f.inboxTable).build()).listener(counts).build();
     OutboxMessage m = f.message(f.toExchange());
 
     try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(Rabbit.factory(), unreliable, "billing",

@@ -3,6 +3,7 @@ package dev.idem.bench.outbox;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.core.UuidV7;
+import dev.idem.core.spi.StoreTransaction;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.jdbc.JdbcTransaction;
@@ -10,6 +11,7 @@ import dev.idem.kafka.KafkaInboxConsumer;
 import dev.idem.kafka.KafkaTransport;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.consumer.ConsumerListener;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -63,12 +65,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   <li>{@code inbox 1x1} (with {@code --one-by-one true}): the hand-written loop calling {@link Inbox#process} once
  *       per record in the batch's transaction, i.e. an inbox row (insert, then update) per record.</li>
  * </ul>
- * Effects come in two styles ({@code --effects}): {@code per-record}, one {@code executeUpdate} per record (what a
- * handler of one record does), and {@code batched}, one JDBC batch for the records of a poll (what a batch handler
- * does; the pool sets {@code reWriteBatchedInserts}, so that batch is one multi-row insert). The inbox and effect
- * tables hold {@code --prefill} rows from the start, analysed. Variants alternate order between repeats; one priming
- * run of each variant is discarded. CPU per event is read from {@code /proc} (this JVM, without the broker, and the
- * PostgreSQL backends).
+ * Effects come in two styles ({@code --effects}): {@code per-record}, one {@code executeUpdate} per record (what an
+ * {@link InboxHandler} of one record does), and {@code batched}, one JDBC batch for the records of a poll (what a
+ * handler overriding {@link InboxHandler#handleAll} does; the pool sets {@code reWriteBatchedInserts}, so that batch is
+ * one multi-row insert). The inbox and effect tables hold {@code --prefill} rows from the start, analysed. Variants
+ * alternate order between repeats; one priming run of each variant is discarded. CPU per event is read from
+ * {@code /proc} (this JVM, without the broker, and the PostgreSQL backends).
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.KafkaInboxBench [--events 100000] [--batch 100]
@@ -256,28 +258,33 @@ public final class KafkaInboxBench {
       }
     };
     String insert = "INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)";
-    KafkaInboxConsumer.Builder b = KafkaInboxConsumer.builder(consumerConfig(group), inbox, List.of(topic))
-        .batchSize(batch).listener(listener);
-    if (style.equals("batched")) {
-      b.batchHandler((c, records) -> {
-        try (PreparedStatement ps = c.prepareStatement(insert)) {
-          for (ConsumerRecord<String, byte[]> r : records) {
-            ps.setString(1, eventId(r));
+    InboxHandler perRecord = (tx, event) -> {
+      try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement(insert)) {
+        ps.setString(1, eventId(KafkaInboxConsumer.record(event)));
+        ps.executeUpdate();
+      }
+      return null;
+    };
+    InboxHandler batched = new InboxHandler() {
+      @Override
+      public String handle(StoreTransaction tx, InboxEvent event) throws Exception {
+        return perRecord.handle(tx, event);
+      }
+
+      @Override
+      public List<String> handleAll(StoreTransaction tx, List<InboxEvent> fresh) throws Exception {
+        try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement(insert)) {
+          for (InboxEvent event : fresh) {
+            ps.setString(1, eventId(KafkaInboxConsumer.record(event)));
             ps.addBatch();
           }
           ps.executeBatch();
         }
         return null;
-      });
-    } else {
-      b.handler((c, r) -> {
-        try (PreparedStatement ps = c.prepareStatement(insert)) {
-          ps.setString(1, eventId(r));
-          ps.executeUpdate();
-        }
-        return null;
-      });
-    }
+      }
+    };
+    KafkaInboxConsumer.Builder b = KafkaInboxConsumer.builder(consumerConfig(group), inbox, List.of(topic))
+        .batchSize(batch).listener(listener).handler(style.equals("batched") ? batched : perRecord);
     try (KafkaInboxConsumer consumer = b.build().start()) {
       if (!done.await(10, TimeUnit.MINUTES)) {
         throw new IllegalStateException("the inbox consumer did not finish within 10 minutes");
