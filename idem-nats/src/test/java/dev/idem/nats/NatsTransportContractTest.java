@@ -60,7 +60,7 @@ class NatsTransportContractTest extends OutboxTransportContract {
   }
 
   @Override
-  protected OutboxTransport createTransport() {
+  protected OutboxTransport createTransport() throws Exception {
     return NatsJetStreamTransport.builder(nats).name("transport-kit").ackTimeout(Duration.ofSeconds(5)).build();
   }
 
