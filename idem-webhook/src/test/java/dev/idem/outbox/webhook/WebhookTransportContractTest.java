@@ -21,14 +21,14 @@ import java.util.concurrent.Executors;
 /**
  * {@link OutboxTransportContract} for {@link WebhookTransport}, against the JDK's {@link HttpServer} on 127.0.0.1: each
  * destination is an endpoint with a server of its own that verifies the signature (a forged or stale request is
- * answered 401 and not counted as arrived) and answers 204; its outage stops the server, so that its port refuses
- * connections, and its end starts a new one on the same port. The transport sends a batch concurrently, so a batch's
+ * answered 401) and answers 204, counting as arrived only what it answered 2xx; its outage stops the server, so that
+ * its port refuses connections, and its end starts a new one on the same port. The transport sends a batch concurrently, so a batch's
  * order is not checked, and HTTP has no ordering key.
  */
 class WebhookTransportContractTest extends OutboxTransportContract {
   private final WebhookSecret secret = WebhookSecret.generate();
   private final WebhookVerifier verifier = WebhookVerifier.builder(secret).build();
-  private final Map<String, WebhookEndpoint> endpoints = new ConcurrentHashMap<>();
+  final Map<String, WebhookEndpoint> endpoints = new ConcurrentHashMap<>();
   private final Map<String, Receiver> receivers = new ConcurrentHashMap<>();
 
   @Override
@@ -79,13 +79,15 @@ class WebhookTransportContractTest extends OutboxTransportContract {
     receiver(destination).stop();
   }
 
-  private Receiver receiver(String destination) {
+  Receiver receiver(String destination) {
     return receivers.get(destination.substring("webhook:".length()));
   }
 
-  /** One endpoint's server: what it accepted, in the order it did. */
-  private final class Receiver {
+  /** One endpoint's server: what it accepted (answered 2xx), in the order it did. */
+  final class Receiver {
     final List<Received> arrived = new CopyOnWriteArrayList<>();
+    /** The status it answers to a request whose signature holds. */
+    volatile int status = 204;
     volatile int port;
     private HttpServer server;
     private ExecutorService threads;
@@ -118,10 +120,13 @@ class WebhookTransportContractTest extends OutboxTransportContract {
           x.sendResponseHeaders(401, -1);
           return;
         }
-        Map<String, String> headers = new LinkedHashMap<>();
-        x.getRequestHeaders().forEach((name, values) -> headers.put(name.toLowerCase(Locale.ROOT), values.get(0)));
-        arrived.add(new Received(id, body, headers, null));
-        x.sendResponseHeaders(204, -1);
+        int answer = status;
+        if (answer >= 200 && answer < 300) {
+          Map<String, String> headers = new LinkedHashMap<>();
+          x.getRequestHeaders().forEach((name, values) -> headers.put(name.toLowerCase(Locale.ROOT), values.get(0)));
+          arrived.add(new Received(id, body, headers, null));
+        }
+        x.sendResponseHeaders(answer, -1);
       }
     }
   }
