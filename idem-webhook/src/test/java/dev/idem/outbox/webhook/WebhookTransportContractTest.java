@@ -22,8 +22,8 @@ import java.util.concurrent.Executors;
  * {@link OutboxTransportContract} for {@link WebhookTransport}, against the JDK's {@link HttpServer} on 127.0.0.1: each
  * destination is an endpoint with a server of its own that verifies the signature (a forged or stale request is
  * answered 401) and answers 204, counting as arrived only what it answered 2xx; its outage stops the server, so that
- * its port refuses connections, and its end starts a new one on the same port. The transport sends a batch concurrently, so a batch's
- * order is not checked, and HTTP has no ordering key.
+ * its port refuses connections, and its end starts a new one on the same port. The transport sends a batch
+ * concurrently, so a batch's order is not checked, and HTTP has no ordering key.
  */
 class WebhookTransportContractTest extends OutboxTransportContract {
   private final WebhookSecret secret = WebhookSecret.generate();
