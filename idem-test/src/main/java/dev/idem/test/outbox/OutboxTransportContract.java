@@ -120,7 +120,8 @@ public abstract class OutboxTransportContract {
 
   /**
    * Starts an outage of {@code destination} and returns once it has started: from now on the broker refuses its
-   * messages, or it is unreachable. Other destinations keep working.
+   * messages, or it is unreachable. Other destinations keep working, unless {@link #isolatesFailures()} is off (an
+   * outage of the transport's whole connection, say).
    */
   protected abstract void startOutage(String destination) throws Exception;
 
