@@ -27,7 +27,9 @@ class RabbitMqInboxConsumerContractTest extends InboxConsumerContract<Delivery> 
 
   @AfterEach
   void tearDownRabbit() throws Exception {
-    f.close();
+    if (f != null) {
+      f.close();
+    }
   }
 
   @Override
