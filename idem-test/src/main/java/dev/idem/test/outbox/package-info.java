@@ -22,5 +22,6 @@
  * on a database, {@code session(tx)} and {@code awaitBlocked(...)} of the inbox kit so that its two waiting tests read
  * the database's own view of lock waits. The kits pass the time to the stores and never sleep; a test that needs a
  * server that is down fails.
+ * <p>{@link dev.idem.test.outbox.InboxConsumerContract} is the kit of the broker consumers (see its class notes).
  */
 package dev.idem.test.outbox;
