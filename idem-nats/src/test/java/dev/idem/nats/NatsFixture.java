@@ -36,7 +36,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One test's world, under names of its own: outbox, inbox and effect tables on PostgreSQL; a JetStream stream (in
- * memory, two-minute duplicate window) capturing {@code idem.test.<suffix>.>}. Closing removes all of them.
+ * memory, two-minute duplicate window unless given) capturing {@code idem.test.<suffix>.>}. Closing removes all of
+ * them.
  */
 final class NatsFixture implements AutoCloseable {
   final String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
@@ -51,6 +52,11 @@ final class NatsFixture implements AutoCloseable {
   private final List<String> extraTables = new ArrayList<>();
 
   NatsFixture() throws IOException, JetStreamApiException {
+    this(Duration.ofMinutes(2));
+  }
+
+  /** With another duplicate window: JetStream drops a second publish of a {@code Nats-Msg-Id} within it. */
+  NatsFixture(Duration duplicateWindow) throws IOException, JetStreamApiException {
     Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
         .table(outboxTable).createSchemaIfMissing(true).build()).build();
     Inbox.builder(JdbcInboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
@@ -60,7 +66,7 @@ final class NatsFixture implements AutoCloseable {
     jsm = nats.jetStreamManagement();
     js = nats.jetStream();
     jsm.addStream(StreamConfiguration.builder().name(stream).subjects("idem.test." + suffix + ".>")
-        .storageType(StorageType.Memory).duplicateWindow(Duration.ofMinutes(2)).build());
+        .storageType(StorageType.Memory).duplicateWindow(duplicateWindow).build());
   }
 
   Outbox outbox() {

@@ -44,5 +44,7 @@
  * recovery after them, and concurrent senders. What a transport may not promise is a capability to override
  * ({@code ordersPerAggregate}, {@code keysByAggregate}, {@code dropsDuplicates}, {@code isolatesFailures},
  * {@code outageKind}); arrivals are polled up to a bound, nothing sleeps to decide a race.
+ *
+ * <p>{@link dev.idem.test.outbox.InboxConsumerContract} is the kit of the broker consumers (see its class notes).
  */
 package dev.idem.test.outbox;
