@@ -1,5 +1,7 @@
 package dev.idem.jdbc;
 
+import static dev.idem.jdbc.StoreConnections.instantOrNull;
+
 import dev.idem.core.Checkpoint;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
@@ -23,7 +25,6 @@ import java.sql.Savepoint;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
@@ -44,7 +45,7 @@ import javax.sql.DataSource;
  */
 public final class JdbcIdempotencyStore implements IdempotencyStore {
   private final String name;
-  private final DataSource dataSource;
+  private final StoreConnections db;
   private final JdbcDialect dialect;
   private final Sql sql;
   private final int lockTimeoutSeconds;
@@ -54,7 +55,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   private JdbcIdempotencyStore(Builder b, JdbcDialect dialect) {
     this.name = b.name;
-    this.dataSource = b.dataSource;
+    this.db = new StoreConnections(b.dataSource, b.name, dialect);
     this.dialect = dialect;
     this.sql = new Sql(dialect, b.table);
     this.lockTimeoutSeconds = (int) b.lockTimeout.toSeconds();
@@ -72,7 +73,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   /** The DataSource the store takes its connections from. */
   public DataSource dataSource() {
-    return dataSource;
+    return db.dataSource();
   }
 
   public JdbcDialect dialect() {
@@ -118,7 +119,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     if (caller != null) {
       return caller.getAutoCommit() ? JdbcTransaction.runOwned(caller, name, dialect, work) : runJoined(caller, work);
     }
-    return JdbcTransaction.runInNew(dataSource, name, dialect, work);
+    return JdbcTransaction.runInNew(db.dataSource(), name, dialect, work);
   }
 
   private <R> R runJoined(Connection c, TransactionWork<R> work) throws Exception {
@@ -128,7 +129,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     } catch (SQLException e) {
       throw SqlErrors.wrap(name, dialect, "setting a savepoint in the caller's transaction", e);
     }
-    JdbcTransaction tx = new JdbcTransaction(c, false, name, dialect);
+    JdbcTransaction tx = JdbcTransaction.joined(c, name, dialect);
     try {
       R result = work.execute(tx);
       if (tx.isRollbackOnly()) {
@@ -169,14 +170,6 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  private static void rollbackQuietly(Connection c, Throwable cause) {
-    try {
-      c.rollback();
-    } catch (SQLException e) {
-      cause.addSuppressed(e);
-    }
-  }
-
   private Connection connection(StoreTransaction tx) {
     if (tx instanceof JdbcTransaction) {
       return ((JdbcTransaction) tx).connection();
@@ -199,18 +192,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public Optional<IdempotencyRecord> find(RecordKey key) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.find)) {
-      bindKey(ps, 1, key);
-      try (ResultSet rs = ps.executeQuery()) {
-        Optional<IdempotencyRecord> found = rs.next() ? Optional.of(read(rs)) : Optional.empty();
-        if (!c.getAutoCommit()) {
-          c.commit();
-        }
-        return found;
-      }
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "find " + key, e);
-    }
+    return db.committing("find " + key, c -> StoreConnections.query(c, sql.find, ps -> bindKey(ps, 1, key),
+        JdbcIdempotencyStore::read).stream().findFirst());
   }
 
   @Override
@@ -341,30 +324,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be positive, got " + limit);
     }
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      int isolation = c.getTransactionIsolation();
-      try {
-        if (dialect == JdbcDialect.MARIADB) {
-          c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-        }
-        c.setAutoCommit(false);
-        int deleted = dialect == JdbcDialect.MARIADB ? purgeSkippingLocked(c, now, limit) : purgeOneStatement(c, now,
-            limit);
-        c.commit();
-        return deleted;
-      } catch (SQLException e) {
-        rollbackQuietly(c, e);
-        throw e;
-      } finally {
-        c.setAutoCommit(autoCommit);
-        if (dialect == JdbcDialect.MARIADB) {
-          c.setTransactionIsolation(isolation);
-        }
-      }
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "purge expired records", e);
-    }
+    boolean mariaDb = dialect == JdbcDialect.MARIADB;
+    return db.transaction("purge expired records", mariaDb,
+        c -> mariaDb ? purgeSkippingLocked(c, now, limit) : purgeOneStatement(c, now, limit));
   }
 
   private int purgeOneStatement(Connection c, Instant now, int limit) throws SQLException {
@@ -378,17 +340,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   /** MariaDB: lock a batch with SKIP LOCKED (rows a live transaction holds wait for the next round), then delete it. */
   private int purgeSkippingLocked(Connection c, Instant now, int limit) throws SQLException {
-    List<String[]> keys = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql.purgeSelect)) {
+    List<String[]> keys = StoreConnections.query(c, sql.purgeSelect, ps -> {
       ps.setQueryTimeout(lockTimeoutSeconds);
       ps.setLong(1, now.toEpochMilli());
       ps.setInt(2, limit);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          keys.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
-        }
-      }
-    }
+    }, rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
     if (keys.isEmpty()) {
       return 0;
     }
@@ -437,28 +393,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    */
   public InProgressRecords inProgress(Instant now) {
     Objects.requireNonNull(now, "now");
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.inProgress)) {
+    return db.committing("count in-progress records", c -> StoreConnections.query(c, sql.inProgress, ps -> {
       ps.setQueryTimeout(lockTimeoutSeconds);
       ps.setLong(1, now.toEpochMilli());
-      InProgressRecords found;
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        long count = rs.getLong(1);
-        long leaseExpired = rs.getLong(2);
-        long oldest = rs.getLong(3);
-        Instant oldestCreatedAt = rs.wasNull() ? null : Instant.ofEpochMilli(oldest);
-        long lease = rs.getLong(4);
-        Instant earliestLeaseEnd = rs.wasNull() ? null : Instant.ofEpochMilli(lease);
-        found = count == 0 ? InProgressRecords.NONE
-            : new InProgressRecords(count, leaseExpired, oldestCreatedAt, earliestLeaseEnd);
-      }
-      if (!c.getAutoCommit()) {
-        c.commit();
-      }
-      return found;
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "count in-progress records", e);
-    }
+    }, rs -> rs.getLong(1) == 0 ? InProgressRecords.NONE
+        : new InProgressRecords(rs.getLong(1), rs.getLong(2), instantOrNull(rs, 3), instantOrNull(rs, 4))).get(0));
   }
 
   /**
@@ -471,7 +410,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    * @throws dev.idem.core.StoreException when the database cannot be reached
    */
   public void checkSchema() {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.probe);
+    try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(sql.probe);
         ResultSet rs = ps.executeQuery()) {
       rs.next();
     } catch (SQLException e) {
@@ -488,30 +427,15 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   /** Creates the table and its indexes if they do not exist, from this dialect's schema file. */
   public void createSchemaIfMissing() {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = db.dataSource().getConnection()) {
       SchemaScript.RECORD.run(c, dialect, sql.table);
     } catch (SQLException e) {
       throw SqlErrors.wrap(name, dialect, "creating the schema", e);
     }
   }
 
-  private interface Binder {
-    void bind(PreparedStatement ps) throws SQLException;
-  }
-
-  private List<IdempotencyRecord> query(String what, String statement, Binder binder) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(statement)) {
-      binder.bind(ps);
-      List<IdempotencyRecord> out = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(read(rs));
-        }
-      }
-      return out;
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, what, e);
-    }
+  private List<IdempotencyRecord> query(String what, String statement, StoreConnections.Binder binder) {
+    return db.withConnection(what, c -> StoreConnections.query(c, statement, binder, JdbcIdempotencyStore::read));
   }
 
   private static void bindKey(PreparedStatement ps, int at, RecordKey key) throws SQLException {
@@ -554,8 +478,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     String recoveryPoint = rs.getString(10);
     Checkpoint checkpoint = Checkpoint.of(RecordCodec.decodeMap(rs.getString(11)));
     String owner = rs.getString(12);
-    long lockedUntil = rs.getLong(13);
-    Instant until = rs.wasNull() ? null : Instant.ofEpochMilli(lockedUntil);
+    Instant until = instantOrNull(rs, 13);
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
         rs.getLong(14), Instant.ofEpochMilli(rs.getLong(15)), Instant.ofEpochMilli(rs.getLong(16)),
         Instant.ofEpochMilli(rs.getLong(17)));
@@ -589,17 +512,13 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
     @Override
     public boolean evict(RecordKey key) {
-      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.evict)) {
-        ps.setQueryTimeout(lockTimeoutSeconds);
-        bindKey(ps, 1, key);
-        boolean deleted = ps.executeUpdate() == 1;
-        if (!c.getAutoCommit()) {
-          c.commit();
+      return db.committing("evict " + key, c -> {
+        try (PreparedStatement ps = c.prepareStatement(sql.evict)) {
+          ps.setQueryTimeout(lockTimeoutSeconds);
+          bindKey(ps, 1, key);
+          return ps.executeUpdate() == 1;
         }
-        return deleted;
-      } catch (SQLException e) {
-        throw SqlErrors.wrap(name, dialect, "evict " + key, e);
-      }
+      });
     }
 
     @Override

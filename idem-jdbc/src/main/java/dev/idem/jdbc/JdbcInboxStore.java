@@ -1,5 +1,8 @@
 package dev.idem.jdbc;
 
+import static dev.idem.jdbc.StoreConnections.marks;
+import static dev.idem.jdbc.StoreConnections.query;
+
 import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
@@ -68,39 +71,22 @@ public final class JdbcInboxStore implements InboxStore {
   private static final Set<String> CONFLICT_STATES = Set.of("40001", "40P01", "55P03");
   private static final Set<Integer> CONFLICT_CODES = Set.of(1213, 1205);
 
-  private final DataSource dataSource;
+  private final StoreConnections db;
   private final JdbcDialect dialect;
   private final String table;
+  /** H2: one row; PostgreSQL: the whole batch; MariaDB: up to VALUES, the rows and RETURNING added per batch. */
   private final String insert;
-  private final String insertMany;
+  /** PostgreSQL: the whole read; MariaDB: the read of one event, joined per batch; H2: up to "IN (". */
   private final String selectMany;
   private final String probe;
   private final String keepResult;
   private final Admin admin = new Admin();
 
   private JdbcInboxStore(Builder b, JdbcDialect dialect) {
-    this.dataSource = b.dataSource;
+    this.db = new StoreConnections(b.dataSource, b.table, dialect);
     this.dialect = dialect;
     this.table = b.table;
     String columns = " (consumer, event_id, source, payload_hash, received_at, processed_at)";
-    switch (dialect) {
-      case POSTGRESQL:
-        insert = null;
-        insertMany = "INSERT INTO " + table + columns
-            + " SELECT CAST(? AS VARCHAR), u.event_id, u.source, u.payload_hash, CAST(? AS BIGINT), CAST(? AS BIGINT)"
-            + " FROM unnest(?::varchar[], ?::varchar[], ?::char(64)[]) WITH ORDINALITY"
-            + " AS u(event_id, source, payload_hash, n) ORDER BY u.n"
-            + " ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id";
-        break;
-      case MARIADB:
-        // every value is checked against its column first, so IGNORE only ever ignores the duplicate key
-        insert = null;
-        insertMany = "INSERT IGNORE INTO " + table + columns + " VALUES "; // rows and RETURNING added per batch
-        break;
-      default:
-        insert = "INSERT INTO " + table + columns + " VALUES (?, ?, ?, ?, ?, ?)";
-        insertMany = null; // H2 inserts row by row
-    }
     // a shared locking read sees the latest committed row whatever the transaction's snapshot; shared, because
     // concurrent duplicates all hold a shared lock on the key after their insert found it (an exclusive request
     // from each of them would deadlock on MariaDB)
@@ -108,16 +94,24 @@ public final class JdbcInboxStore implements InboxStore {
         + " WHERE consumer = ? AND event_id";
     switch (dialect) {
       case POSTGRESQL:
+        insert = "INSERT INTO " + table + columns
+            + " SELECT CAST(? AS VARCHAR), u.event_id, u.source, u.payload_hash, CAST(? AS BIGINT), CAST(? AS BIGINT)"
+            + " FROM unnest(?::varchar[], ?::varchar[], ?::char(64)[]) WITH ORDINALITY"
+            + " AS u(event_id, source, payload_hash, n) ORDER BY u.n"
+            + " ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id";
         selectMany = read + " = ANY(?) FOR SHARE";
         break;
       case MARIADB:
+        // every value is checked against its column first, so IGNORE only ever ignores the duplicate key
+        insert = "INSERT IGNORE INTO " + table + columns + " VALUES ";
         // InnoDB locks every row a locking read examines, and for "consumer = ? AND event_id IN (...)" the optimizer
         // may scan all of the consumer's rows (it does on small tables), waiting for other transactions' new rows
         // and deadlocking with them; a UNION ALL of the single-event read is a primary key lookup per id, always
         selectMany = "(" + read + " = ? LOCK IN SHARE MODE)";
         break;
       default:
-        selectMany = read + " IN ("; // the ids' placeholders are added per batch; H2's reads take no locks
+        insert = "INSERT INTO " + table + columns + " VALUES (?, ?, ?, ?, ?, ?)";
+        selectMany = read + " IN ("; // H2's reads take no locks
     }
     keepResult = "UPDATE " + table + " SET result = ? WHERE consumer = ? AND event_id = ?";
     probe = "SELECT 1 FROM " + table + " WHERE consumer = ? AND event_id = ?";
@@ -144,12 +138,12 @@ public final class JdbcInboxStore implements InboxStore {
 
   /** The data source of the store's own transactions. */
   public DataSource dataSource() {
-    return dataSource;
+    return db.dataSource();
   }
 
   @Override
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
-    return JdbcTransaction.runInNew(dataSource, table, dialect, work);
+    return JdbcTransaction.runInNew(db.dataSource(), table, dialect, work);
   }
 
   /**
@@ -223,7 +217,7 @@ public final class JdbcInboxStore implements InboxStore {
 
   @Override
   public boolean available() {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = db.dataSource().getConnection()) {
       return c.isValid(5);
     } catch (SQLException | RuntimeException e) {
       return false;
@@ -252,7 +246,7 @@ public final class JdbcInboxStore implements InboxStore {
     try {
       inserted = insertMany(c, consumer, events, order, at);
     } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "recording " + n + " events for " + consumer, e);
+      throw db.wrap("recording " + n + " events for " + consumer, e);
     }
     List<String> existing = new ArrayList<>();
     for (int i : order) {
@@ -291,15 +285,9 @@ public final class JdbcInboxStore implements InboxStore {
       }
       return inserted;
     }
-    String sql = insertMany;
-    if (dialect == JdbcDialect.MARIADB) {
-      StringBuilder rows = new StringBuilder(insertMany);
-      for (int k = 0; k < size; k++) {
-        rows.append(k == 0 ? "(?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?)");
-      }
-      sql = rows.append(" RETURNING event_id").toString();
-    }
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
+    String sql = dialect == JdbcDialect.POSTGRESQL ? insert
+        : insert + String.join(", ", Collections.nCopies(size, "(?, ?, ?, ?, ?, ?)")) + " RETURNING event_id";
+    inserted.addAll(query(c, sql, ps -> {
       if (dialect == JdbcDialect.POSTGRESQL) {
         String[] ids = new String[size];
         String[] sources = new String[size];
@@ -328,12 +316,7 @@ public final class JdbcInboxStore implements InboxStore {
           ps.setLong(p++, now);
         }
       }
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          inserted.add(rs.getString(1));
-        }
-      }
-    }
+    }, rs -> rs.getString(1)));
     return inserted;
   }
 
@@ -357,17 +340,11 @@ public final class JdbcInboxStore implements InboxStore {
   /** The records of {@code eventIds} (all known to exist), read with a shared lock, by id. */
   private Map<String, Stored> readMany(Connection c, String consumer, List<String> eventIds) {
     int size = eventIds.size();
-    String sql;
-    switch (dialect) {
-      case POSTGRESQL:
-        sql = selectMany;
-        break;
-      case MARIADB:
-        sql = String.join(" UNION ALL ", Collections.nCopies(size, selectMany));
-        break;
-      default:
-        sql = selectMany + String.join(", ", Collections.nCopies(size, "?")) + ")";
-    }
+    String sql = switch (dialect) {
+      case POSTGRESQL -> selectMany;
+      case MARIADB -> String.join(" UNION ALL ", Collections.nCopies(size, selectMany));
+      case H2 -> selectMany + marks(size) + ")";
+    };
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       if (dialect == JdbcDialect.POSTGRESQL) {
         ps.setString(1, consumer);
@@ -391,7 +368,7 @@ public final class JdbcInboxStore implements InboxStore {
       }
       return stored;
     } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "reading " + size + " events for " + consumer, e);
+      throw db.wrap("reading " + size + " events for " + consumer, e);
     }
   }
 
@@ -411,7 +388,7 @@ public final class JdbcInboxStore implements InboxStore {
     try {
       autoCommit = c.getAutoCommit();
     } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "checking the transaction after the handler", e);
+      throw db.wrap("checking the transaction after the handler", e);
     }
     if (autoCommit) {
       // the handler committed part of the work on its own
@@ -458,17 +435,20 @@ public final class JdbcInboxStore implements InboxStore {
    * the statement also fails if the handler caught an error that aborted the transaction.
    */
   private void checkStillRecorded(Connection c, String consumer, String eventId) {
-    try (PreparedStatement ps = c.prepareStatement(probe)) {
-      ps.setString(1, consumer);
-      ps.setString(2, eventId);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          throw rowGone(consumer, eventId);
-        }
+    try {
+      if (!recorded(c, consumer, eventId)) {
+        throw rowGone(consumer, eventId);
       }
     } catch (SQLException e) {
       throw afterHandler(consumer, eventId, "checking the transaction after the handler for " + consumer, e);
     }
+  }
+
+  private boolean recorded(Connection c, String consumer, String eventId) throws SQLException {
+    return !query(c, probe, ps -> {
+      ps.setString(1, consumer);
+      ps.setString(2, eventId);
+    }, rs -> true).isEmpty();
   }
 
   private static InboxHandlerException rowGone(String consumer, String eventId) {
@@ -489,7 +469,7 @@ public final class JdbcInboxStore implements InboxStore {
           + e.getMessage(), e.getSQLState(), e.getErrorCode(), e);
       return new InboxHandlerException(consumer, eventId, aborted);
     }
-    return SqlErrors.wrap(table, dialect, what, e);
+    return db.wrap(what, e);
   }
 
   /** Unicode code point order: the order of the key on MariaDB ({@code utf8mb4_nopad_bin}). */
@@ -510,15 +490,7 @@ public final class JdbcInboxStore implements InboxStore {
   private final class Admin implements InboxAdmin {
     @Override
     public boolean contains(String consumer, String eventId) {
-      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(probe)) {
-        ps.setString(1, consumer);
-        ps.setString(2, eventId);
-        try (ResultSet rs = ps.executeQuery()) {
-          return rs.next();
-        }
-      } catch (SQLException e) {
-        throw SqlErrors.wrap(table, dialect, "looking up event " + eventId, e);
-      }
+      return db.withConnection("looking up event " + eventId, c -> recorded(c, consumer, eventId));
     }
 
     @Override
@@ -526,28 +498,15 @@ public final class JdbcInboxStore implements InboxStore {
       if (limit < 1) {
         throw new IllegalArgumentException("limit must be positive, got " + limit);
       }
-      if (dialect == JdbcDialect.MARIADB) {
-        return purgeOnMariaDb(receivedBefore.toEpochMilli(), limit);
-      }
-      String sql = dialect == JdbcDialect.POSTGRESQL
-          ? "DELETE FROM " + table + " WHERE (consumer, event_id) IN (SELECT consumer, event_id FROM " + table
-              + " WHERE received_at <= ? ORDER BY received_at LIMIT ? FOR UPDATE SKIP LOCKED)"
-          : "DELETE FROM " + table + " WHERE received_at <= ? FETCH FIRST ? ROWS ONLY";
-      try (Connection c = dataSource.getConnection()) {
-        boolean autoCommit = c.getAutoCommit();
-        try {
-          c.setAutoCommit(true);
-          try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setLong(1, receivedBefore.toEpochMilli());
-            ps.setInt(2, limit);
-            return ps.executeUpdate();
-          }
-        } finally {
-          JdbcTransaction.restore(c, autoCommit, -1);
-        }
-      } catch (SQLException e) {
-        throw SqlErrors.wrap(table, dialect, "purging the inbox", e);
-      }
+      long before = receivedBefore.toEpochMilli();
+      return switch (dialect) {
+        case POSTGRESQL -> db.update("purging the inbox", "DELETE FROM " + table + " WHERE (consumer, event_id) IN"
+            + " (SELECT consumer, event_id FROM " + table + " WHERE received_at <= ? ORDER BY received_at LIMIT ?"
+            + " FOR UPDATE SKIP LOCKED)", before, limit);
+        case MARIADB -> purgeOnMariaDb(before, limit);
+        case H2 -> db.update("purging the inbox", "DELETE FROM " + table + " WHERE received_at <= ?"
+            + " FETCH FIRST ? ROWS ONLY", before, limit);
+      };
     }
 
     /**
@@ -556,60 +515,34 @@ public final class JdbcInboxStore implements InboxStore {
      * waits for a consumer whose transaction has just recorded an event and has not ended.
      */
     private int purgeOnMariaDb(long receivedBefore, int limit) {
-      try (Connection c = dataSource.getConnection()) {
-        boolean autoCommit = c.getAutoCommit();
-        int isolation = c.getTransactionIsolation();
-        try {
-          c.setAutoCommit(false);
-          c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-          List<String[]> keys = new ArrayList<>();
-          try (PreparedStatement ps = c.prepareStatement("SELECT consumer, event_id FROM " + table
-              + " WHERE received_at <= ? ORDER BY received_at LIMIT ? FOR UPDATE SKIP LOCKED")) {
-            ps.setLong(1, receivedBefore);
-            ps.setInt(2, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                keys.add(new String[] {rs.getString(1), rs.getString(2)});
-              }
+      return db.transaction("purging the inbox", true, c -> {
+        List<String[]> keys = query(c, "SELECT consumer, event_id FROM " + table
+            + " WHERE received_at <= ? ORDER BY received_at LIMIT ? FOR UPDATE SKIP LOCKED", ps -> {
+              ps.setLong(1, receivedBefore);
+              ps.setInt(2, limit);
+            }, rs -> new String[] {rs.getString(1), rs.getString(2)});
+        if (!keys.isEmpty()) {
+          try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table
+              + " WHERE consumer = ? AND event_id = ?")) {
+            for (String[] key : keys) {
+              ps.setString(1, key[0]);
+              ps.setString(2, key[1]);
+              ps.addBatch();
             }
+            ps.executeBatch();
           }
-          int deleted = 0;
-          if (!keys.isEmpty()) {
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table
-                + " WHERE consumer = ? AND event_id = ?")) {
-              for (String[] key : keys) {
-                ps.setString(1, key[0]);
-                ps.setString(2, key[1]);
-                ps.addBatch();
-              }
-              ps.executeBatch();
-            }
-            deleted = keys.size(); // the rows are locked by this transaction: each delete found its row
-          }
-          c.commit();
-          return deleted;
-        } catch (SQLException | RuntimeException | Error e) {
-          try {
-            c.rollback();
-          } catch (SQLException suppressed) {
-            e.addSuppressed(suppressed);
-          }
-          throw e;
-        } finally {
-          JdbcTransaction.restore(c, autoCommit, isolation);
         }
-      } catch (SQLException e) {
-        throw SqlErrors.wrap(table, dialect, "purging the inbox", e);
-      }
+        return keys.size(); // the rows are locked by this transaction: each delete found its row
+      });
     }
   }
 
   /** Creates the inbox table where missing. */
   public void createSchemaIfMissing() {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = db.dataSource().getConnection()) {
       SchemaScript.INBOX.run(c, dialect, table);
     } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "creating the inbox schema", e);
+      throw db.wrap("creating the inbox schema", e);
     }
   }
 

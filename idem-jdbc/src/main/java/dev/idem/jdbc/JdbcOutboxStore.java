@@ -1,5 +1,9 @@
 package dev.idem.jdbc;
 
+import static dev.idem.jdbc.StoreConnections.instantOrNull;
+import static dev.idem.jdbc.StoreConnections.marks;
+import static dev.idem.jdbc.StoreConnections.query;
+
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
 import dev.idem.jdbc.internal.HeaderCodec;
@@ -26,6 +30,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
@@ -61,7 +66,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   private static final String MESSAGE_COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, payload,"
       + " headers, destination, attempts, attempt_base, created_at";
 
-  private final DataSource dataSource;
+  private final StoreConnections db;
   private final JdbcDialect dialect;
   private final String table;
   private final String attemptTable;
@@ -72,7 +77,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   private final Admin admin = new Admin();
 
   private JdbcOutboxStore(Builder b, JdbcDialect dialect) {
-    this.dataSource = b.dataSource;
+    this.db = new StoreConnections(b.dataSource, b.table, dialect);
     this.dialect = dialect;
     this.table = b.table;
     this.attemptTable = b.table + "_attempt";
@@ -104,7 +109,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /** The data source of the store's own transactions. */
   public DataSource dataSource() {
-    return dataSource;
+    return db.dataSource();
   }
 
   /**
@@ -117,7 +122,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
-    return JdbcTransaction.runInNew(dataSource, table, dialect, work);
+    return JdbcTransaction.runInNew(db.dataSource(), table, dialect, work);
   }
 
   @Override
@@ -157,7 +162,7 @@ public final class JdbcOutboxStore implements OutboxStore {
         ps.executeBatch();
       }
     } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "enqueueing " + events.size() + " event(s)", e);
+      throw db.wrap("enqueueing " + events.size() + " event(s)", e);
     }
   }
 
@@ -203,73 +208,37 @@ public final class JdbcOutboxStore implements OutboxStore {
         this::claimStatements);
     long at = now.toEpochMilli();
     long until = leaseUntil.toEpochMilli();
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      // only MariaDB's claim changes the isolation; asking costs a round trip on some drivers
-      int isolation = dialect == JdbcDialect.MARIADB ? c.getTransactionIsolation() : -1;
-      try {
-        if (dialect == JdbcDialect.POSTGRESQL) {
-          if (!autoCommit) {
-            c.setAutoCommit(true);
-          }
-          try (PreparedStatement ps = c.prepareStatement(sql[0])) {
+    List<ClaimedEvent> claimed;
+    if (dialect == JdbcDialect.POSTGRESQL) {
+      claimed = db.autoCommit("claiming due events", c -> query(c, sql[0], ps -> {
+        ps.setString(1, token);
+        ps.setLong(2, until);
+        ps.setLong(3, until);
+        ps.setLong(4, at);
+        ps.setInt(bindRoutes(ps, 5, routes), limit);
+      }, JdbcOutboxStore::readClaimed));
+    } else {
+      // READ COMMITTED: no gap locks on MariaDB, so relays skip each other's rows instead of blocking
+      claimed = db.transaction("claiming due events", dialect == JdbcDialect.MARIADB, c -> {
+        List<ClaimedEvent> found = query(c, sql[1], ps -> {
+          ps.setLong(1, at);
+          ps.setInt(bindRoutes(ps, 2, routes), limit);
+        }, JdbcOutboxStore::readClaimed);
+        if (!found.isEmpty()) {
+          try (PreparedStatement ps = c.prepareStatement("UPDATE " + table
+              + " SET lease_owner = ?, lease_until = ?, available_at = ? WHERE seq IN (" + marks(found.size()) + ")")) {
             ps.setString(1, token);
             ps.setLong(2, until);
             ps.setLong(3, until);
-            ps.setLong(4, at);
-            ps.setInt(bindRoutes(ps, 5, routes), limit);
-            List<ClaimedEvent> out = new ArrayList<>(limit);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                out.add(readClaimed(rs));
-              }
-            }
-            out.sort((a, b) -> Long.compare(a.seq(), b.seq()));
-            return out;
+            bindSeqs(ps, 4, found);
+            ps.executeUpdate();
           }
         }
-        // READ COMMITTED: no gap locks on MariaDB, so relays skip each other's rows instead of blocking
-        c.setAutoCommit(false);
-        if (dialect == JdbcDialect.MARIADB) {
-          c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-        }
-        try {
-          List<ClaimedEvent> out = new ArrayList<>(limit);
-          try (PreparedStatement ps = c.prepareStatement(sql[1])) {
-            ps.setLong(1, at);
-            ps.setInt(bindRoutes(ps, 2, routes), limit);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                out.add(readClaimed(rs));
-              }
-            }
-          }
-          if (!out.isEmpty()) {
-            try (PreparedStatement ps = c.prepareStatement("UPDATE " + table
-                + " SET lease_owner = ?, lease_until = ?, available_at = ? WHERE seq IN (" + marks(out.size()) + ")")) {
-              ps.setString(1, token);
-              ps.setLong(2, until);
-              ps.setLong(3, until);
-              int i = 4;
-              for (ClaimedEvent cl : out) {
-                ps.setLong(i++, cl.seq());
-              }
-              ps.executeUpdate();
-            }
-          }
-          c.commit();
-          out.sort((a, b) -> Long.compare(a.seq(), b.seq()));
-          return out;
-        } catch (SQLException | RuntimeException | Error e) {
-          rollbackQuietly(c, e);
-          throw e;
-        }
-      } finally {
-        JdbcTransaction.restore(c, autoCommit, isolation);
-      }
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "claiming due events", e);
+        return found;
+      });
     }
+    claimed.sort(Comparator.comparingLong(ClaimedEvent::seq));
+    return claimed;
   }
 
   private static ClaimedEvent readClaimed(ResultSet rs) throws SQLException {
@@ -289,44 +258,27 @@ public final class JdbcOutboxStore implements OutboxStore {
       return 0;
     }
     long at = now.toEpochMilli();
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
+    return db.transaction("recording deliveries", false, c -> {
       int changed = 0;
-      try {
-        c.setAutoCommit(false);
-        for (int from = 0; from < delivered.size(); from += 500) {
-          List<ClaimedEvent> chunk = delivered.subList(from, Math.min(delivered.size(), from + 500));
-          String sql = deleteDelivered
-              ? "DELETE FROM " + table + " WHERE lease_owner = ? AND seq IN (" + marks(chunk.size()) + ")"
-              : "UPDATE " + table + " SET status = 'delivered', delivered_at = ?, attempts = attempts + 1,"
-                  + " lease_owner = NULL, lease_until = NULL, last_error = NULL WHERE lease_owner = ? AND seq IN ("
-                  + marks(chunk.size()) + ")";
-          try (PreparedStatement ps = c.prepareStatement(sql)) {
-            int i = 1;
-            if (!deleteDelivered) {
-              ps.setLong(i++, at);
-            }
-            ps.setString(i++, token);
-            for (ClaimedEvent cl : chunk) {
-              ps.setLong(i++, cl.seq());
-            }
-            changed += ps.executeUpdate();
+      for (int from = 0; from < delivered.size(); from += 500) {
+        List<ClaimedEvent> chunk = delivered.subList(from, Math.min(delivered.size(), from + 500));
+        String sql = deleteDelivered
+            ? "DELETE FROM " + table + " WHERE lease_owner = ? AND seq IN (" + marks(chunk.size()) + ")"
+            : "UPDATE " + table + " SET status = 'delivered', delivered_at = ?, attempts = attempts + 1,"
+                + " lease_owner = NULL, lease_until = NULL, last_error = NULL WHERE lease_owner = ? AND seq IN ("
+                + marks(chunk.size()) + ")";
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+          int i = 1;
+          if (!deleteDelivered) {
+            ps.setLong(i++, at);
           }
+          ps.setString(i++, token);
+          bindSeqs(ps, i, chunk);
+          changed += ps.executeUpdate();
         }
-        if (!failures.isEmpty()) {
-          changed += recordFailures(c, token, failures, at);
-        }
-        c.commit();
-        return changed;
-      } catch (SQLException | RuntimeException | Error e) {
-        rollbackQuietly(c, e);
-        throw e;
-      } finally {
-        JdbcTransaction.restore(c, autoCommit, -1);
       }
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "recording deliveries", e);
-    }
+      return failures.isEmpty() ? changed : changed + recordFailures(c, token, failures, at);
+    });
   }
 
   private int recordFailures(Connection c, String token, List<FailedDelivery> failures, long now)
@@ -397,7 +349,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     for (ClaimedEvent cl : events) {
       args[i++] = cl.seq();
     }
-    return update("releasing leased events", "UPDATE " + table + " SET available_at = ?, lease_owner = NULL,"
+    return db.update("releasing leased events", "UPDATE " + table + " SET available_at = ?, lease_owner = NULL,"
         + " lease_until = NULL WHERE lease_owner = ? AND seq IN (" + marks(events.size()) + ")", args);
   }
 
@@ -407,64 +359,44 @@ public final class JdbcOutboxStore implements OutboxStore {
   private final class Admin implements OutboxAdmin {
 
     @Override
-    public OutboxPage list(OutboxQuery query) {
-      Objects.requireNonNull(query, "query");
+    public OutboxPage list(OutboxQuery filter) {
+      Objects.requireNonNull(filter, "query");
       List<Object> args = new ArrayList<>();
-      String where = where(query, args);
-      String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE seq > ?" + where + " ORDER BY seq LIMIT ?";
-      try (Connection c = dataSource.getConnection()) {
-        List<OutboxEntry> rows = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-          int i = 1;
-          ps.setLong(i++, query.afterSeq());
-          for (Object a : args) {
-            ps.setObject(i++, a);
-          }
-          ps.setInt(i, query.limit() + 1);
-          try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-              rows.add(readEntry(rs));
-            }
-          }
-        }
-        boolean more = rows.size() > query.limit();
+      String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE seq > ?" + where(filter, args)
+          + " ORDER BY seq LIMIT ?";
+      return db.withConnection("listing events", c -> {
+        List<OutboxEntry> rows = query(c, sql, ps -> {
+          ps.setLong(1, filter.afterSeq());
+          ps.setInt(bind(ps, 2, args), filter.limit() + 1);
+        }, JdbcOutboxStore::readEntry);
+        boolean more = rows.size() > filter.limit();
         if (more) {
           rows.remove(rows.size() - 1);
         }
-        List<OutboxEntry> withHistory = withHistory(c, rows);
-        return new OutboxPage(List.copyOf(withHistory),
+        return new OutboxPage(List.copyOf(withHistory(c, rows)),
             more ? OptionalLong.of(rows.get(rows.size() - 1).seq()) : OptionalLong.empty());
-      } catch (SQLException e) {
-        throw SqlErrors.wrap(table, dialect, "listing events", e);
-      }
+      });
     }
 
     @Override
     public Optional<OutboxEntry> find(UUID id) {
       Objects.requireNonNull(id, "id");
-      try (Connection c = dataSource.getConnection();
-          PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM " + table + " WHERE id = ?")) {
-        ps.setString(1, id.toString());
-        OutboxEntry e = null;
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next()) {
-            e = readEntry(rs);
-          }
-        }
-        return e == null ? Optional.empty() : Optional.of(withHistory(c, List.of(e)).get(0));
-      } catch (SQLException e) {
-        throw SqlErrors.wrap(table, dialect, "finding event " + id, e);
-      }
+      return db.withConnection("finding event " + id, c -> {
+        List<OutboxEntry> found = query(c, "SELECT " + COLUMNS + " FROM " + table + " WHERE id = ?",
+            ps -> ps.setString(1, id.toString()), JdbcOutboxStore::readEntry);
+        return found.isEmpty() ? Optional.<OutboxEntry>empty() : Optional.of(withHistory(c, found).get(0));
+      });
     }
 
     @Override
     public boolean replay(UUID id, Instant now) {
       Objects.requireNonNull(id, "id");
-      return update("replaying event " + id, "UPDATE " + table + " SET status = 'pending', attempt_base = attempts,"
-          + " available_at = ?, lease_owner = NULL, lease_until = NULL, delivered_at = NULL"
+      return db.update("replaying event " + id, "UPDATE " + table + " SET status = 'pending',"
+          + " attempt_base = attempts, available_at = ?, lease_owner = NULL, lease_until = NULL, delivered_at = NULL"
           + " WHERE id = ? AND status <> 'pending'", now.toEpochMilli(), id.toString()) == 1;
     }
 
+    /** Batch after batch on one connection in auto-commit mode: each batch's update is its own transaction. */
     @Override
     public int replayAll(OutboxQuery filter, Instant now) {
       OutboxStatus status = filter.status().orElseThrow(() -> new IllegalArgumentException(
@@ -474,56 +406,39 @@ public final class JdbcOutboxStore implements OutboxStore {
       }
       List<Object> args = new ArrayList<>();
       String select = "SELECT seq FROM " + table + " WHERE seq > ?" + where(filter, args) + " ORDER BY seq LIMIT ?";
-      int total = 0;
-      long after = filter.afterSeq();
-      while (true) {
-        List<Long> seqs = new ArrayList<>();
-        try (Connection c = dataSource.getConnection()) {
-          boolean autoCommit = c.getAutoCommit();
-          try {
-            c.setAutoCommit(true);
-            try (PreparedStatement ps = c.prepareStatement(select)) {
-              int i = 1;
-              ps.setLong(i++, after);
-              for (Object a : args) {
-                ps.setObject(i++, a);
-              }
-              ps.setInt(i, filter.limit());
-              try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                  seqs.add(rs.getLong(1));
-                }
-              }
-            }
-            if (seqs.isEmpty()) {
-              return total;
-            }
-            try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET status = 'pending',"
-                + " attempt_base = attempts, available_at = ?, lease_owner = NULL, lease_until = NULL,"
-                + " delivered_at = NULL WHERE status = ? AND seq IN (" + marks(seqs.size()) + ")")) {
-              ps.setLong(1, now.toEpochMilli());
-              ps.setString(2, column(status));
-              int i = 3;
-              for (long s : seqs) {
-                ps.setLong(i++, s);
-              }
-              total += ps.executeUpdate();
-            }
-          } finally {
-            JdbcTransaction.restore(c, autoCommit, -1);
+      return db.autoCommit("replaying events", c -> {
+        int total = 0;
+        long after = filter.afterSeq();
+        while (true) {
+          long from = after;
+          List<Long> seqs = query(c, select, ps -> {
+            ps.setLong(1, from);
+            ps.setInt(bind(ps, 2, args), filter.limit());
+          }, rs -> rs.getLong(1));
+          if (seqs.isEmpty()) {
+            return total;
           }
-        } catch (SQLException e) {
-          throw SqlErrors.wrap(table, dialect, "replaying events", e);
+          try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET status = 'pending',"
+              + " attempt_base = attempts, available_at = ?, lease_owner = NULL, lease_until = NULL,"
+              + " delivered_at = NULL WHERE status = ? AND seq IN (" + marks(seqs.size()) + ")")) {
+            ps.setLong(1, now.toEpochMilli());
+            ps.setString(2, column(status));
+            int i = 3;
+            for (long s : seqs) {
+              ps.setLong(i++, s);
+            }
+            total += ps.executeUpdate();
+          }
+          after = seqs.get(seqs.size() - 1);
         }
-        after = seqs.get(seqs.size() - 1);
-      }
+      });
     }
 
     @Override
     public boolean discard(UUID id, Instant now) {
       Objects.requireNonNull(id, "id");
       long at = now.toEpochMilli();
-      return update("discarding event " + id, "UPDATE " + table + " SET status = 'discarded', delivered_at = ?,"
+      return db.update("discarding event " + id, "UPDATE " + table + " SET status = 'discarded', delivered_at = ?,"
           + " lease_owner = NULL, lease_until = NULL WHERE id = ? AND (status = 'dead' OR status = 'pending'"
           + " AND (lease_owner IS NULL OR lease_until <= ?))", at, id.toString(), at) == 1;
     }
@@ -533,61 +448,42 @@ public final class JdbcOutboxStore implements OutboxStore {
       if (limit < 1) {
         throw new IllegalArgumentException("limit must be positive, got " + limit);
       }
-      String sql;
-      switch (dialect) {
-        case POSTGRESQL:
-          sql = "DELETE FROM " + table + " WHERE seq IN (SELECT seq FROM " + table + " WHERE status IN ('delivered',"
-              + " 'discarded') AND delivered_at <= ? ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)";
-          break;
-        case MARIADB:
-          sql = "DELETE FROM " + table + " WHERE status IN ('delivered', 'discarded') AND delivered_at <= ?"
-              + " ORDER BY status, seq LIMIT ?";
-          break;
-        default:
-          sql = "DELETE FROM " + table + " WHERE status IN ('delivered', 'discarded') AND delivered_at <= ?"
-              + " FETCH FIRST ? ROWS ONLY";
-      }
-      return update("purging finished events", sql, finishedBefore.toEpochMilli(), limit);
+      String finished = " WHERE status IN ('delivered', 'discarded') AND delivered_at <= ?";
+      String sql = switch (dialect) {
+        case POSTGRESQL -> "DELETE FROM " + table + " WHERE seq IN (SELECT seq FROM " + table + finished
+            + " ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)";
+        case MARIADB -> "DELETE FROM " + table + finished + " ORDER BY status, seq LIMIT ?";
+        case H2 -> "DELETE FROM " + table + finished + " FETCH FIRST ? ROWS ONLY";
+      };
+      return db.update("purging finished events", sql, finishedBefore.toEpochMilli(), limit);
     }
 
     @Override
     public OutboxStats stats(Set<OutboxStatus> statuses, Instant now) {
-      Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
-      Optional<Duration> oldest = Optional.empty();
-      try (Connection c = dataSource.getConnection()) {
+      return db.withConnection("reading outbox statistics", c -> {
+        Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
         for (OutboxStatus s : statuses) {
-          try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + table + " WHERE status = ?")) {
-            ps.setString(1, column(s));
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              counts.put(s, rs.getLong(1));
-            }
-          }
+          counts.put(s, query(c, "SELECT COUNT(*) FROM " + table + " WHERE status = ?",
+              ps -> ps.setString(1, column(s)), rs -> rs.getLong(1)).get(0));
         }
+        Optional<Duration> oldest = Optional.empty();
         if (statuses.contains(OutboxStatus.PENDING)) {
-          try (PreparedStatement ps = c.prepareStatement("SELECT MIN(created_at) FROM " + table
-              + " WHERE status = 'pending'");
-              ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            long min = rs.getLong(1);
-            if (!rs.wasNull()) {
-              oldest = Optional.of(Duration.ofMillis(Math.max(0, now.toEpochMilli() - min)));
-            }
-          }
+          Instant min = query(c, "SELECT MIN(created_at) FROM " + table + " WHERE status = 'pending'", ps -> { },
+              rs -> instantOrNull(rs, 1)).get(0);
+          oldest = Optional.ofNullable(min)
+              .map(m -> Duration.ofMillis(Math.max(0, now.toEpochMilli() - m.toEpochMilli())));
         }
-      } catch (SQLException e) {
-        throw SqlErrors.wrap(table, dialect, "reading outbox statistics", e);
-      }
-      return new OutboxStats(Map.copyOf(counts), oldest);
+        return new OutboxStats(Map.copyOf(counts), oldest);
+      });
     }
   }
 
   /** Creates the outbox and attempt history tables where missing. */
   public void createSchemaIfMissing() {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = db.dataSource().getConnection()) {
       SchemaScript.OUTBOX.run(c, dialect, table);
     } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, "creating the outbox schema", e);
+      throw db.wrap("creating the outbox schema", e);
     }
   }
 
@@ -595,48 +491,54 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   private static String where(OutboxQuery q, List<Object> args) {
     StringBuilder w = new StringBuilder();
-    q.status().ifPresent(s -> {
-      w.append(" AND status = ?");
-      args.add(column(s));
-    });
-    q.type().ifPresent(t -> {
-      w.append(" AND event_type = ?");
-      args.add(t);
-    });
-    q.destination().ifPresent(d -> {
-      w.append(" AND destination = ?");
-      args.add(d);
-    });
-    q.aggregateType().ifPresent(t -> {
-      w.append(" AND aggregate_type = ?");
-      args.add(t);
-    });
-    q.aggregateId().ifPresent(t -> {
-      w.append(" AND aggregate_id = ?");
-      args.add(t);
-    });
+    and(w, args, "status", q.status().map(JdbcOutboxStore::column));
+    and(w, args, "event_type", q.type());
+    and(w, args, "destination", q.destination());
+    and(w, args, "aggregate_type", q.aggregateType());
+    and(w, args, "aggregate_id", q.aggregateId());
     return w.toString();
+  }
+
+  private static void and(StringBuilder where, List<Object> args, String column, Optional<String> value) {
+    value.ifPresent(v -> {
+      where.append(" AND ").append(column).append(" = ?");
+      args.add(v);
+    });
+  }
+
+  private static int bind(PreparedStatement ps, int at, List<Object> args) throws SQLException {
+    for (Object a : args) {
+      ps.setObject(at++, a);
+    }
+    return at;
+  }
+
+  private static void bindSeqs(PreparedStatement ps, int at, List<ClaimedEvent> events) throws SQLException {
+    for (ClaimedEvent e : events) {
+      ps.setLong(at++, e.seq());
+    }
   }
 
   private List<OutboxEntry> withHistory(Connection c, List<OutboxEntry> rows) throws SQLException {
     if (rows.isEmpty()) {
       return rows;
     }
-    Map<Long, List<OutboxAttempt>> history = new HashMap<>();
-    try (PreparedStatement ps = c.prepareStatement("SELECT event_seq, attempt, attempted_at, error, response_code"
-        + " FROM " + attemptTable + " WHERE event_seq IN (" + marks(rows.size()) + ") ORDER BY event_seq, attempt")) {
-      int i = 1;
-      for (OutboxEntry e : rows) {
-        ps.setLong(i++, e.seq());
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
+    List<Map.Entry<Long, OutboxAttempt>> attempts = query(c, "SELECT event_seq, attempt, attempted_at, error,"
+        + " response_code FROM " + attemptTable + " WHERE event_seq IN (" + marks(rows.size()) + ")"
+        + " ORDER BY event_seq, attempt", ps -> {
+          int i = 1;
+          for (OutboxEntry e : rows) {
+            ps.setLong(i++, e.seq());
+          }
+        }, rs -> {
           int code = rs.getInt(5);
           Integer response = rs.wasNull() ? null : code;
-          history.computeIfAbsent(rs.getLong(1), k -> new ArrayList<>()).add(new OutboxAttempt(rs.getInt(2),
-              Instant.ofEpochMilli(rs.getLong(3)), rs.getString(4), response));
-        }
-      }
+          return Map.entry(rs.getLong(1), new OutboxAttempt(rs.getInt(2), Instant.ofEpochMilli(rs.getLong(3)),
+              rs.getString(4), response));
+        });
+    Map<Long, List<OutboxAttempt>> history = new HashMap<>();
+    for (Map.Entry<Long, OutboxAttempt> a : attempts) {
+      history.computeIfAbsent(a.getKey(), k -> new ArrayList<>()).add(a.getValue());
     }
     List<OutboxEntry> out = new ArrayList<>(rows.size());
     for (OutboxEntry e : rows) {
@@ -649,57 +551,17 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   private static OutboxEntry readEntry(ResultSet rs) throws SQLException {
-    long leaseUntil = rs.getLong(15);
-    Instant lease = rs.wasNull() ? null : Instant.ofEpochMilli(leaseUntil);
-    long delivered = rs.getLong(18);
-    Instant finished = rs.wasNull() ? null : Instant.ofEpochMilli(delivered);
     int attempts = rs.getInt(11);
     return new OutboxEntry(rs.getLong(1), UUID.fromString(rs.getString(2).trim()), rs.getString(3), rs.getString(4),
         rs.getString(5), rs.getBoolean(6), rs.getString(7), HeaderCodec.decode(rs.getString(8)), rs.getString(9),
         OutboxStatus.valueOf(rs.getString(10).trim().toUpperCase(Locale.ROOT)), attempts, attempts - rs.getInt(12),
-        Instant.ofEpochMilli(rs.getLong(13)), rs.getString(14), lease, rs.getString(16),
-        Instant.ofEpochMilli(rs.getLong(17)), finished, List.of());
-  }
-
-  /** One statement in auto-commit mode; returns the update count. */
-  private int update(String what, String sql, Object... args) {
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      try {
-        c.setAutoCommit(true);
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-          for (int i = 0; i < args.length; i++) {
-            ps.setObject(i + 1, args[i]);
-          }
-          return ps.executeUpdate();
-        }
-      } finally {
-        JdbcTransaction.restore(c, autoCommit, -1);
-      }
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(table, dialect, what, e);
-    }
+        Instant.ofEpochMilli(rs.getLong(13)), rs.getString(14), instantOrNull(rs, 15), rs.getString(16),
+        Instant.ofEpochMilli(rs.getLong(17)), instantOrNull(rs, 18), List.of());
   }
 
   /** A status as the status column spells it. */
   private static String column(OutboxStatus status) {
     return status.name().toLowerCase(Locale.ROOT);
-  }
-
-  static String marks(int n) {
-    StringBuilder b = new StringBuilder(n * 3);
-    for (int i = 0; i < n; i++) {
-      b.append(i == 0 ? "?" : ", ?");
-    }
-    return b.toString();
-  }
-
-  private static void rollbackQuietly(Connection c, Throwable cause) {
-    try {
-      c.rollback();
-    } catch (SQLException e) {
-      cause.addSuppressed(e);
-    }
   }
 
   @Override

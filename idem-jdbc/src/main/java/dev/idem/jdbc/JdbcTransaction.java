@@ -27,12 +27,18 @@ public final class JdbcTransaction implements StoreTransaction {
   private boolean committed;
   private boolean ended;
 
-  JdbcTransaction(Connection connection, boolean owned, String store, JdbcDialect dialect) throws SQLException {
+  /** {@code begun}: the transaction is open already (a joined one, or a connection lent with auto-commit off). */
+  private JdbcTransaction(Connection connection, boolean owned, boolean begun, String store, JdbcDialect dialect) {
     this.connection = Objects.requireNonNull(connection, "connection");
     this.owned = owned;
+    this.begun = begun;
     this.store = store;
     this.dialect = dialect;
-    this.begun = !owned || !connection.getAutoCommit();
+  }
+
+  /** A transaction in the caller's open one on {@code connection}, which the caller ends. */
+  static JdbcTransaction joined(Connection connection, String store, JdbcDialect dialect) {
+    return new JdbcTransaction(connection, false, true, store, dialect);
   }
 
   /**
@@ -78,21 +84,7 @@ public final class JdbcTransaction implements StoreTransaction {
     return owned;
   }
 
-  /** Whether the transaction has begun: a write or the work asked for the connection. */
-  boolean begun() {
-    return begun;
-  }
-
-  /** Whether beginning switched auto-commit off, so that the store switches it back on at the end. */
-  boolean switchedAutoCommit() {
-    return switchedAutoCommit;
-  }
-
-  /** The store already committed this transaction together with its last write. */
-  boolean committed() {
-    return committed;
-  }
-
+  /** The store committed this transaction together with its last write. */
   void markCommitted() {
     committed = true;
   }
@@ -124,11 +116,7 @@ public final class JdbcTransaction implements StoreTransaction {
    * caller commits, rolls back and closes the connection.
    */
   public static JdbcTransaction of(Connection connection) {
-    try {
-      return new JdbcTransaction(connection, false, "caller", null);
-    } catch (SQLException e) {
-      throw new IllegalStateException("unreachable: a joined transaction asks the connection nothing", e);
-    }
+    return joined(connection, "caller", null);
   }
 
   /**
@@ -157,20 +145,20 @@ public final class JdbcTransaction implements StoreTransaction {
   static <R> R runOwned(Connection c, String name, JdbcDialect dialect, TransactionWork<R> work) throws Exception {
     JdbcTransaction tx;
     try {
-      tx = new JdbcTransaction(c, true, name, dialect);
+      tx = new JdbcTransaction(c, true, !c.getAutoCommit(), name, dialect);
     } catch (SQLException e) {
       throw SqlErrors.wrap(name, dialect, "beginning a transaction", e);
     }
     try {
       R result = work.execute(tx);
-      if (tx.begun()) {
-        if (tx.isRollbackOnly()) {
+      if (tx.begun) {
+        if (tx.rollbackOnly) {
           try {
             c.rollback();
           } catch (SQLException e) {
             throw SqlErrors.wrap(name, dialect, "rollback", e);
           }
-        } else if (!tx.committed()) {
+        } else if (!tx.committed) {
           try {
             c.commit();
           } catch (SQLException e) {
@@ -180,7 +168,7 @@ public final class JdbcTransaction implements StoreTransaction {
       }
       return result;
     } catch (Throwable t) {
-      if (tx.begun()) {
+      if (tx.begun) {
         try {
           c.rollback();
         } catch (SQLException e) {
@@ -190,7 +178,7 @@ public final class JdbcTransaction implements StoreTransaction {
       throw t;
     } finally {
       tx.ended = true;
-      if (tx.switchedAutoCommit()) {
+      if (tx.switchedAutoCommit) {
         try {
           c.setAutoCommit(true);
         } catch (SQLException ignored) {
@@ -199,7 +187,6 @@ public final class JdbcTransaction implements StoreTransaction {
       }
     }
   }
-
 
   /**
    * The connection of the caller's open transaction.
@@ -228,6 +215,7 @@ public final class JdbcTransaction implements StoreTransaction {
     }
     return connection;
   }
+
   private static boolean isClosed(Connection connection) {
     try {
       return connection.isClosed();
@@ -235,16 +223,4 @@ public final class JdbcTransaction implements StoreTransaction {
       return false;
     }
   }
-  /** Puts a pooled connection back as it was lent. */
-  static void restore(Connection c, boolean autoCommit, int isolation) {
-    try {
-      if (isolation >= 0 && c.getTransactionIsolation() != isolation) {
-        c.setTransactionIsolation(isolation);
-      }
-      if (c.getAutoCommit() != autoCommit) {
-        c.setAutoCommit(autoCommit);
-      }
-    } catch (SQLException ignored) {
-      // the pool validates the connection before it is lent again
-    }
-  }}
+}

@@ -1,0 +1,167 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.StoreException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * A JDBC store's own short units of work, each on a connection of its data source that goes back to the pool as it
+ * was lent. Every SQL failure becomes a {@link StoreException} of the store ({@link SqlErrors#wrap}).
+ */
+final class StoreConnections {
+  /** Work on a connection. */
+  interface Work<R> {
+    R run(Connection c) throws SQLException;
+  }
+
+  /** Sets a statement's parameters. */
+  interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /** Reads the current row. */
+  interface RowReader<T> {
+    T read(ResultSet rs) throws SQLException;
+  }
+
+  private final DataSource dataSource;
+  private final String store;
+  private final JdbcDialect dialect;
+
+  StoreConnections(DataSource dataSource, String store, JdbcDialect dialect) {
+    this.dataSource = dataSource;
+    this.store = store;
+    this.dialect = dialect;
+  }
+
+  DataSource dataSource() {
+    return dataSource;
+  }
+
+  /** {@code what} failed with {@code e}: a {@link StoreException} that names the store. */
+  StoreException wrap(String what, SQLException e) {
+    return SqlErrors.wrap(store, dialect, what, e);
+  }
+
+  /** Runs the work on a connection as it was lent. */
+  <R> R withConnection(String what, Work<R> work) {
+    try (Connection c = dataSource.getConnection()) {
+      return work.run(c);
+    } catch (SQLException e) {
+      throw wrap(what, e);
+    }
+  }
+
+  /** Runs the work on a connection as it was lent, then commits if the connection was lent with auto-commit off. */
+  <R> R committing(String what, Work<R> work) {
+    return withConnection(what, c -> {
+      R result = work.run(c);
+      if (!c.getAutoCommit()) {
+        c.commit();
+      }
+      return result;
+    });
+  }
+
+  /** Runs the work in auto-commit mode: each statement is its own transaction. */
+  <R> R autoCommit(String what, Work<R> work) {
+    return withConnection(what, c -> {
+      boolean autoCommit = c.getAutoCommit();
+      try {
+        if (!autoCommit) {
+          c.setAutoCommit(true);
+        }
+        return work.run(c);
+      } finally {
+        restore(c, autoCommit, -1);
+      }
+    });
+  }
+
+  /**
+   * Runs the work in one transaction: committed when the work returns, rolled back when it throws. With {@code
+   * readCommitted}, at READ COMMITTED (only then is the isolation asked for: that costs a round trip on some drivers).
+   */
+  <R> R transaction(String what, boolean readCommitted, Work<R> work) {
+    return withConnection(what, c -> {
+      boolean autoCommit = c.getAutoCommit();
+      int isolation = readCommitted ? c.getTransactionIsolation() : -1;
+      try {
+        c.setAutoCommit(false);
+        if (readCommitted) {
+          c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        }
+        R result = work.run(c);
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException | Error e) {
+        try {
+          c.rollback();
+        } catch (SQLException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw e;
+      } finally {
+        restore(c, autoCommit, isolation);
+      }
+    });
+  }
+
+  /** One statement in auto-commit mode, {@code args} set with {@code setObject}; returns the update count. */
+  int update(String what, String sql, Object... args) {
+    return autoCommit(what, c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        for (int i = 0; i < args.length; i++) {
+          ps.setObject(i + 1, args[i]);
+        }
+        return ps.executeUpdate();
+      }
+    });
+  }
+
+  /** Every row of a query, in the order read. */
+  static <T> List<T> query(Connection c, String sql, Binder binder, RowReader<T> reader) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      List<T> rows = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.add(reader.read(rs));
+        }
+      }
+      return rows;
+    }
+  }
+
+  /** A column of epoch milliseconds as an instant, or null where SQL NULL. */
+  static Instant instantOrNull(ResultSet rs, int column) throws SQLException {
+    long millis = rs.getLong(column);
+    return rs.wasNull() ? null : Instant.ofEpochMilli(millis);
+  }
+
+  /** {@code n} comma-separated bind markers: {@code ?, ?, ?}. */
+  static String marks(int n) {
+    return String.join(", ", Collections.nCopies(n, "?"));
+  }
+
+  /** Puts a pooled connection back as it was lent ({@code isolation} -1: unchanged). */
+  static void restore(Connection c, boolean autoCommit, int isolation) {
+    try {
+      if (isolation >= 0 && c.getTransactionIsolation() != isolation) {
+        c.setTransactionIsolation(isolation);
+      }
+      if (c.getAutoCommit() != autoCommit) {
+        c.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException ignored) {
+      // the pool validates the connection before it is lent again
+    }
+  }
+}
