@@ -171,15 +171,12 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   }
 
   private Connection connection(StoreTransaction tx) {
-    if (tx instanceof JdbcTransaction) {
-      return ((JdbcTransaction) tx).connection();
-    }
-    return tx.unwrap(Connection.class);
+    return tx instanceof JdbcTransaction jdbc ? jdbc.connection() : tx.unwrap(Connection.class);
   }
 
   @Override
   public Optional<IdempotencyRecord> find(StoreTransaction tx, RecordKey key) {
-    Connection c = tx instanceof JdbcTransaction ? ((JdbcTransaction) tx).connectionForRead() : connection(tx);
+    Connection c = tx instanceof JdbcTransaction jdbc ? jdbc.connectionForRead() : connection(tx);
     try (PreparedStatement ps = c.prepareStatement(sql.find)) {
       bindKey(ps, 1, key);
       try (ResultSet rs = ps.executeQuery()) {
@@ -208,10 +205,10 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    */
   @Override
   public boolean insertLast(StoreTransaction tx, IdempotencyRecord r) {
-    if (commitWithRecordInsert && tx instanceof JdbcTransaction && ((JdbcTransaction) tx).owned()) {
+    if (commitWithRecordInsert && tx instanceof JdbcTransaction jdbc && jdbc.owned()) {
       boolean inserted = insert(tx, r, sql.insertAndCommit);
       if (inserted) {
-        ((JdbcTransaction) tx).markCommitted();
+        jdbc.markCommitted();
       }
       return inserted;
     }

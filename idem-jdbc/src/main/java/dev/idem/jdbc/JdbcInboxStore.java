@@ -5,7 +5,6 @@ import static dev.idem.jdbc.StoreConnections.query;
 
 import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
-import dev.idem.core.spi.TransactionWork;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.outbox.InboxHandlerException;
 import dev.idem.outbox.spi.InboxAdmin;
@@ -61,7 +60,7 @@ import javax.sql.DataSource;
  * auto-commit on is caught as well. Each of these is an {@link InboxHandlerException}: the handler broke the
  * transaction.
  */
-public final class JdbcInboxStore implements InboxStore {
+public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore {
   /** PostgreSQL's "current transaction is aborted, commands ignored until end of transaction block". */
   private static final String IN_FAILED_TRANSACTION = "25P02";
   private static final Set<String> REFUSES_EVERYONE_STATES =
@@ -71,9 +70,6 @@ public final class JdbcInboxStore implements InboxStore {
   private static final Set<String> CONFLICT_STATES = Set.of("40001", "40P01", "55P03");
   private static final Set<Integer> CONFLICT_CODES = Set.of(1213, 1205);
 
-  private final StoreConnections db;
-  private final JdbcDialect dialect;
-  private final String table;
   /** H2: one row; PostgreSQL: the whole batch; MariaDB: up to VALUES, the rows and RETURNING added per batch. */
   private final String insert;
   /** PostgreSQL: the whole read; MariaDB: the read of one event, joined per batch; H2: up to "IN (". */
@@ -83,9 +79,7 @@ public final class JdbcInboxStore implements InboxStore {
   private final Admin admin = new Admin();
 
   private JdbcInboxStore(Builder b, JdbcDialect dialect) {
-    this.db = new StoreConnections(b.dataSource, b.table, dialect);
-    this.dialect = dialect;
-    this.table = b.table;
+    super(b.dataSource, dialect, b.table, SchemaScript.INBOX);
     String columns = " (consumer, event_id, source, payload_hash, received_at, processed_at)";
     // a shared locking read sees the latest committed row whatever the transaction's snapshot; shared, because
     // concurrent duplicates all hold a shared lock on the key after their insert found it (an exclusive request
@@ -122,30 +116,6 @@ public final class JdbcInboxStore implements InboxStore {
     return new Builder(dataSource);
   }
 
-  @Override
-  public String name() {
-    return table;
-  }
-
-  public JdbcDialect dialect() {
-    return dialect;
-  }
-
-  /** The inbox table's name. */
-  public String table() {
-    return table;
-  }
-
-  /** The data source of the store's own transactions. */
-  public DataSource dataSource() {
-    return db.dataSource();
-  }
-
-  @Override
-  public <R> R inTransaction(TransactionWork<R> work) throws Exception {
-    return JdbcTransaction.runInNew(db.dataSource(), table, dialect, work);
-  }
-
   /**
    * Whose failure {@code error} is. The inbox's own statements failing ({@link StoreException}: ids and sizes were
    * checked before) are an outage, a schema fault included, as it refuses every message alike; except a deadlock, a
@@ -162,8 +132,7 @@ public final class JdbcInboxStore implements InboxStore {
 
   static Fault fault(Throwable error, BooleanSupplier databaseAnswers) {
     SQLException q = firstSqlException(error);
-    if (error instanceof StoreException) {
-      StoreException s = (StoreException) error;
+    if (error instanceof StoreException s) {
       String state = s.sqlState() != null ? s.sqlState() : q != null && q.getSQLState() != null ? q.getSQLState() : "";
       int code = q == null ? 0 : q.getErrorCode();
       if (s.isLockTimeout() || q instanceof SQLTransactionRollbackException || isConflict(state, code)) {
@@ -208,8 +177,8 @@ public final class JdbcInboxStore implements InboxStore {
   private static SQLException firstSqlException(Throwable error) {
     int depth = 0;
     for (Throwable t = error; t != null && depth < 64; t = t.getCause() == t ? null : t.getCause(), depth++) {
-      if (t instanceof SQLException) {
-        return (SQLException) t;
+      if (t instanceof SQLException q) {
+        return q;
       }
     }
     return null;
@@ -384,16 +353,14 @@ public final class JdbcInboxStore implements InboxStore {
     if (!keepResults(c, consumer, eventIds, results)) {
       checkStillRecorded(c, consumer, eventIds.get(0));
     }
-    boolean autoCommit;
     try {
-      autoCommit = c.getAutoCommit();
+      if (c.getAutoCommit()) {
+        // the handler committed part of the work on its own
+        throw new InboxHandlerException(consumer, eventIds.get(0), new IllegalStateException("the handler switched"
+            + " auto-commit on: the inbox and the effects must commit together, in the caller's transaction"));
+      }
     } catch (SQLException e) {
       throw db.wrap("checking the transaction after the handler", e);
-    }
-    if (autoCommit) {
-      // the handler committed part of the work on its own
-      throw new InboxHandlerException(consumer, eventIds.get(0), new IllegalStateException("the handler switched"
-          + " auto-commit on: the inbox and the effects must commit together, in the caller's transaction"));
     }
   }
 
@@ -535,20 +502,6 @@ public final class JdbcInboxStore implements InboxStore {
         return keys.size(); // the rows are locked by this transaction: each delete found its row
       });
     }
-  }
-
-  /** Creates the inbox table where missing. */
-  public void createSchemaIfMissing() {
-    try (Connection c = db.dataSource().getConnection()) {
-      SchemaScript.INBOX.run(c, dialect, table);
-    } catch (SQLException e) {
-      throw db.wrap("creating the inbox schema", e);
-    }
-  }
-
-  @Override
-  public String toString() {
-    return "JdbcInboxStore{" + dialect + ' ' + table + '}';
   }
 
   /** Builds a {@link JdbcInboxStore}. Mutable and not thread-safe. */

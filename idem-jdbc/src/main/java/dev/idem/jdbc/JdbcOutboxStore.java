@@ -5,7 +5,6 @@ import static dev.idem.jdbc.StoreConnections.marks;
 import static dev.idem.jdbc.StoreConnections.query;
 
 import dev.idem.core.spi.StoreTransaction;
-import dev.idem.core.spi.TransactionWork;
 import dev.idem.jdbc.internal.HeaderCodec;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.outbox.OutboxAttempt;
@@ -59,16 +58,13 @@ import javax.sql.DataSource;
  * COMMITTED, so that relays skip each other's rows instead of waiting on gap locks). Every value is a bind parameter;
  * only the validated table names are part of the SQL text. Thread-safe.
  */
-public final class JdbcOutboxStore implements OutboxStore {
+public final class JdbcOutboxStore extends JdbcMessageStore implements OutboxStore {
   private static final String COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, ordered, payload,"
       + " headers, destination, status, attempts, attempt_base, available_at, lease_owner, lease_until, last_error,"
       + " created_at, delivered_at";
   private static final String MESSAGE_COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, payload,"
       + " headers, destination, attempts, attempt_base, created_at";
 
-  private final StoreConnections db;
-  private final JdbcDialect dialect;
-  private final String table;
   private final String attemptTable;
   private final int historyLimit;
   private final String insert;
@@ -77,9 +73,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   private final Admin admin = new Admin();
 
   private JdbcOutboxStore(Builder b, JdbcDialect dialect) {
-    this.db = new StoreConnections(b.dataSource, b.table, dialect);
-    this.dialect = dialect;
-    this.table = b.table;
+    super(b.dataSource, dialect, b.table, SchemaScript.OUTBOX);
     this.attemptTable = b.table + "_attempt";
     this.historyLimit = b.historyLimit;
     this.insert = "INSERT INTO " + table + " (id, event_type, aggregate_type, aggregate_id, ordered, payload,"
@@ -93,36 +87,12 @@ public final class JdbcOutboxStore implements OutboxStore {
     return new Builder(dataSource);
   }
 
-  @Override
-  public String name() {
-    return table;
-  }
-
-  public JdbcDialect dialect() {
-    return dialect;
-  }
-
-  /** The outbox table; the attempt history is {@code <table>_attempt}. */
-  public String table() {
-    return table;
-  }
-
-  /** The data source of the store's own transactions. */
-  public DataSource dataSource() {
-    return db.dataSource();
-  }
-
   /**
    * The statement this store claims with for a relay of every route, as sent (bind parameters as {@code ?}): on
    * PostgreSQL the single {@code UPDATE ... RETURNING}, elsewhere the locking select. For {@code EXPLAIN}.
    */
   public String claimStatement() {
     return claimAll[dialect == JdbcDialect.POSTGRESQL ? 0 : 1];
-  }
-
-  @Override
-  public <R> R inTransaction(TransactionWork<R> work) throws Exception {
-    return JdbcTransaction.runInNew(db.dataSource(), table, dialect, work);
   }
 
   @Override
@@ -342,15 +312,10 @@ public final class JdbcOutboxStore implements OutboxStore {
     if (events.isEmpty()) {
       return 0;
     }
-    Object[] args = new Object[events.size() + 2];
-    args[0] = now.toEpochMilli();
-    args[1] = token;
-    int i = 2;
-    for (ClaimedEvent cl : events) {
-      args[i++] = cl.seq();
-    }
+    List<Object> args = new ArrayList<>(List.of(now.toEpochMilli(), token));
+    events.forEach(e -> args.add(e.seq()));
     return db.update("releasing leased events", "UPDATE " + table + " SET available_at = ?, lease_owner = NULL,"
-        + " lease_until = NULL WHERE lease_owner = ? AND seq IN (" + marks(events.size()) + ")", args);
+        + " lease_until = NULL WHERE lease_owner = ? AND seq IN (" + marks(events.size()) + ")", args.toArray());
   }
 
   // ------------------------------------------------------------------------------------------------- operators
@@ -478,15 +443,6 @@ public final class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  /** Creates the outbox and attempt history tables where missing. */
-  public void createSchemaIfMissing() {
-    try (Connection c = db.dataSource().getConnection()) {
-      SchemaScript.OUTBOX.run(c, dialect, table);
-    } catch (SQLException e) {
-      throw db.wrap("creating the outbox schema", e);
-    }
-  }
-
   // ---------------------------------------------------------------------------------------------------- helpers
 
   private static String where(OutboxQuery q, List<Object> args) {
@@ -562,11 +518,6 @@ public final class JdbcOutboxStore implements OutboxStore {
   /** A status as the status column spells it. */
   private static String column(OutboxStatus status) {
     return status.name().toLowerCase(Locale.ROOT);
-  }
-
-  @Override
-  public String toString() {
-    return "JdbcOutboxStore{" + dialect + ' ' + table + '}';
   }
 
   /** Builds a {@link JdbcOutboxStore}. Mutable and not thread-safe. */

@@ -151,29 +151,21 @@ public final class JdbcTransaction implements StoreTransaction {
     }
     try {
       R result = work.execute(tx);
-      if (tx.begun) {
-        if (tx.rollbackOnly) {
-          try {
+      if (tx.begun && (tx.rollbackOnly || !tx.committed)) {
+        try {
+          if (tx.rollbackOnly) {
             c.rollback();
-          } catch (SQLException e) {
-            throw SqlErrors.wrap(name, dialect, "rollback", e);
-          }
-        } else if (!tx.committed) {
-          try {
+          } else {
             c.commit();
-          } catch (SQLException e) {
-            throw SqlErrors.wrap(name, dialect, "commit", e);
           }
+        } catch (SQLException e) {
+          throw SqlErrors.wrap(name, dialect, tx.rollbackOnly ? "rollback" : "commit", e);
         }
       }
       return result;
     } catch (Throwable t) {
       if (tx.begun) {
-        try {
-          c.rollback();
-        } catch (SQLException e) {
-          t.addSuppressed(e);
-        }
+        StoreConnections.rollbackQuietly(c, t);
       }
       throw t;
     } finally {

@@ -48,10 +48,7 @@ public final class SchemaLock {
 
   private static void lock(Connection c, JdbcDialect dialect) throws SQLException {
     if (dialect == JdbcDialect.POSTGRESQL) {
-      try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_lock(?)")) {
-        ps.setLong(1, POSTGRES_KEY);
-        ps.execute();
-      }
+      execute(c, "SELECT pg_advisory_lock(?)", POSTGRES_KEY);
     } else if (dialect == JdbcDialect.MARIADB) {
       try (PreparedStatement ps = c.prepareStatement("SELECT GET_LOCK(?, ?)")) {
         ps.setString(1, MARIADB_NAME);
@@ -68,15 +65,16 @@ public final class SchemaLock {
 
   private static void unlock(Connection c, JdbcDialect dialect) throws SQLException {
     if (dialect == JdbcDialect.POSTGRESQL) {
-      try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_unlock(?)")) {
-        ps.setLong(1, POSTGRES_KEY);
-        ps.execute();
-      }
+      execute(c, "SELECT pg_advisory_unlock(?)", POSTGRES_KEY);
     } else if (dialect == JdbcDialect.MARIADB) {
-      try (PreparedStatement ps = c.prepareStatement("SELECT RELEASE_LOCK(?)")) {
-        ps.setString(1, MARIADB_NAME);
-        ps.execute();
-      }
+      execute(c, "SELECT RELEASE_LOCK(?)", MARIADB_NAME);
+    }
+  }
+
+  private static void execute(Connection c, String sql, Object arg) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setObject(1, arg);
+      ps.execute();
     }
   }
 }

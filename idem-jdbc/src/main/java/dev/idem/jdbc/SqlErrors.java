@@ -15,32 +15,26 @@ public final class SqlErrors {
 
   /** Whether {@code e} is a unique or primary-key violation. */
   public static boolean isUniqueViolation(JdbcDialect dialect, SQLException e) {
-    String state = e.getSQLState();
     if (dialect == JdbcDialect.MARIADB) {
       return e.getErrorCode() == 1062 || e.getErrorCode() == 1586;
     }
-    return "23505".equals(state);
+    return "23505".equals(e.getSQLState());
   }
 
   /** Whether {@code e} is a lock wait that timed out (or a statement cancelled by its timeout). */
   public static boolean isLockTimeout(JdbcDialect dialect, SQLException e) {
-    String state = e.getSQLState();
     if (e instanceof SQLTimeoutException) {
       return true;
     }
     if (dialect == null) {
       return false;
     }
-    switch (dialect) {
-      case POSTGRESQL:
-        return "57014".equals(state) || "55P03".equals(state);
-      case MARIADB:
-        return e.getErrorCode() == 1205 || e.getErrorCode() == 1969 || "70100".equals(state);
-      case H2:
-        return "HYT00".equals(state) || e.getErrorCode() == 50200;
-      default:
-        return false;
-    }
+    String state = e.getSQLState();
+    return switch (dialect) {
+      case POSTGRESQL -> "57014".equals(state) || "55P03".equals(state);
+      case MARIADB -> e.getErrorCode() == 1205 || e.getErrorCode() == 1969 || "70100".equals(state);
+      case H2 -> "HYT00".equals(state) || e.getErrorCode() == 50200;
+    };
   }
 
   /** Whether a retry may cure {@code e}: a connection failure, a deadlock, a serialization failure, a lock timeout. */

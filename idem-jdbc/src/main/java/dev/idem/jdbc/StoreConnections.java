@@ -102,11 +102,7 @@ final class StoreConnections {
         c.commit();
         return result;
       } catch (SQLException | RuntimeException | Error e) {
-        try {
-          c.rollback();
-        } catch (SQLException suppressed) {
-          e.addSuppressed(suppressed);
-        }
+        rollbackQuietly(c, e);
         throw e;
       } finally {
         restore(c, autoCommit, isolation);
@@ -149,6 +145,15 @@ final class StoreConnections {
   /** {@code n} comma-separated bind markers: {@code ?, ?, ?}. */
   static String marks(int n) {
     return String.join(", ", Collections.nCopies(n, "?"));
+  }
+
+  /** Rolls back after {@code cause}, to which a failure to roll back is added as suppressed. */
+  static void rollbackQuietly(Connection c, Throwable cause) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
   }
 
   /** Puts a pooled connection back as it was lent ({@code isolation} -1: unchanged). */

@@ -1,6 +1,7 @@
 package dev.idem.jdbc.internal;
 
 import dev.idem.jdbc.JdbcDialect;
+import java.util.Collections;
 import java.util.regex.Pattern;
 
 /** The SQL of one store: one table, one dialect. Every value is a bind parameter; only the table name is spliced in, after validation. */
@@ -43,23 +44,15 @@ public final class Sql {
         + " WHERE " + PK + " AND version = ?";
     delete = "DELETE FROM " + table + " WHERE " + PK + " AND version = ?";
     deleteIfExpired = "DELETE FROM " + table + " WHERE " + PK + " AND expires_at <= ?" + PURGEABLE;
-    switch (dialect) {
-      case POSTGRESQL:
-        // SKIP LOCKED: rows a live transaction holds (a key being reused) are left for the next round.
-        purge = "DELETE FROM " + table + " WHERE (scope, operation, idem_key) IN (SELECT scope, operation, idem_key"
-            + " FROM " + table + " WHERE expires_at <= ?" + PURGEABLE + " ORDER BY expires_at LIMIT ?"
-            + " FOR UPDATE SKIP LOCKED)";
-        break;
-      case MARIADB:
-        // purgeSelect + purgeByKey at READ COMMITTED: no gap locks, locked rows skipped
-        purge = null;
-        break;
-      case H2:
-        purge = "DELETE FROM " + table + " WHERE expires_at <= ?" + PURGEABLE + " FETCH FIRST ? ROWS ONLY";
-        break;
-      default:
-        throw new IllegalArgumentException(String.valueOf(dialect));
-    }
+    purge = switch (dialect) {
+      // SKIP LOCKED: rows a live transaction holds (a key being reused) are left for the next round.
+      case POSTGRESQL -> "DELETE FROM " + table + " WHERE (scope, operation, idem_key) IN (SELECT scope, operation,"
+          + " idem_key FROM " + table + " WHERE expires_at <= ?" + PURGEABLE + " ORDER BY expires_at LIMIT ?"
+          + " FOR UPDATE SKIP LOCKED)";
+      // purgeSelect + purgeByKey at READ COMMITTED: no gap locks, locked rows skipped
+      case MARIADB -> null;
+      case H2 -> "DELETE FROM " + table + " WHERE expires_at <= ?" + PURGEABLE + " FETCH FIRST ? ROWS ONLY";
+    };
     purgeSelect = "SELECT scope, operation, idem_key FROM " + table + " WHERE expires_at <= ?" + PURGEABLE
         + " ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED";
     purgeByKey = "DELETE FROM " + table + " WHERE " + PK + " AND expires_at <= ?" + PURGEABLE;
@@ -78,12 +71,9 @@ public final class Sql {
 
   /** In-progress records of {@code operations} operations whose lease ended: bind now, the names, the limit. */
   public String findLeaseExpired(int operations) {
-    StringBuilder in = new StringBuilder();
-    for (int i = 0; i < operations; i++) {
-      in.append(i == 0 ? "?" : ", ?");
-    }
     return "SELECT " + COLUMNS + " FROM " + table + " WHERE state = 'in_progress' AND locked_until <= ?"
-        + " AND operation IN (" + in + ") ORDER BY locked_until LIMIT ?";
+        + " AND operation IN (" + String.join(", ", Collections.nCopies(operations, "?")) + ") ORDER BY locked_until"
+        + " LIMIT ?";
   }
 
   public static String checkTable(String table) {
