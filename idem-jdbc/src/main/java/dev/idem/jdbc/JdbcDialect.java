@@ -8,24 +8,18 @@ import javax.sql.DataSource;
 /** The databases the JDBC stores support. Detected from the connection's metadata unless set explicitly. */
 public enum JdbcDialect {
   /** PostgreSQL 15 and later. */
-  POSTGRESQL("postgresql"),
+  POSTGRESQL,
   /** MariaDB 10.6 and later; MySQL 8 where the syntax matches. */
-  MARIADB("mariadb"),
+  MARIADB,
   /**
    * H2 2.x, the embedded default. For a file database that must survive a killed process, use {@code ;WRITE_DELAY=0}
    * in the URL: with the default write delay, a {@code kill -9} can lose transactions that had committed.
    */
-  H2("h2");
+  H2;
 
-  private final String resourceFolder;
-
-  JdbcDialect(String resourceFolder) {
-    this.resourceFolder = resourceFolder;
-  }
-
-  /** The folder of this dialect's schema files: {@code db/idem/<folder>/V1__idem_record.sql} on the classpath. */
+  /** The folder of this dialect's schema files, {@code db/idem/<folder>/} on the classpath: its name in lower case. */
   public String resourceFolder() {
-    return resourceFolder;
+    return name().toLowerCase(Locale.ROOT);
   }
 
   /**

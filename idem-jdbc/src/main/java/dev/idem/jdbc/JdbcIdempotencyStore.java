@@ -43,10 +43,7 @@ import javax.sql.DataSource;
  * <p>Every statement is parameterised; failures become {@link StoreException}s that keep the SQLState and name the
  * store and the statement.
  */
-public final class JdbcIdempotencyStore implements IdempotencyStore {
-  private final String name;
-  private final StoreConnections db;
-  private final JdbcDialect dialect;
+public final class JdbcIdempotencyStore extends JdbcStore implements IdempotencyStore {
   private final Sql sql;
   private final int lockTimeoutSeconds;
   private final boolean commitWithRecordInsert;
@@ -54,9 +51,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   private final IdempotencyAdmin admin = new Admin();
 
   private JdbcIdempotencyStore(Builder b, JdbcDialect dialect) {
-    this.name = b.name;
-    this.db = new StoreConnections(b.dataSource, b.name, dialect);
-    this.dialect = dialect;
+    super(b.dataSource, dialect, b.name, b.table, SchemaScript.RECORD);
     this.sql = new Sql(dialect, b.table);
     this.lockTimeoutSeconds = (int) b.lockTimeout.toSeconds();
     this.commitWithRecordInsert = b.commitWithRecordInsert && dialect == JdbcDialect.POSTGRESQL;
@@ -64,24 +59,6 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   public static Builder builder(DataSource dataSource) {
     return new Builder(dataSource);
-  }
-
-  @Override
-  public String name() {
-    return name;
-  }
-
-  /** The DataSource the store takes its connections from. */
-  public DataSource dataSource() {
-    return db.dataSource();
-  }
-
-  public JdbcDialect dialect() {
-    return dialect;
-  }
-
-  public String table() {
-    return sql.table;
   }
 
   @Override
@@ -127,7 +104,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     try {
       savepoint = c.setSavepoint();
     } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "setting a savepoint in the caller's transaction", e);
+      throw db.wrap("setting a savepoint in the caller's transaction", e);
     }
     JdbcTransaction tx = JdbcTransaction.joined(c, name, dialect);
     try {
@@ -138,7 +115,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         try {
           c.releaseSavepoint(savepoint);
         } catch (SQLException e) {
-          throw SqlErrors.wrap(name, dialect, "releasing the savepoint", e);
+          throw db.wrap("releasing the savepoint", e);
         }
       }
       return result;
@@ -183,7 +160,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         return rs.next() ? Optional.of(read(rs)) : Optional.empty();
       }
     } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "find " + key, e);
+      throw db.wrap("find " + key, e);
     }
   }
 
@@ -237,7 +214,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       if (SqlErrors.isUniqueViolation(dialect, e) && (statement != sql.insertAndCommit || onRecordKey(e))) {
         return false;
       }
-      throw SqlErrors.wrap(name, dialect, "insert " + r.key(), e);
+      throw db.wrap("insert " + r.key(), e);
     }
   }
 
@@ -273,7 +250,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       ps.setLong(14, next.version() - 1);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "update " + next.key(), e);
+      throw db.wrap("update " + next.key(), e);
     }
   }
 
@@ -285,7 +262,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       ps.setLong(4, version);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "delete " + key, e);
+      throw db.wrap("delete " + key, e);
     }
   }
 
@@ -297,7 +274,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       ps.setLong(4, now.toEpochMilli());
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "delete expired " + key, e);
+      throw db.wrap("delete expired " + key, e);
     }
   }
 
@@ -411,23 +388,14 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         ResultSet rs = ps.executeQuery()) {
       rs.next();
     } catch (SQLException e) {
-      StoreException failure = SqlErrors.wrap(name, dialect, "checking the record table", e);
+      StoreException failure = db.wrap("checking the record table", e);
       if (failure.isSchemaFault()) {
-        throw new IllegalStateException("Idem store '" + name + "': the record table " + sql.table + " is missing,"
+        throw new IllegalStateException("Idem store '" + name + "': the record table " + table + " is missing,"
             + " or lacks a column, on " + dialect + " (" + e.getMessage().strip() + "). Create it from the schema file "
             + SchemaScript.RECORD.resource(dialect) + " on the classpath (with your migration tool), or let the store"
             + " create it (createSchemaIfMissing(true))", e);
       }
       throw failure;
-    }
-  }
-
-  /** Creates the table and its indexes if they do not exist, from this dialect's schema file. */
-  public void createSchemaIfMissing() {
-    try (Connection c = db.dataSource().getConnection()) {
-      SchemaScript.RECORD.run(c, dialect, sql.table);
-    } catch (SQLException e) {
-      throw SqlErrors.wrap(name, dialect, "creating the schema", e);
     }
   }
 
@@ -526,7 +494,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public String toString() {
-    return "JdbcIdempotencyStore[" + name + ", " + dialect + ", table " + sql.table + "]";
+    return "JdbcIdempotencyStore[" + name + ", " + dialect + ", table " + table + "]";
   }
 
   /** Mutable, not thread-safe. {@link #build()} validates the settings and, by default, checks the database. */

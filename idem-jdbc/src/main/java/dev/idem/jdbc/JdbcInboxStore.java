@@ -60,7 +60,7 @@ import javax.sql.DataSource;
  * auto-commit on is caught as well. Each of these is an {@link InboxHandlerException}: the handler broke the
  * transaction.
  */
-public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore {
+public final class JdbcInboxStore extends JdbcStore implements InboxStore {
   /** PostgreSQL's "current transaction is aborted, commands ignored until end of transaction block". */
   private static final String IN_FAILED_TRANSACTION = "25P02";
   private static final Set<String> REFUSES_EVERYONE_STATES =
@@ -79,7 +79,7 @@ public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore
   private final Admin admin = new Admin();
 
   private JdbcInboxStore(Builder b, JdbcDialect dialect) {
-    super(b.dataSource, dialect, b.table, SchemaScript.INBOX);
+    super(b.dataSource, dialect, b.table, b.table, SchemaScript.INBOX);
     String columns = " (consumer, event_id, source, payload_hash, received_at, processed_at)";
     // a shared locking read sees the latest committed row whatever the transaction's snapshot; shared, because
     // concurrent duplicates all hold a shared lock on the key after their insert found it (an exclusive request
@@ -205,22 +205,19 @@ public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore
     if (n == 0) {
       return List.of(); // MariaDB's multi-row insert has no form without rows
     }
-    List<Integer> order = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      order.add(i);
-    }
-    order.sort((x, y) -> byCodePoint(events.get(x).eventId(), events.get(y).eventId()));
+    List<Entry> sorted = new ArrayList<>(events);
+    sorted.sort((x, y) -> byCodePoint(x.eventId(), y.eventId()));
     long at = now.toEpochMilli();
     Set<String> inserted;
     try {
-      inserted = insertMany(c, consumer, events, order, at);
+      inserted = insertMany(c, consumer, sorted, at);
     } catch (SQLException e) {
       throw db.wrap("recording " + n + " events for " + consumer, e);
     }
     List<String> existing = new ArrayList<>();
-    for (int i : order) {
-      if (!inserted.contains(events.get(i).eventId())) {
-        existing.add(events.get(i).eventId());
+    for (Entry e : sorted) {
+      if (!inserted.contains(e.eventId())) {
+        existing.add(e.eventId());
       }
     }
     Map<String, Stored> stored = existing.isEmpty() ? Map.of() : readMany(c, consumer, existing);
@@ -241,15 +238,14 @@ public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore
     return out;
   }
 
-  /** Writes the records of {@code events} in {@code order} (lock order); returns the ids inserted. */
-  private Set<String> insertMany(Connection c, String consumer, List<Entry> events, List<Integer> order, long now)
-      throws SQLException {
-    int size = order.size();
+  /** Writes the records of {@code sorted} in its order (lock order); returns the ids inserted. */
+  private Set<String> insertMany(Connection c, String consumer, List<Entry> sorted, long now) throws SQLException {
+    int size = sorted.size();
     Set<String> inserted = new HashSet<>();
     if (dialect == JdbcDialect.H2) {
-      for (int k : order) {
-        if (insertOne(c, consumer, events.get(k), now)) {
-          inserted.add(events.get(k).eventId());
+      for (Entry e : sorted) {
+        if (insertOne(c, consumer, e, now)) {
+          inserted.add(e.eventId());
         }
       }
       return inserted;
@@ -262,7 +258,7 @@ public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore
         String[] sources = new String[size];
         String[] hashes = new String[size];
         for (int k = 0; k < size; k++) {
-          Entry e = events.get(order.get(k));
+          Entry e = sorted.get(k);
           ids[k] = e.eventId();
           sources[k] = e.source();
           hashes[k] = e.digest();
@@ -275,14 +271,8 @@ public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore
         ps.setArray(6, c.createArrayOf("varchar", hashes));
       } else {
         int p = 1;
-        for (int k : order) {
-          Entry e = events.get(k);
-          ps.setString(p++, consumer);
-          ps.setString(p++, e.eventId());
-          ps.setString(p++, e.source());
-          ps.setString(p++, e.digest());
-          ps.setLong(p++, now);
-          ps.setLong(p++, now);
+        for (Entry e : sorted) {
+          p = bindRecord(ps, p, consumer, e, now);
         }
       }
     }, rs -> rs.getString(1)));
@@ -291,12 +281,7 @@ public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore
 
   private boolean insertOne(Connection c, String consumer, Entry e, long now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(insert)) {
-      ps.setString(1, consumer);
-      ps.setString(2, e.eventId());
-      ps.setString(3, e.source());
-      ps.setString(4, e.digest());
-      ps.setLong(5, now);
-      ps.setLong(6, now);
+      bindRecord(ps, 1, consumer, e, now);
       return ps.executeUpdate() == 1;
     } catch (SQLException ex) {
       if (SqlErrors.isUniqueViolation(dialect, ex)) {
@@ -304,6 +289,17 @@ public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore
       }
       throw ex;
     }
+  }
+
+  /** Binds one record's six columns from parameter {@code at} on; returns the next parameter. */
+  private static int bindRecord(PreparedStatement ps, int at, String consumer, Entry e, long now) throws SQLException {
+    ps.setString(at, consumer);
+    ps.setString(at + 1, e.eventId());
+    ps.setString(at + 2, e.source());
+    ps.setString(at + 3, e.digest());
+    ps.setLong(at + 4, now);
+    ps.setLong(at + 5, now);
+    return at + 6;
   }
 
   /** The records of {@code eventIds} (all known to exist), read with a shared lock, by id. */
@@ -396,11 +392,7 @@ public final class JdbcInboxStore extends JdbcMessageStore implements InboxStore
     }
   }
 
-  /**
-   * Where no result is kept: checks, in one round trip, that the first new record is still there. It is not when
-   * the handler rolled the transaction back, or the database did and the handler caught the error. On PostgreSQL
-   * the statement also fails if the handler caught an error that aborted the transaction.
-   */
+  /** Where no result is kept: the probe of the class notes, that the first new record is still there. */
   private void checkStillRecorded(Connection c, String consumer, String eventId) {
     try {
       if (!recorded(c, consumer, eventId)) {

@@ -58,7 +58,7 @@ import javax.sql.DataSource;
  * COMMITTED, so that relays skip each other's rows instead of waiting on gap locks). Every value is a bind parameter;
  * only the validated table names are part of the SQL text. Thread-safe.
  */
-public final class JdbcOutboxStore extends JdbcMessageStore implements OutboxStore {
+public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
   private static final String COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, ordered, payload,"
       + " headers, destination, status, attempts, attempt_base, available_at, lease_owner, lease_until, last_error,"
       + " created_at, delivered_at";
@@ -73,7 +73,7 @@ public final class JdbcOutboxStore extends JdbcMessageStore implements OutboxSto
   private final Admin admin = new Admin();
 
   private JdbcOutboxStore(Builder b, JdbcDialect dialect) {
-    super(b.dataSource, dialect, b.table, SchemaScript.OUTBOX);
+    super(b.dataSource, dialect, b.table, b.table, SchemaScript.OUTBOX);
     this.attemptTable = b.table + "_attempt";
     this.historyLimit = b.historyLimit;
     this.insert = "INSERT INTO " + table + " (id, event_type, aggregate_type, aggregate_id, ordered, payload,"

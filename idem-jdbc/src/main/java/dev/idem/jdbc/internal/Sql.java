@@ -4,7 +4,10 @@ import dev.idem.jdbc.JdbcDialect;
 import java.util.Collections;
 import java.util.regex.Pattern;
 
-/** The SQL of one store: one table, one dialect. Every value is a bind parameter; only the table name is spliced in, after validation. */
+/**
+ * The SQL of one store: one table, one dialect. Every value is a bind parameter; only the table name is spliced in,
+ * after validation.
+ */
 public final class Sql {
   private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 

@@ -7,23 +7,25 @@ import java.sql.SQLException;
 import java.util.Locale;
 import javax.sql.DataSource;
 
-/** What the JDBC outbox and inbox stores share: a table of one schema file on a data source, in one dialect. */
-abstract class JdbcMessageStore {
+/** What the JDBC stores share: a table of one schema file, on a data source, in one dialect. */
+abstract class JdbcStore {
   final StoreConnections db;
   final JdbcDialect dialect;
+  final String name;
   final String table;
   private final SchemaScript schema;
 
-  JdbcMessageStore(DataSource dataSource, JdbcDialect dialect, String table, SchemaScript schema) {
-    this.db = new StoreConnections(dataSource, table, dialect);
+  JdbcStore(DataSource dataSource, JdbcDialect dialect, String name, String table, SchemaScript schema) {
+    this.db = new StoreConnections(dataSource, name, dialect);
     this.dialect = dialect;
+    this.name = name;
     this.table = table;
     this.schema = schema;
   }
 
-  /** The store's name, in log lines and exception messages: its table. */
+  /** The store's name, in log lines and exception messages (an outbox's or an inbox's is its table). */
   public String name() {
-    return table;
+    return name;
   }
 
   /** The database's dialect. */
@@ -31,12 +33,12 @@ abstract class JdbcMessageStore {
     return dialect;
   }
 
-  /** The table (the outbox's attempt history is {@code <table>_attempt}). */
+  /** The table (an outbox's attempt history is {@code <table>_attempt}). */
   public String table() {
     return table;
   }
 
-  /** The data source of the store's own transactions. */
+  /** The data source the store takes its connections from. */
   public DataSource dataSource() {
     return db.dataSource();
   }
@@ -46,10 +48,10 @@ abstract class JdbcMessageStore {
    * the work throws or marked it rollback-only.
    */
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
-    return JdbcTransaction.runInNew(db.dataSource(), table, dialect, work);
+    return JdbcTransaction.runInNew(db.dataSource(), name, dialect, work);
   }
 
-  /** Creates the store's tables (the outbox's attempt history included) where missing. */
+  /** Creates the store's tables and indexes where missing, from this dialect's schema file. */
   public void createSchemaIfMissing() {
     try (Connection c = db.dataSource().getConnection()) {
       schema.run(c, dialect, table);
