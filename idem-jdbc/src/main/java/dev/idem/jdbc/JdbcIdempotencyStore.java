@@ -1,7 +1,5 @@
 package dev.idem.jdbc;
 
-import static dev.idem.jdbc.StoreConnections.instantOrNull;
-
 import dev.idem.core.Checkpoint;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
@@ -96,7 +94,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     if (caller != null) {
       return caller.getAutoCommit() ? JdbcTransaction.runOwned(caller, name, dialect, work) : runJoined(caller, work);
     }
-    return JdbcTransaction.runInNew(db.dataSource(), name, dialect, work);
+    return JdbcTransaction.runInNew(dataSource, name, dialect, work);
   }
 
   private <R> R runJoined(Connection c, TransactionWork<R> work) throws Exception {
@@ -104,7 +102,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     try {
       savepoint = c.setSavepoint();
     } catch (SQLException e) {
-      throw db.wrap("setting a savepoint in the caller's transaction", e);
+      throw wrap("setting a savepoint in the caller's transaction", e);
     }
     JdbcTransaction tx = JdbcTransaction.joined(c, name, dialect);
     try {
@@ -115,7 +113,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
         try {
           c.releaseSavepoint(savepoint);
         } catch (SQLException e) {
-          throw db.wrap("releasing the savepoint", e);
+          throw wrap("releasing the savepoint", e);
         }
       }
       return result;
@@ -160,13 +158,13 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
         return rs.next() ? Optional.of(read(rs)) : Optional.empty();
       }
     } catch (SQLException e) {
-      throw db.wrap("find " + key, e);
+      throw wrap("find " + key, e);
     }
   }
 
   @Override
   public Optional<IdempotencyRecord> find(RecordKey key) {
-    return db.committing("find " + key, c -> StoreConnections.query(c, sql.find, ps -> bindKey(ps, 1, key),
+    return committing("find " + key, c -> query(c, sql.find, ps -> bindKey(ps, 1, key),
         JdbcIdempotencyStore::read).stream().findFirst());
   }
 
@@ -214,7 +212,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       if (SqlErrors.isUniqueViolation(dialect, e) && (statement != sql.insertAndCommit || onRecordKey(e))) {
         return false;
       }
-      throw db.wrap("insert " + r.key(), e);
+      throw wrap("insert " + r.key(), e);
     }
   }
 
@@ -250,7 +248,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       ps.setLong(14, next.version() - 1);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      throw db.wrap("update " + next.key(), e);
+      throw wrap("update " + next.key(), e);
     }
   }
 
@@ -262,7 +260,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       ps.setLong(4, version);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      throw db.wrap("delete " + key, e);
+      throw wrap("delete " + key, e);
     }
   }
 
@@ -274,7 +272,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       ps.setLong(4, now.toEpochMilli());
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      throw db.wrap("delete expired " + key, e);
+      throw wrap("delete expired " + key, e);
     }
   }
 
@@ -299,7 +297,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       throw new IllegalArgumentException("limit must be positive, got " + limit);
     }
     boolean mariaDb = dialect == JdbcDialect.MARIADB;
-    return db.transaction("purge expired records", mariaDb,
+    return transaction("purge expired records", mariaDb,
         c -> mariaDb ? purgeSkippingLocked(c, now, limit) : purgeOneStatement(c, now, limit));
   }
 
@@ -314,7 +312,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   /** MariaDB: lock a batch with SKIP LOCKED (rows a live transaction holds wait for the next round), then delete it. */
   private int purgeSkippingLocked(Connection c, Instant now, int limit) throws SQLException {
-    List<String[]> keys = StoreConnections.query(c, sql.purgeSelect, ps -> {
+    List<String[]> keys = query(c, sql.purgeSelect, ps -> {
       ps.setQueryTimeout(lockTimeoutSeconds);
       ps.setLong(1, now.toEpochMilli());
       ps.setInt(2, limit);
@@ -367,7 +365,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
    */
   public InProgressRecords inProgress(Instant now) {
     Objects.requireNonNull(now, "now");
-    return db.committing("count in-progress records", c -> StoreConnections.query(c, sql.inProgress, ps -> {
+    return committing("count in-progress records", c -> query(c, sql.inProgress, ps -> {
       ps.setQueryTimeout(lockTimeoutSeconds);
       ps.setLong(1, now.toEpochMilli());
     }, rs -> rs.getLong(1) == 0 ? InProgressRecords.NONE
@@ -384,11 +382,11 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
    * @throws dev.idem.core.StoreException when the database cannot be reached
    */
   public void checkSchema() {
-    try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(sql.probe);
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.probe);
         ResultSet rs = ps.executeQuery()) {
       rs.next();
     } catch (SQLException e) {
-      StoreException failure = db.wrap("checking the record table", e);
+      StoreException failure = wrap("checking the record table", e);
       if (failure.isSchemaFault()) {
         throw new IllegalStateException("Idem store '" + name + "': the record table " + table + " is missing,"
             + " or lacks a column, on " + dialect + " (" + e.getMessage().strip() + "). Create it from the schema file "
@@ -399,8 +397,8 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     }
   }
 
-  private List<IdempotencyRecord> query(String what, String statement, StoreConnections.Binder binder) {
-    return db.withConnection(what, c -> StoreConnections.query(c, statement, binder, JdbcIdempotencyStore::read));
+  private List<IdempotencyRecord> query(String what, String statement, Binder binder) {
+    return withConnection(what, c -> query(c, statement, binder, JdbcIdempotencyStore::read));
   }
 
   private static void bindKey(PreparedStatement ps, int at, RecordKey key) throws SQLException {
@@ -477,7 +475,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
     @Override
     public boolean evict(RecordKey key) {
-      return db.committing("evict " + key, c -> {
+      return committing("evict " + key, c -> {
         try (PreparedStatement ps = c.prepareStatement(sql.evict)) {
           ps.setQueryTimeout(lockTimeoutSeconds);
           bindKey(ps, 1, key);

@@ -1,8 +1,5 @@
 package dev.idem.jdbc;
 
-import static dev.idem.jdbc.StoreConnections.marks;
-import static dev.idem.jdbc.StoreConnections.query;
-
 import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.jdbc.internal.SchemaScript;
@@ -186,7 +183,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
 
   @Override
   public boolean available() {
-    try (Connection c = db.dataSource().getConnection()) {
+    try (Connection c = dataSource.getConnection()) {
       return c.isValid(5);
     } catch (SQLException | RuntimeException e) {
       return false;
@@ -212,7 +209,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
     try {
       inserted = insertMany(c, consumer, sorted, at);
     } catch (SQLException e) {
-      throw db.wrap("recording " + n + " events for " + consumer, e);
+      throw wrap("recording " + n + " events for " + consumer, e);
     }
     List<String> existing = new ArrayList<>();
     for (Entry e : sorted) {
@@ -333,7 +330,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
       }
       return stored;
     } catch (SQLException e) {
-      throw db.wrap("reading " + size + " events for " + consumer, e);
+      throw wrap("reading " + size + " events for " + consumer, e);
     }
   }
 
@@ -356,7 +353,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
             + " auto-commit on: the inbox and the effects must commit together, in the caller's transaction"));
       }
     } catch (SQLException e) {
-      throw db.wrap("checking the transaction after the handler", e);
+      throw wrap("checking the transaction after the handler", e);
     }
   }
 
@@ -428,7 +425,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
           + e.getMessage(), e.getSQLState(), e.getErrorCode(), e);
       return new InboxHandlerException(consumer, eventId, aborted);
     }
-    return db.wrap(what, e);
+    return wrap(what, e);
   }
 
   /** Unicode code point order: the order of the key on MariaDB ({@code utf8mb4_nopad_bin}). */
@@ -449,7 +446,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
   private final class Admin implements InboxAdmin {
     @Override
     public boolean contains(String consumer, String eventId) {
-      return db.withConnection("looking up event " + eventId, c -> recorded(c, consumer, eventId));
+      return withConnection("looking up event " + eventId, c -> recorded(c, consumer, eventId));
     }
 
     @Override
@@ -459,11 +456,11 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
       }
       long before = receivedBefore.toEpochMilli();
       return switch (dialect) {
-        case POSTGRESQL -> db.update("purging the inbox", "DELETE FROM " + table + " WHERE (consumer, event_id) IN"
+        case POSTGRESQL -> executeUpdate("purging the inbox", "DELETE FROM " + table + " WHERE (consumer, event_id) IN"
             + " (SELECT consumer, event_id FROM " + table + " WHERE received_at <= ? ORDER BY received_at LIMIT ?"
             + " FOR UPDATE SKIP LOCKED)", before, limit);
         case MARIADB -> purgeOnMariaDb(before, limit);
-        case H2 -> db.update("purging the inbox", "DELETE FROM " + table + " WHERE received_at <= ?"
+        case H2 -> executeUpdate("purging the inbox", "DELETE FROM " + table + " WHERE received_at <= ?"
             + " FETCH FIRST ? ROWS ONLY", before, limit);
       };
     }
@@ -474,7 +471,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
      * waits for a consumer whose transaction has just recorded an event and has not ended.
      */
     private int purgeOnMariaDb(long receivedBefore, int limit) {
-      return db.transaction("purging the inbox", true, c -> {
+      return transaction("purging the inbox", true, c -> {
         List<String[]> keys = query(c, "SELECT consumer, event_id FROM " + table
             + " WHERE received_at <= ? ORDER BY received_at LIMIT ? FOR UPDATE SKIP LOCKED", ps -> {
               ps.setLong(1, receivedBefore);

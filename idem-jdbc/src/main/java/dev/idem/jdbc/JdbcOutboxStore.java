@@ -1,9 +1,5 @@
 package dev.idem.jdbc;
 
-import static dev.idem.jdbc.StoreConnections.instantOrNull;
-import static dev.idem.jdbc.StoreConnections.marks;
-import static dev.idem.jdbc.StoreConnections.query;
-
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.jdbc.internal.HeaderCodec;
 import dev.idem.jdbc.internal.SchemaScript;
@@ -132,7 +128,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
         ps.executeBatch();
       }
     } catch (SQLException e) {
-      throw db.wrap("enqueueing " + events.size() + " event(s)", e);
+      throw wrap("enqueueing " + events.size() + " event(s)", e);
     }
   }
 
@@ -180,7 +176,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     long until = leaseUntil.toEpochMilli();
     List<ClaimedEvent> claimed;
     if (dialect == JdbcDialect.POSTGRESQL) {
-      claimed = db.autoCommit("claiming due events", c -> query(c, sql[0], ps -> {
+      claimed = autoCommit("claiming due events", c -> query(c, sql[0], ps -> {
         ps.setString(1, token);
         ps.setLong(2, until);
         ps.setLong(3, until);
@@ -189,7 +185,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
       }, JdbcOutboxStore::readClaimed));
     } else {
       // READ COMMITTED: no gap locks on MariaDB, so relays skip each other's rows instead of blocking
-      claimed = db.transaction("claiming due events", dialect == JdbcDialect.MARIADB, c -> {
+      claimed = transaction("claiming due events", dialect == JdbcDialect.MARIADB, c -> {
         List<ClaimedEvent> found = query(c, sql[1], ps -> {
           ps.setLong(1, at);
           ps.setInt(bindRoutes(ps, 2, routes), limit);
@@ -228,7 +224,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
       return 0;
     }
     long at = now.toEpochMilli();
-    return db.transaction("recording deliveries", false, c -> {
+    return transaction("recording deliveries", false, c -> {
       int changed = 0;
       for (int from = 0; from < delivered.size(); from += 500) {
         List<ClaimedEvent> chunk = delivered.subList(from, Math.min(delivered.size(), from + 500));
@@ -251,8 +247,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     });
   }
 
-  private int recordFailures(Connection c, String token, List<FailedDelivery> failures, long now)
-      throws SQLException {
+  private int recordFailures(Connection c, String token, List<FailedDelivery> failures, long now) throws SQLException {
     // one statement per failure, not a batch: a batch may report SUCCESS_NO_INFO, and only a row still leased to
     // this relay may get a history row (failures are the exception, so this costs little)
     List<FailedDelivery> recorded = new ArrayList<>(failures.size());
@@ -314,7 +309,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     }
     List<Object> args = new ArrayList<>(List.of(now.toEpochMilli(), token));
     events.forEach(e -> args.add(e.seq()));
-    return db.update("releasing leased events", "UPDATE " + table + " SET available_at = ?, lease_owner = NULL,"
+    return executeUpdate("releasing leased events", "UPDATE " + table + " SET available_at = ?, lease_owner = NULL,"
         + " lease_until = NULL WHERE lease_owner = ? AND seq IN (" + marks(events.size()) + ")", args.toArray());
   }
 
@@ -329,7 +324,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
       List<Object> args = new ArrayList<>();
       String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE seq > ?" + where(filter, args)
           + " ORDER BY seq LIMIT ?";
-      return db.withConnection("listing events", c -> {
+      return withConnection("listing events", c -> {
         List<OutboxEntry> rows = query(c, sql, ps -> {
           ps.setLong(1, filter.afterSeq());
           ps.setInt(bind(ps, 2, args), filter.limit() + 1);
@@ -346,7 +341,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     @Override
     public Optional<OutboxEntry> find(UUID id) {
       Objects.requireNonNull(id, "id");
-      return db.withConnection("finding event " + id, c -> {
+      return withConnection("finding event " + id, c -> {
         List<OutboxEntry> found = query(c, "SELECT " + COLUMNS + " FROM " + table + " WHERE id = ?",
             ps -> ps.setString(1, id.toString()), JdbcOutboxStore::readEntry);
         return found.isEmpty() ? Optional.<OutboxEntry>empty() : Optional.of(withHistory(c, found).get(0));
@@ -356,7 +351,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     @Override
     public boolean replay(UUID id, Instant now) {
       Objects.requireNonNull(id, "id");
-      return db.update("replaying event " + id, "UPDATE " + table + " SET status = 'pending',"
+      return executeUpdate("replaying event " + id, "UPDATE " + table + " SET status = 'pending',"
           + " attempt_base = attempts, available_at = ?, lease_owner = NULL, lease_until = NULL, delivered_at = NULL"
           + " WHERE id = ? AND status <> 'pending'", now.toEpochMilli(), id.toString()) == 1;
     }
@@ -371,7 +366,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
       }
       List<Object> args = new ArrayList<>();
       String select = "SELECT seq FROM " + table + " WHERE seq > ?" + where(filter, args) + " ORDER BY seq LIMIT ?";
-      return db.autoCommit("replaying events", c -> {
+      return autoCommit("replaying events", c -> {
         int total = 0;
         long after = filter.afterSeq();
         while (true) {
@@ -403,7 +398,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     public boolean discard(UUID id, Instant now) {
       Objects.requireNonNull(id, "id");
       long at = now.toEpochMilli();
-      return db.update("discarding event " + id, "UPDATE " + table + " SET status = 'discarded', delivered_at = ?,"
+      return executeUpdate("discarding event " + id, "UPDATE " + table + " SET status = 'discarded', delivered_at = ?,"
           + " lease_owner = NULL, lease_until = NULL WHERE id = ? AND (status = 'dead' OR status = 'pending'"
           + " AND (lease_owner IS NULL OR lease_until <= ?))", at, id.toString(), at) == 1;
     }
@@ -420,12 +415,12 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
         case MARIADB -> "DELETE FROM " + table + finished + " ORDER BY status, seq LIMIT ?";
         case H2 -> "DELETE FROM " + table + finished + " FETCH FIRST ? ROWS ONLY";
       };
-      return db.update("purging finished events", sql, finishedBefore.toEpochMilli(), limit);
+      return executeUpdate("purging finished events", sql, finishedBefore.toEpochMilli(), limit);
     }
 
     @Override
     public OutboxStats stats(Set<OutboxStatus> statuses, Instant now) {
-      return db.withConnection("reading outbox statistics", c -> {
+      return withConnection("reading outbox statistics", c -> {
         Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
         for (OutboxStatus s : statuses) {
           counts.put(s, query(c, "SELECT COUNT(*) FROM " + table + " WHERE status = ?",

@@ -165,7 +165,7 @@ public final class JdbcTransaction implements StoreTransaction {
       return result;
     } catch (Throwable t) {
       if (tx.begun) {
-        StoreConnections.rollbackQuietly(c, t);
+        JdbcStore.rollbackQuietly(c, t);
       }
       throw t;
     } finally {

@@ -39,17 +39,15 @@ public final class SqlErrors {
 
   /** Whether a retry may cure {@code e}: a connection failure, a deadlock, a serialization failure, a lock timeout. */
   public static boolean isTransient(JdbcDialect dialect, SQLException e) {
-    String state = e.getSQLState();
     if (e instanceof SQLTransientException || isLockTimeout(dialect, e)) {
       return true;
     }
+    String state = e.getSQLState();
     if (state == null) {
       return false;
     }
-    if (state.startsWith("08") || state.equals("40001") || state.equals("40P01")) {
-      return true;
-    }
-    return dialect == JdbcDialect.MARIADB && e.getErrorCode() == 1213
+    return state.startsWith("08") || state.equals("40001") || state.equals("40P01")
+        || dialect == JdbcDialect.MARIADB && e.getErrorCode() == 1213
         || dialect == JdbcDialect.H2 && (e.getErrorCode() == 90131 || e.getErrorCode() == 40001);
   }
 
