@@ -48,8 +48,8 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   private final ThreadLocal<Connection> bound = new ThreadLocal<>();
   private final IdempotencyAdmin admin = new Admin();
 
-  private JdbcIdempotencyStore(Builder b, JdbcDialect dialect) {
-    super(b.dataSource, dialect, b.name, b.table, SchemaScript.RECORD);
+  private JdbcIdempotencyStore(Builder b) {
+    super(b.dataSource, b.dialect, b.name, b.table, SchemaScript.RECORD);
     this.sql = new Sql(dialect, b.table);
     this.lockTimeoutSeconds = (int) b.lockTimeout.toSeconds();
     this.commitWithRecordInsert = b.commitWithRecordInsert && dialect == JdbcDialect.POSTGRESQL;
@@ -571,8 +571,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     }
 
     public JdbcIdempotencyStore build() {
-      JdbcDialect d = dialect == null ? JdbcDialect.detect(dataSource, name) : dialect;
-      JdbcIdempotencyStore store = new JdbcIdempotencyStore(this, d);
+      JdbcIdempotencyStore store = new JdbcIdempotencyStore(this);
       if (createSchemaIfMissing) {
         store.createSchemaIfMissing();
       } else if (checkSchema) {

@@ -75,8 +75,8 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
   private final String keepResult;
   private final Admin admin = new Admin();
 
-  private JdbcInboxStore(Builder b, JdbcDialect dialect) {
-    super(b.dataSource, dialect, b.table, b.table, SchemaScript.INBOX);
+  private JdbcInboxStore(Builder b) {
+    super(b.dataSource, b.dialect, b.table, b.table, SchemaScript.INBOX);
     String columns = " (consumer, event_id, source, payload_hash, received_at, processed_at)";
     // a shared locking read sees the latest committed row whatever the transaction's snapshot; shared, because
     // concurrent duplicates all hold a shared lock on the key after their insert found it (an exclusive request
@@ -523,8 +523,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
     }
 
     public JdbcInboxStore build() {
-      JdbcInboxStore store = new JdbcInboxStore(this,
-          dialect == null ? JdbcDialect.detect(dataSource, table) : dialect);
+      JdbcInboxStore store = new JdbcInboxStore(this);
       if (createSchema) {
         store.createSchemaIfMissing();
       }

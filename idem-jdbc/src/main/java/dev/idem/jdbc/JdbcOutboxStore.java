@@ -68,8 +68,8 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
   private final ConcurrentMap<List<String>, String[]> claimsByRoutes = new ConcurrentHashMap<>();
   private final Admin admin = new Admin();
 
-  private JdbcOutboxStore(Builder b, JdbcDialect dialect) {
-    super(b.dataSource, dialect, b.table, b.table, SchemaScript.OUTBOX);
+  private JdbcOutboxStore(Builder b) {
+    super(b.dataSource, b.dialect, b.table, b.table, SchemaScript.OUTBOX);
     this.attemptTable = b.table + "_attempt";
     this.historyLimit = b.historyLimit;
     this.insert = "INSERT INTO " + table + " (id, event_type, aggregate_type, aggregate_id, ordered, payload,"
@@ -208,13 +208,11 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
   }
 
   private static ClaimedEvent readClaimed(ResultSet rs) throws SQLException {
-    long seq = rs.getLong(1);
     int attempts = rs.getInt(9);
-    int base = rs.getInt(10);
     OutboxMessage m = new OutboxMessage(UUID.fromString(rs.getString(2).trim()), rs.getString(3), rs.getString(4),
         rs.getString(5), rs.getString(6), HeaderCodec.decode(rs.getString(7)), rs.getString(8), attempts + 1,
         Instant.ofEpochMilli(rs.getLong(11)));
-    return new ClaimedEvent(seq, m, attempts, base);
+    return new ClaimedEvent(rs.getLong(1), m, attempts, rs.getInt(10));
   }
 
   @Override
@@ -555,8 +553,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     }
 
     public JdbcOutboxStore build() {
-      JdbcOutboxStore store = new JdbcOutboxStore(this,
-          dialect == null ? JdbcDialect.detect(dataSource, table) : dialect);
+      JdbcOutboxStore store = new JdbcOutboxStore(this);
       if (createSchema) {
         store.createSchemaIfMissing();
       }

@@ -40,9 +40,10 @@ abstract class JdbcStore {
   final String table;
   private final SchemaScript schema;
 
+  /** {@code dialect} null: detected from the data source. */
   JdbcStore(DataSource dataSource, JdbcDialect dialect, String name, String table, SchemaScript schema) {
     this.dataSource = dataSource;
-    this.dialect = dialect;
+    this.dialect = dialect == null ? JdbcDialect.detect(dataSource, name) : dialect;
     this.name = name;
     this.table = table;
     this.schema = schema;

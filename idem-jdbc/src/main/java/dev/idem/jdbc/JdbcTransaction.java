@@ -171,11 +171,7 @@ public final class JdbcTransaction implements StoreTransaction {
     } finally {
       tx.ended = true;
       if (tx.switchedAutoCommit) {
-        try {
-          c.setAutoCommit(true);
-        } catch (SQLException ignored) {
-          // the pool resets or discards the connection
-        }
+        JdbcStore.restore(c, true, -1);
       }
     }
   }
