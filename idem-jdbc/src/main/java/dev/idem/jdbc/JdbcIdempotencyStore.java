@@ -254,25 +254,23 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   @Override
   public boolean delete(StoreTransaction tx, RecordKey key, long version) {
-    try (PreparedStatement ps = connection(tx).prepareStatement(sql.delete)) {
-      ps.setQueryTimeout(lockTimeoutSeconds);
-      bindKey(ps, 1, key);
-      ps.setLong(4, version);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw wrap("delete " + key, e);
-    }
+    return delete(tx, "delete ", sql.delete, key, version);
   }
 
   @Override
   public boolean deleteIfExpired(StoreTransaction tx, RecordKey key, Instant now) {
-    try (PreparedStatement ps = connection(tx).prepareStatement(sql.deleteIfExpired)) {
+    return delete(tx, "delete expired ", sql.deleteIfExpired, key, now.toEpochMilli());
+  }
+
+  /** Deletes the record of {@code key} where the statement's last condition holds for {@code value}. */
+  private boolean delete(StoreTransaction tx, String what, String statement, RecordKey key, long value) {
+    try (PreparedStatement ps = connection(tx).prepareStatement(statement)) {
       ps.setQueryTimeout(lockTimeoutSeconds);
       bindKey(ps, 1, key);
-      ps.setLong(4, now.toEpochMilli());
+      ps.setLong(4, value);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      throw wrap("delete expired " + key, e);
+      throw wrap(what + key, e);
     }
   }
 

@@ -381,10 +381,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
               + " delivered_at = NULL WHERE status = ? AND seq IN (" + marks(seqs.size()) + ")")) {
             ps.setLong(1, now.toEpochMilli());
             ps.setString(2, column(status));
-            int i = 3;
-            for (long s : seqs) {
-              ps.setLong(i++, s);
-            }
+            bind(ps, 3, seqs);
             total += ps.executeUpdate();
           }
           after = seqs.get(seqs.size() - 1);
@@ -424,14 +421,10 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
           counts.put(s, query(c, "SELECT COUNT(*) FROM " + table + " WHERE status = ?",
               ps -> ps.setString(1, column(s)), rs -> rs.getLong(1)).get(0));
         }
-        Optional<Duration> oldest = Optional.empty();
-        if (statuses.contains(OutboxStatus.PENDING)) {
-          Instant min = query(c, "SELECT MIN(created_at) FROM " + table + " WHERE status = 'pending'", ps -> { },
-              rs -> instantOrNull(rs, 1)).get(0);
-          oldest = Optional.ofNullable(min)
-              .map(m -> Duration.ofMillis(Math.max(0, now.toEpochMilli() - m.toEpochMilli())));
-        }
-        return new OutboxStats(Map.copyOf(counts), oldest);
+        Instant oldest = statuses.contains(OutboxStatus.PENDING) ? query(c, "SELECT MIN(created_at) FROM " + table
+            + " WHERE status = 'pending'", ps -> { }, rs -> instantOrNull(rs, 1)).get(0) : null;
+        return new OutboxStats(Map.copyOf(counts), Optional.ofNullable(oldest)
+            .map(t -> Duration.ofMillis(Math.max(0, now.toEpochMilli() - t.toEpochMilli()))));
       });
     }
   }
@@ -453,13 +446,6 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
       where.append(" AND ").append(column).append(" = ?");
       args.add(v);
     });
-  }
-
-  private static int bind(PreparedStatement ps, int at, List<Object> args) throws SQLException {
-    for (Object a : args) {
-      ps.setObject(at++, a);
-    }
-    return at;
   }
 
   private static void bindSeqs(PreparedStatement ps, int at, List<ClaimedEvent> events) throws SQLException {

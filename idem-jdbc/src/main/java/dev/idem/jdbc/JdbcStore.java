@@ -9,6 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
@@ -160,9 +161,7 @@ abstract class JdbcStore {
   int executeUpdate(String what, String sql, Object... args) {
     return autoCommit(what, c -> {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
-        for (int i = 0; i < args.length; i++) {
-          ps.setObject(i + 1, args[i]);
-        }
+        bind(ps, 1, Arrays.asList(args));
         return ps.executeUpdate();
       }
     });
@@ -180,6 +179,14 @@ abstract class JdbcStore {
       }
       return rows;
     }
+  }
+
+  /** Sets {@code args} with {@code setObject} from parameter {@code at} on; returns the next parameter. */
+  static int bind(PreparedStatement ps, int at, List<?> args) throws SQLException {
+    for (Object a : args) {
+      ps.setObject(at++, a);
+    }
+    return at;
   }
 
   /** A column of epoch milliseconds as an instant, or null where SQL NULL. */

@@ -15,10 +15,8 @@ public final class SqlErrors {
 
   /** Whether {@code e} is a unique or primary-key violation. */
   public static boolean isUniqueViolation(JdbcDialect dialect, SQLException e) {
-    if (dialect == JdbcDialect.MARIADB) {
-      return e.getErrorCode() == 1062 || e.getErrorCode() == 1586;
-    }
-    return "23505".equals(e.getSQLState());
+    return dialect == JdbcDialect.MARIADB ? e.getErrorCode() == 1062 || e.getErrorCode() == 1586
+        : "23505".equals(e.getSQLState());
   }
 
   /** Whether {@code e} is a lock wait that timed out (or a statement cancelled by its timeout). */
