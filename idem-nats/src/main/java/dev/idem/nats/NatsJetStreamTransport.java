@@ -8,6 +8,7 @@ import io.nats.client.JetStream;
 import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -125,7 +126,11 @@ public final class NatsJetStreamTransport implements OutboxTransport {
       try {
         PublishAck ack = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         results[i] = DeliveryResult.delivered();
-        safely(() -> listener.published(m, ack));
+        try {
+          listener.published(m, ack);
+        } catch (RuntimeException ignored) {
+          // a listener must not change the outcome
+        }
       } catch (TimeoutException e) {
         f.cancel(false);
         results[i] = DeliveryResult.retry("no PublishAck from JetStream for subject '" + m.destinationDetail()
@@ -211,7 +216,7 @@ public final class NatsJetStreamTransport implements OutboxTransport {
     if (value == null || value.indexOf('%') < 0) {
       return value;
     }
-    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(value.length());
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(value.length());
     for (int i = 0; i < value.length(); i++) {
       char c = value.charAt(i);
       if (c == '%') {
@@ -241,14 +246,6 @@ public final class NatsJetStreamTransport implements OutboxTransport {
       b.expectedStream(expectedStream);
     }
     return b.build();
-  }
-
-  private static void safely(Runnable r) {
-    try {
-      r.run();
-    } catch (RuntimeException ignored) {
-      // a listener must not change the outcome
-    }
   }
 
   @Override
