@@ -183,27 +183,24 @@ public final class NatsJetStreamTransport implements OutboxTransport {
    * ({@code %XX}, upper-case hex); printable ASCII other than {@code %} is kept. Null stays null.
    */
   public static String encodeHeader(String value) {
-    if (value == null) {
-      return null;
-    }
-    boolean plain = true;
-    for (int i = 0; i < value.length() && plain; i++) {
-      char c = value.charAt(i);
-      plain = c >= 0x20 && c < 0x7f && c != '%';
-    }
-    if (plain) {
+    if (value == null || value.chars().allMatch(NatsJetStreamTransport::kept)) {
       return value;
     }
     StringBuilder out = new StringBuilder(value.length() + 16);
     for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
       int c = b & 0xff;
-      if (c >= 0x20 && c < 0x7f && c != '%') {
+      if (kept(c)) {
         out.append((char) c);
       } else {
         out.append('%').append(HEX[c >> 4]).append(HEX[c & 0xf]);
       }
     }
     return out.toString();
+  }
+
+  /** Whether {@link #encodeHeader} keeps {@code c} as it is: printable ASCII other than {@code %}. */
+  private static boolean kept(int c) {
+    return c >= 0x20 && c < 0x7f && c != '%';
   }
 
   /**

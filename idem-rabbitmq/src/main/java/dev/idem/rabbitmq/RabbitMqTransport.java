@@ -515,32 +515,22 @@ public final class RabbitMqTransport implements OutboxTransport {
     }
 
     void confirmed(long tag, boolean multiple, boolean ack) {
-      Map<Long, Integer> hit = multiple ? unconfirmed.headMap(tag, true) : single(tag);
-      for (Map.Entry<Long, Integer> e : new ArrayList<>(hit.entrySet())) {
-        if (unconfirmed.remove(e.getKey()) == null) {
-          continue;
-        }
-        int i = e.getValue();
-        String returned = returns.get(i);
-        if (!ack) {
-          complete(i, DeliveryResult.retry("RabbitMQ nacked the message (an internal broker error)", null));
-        } else if (returned != null) {
-          complete(i, DeliveryResult.retry(returned, null));
-        } else {
-          complete(i, DeliveryResult.delivered());
+      Map<Long, Integer> hit = multiple ? unconfirmed.headMap(tag, true) : unconfirmed.subMap(tag, true, tag, true);
+      for (long seq : new ArrayList<>(hit.keySet())) {
+        Integer i = unconfirmed.remove(seq);
+        if (i != null) {
+          String returned = returns.get(i);
+          complete(i, !ack ? DeliveryResult.retry("RabbitMQ nacked the message (an internal broker error)", null)
+              : returned != null ? DeliveryResult.retry(returned, null) : DeliveryResult.delivered());
         }
       }
     }
 
-    private Map<Long, Integer> single(long tag) {
-      Integer i = unconfirmed.get(tag);
-      return i == null ? Map.of() : Map.of(tag, i);
-    }
-
     void lost(String reason) {
-      for (Map.Entry<Long, Integer> e : new ArrayList<>(unconfirmed.entrySet())) {
-        if (unconfirmed.remove(e.getKey()) != null) {
-          complete(e.getValue(), DeliveryResult.retry(reason, null));
+      for (long seq : new ArrayList<>(unconfirmed.keySet())) {
+        Integer i = unconfirmed.remove(seq);
+        if (i != null) {
+          complete(i, DeliveryResult.retry(reason, null));
         }
       }
     }
