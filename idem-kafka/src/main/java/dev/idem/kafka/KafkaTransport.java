@@ -434,14 +434,13 @@ public final class KafkaTransport implements OutboxTransport {
       try {
         lookupPool.execute(() -> run(p, topic, created));
       } catch (RejectedExecutionException e) {
-        if (lookupPool.isShutdown()) {
-          p.lookups.remove(topic, created);
-          created.done.completeExceptionally(new IllegalStateException("the transport is closing", e));
-        } else {
+        boolean closing = lookupPool.isShutdown();
+        if (!closing) {
           created.reject();
-          p.lookups.remove(topic, created);
-          created.done.completeExceptionally(NotRun.INSTANCE);
         }
+        p.lookups.remove(topic, created);
+        created.done.completeExceptionally(closing ? new IllegalStateException("the transport is closing", e)
+            : NotRun.INSTANCE);
       }
       return created;
     }
@@ -835,13 +834,9 @@ public final class KafkaTransport implements OutboxTransport {
     long linger = parsed.getLong(ProducerConfig.LINGER_MS_CONFIG);
     boolean deliveryGiven = c.containsKey(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG);
     long delivery = deliveryGiven ? parsed.getInt(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG) : timeoutMillis;
-    long request;
-    if (c.containsKey(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)) {
-      request = parsed.getInt(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG);
-    } else {
-      request = Math.max(1, Math.min(30_000, delivery - linger));
-      c.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) request);
-    }
+    long request = c.containsKey(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)
+        ? parsed.getInt(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG) : Math.max(1, Math.min(30_000, delivery - linger));
+    c.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) request);
     if (!deliveryGiven) {
       delivery = Math.max(delivery, linger + request);
       if (delivery > Integer.MAX_VALUE) {

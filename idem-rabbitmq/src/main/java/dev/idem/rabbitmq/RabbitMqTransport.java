@@ -67,11 +67,9 @@ import java.util.function.Consumer;
  *   <li>A publish the client fails (the channel is then discarded, since its confirm numbering can no longer be
  *       trusted): that message and the rest of the batch are retried.</li>
  * </ul>
- * The confirm timeout bounds the whole {@link #sendAll} call: on a connection the transport opens itself, the
- * connection, handshake and channel RPC timeouts are set to at most the confirm timeout, and messages not published
- * when it has passed are retried.
- * RabbitMQ itself does not drop duplicates: a retry after a lost confirm publishes the event again, and consumers
- * deduplicate by {@code message-id} ({@link RabbitMqInboxConsumer} does).
+ * The confirm timeout bounds the whole {@link #sendAll} call ({@link Builder#confirmTimeout}): messages not published
+ * when it has passed are retried. RabbitMQ itself does not drop duplicates: a retry after a lost confirm publishes the
+ * event again, and consumers deduplicate by {@code message-id} ({@link RabbitMqInboxConsumer} does).
  *
  * <pre>{@code
  * ConnectionFactory factory = new ConnectionFactory();
