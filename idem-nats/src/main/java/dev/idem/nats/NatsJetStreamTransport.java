@@ -274,7 +274,7 @@ public final class NatsJetStreamTransport implements OutboxTransport {
 
     /** How long a batch waits for its acks (default 15 s); unacknowledged messages are retried. */
     public Builder ackTimeout(Duration timeout) {
-      if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+      if (timeout == null || timeout.compareTo(Duration.ZERO) <= 0 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
         throw new IllegalArgumentException("ackTimeout must be > 0 and at most 10 min, got " + timeout);
       }
       this.ackTimeout = timeout;

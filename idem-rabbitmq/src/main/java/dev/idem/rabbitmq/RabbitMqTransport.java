@@ -595,7 +595,7 @@ public final class RabbitMqTransport implements OutboxTransport {
      * timeouts are lowered to it. Keep it well below the relay's lease.
      */
     public Builder confirmTimeout(Duration timeout) {
-      if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+      if (timeout == null || timeout.compareTo(Duration.ZERO) <= 0 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
         throw new IllegalArgumentException("confirmTimeout must be > 0 and at most 10 min, got " + timeout);
       }
       this.confirmTimeout = timeout;
