@@ -289,11 +289,7 @@ public final class KafkaTransport implements OutboxTransport {
     if (interrupted) {
       Thread.currentThread().interrupt(); // restored now that the batch has its results; acks not in yet become retries
     }
-    for (int i = 0; i < n; i++) {
-      if (results[i] == null) {
-        results[i] = acknowledgement(acks.get(i), p, deadline);
-      }
-    }
+    Arrays.setAll(results, i -> results[i] != null ? results[i] : acknowledgement(acks.get(i), p, deadline));
     return List.of(results);
   }
 

@@ -447,19 +447,16 @@ public final class RabbitMqTransport implements OutboxTransport {
       }
       boolean done;
       try {
-        done = b.await(Math.max(0, deadline - System.nanoTime()));
+        done = b.pending.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         done = false;
       }
       batch = null;
-      for (int i = 0; i < results.length; i++) {
-        if (results[i] == null) {
-          DeliveryResult r = b.results.get(i);
-          results[i] = r != null ? r : DeliveryResult.retry("no publisher confirm from RabbitMQ within "
-              + confirmTimeout.toMillis() + " ms", null);
-        }
-      }
+      DeliveryResult unconfirmed = DeliveryResult.retry("no publisher confirm from RabbitMQ within "
+          + confirmTimeout.toMillis() + " ms", null);
+      Arrays.setAll(results, i -> results[i] != null ? results[i]
+          : Objects.requireNonNullElse(b.results.get(i), unconfirmed));
       // a channel with confirms still outstanding would mix them into the next batch: never reuse it
       return done && !broken;
     }
@@ -531,10 +528,6 @@ public final class RabbitMqTransport implements OutboxTransport {
           complete(i, DeliveryResult.retry(reason, null));
         }
       }
-    }
-
-    boolean await(long nanos) throws InterruptedException {
-      return pending.await(nanos, TimeUnit.NANOSECONDS);
     }
   }
 
