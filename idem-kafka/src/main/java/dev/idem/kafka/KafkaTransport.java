@@ -8,9 +8,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,10 +19,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -86,53 +87,46 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <h2>Time</h2>
  * One {@link #sendAll} call has one deadline, the send timeout after its start, so that it ends well inside the relay's
- * lease when the send timeout is well under it. The producer blocks the sending thread up to
- * {@code max.block.ms} (by default the send timeout) while it waits for a topic's metadata, and so up to that long for
- * every record of a missing topic; so the call first looks a topic up on a background thread ({@code partitionsFor},
- * one lookup per topic shared by concurrent calls), hands the topic's records to the producer, in their order, once
- * its lookup has succeeded, and stops waiting at the deadline. A topic looked up once on the current producer needs no
- * further lookup: its records go to the producer at once, so that a missing topic does not hold them back.
+ * lease when the send timeout is well under it. The producer blocks the sending thread up to {@code max.block.ms} (by
+ * default the send timeout) while it waits for a topic's metadata, for every record of a missing topic; so the call
+ * first looks each topic up on a background thread ({@code partitionsFor}, one lookup per topic shared by concurrent
+ * calls), hands the topic's records to the producer, in their order, once its lookup has succeeded, and stops waiting
+ * at the deadline. A topic looked up once on the current producer needs no further lookup.
  *
  * <p>The lookups run on at most {@value #LOOKUP_THREADS} daemon threads per transport (named
  * {@code idem-kafka-<name>-lookup-<n>}; idle ones end after 30 s, all of them on {@link #close}), with at most
  * {@value #LOOKUP_QUEUE} more waiting; a call whose lookup finds the queue full asks again until its deadline, and a
  * queued lookup that cannot start before the deadline of every call waiting for it is dropped without running. A
- * lookup that fails (a missing topic, a broker away, no authorization) puts the topic in a negative cache for one send
- * timeout: meanwhile its messages are retried at once, without a lookup ({@code metadata for topic 'X' unavailable:
- * <cause>, not retried before <time>}), so that a relay retrying a batch to a missing topic does not block a lookup
- * thread every time; the entry goes when it expires, and a successful lookup of the topic (one already under way)
- * clears it.
+ * failed lookup (a missing topic, a broker away, no authorization) puts the topic in a negative cache for one send
+ * timeout, during which its messages are retried at once without a lookup ({@code metadata for topic 'X' unavailable:
+ * <cause>, not retried before <time>}); a successful lookup of the topic (one already under way) clears the entry.
  *
- * <p>A record not handed over by the deadline is retried as not sent ("the send timeout passed", saying whether its
- * topic's lookup was still waiting for a thread or for Kafka), and so is one handed over but not acknowledged. The one
- * wait the call cannot cut short is a send that blocks although its topic's metadata was found, because the producer's
- * {@code buffer.memory} is full or the metadata expired in between (the topic deleted, say): Kafka bounds it by
- * {@code max.block.ms}, the topic's other records of the batch are then retried without being sent, and no send starts
- * after the deadline, so a call takes at most the send timeout plus one {@code max.block.ms} (plus creating the
- * producer on the first call). The producer's {@code delivery.timeout.ms} and {@code request.timeout.ms} also follow
- * the send timeout unless the configuration sets them.
+ * <p>A record not handed over by the deadline is retried as not sent ("the send timeout passed", saying what its
+ * topic's lookup was waiting for), and so is one handed over but not acknowledged. The one wait the call cannot cut
+ * short is a send that blocks although its topic's metadata was found ({@code buffer.memory} full, or the metadata
+ * expired in between): Kafka bounds it by {@code max.block.ms}, the topic's other records of the batch are then retried
+ * unsent, and no send starts after the deadline, so a call takes at most the send timeout plus one
+ * {@code max.block.ms} (plus creating the producer on the first call). The producer's {@code delivery.timeout.ms} and
+ * {@code request.timeout.ms} also follow the send timeout unless the configuration sets them.
  *
  * <h2>Producer replacement</h2>
- * After an error that leaves the idempotent producer unusable (fenced, an out-of-order sequence, failed
- * authentication, closed), the transport sets that producer aside, closes it on a background thread (waiting up to the
- * send timeout for what it has in flight) and the next send opens a new one. An error from a producer already set aside
- * leaves the current one alone, so that the records other threads had in flight on the old producer do not replace the
- * new one as well.
+ * After an error that leaves the idempotent producer unusable (fenced, an out-of-order sequence, failed authentication,
+ * closed), the transport sets it aside, closes it on a background thread (waiting up to the send timeout for what it
+ * has in flight), and the next send opens a new one. Errors from a producer already set aside leave the current alone.
  *
  * <h2>Configuration</h2>
  * {@link Builder#build} checks the idempotent producer's needs ({@code retries} at least 1, at most 5 requests in
  * flight per connection, {@code acks} all), then creates a producer from the final configuration and closes it at once
- * (creating one connects to nothing), so that whatever Kafka checks when it creates a producer is checked there: the
- * values and their types, the form of {@code bootstrap.servers}, the classes it loads (interceptors, partitioner,
- * metric reporters), the security settings (JAAS configuration, SASL mechanism, key and trust stores). A bad
- * configuration is refused with an {@link IllegalArgumentException} naming the transport and, through Kafka's message
- * and that of the root cause, the problem. Not checked: that the brokers can be reached, and that the host names in
- * {@code bootstrap.servers} resolve (a name that does not resolve yet is logged; sends are retried until it does).
- * Should creating the producer on the first send fail nonetheless, the messages are retried with the root cause in the
- * error and in the log line. Values of secrets (Kafka's password settings, any setting whose name contains
- * {@code password}, {@code jaas} or {@code secret}) appear in none of the transport's messages or log lines, nor in
- * {@link #producerConfig()} (Kafka's own log of the producer configuration hides its password settings, which include
- * all of these it knows).
+ * (creating one connects to nothing), so that whatever Kafka checks then is checked there: the values and their types
+ * ({@code delivery.timeout.ms} at least {@code linger.ms + request.timeout.ms}), the form of {@code bootstrap.servers},
+ * the classes it loads (interceptors, partitioner, metric reporters), the security settings (JAAS configuration, SASL
+ * mechanism, key and trust stores). A bad configuration is refused with an {@link IllegalArgumentException} naming the
+ * transport and the setting, or carrying Kafka's message and that of the root cause. Not checked: that the brokers can
+ * be reached, and that the host names in {@code bootstrap.servers} resolve (one that does not resolve yet is logged;
+ * sends are retried until it does). Should creating the producer on the first send fail nonetheless, the messages are
+ * retried with the root cause in the error and in the log line. Values of secrets (Kafka's password settings, any
+ * setting whose name contains {@code password}, {@code jaas} or {@code secret}) appear in none of the transport's
+ * messages or log lines, nor in {@link #producerConfig()}.
  *
  * <pre>{@code
  * try (KafkaTransport kafka = KafkaTransport.builder(Map.of("bootstrap.servers", "127.0.0.1:9092"))
@@ -274,7 +268,8 @@ public final class KafkaTransport implements OutboxTransport {
       String error = "transport " + name + " cannot create its Kafka producer: "
           + hideSecrets(causes(e), producerConfig);
       LOG.log(System.Logger.Level.WARNING, error);
-      fillUnset(results, DeliveryResult.retry(error, null));
+      DeliveryResult retry = DeliveryResult.retry(error, null);
+      Arrays.setAll(results, i -> results[i] != null ? results[i] : retry);
       return List.of(results);
     }
     Map<String, Lookup> lookups = new HashMap<>();
@@ -294,11 +289,7 @@ public final class KafkaTransport implements OutboxTransport {
     if (interrupted) {
       Thread.currentThread().interrupt(); // restored now that the batch has its results; acks not in yet become retries
     }
-    for (int i = 0; i < n; i++) {
-      if (results[i] == null) {
-        results[i] = acknowledgement(acks.get(i), p, deadline);
-      }
-    }
+    Arrays.setAll(results, i -> results[i] != null ? results[i] : acknowledgement(acks.get(i), p, deadline));
     return List.of(results);
   }
 
@@ -396,16 +387,17 @@ public final class KafkaTransport implements OutboxTransport {
   /** The result of a message that was not handed to the producer by the deadline. */
   private DeliveryResult notSent(String topic, Lookup lookup, OpenProducer p) {
     String passed = "not sent: the send timeout (" + sendTimeout + ") passed";
+    String beforeLookup = passed + " before the metadata lookup of topic '" + topic + "' could ";
+    String start = "start (at most " + LOOKUP_THREADS + " lookups run at a time)";
     if (lookup == null || lookup.done.isDone() && lookup.notRun()) {
-      return DeliveryResult.retry(passed + " before the metadata lookup of topic '" + topic + "' could "
-          + (lookup != null && lookup.wasRejected() ? "be queued (at most " + LOOKUP_THREADS + " lookups run at a time"
-              + " and " + LOOKUP_QUEUE + " wait)" : "start (at most " + LOOKUP_THREADS + " lookups run at a time)"),
+      return DeliveryResult.retry(beforeLookup + (lookup != null && lookup.state() == Lookup.State.REJECTED
+          ? "be queued (at most " + LOOKUP_THREADS + " lookups run at a time and " + LOOKUP_QUEUE + " wait)" : start),
           null);
     }
     if (!lookup.done.isDone()) {
-      return DeliveryResult.retry(lookup.started() ? passed + " before Kafka had the metadata of topic '" + topic
-          + "' (does it exist?)" : passed + " before the metadata lookup of topic '" + topic + "' could start (at most "
-          + LOOKUP_THREADS + " lookups run at a time)", null);
+      return DeliveryResult.retry(lookup.state() == Lookup.State.STARTED
+          ? passed + " before Kafka had the metadata of topic '" + topic + "' (does it exist?)" : beforeLookup + start,
+          null);
     }
     Throwable lookupError = errorOf(lookup.done);
     return lookupError != null ? lookupFailure(lookupError, p) : DeliveryResult.retry(passed, null);
@@ -438,14 +430,13 @@ public final class KafkaTransport implements OutboxTransport {
       try {
         lookupPool.execute(() -> run(p, topic, created));
       } catch (RejectedExecutionException e) {
-        if (lookupPool.isShutdown()) {
-          p.lookups.remove(topic, created);
-          created.done.completeExceptionally(new IllegalStateException("the transport is closing", e));
-        } else {
+        boolean closing = lookupPool.isShutdown();
+        if (!closing) {
           created.reject();
-          p.lookups.remove(topic, created);
-          created.done.completeExceptionally(NotRun.INSTANCE);
         }
+        p.lookups.remove(topic, created);
+        created.done.completeExceptionally(closing ? new IllegalStateException("the transport is closing", e)
+            : NotRun.INSTANCE);
       }
       return created;
     }
@@ -546,14 +537,6 @@ public final class KafkaTransport implements OutboxTransport {
       return null;
     } catch (CompletionException | CancellationException e) {
       return e.getCause() != null ? e.getCause() : e;
-    }
-  }
-
-  private static void fillUnset(DeliveryResult[] results, DeliveryResult result) {
-    for (int j = 0; j < results.length; j++) {
-      if (results[j] == null) {
-        results[j] = result;
-      }
     }
   }
 
@@ -737,13 +720,11 @@ public final class KafkaTransport implements OutboxTransport {
    * {@link NotRun} when skipped or rejected.
    */
   static final class Lookup {
-    private static final int QUEUED = 0;
-    private static final int STARTED = 1;
-    private static final int SKIPPED = 2;
-    private static final int REJECTED = 3;
+    enum State { QUEUED, STARTED, SKIPPED, REJECTED }
+
     final CompletableFuture<Void> done = new CompletableFuture<>();
     private long startBy;
-    private int state = QUEUED;
+    private State state = State.QUEUED;
 
     Lookup(long startBy) {
       this.startBy = startBy;
@@ -751,7 +732,7 @@ public final class KafkaTransport implements OutboxTransport {
 
     /** Lets a call with {@code deadline} share the lookup; false if it will not run (the call needs another). */
     synchronized boolean join(long deadline) {
-      if (state == SKIPPED || state == REJECTED) {
+      if (notRun()) {
         return false;
       }
       if (deadline - startBy > 0) {
@@ -762,25 +743,21 @@ public final class KafkaTransport implements OutboxTransport {
 
     /** On a lookup thread: whether to look up, false (skipped) when every waiting call's deadline has passed. */
     synchronized boolean start() {
-      state = System.nanoTime() - startBy >= 0 ? SKIPPED : STARTED;
-      return state == STARTED;
+      state = System.nanoTime() - startBy >= 0 ? State.SKIPPED : State.STARTED;
+      return state == State.STARTED;
     }
 
     synchronized void reject() {
-      state = REJECTED;
+      state = State.REJECTED;
     }
 
-    synchronized boolean started() {
-      return state == STARTED;
-    }
-
-    synchronized boolean wasRejected() {
-      return state == REJECTED;
+    synchronized State state() {
+      return state;
     }
 
     /** Skipped or rejected: it ended (or will end at once) without looking the topic up. */
     synchronized boolean notRun() {
-      return state == SKIPPED || state == REJECTED;
+      return state == State.SKIPPED || state == State.REJECTED;
     }
   }
 
@@ -853,13 +830,9 @@ public final class KafkaTransport implements OutboxTransport {
     long linger = parsed.getLong(ProducerConfig.LINGER_MS_CONFIG);
     boolean deliveryGiven = c.containsKey(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG);
     long delivery = deliveryGiven ? parsed.getInt(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG) : timeoutMillis;
-    long request;
-    if (c.containsKey(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)) {
-      request = parsed.getInt(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG);
-    } else {
-      request = Math.max(1, Math.min(30_000, delivery - linger));
-      c.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) request);
-    }
+    long request = c.containsKey(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)
+        ? parsed.getInt(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG) : Math.max(1, Math.min(30_000, delivery - linger));
+    c.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) request);
     if (!deliveryGiven) {
       delivery = Math.max(delivery, linger + request);
       if (delivery > Integer.MAX_VALUE) {
@@ -877,11 +850,9 @@ public final class KafkaTransport implements OutboxTransport {
   }
 
   /**
-   * Creates a producer from {@code config} and closes it at once, so that what Kafka checks only when it creates one
-   * (the form of {@code bootstrap.servers}, the classes it loads, the security settings: JAAS, key and trust stores)
-   * is refused now rather than on every send. Creating a producer connects to nothing. A bootstrap server name that
-   * does not resolve is no error: it may resolve later, and until then sends are retried; the rest is checked with a
-   * literal address in its place.
+   * Creates a producer from {@code config} and closes it at once (which connects to nothing), so that what Kafka checks
+   * only then is refused now rather than on every send. A bootstrap server name that does not resolve is no error (it
+   * may resolve later): the rest is checked with a literal address in its place.
    */
   static void tryProducer(Map<String, Object> config, String name) {
     RuntimeException refused = create(config);
@@ -911,18 +882,20 @@ public final class KafkaTransport implements OutboxTransport {
 
   /** Whether {@code e} is Kafka's refusal of bootstrap servers none of whose names resolve. */
   static boolean unresolved(Throwable e) {
-    Throwable root = root(e);
+    List<Throwable> chain = chain(e);
+    Throwable root = chain.get(chain.size() - 1);
     return root instanceof ConfigException && root.getMessage() != null
         && root.getMessage().startsWith("No resolvable bootstrap urls");
   }
 
-  private static Throwable root(Throwable e) {
+  /** {@code e} and its causes, outermost first, each once: the last is the root cause. */
+  private static List<Throwable> chain(Throwable e) {
+    List<Throwable> chain = new ArrayList<>();
     Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-    Throwable t = e;
-    while (t.getCause() != null && seen.add(t)) {
-      t = t.getCause();
+    for (Throwable t = e; t != null && seen.add(t); t = t.getCause()) {
+      chain.add(t);
     }
-    return t;
+    return chain;
   }
 
   /**
@@ -930,18 +903,17 @@ public final class KafkaTransport implements OutboxTransport {
    * others by their message; a message that the one before already contains is left out.
    */
   static String causes(Throwable e) {
+    List<Throwable> chain = chain(e);
     StringBuilder text = new StringBuilder(OutboxTransport.describe(e));
-    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-    seen.add(e);
-    String previous = String.valueOf(e.getMessage());
-    for (Throwable t = e.getCause(); t != null && seen.add(t); t = t.getCause()) {
-      boolean isRoot = t.getCause() == null || seen.contains(t.getCause());
-      String message = t.getMessage();
-      String part = isRoot ? OutboxTransport.describe(t) : message == null ? null : message.replace('\n', ' ');
-      if (part != null && !part.isBlank() && (message == null || !previous.contains(message) || isRoot)) {
+    for (int k = 1; k < chain.size(); k++) {
+      boolean isRoot = k == chain.size() - 1;
+      String message = chain.get(k).getMessage();
+      String part = isRoot ? OutboxTransport.describe(chain.get(k))
+          : message == null ? null : message.replace('\n', ' ');
+      if (part != null && !part.isBlank() && (message == null || isRoot
+          || !String.valueOf(chain.get(k - 1).getMessage()).contains(message))) {
         text.append(": ").append(part);
       }
-      previous = String.valueOf(message);
     }
     return text.toString();
   }
@@ -975,14 +947,11 @@ public final class KafkaTransport implements OutboxTransport {
     if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
       return ((Number) value).longValue();
     }
-    if (value instanceof String s) {
-      try {
-        return Long.parseLong(s.trim());
-      } catch (NumberFormatException e) {
-        return null;
-      }
+    try {
+      return value instanceof String s ? Long.parseLong(s.trim()) : null;
+    } catch (NumberFormatException e) {
+      return null;
     }
-    return null;
   }
 
   /** Refuses a value of {@code key} other than {@code allowed} (ignoring case; numbers and booleans as text). */
@@ -1058,11 +1027,8 @@ public final class KafkaTransport implements OutboxTransport {
      *
      * @throws IllegalArgumentException when the configuration lacks {@code bootstrap.servers}, contradicts
      *     exactly-once delivery ({@code acks} other than all, idempotence off, {@code retries} 0, more than 5 requests
-     *     in flight, its own serializers or a transactional id) or is one Kafka refuses when it creates a producer (a
-     *     value of the wrong type, {@code delivery.timeout.ms} below {@code linger.ms + request.timeout.ms}, a
-     *     bootstrap server without a port, a class that cannot be loaded, SASL without a JAAS configuration, a key or
-     *     trust store that cannot be read, ...); the message names the setting or carries Kafka's message and its root
-     *     cause, never the value of a secret. A bootstrap server name that does not resolve is not refused.
+     *     in flight, its own serializers or a transactional id) or is one Kafka refuses when it creates a producer
+     *     (see "Configuration" in the class comment)
      */
     public KafkaTransport build() {
       Map<String, Object> producerConfig = producerConfig(config, sendTimeout, name);

@@ -8,6 +8,7 @@ import io.nats.client.JetStream;
 import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -125,7 +126,11 @@ public final class NatsJetStreamTransport implements OutboxTransport {
       try {
         PublishAck ack = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         results[i] = DeliveryResult.delivered();
-        safely(() -> listener.published(m, ack));
+        try {
+          listener.published(m, ack);
+        } catch (RuntimeException ignored) {
+          // a listener must not change the outcome
+        }
       } catch (TimeoutException e) {
         f.cancel(false);
         results[i] = DeliveryResult.retry("no PublishAck from JetStream for subject '" + m.destinationDetail()
@@ -178,27 +183,24 @@ public final class NatsJetStreamTransport implements OutboxTransport {
    * ({@code %XX}, upper-case hex); printable ASCII other than {@code %} is kept. Null stays null.
    */
   public static String encodeHeader(String value) {
-    if (value == null) {
-      return null;
-    }
-    boolean plain = true;
-    for (int i = 0; i < value.length() && plain; i++) {
-      char c = value.charAt(i);
-      plain = c >= 0x20 && c < 0x7f && c != '%';
-    }
-    if (plain) {
+    if (value == null || value.chars().allMatch(NatsJetStreamTransport::kept)) {
       return value;
     }
     StringBuilder out = new StringBuilder(value.length() + 16);
     for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
       int c = b & 0xff;
-      if (c >= 0x20 && c < 0x7f && c != '%') {
+      if (kept(c)) {
         out.append((char) c);
       } else {
         out.append('%').append(HEX[c >> 4]).append(HEX[c & 0xf]);
       }
     }
     return out.toString();
+  }
+
+  /** Whether {@link #encodeHeader} keeps {@code c} as it is: printable ASCII other than {@code %}. */
+  private static boolean kept(int c) {
+    return c >= 0x20 && c < 0x7f && c != '%';
   }
 
   /**
@@ -211,7 +213,7 @@ public final class NatsJetStreamTransport implements OutboxTransport {
     if (value == null || value.indexOf('%') < 0) {
       return value;
     }
-    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(value.length());
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(value.length());
     for (int i = 0; i < value.length(); i++) {
       char c = value.charAt(i);
       if (c == '%') {
@@ -243,14 +245,6 @@ public final class NatsJetStreamTransport implements OutboxTransport {
     return b.build();
   }
 
-  private static void safely(Runnable r) {
-    try {
-      r.run();
-    } catch (RuntimeException ignored) {
-      // a listener must not change the outcome
-    }
-  }
-
   @Override
   public String toString() {
     return "NatsJetStreamTransport{" + name + ", ackTimeout=" + ackTimeout
@@ -280,7 +274,7 @@ public final class NatsJetStreamTransport implements OutboxTransport {
 
     /** How long a batch waits for its acks (default 15 s); unacknowledged messages are retried. */
     public Builder ackTimeout(Duration timeout) {
-      if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+      if (timeout == null || timeout.compareTo(Duration.ZERO) <= 0 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
         throw new IllegalArgumentException("ackTimeout must be > 0 and at most 10 min, got " + timeout);
       }
       this.ackTimeout = timeout;

@@ -1,6 +1,7 @@
 package dev.idem.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.BlockedListener;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
@@ -13,6 +14,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +29,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
  * Publishes outbox events to RabbitMQ with publisher confirms: an event counts as delivered only once the broker has
@@ -63,11 +67,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *   <li>A publish the client fails (the channel is then discarded, since its confirm numbering can no longer be
  *       trusted): that message and the rest of the batch are retried.</li>
  * </ul>
- * The confirm timeout bounds the whole {@link #sendAll} call: on a connection the transport opens itself, the
- * connection, handshake and channel RPC timeouts are set to at most the confirm timeout, and messages not published
- * when it has passed are retried.
- * RabbitMQ itself does not drop duplicates: a retry after a lost confirm publishes the event again, and consumers
- * deduplicate by {@code message-id} ({@link RabbitMqInboxConsumer} does).
+ * The confirm timeout bounds the whole {@link #sendAll} call ({@link Builder#confirmTimeout}): messages not published
+ * when it has passed are retried. RabbitMQ itself does not drop duplicates: a retry after a lost confirm publishes the
+ * event again, and consumers deduplicate by {@code message-id} ({@link RabbitMqInboxConsumer} does).
  *
  * <pre>{@code
  * ConnectionFactory factory = new ConnectionFactory();
@@ -94,8 +96,9 @@ public final class RabbitMqTransport implements OutboxTransport {
   private final String defaultExchange;
   private final Duration confirmTimeout;
   private final int maxIdleChannels;
-  private final java.util.concurrent.locks.ReentrantLock connectionLock = new java.util.concurrent.locks.ReentrantLock();
-  private final com.rabbitmq.client.BlockedListener blockedListener;
+  private final ReentrantLock connectionLock = new ReentrantLock();
+  /** Listens on the caller's connection (a connection the transport opens gets listeners of its own). */
+  private final BlockedListener blockedListener;
   private volatile String blockedReason;
   private final ConcurrentLinkedDeque<PublishChannel> idle = new ConcurrentLinkedDeque<>();
   private volatile Connection connection;
@@ -106,20 +109,6 @@ public final class RabbitMqTransport implements OutboxTransport {
     this.defaultExchange = b.defaultExchange;
     this.confirmTimeout = b.confirmTimeout;
     this.maxIdleChannels = b.maxIdleChannels;
-    this.blockedListener = new com.rabbitmq.client.BlockedListener() {
-      @Override
-      public void handleBlocked(String reason) {
-        blockedReason = reason == null || reason.isEmpty() ? "no reason given" : reason;
-        LOG.log(System.Logger.Level.WARNING, "transport " + name + ": RabbitMQ blocked the connection ("
-            + blockedReason + "); sends return retry until it is unblocked");
-      }
-
-      @Override
-      public void handleUnblocked() {
-        blockedReason = null;
-        LOG.log(System.Logger.Level.INFO, "transport " + name + ": RabbitMQ unblocked the connection");
-      }
-    };
     if (b.factory != null) {
       ConnectionFactory copy = b.factory.clone();
       copy.setAutomaticRecoveryEnabled(false);
@@ -128,11 +117,23 @@ public final class RabbitMqTransport implements OutboxTransport {
       copy.setHandshakeTimeout(atMost(copy.getHandshakeTimeout(), bound));
       copy.setChannelRpcTimeout(atMost(copy.getChannelRpcTimeout(), bound));
       this.factory = copy;
+      this.blockedListener = null;
     } else {
       this.factory = null;
       this.connection = b.connection;
-      b.connection.addBlockedListener(blockedListener);
+      this.blockedListener = b.connection.addBlockedListener(this::blocked, this::unblocked);
     }
+  }
+
+  private void blocked(String reason) {
+    blockedReason = reason == null || reason.isEmpty() ? "no reason given" : reason;
+    LOG.log(System.Logger.Level.WARNING, "transport " + name + ": RabbitMQ blocked the connection (" + blockedReason
+        + "); sends return retry until it is unblocked");
+  }
+
+  private void unblocked() {
+    blockedReason = null;
+    LOG.log(System.Logger.Level.INFO, "transport " + name + ": RabbitMQ unblocked the connection");
   }
 
   /** {@code timeout} (where 0 means none) bounded by {@code bound}. */
@@ -216,21 +217,14 @@ public final class RabbitMqTransport implements OutboxTransport {
 
   /** What of {@code m} AMQP cannot carry, or null. */
   private static String tooLong(OutboxMessage m, Target t) {
-    if (utf8Length(t.exchange()) > MAX_SHORT_STRING) {
-      return "the exchange name";
-    }
-    if (utf8Length(t.routingKey()) > MAX_SHORT_STRING) {
-      return "the routing key";
-    }
-    if (utf8Length(m.type()) > MAX_SHORT_STRING) {
-      return "the event type";
-    }
-    for (String header : m.headers().keySet()) {
-      if (utf8Length(header) > MAX_SHORT_STRING) {
-        return "a header name";
+    String[] what = {"the exchange name", "the routing key", "the event type"};
+    String[] values = {t.exchange(), t.routingKey(), m.type()};
+    for (int i = 0; i < what.length; i++) {
+      if (utf8Length(values[i]) > MAX_SHORT_STRING) {
+        return what[i];
       }
     }
-    return null;
+    return m.headers().keySet().stream().anyMatch(h -> utf8Length(h) > MAX_SHORT_STRING) ? "a header name" : null;
   }
 
   private static int utf8Length(String s) {
@@ -260,12 +254,9 @@ public final class RabbitMqTransport implements OutboxTransport {
     }
   }
 
+  /** Sets {@code r} as the result of every message that has none yet. */
   private static void fill(DeliveryResult[] results, DeliveryResult r) {
-    for (int i = 0; i < results.length; i++) {
-      if (results[i] == null) {
-        results[i] = r;
-      }
-    }
+    Arrays.setAll(results, i -> results[i] != null ? results[i] : r);
   }
 
   private PublishChannel borrow(long deadline) throws IOException, TimeoutException {
@@ -333,7 +324,7 @@ public final class RabbitMqTransport implements OutboxTransport {
       }
       blockedReason = null;
       c = factory.newConnection("idem-outbox-" + name);
-      c.addBlockedListener(blockedListener);
+      c.addBlockedListener(this::blocked, this::unblocked);
       connection = c;
       return c;
     } finally {
@@ -397,30 +388,21 @@ public final class RabbitMqTransport implements OutboxTransport {
         discard();
         throw e;
       }
-      channel.addReturnListener(r -> {
-        Batch b = batch;
-        if (b != null) {
-          b.returned(r);
-        }
-      });
-      channel.addConfirmListener((tag, multiple) -> {
-        Batch b = batch;
-        if (b != null) {
-          b.confirmed(tag, multiple, true);
-        }
-      }, (tag, multiple) -> {
-        Batch b = batch;
-        if (b != null) {
-          b.confirmed(tag, multiple, false);
-        }
-      });
+      channel.addReturnListener(r -> toBatch(b -> b.returned(r)));
+      channel.addConfirmListener((tag, multiple) -> toBatch(b -> b.confirmed(tag, multiple, true)),
+          (tag, multiple) -> toBatch(b -> b.confirmed(tag, multiple, false)));
       channel.addShutdownListener(cause -> {
         broken = true;
-        Batch b = batch;
-        if (b != null) {
-          b.lost("channel closed: " + cause.getMessage());
-        }
+        toBatch(b -> b.lost("channel closed: " + cause.getMessage()));
       });
+    }
+
+    /** Hands what the broker sent to the batch under way, if any. */
+    private void toBatch(Consumer<Batch> event) {
+      Batch b = batch;
+      if (b != null) {
+        event.accept(b);
+      }
     }
 
     boolean usable() {
@@ -429,12 +411,7 @@ public final class RabbitMqTransport implements OutboxTransport {
 
     /** Publishes and waits for confirms; returns whether the channel may be used again. */
     boolean publish(List<OutboxMessage> messages, Target[] targets, DeliveryResult[] results, long deadline) {
-      int pending = 0;
-      for (DeliveryResult r : results) {
-        if (r == null) {
-          pending++;
-        }
-      }
+      int pending = (int) Arrays.stream(results).filter(Objects::isNull).count();
       Batch b = new Batch(results.length, pending);
       batch = b;
       String stopped = null;
@@ -470,19 +447,16 @@ public final class RabbitMqTransport implements OutboxTransport {
       }
       boolean done;
       try {
-        done = b.await(Math.max(0, deadline - System.nanoTime()));
+        done = b.pending.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         done = false;
       }
       batch = null;
-      for (int i = 0; i < results.length; i++) {
-        if (results[i] == null) {
-          DeliveryResult r = b.results.get(i);
-          results[i] = r != null ? r : DeliveryResult.retry("no publisher confirm from RabbitMQ within "
-              + confirmTimeout.toMillis() + " ms", null);
-        }
-      }
+      DeliveryResult unconfirmed = DeliveryResult.retry("no publisher confirm from RabbitMQ within "
+          + confirmTimeout.toMillis() + " ms", null);
+      Arrays.setAll(results, i -> results[i] != null ? results[i]
+          : Objects.requireNonNullElse(b.results.get(i), unconfirmed));
       // a channel with confirms still outstanding would mix them into the next batch: never reuse it
       return done && !broken;
     }
@@ -536,38 +510,24 @@ public final class RabbitMqTransport implements OutboxTransport {
     }
 
     void confirmed(long tag, boolean multiple, boolean ack) {
-      Map<Long, Integer> hit = multiple ? unconfirmed.headMap(tag, true) : single(tag);
-      for (Map.Entry<Long, Integer> e : new ArrayList<>(hit.entrySet())) {
-        if (unconfirmed.remove(e.getKey()) == null) {
-          continue;
-        }
-        int i = e.getValue();
-        String returned = returns.get(i);
-        if (!ack) {
-          complete(i, DeliveryResult.retry("RabbitMQ nacked the message (an internal broker error)", null));
-        } else if (returned != null) {
-          complete(i, DeliveryResult.retry(returned, null));
-        } else {
-          complete(i, DeliveryResult.delivered());
+      Map<Long, Integer> hit = multiple ? unconfirmed.headMap(tag, true) : unconfirmed.subMap(tag, true, tag, true);
+      for (long seq : new ArrayList<>(hit.keySet())) {
+        Integer i = unconfirmed.remove(seq);
+        if (i != null) {
+          String returned = returns.get(i);
+          complete(i, !ack ? DeliveryResult.retry("RabbitMQ nacked the message (an internal broker error)", null)
+              : returned != null ? DeliveryResult.retry(returned, null) : DeliveryResult.delivered());
         }
       }
-    }
-
-    private Map<Long, Integer> single(long tag) {
-      Integer i = unconfirmed.get(tag);
-      return i == null ? Map.of() : Map.of(tag, i);
     }
 
     void lost(String reason) {
-      for (Map.Entry<Long, Integer> e : new ArrayList<>(unconfirmed.entrySet())) {
-        if (unconfirmed.remove(e.getKey()) != null) {
-          complete(e.getValue(), DeliveryResult.retry(reason, null));
+      for (long seq : new ArrayList<>(unconfirmed.keySet())) {
+        Integer i = unconfirmed.remove(seq);
+        if (i != null) {
+          complete(i, DeliveryResult.retry(reason, null));
         }
       }
-    }
-
-    boolean await(long nanos) throws InterruptedException {
-      return pending.await(nanos, TimeUnit.NANOSECONDS);
     }
   }
 
@@ -628,7 +588,7 @@ public final class RabbitMqTransport implements OutboxTransport {
      * timeouts are lowered to it. Keep it well below the relay's lease.
      */
     public Builder confirmTimeout(Duration timeout) {
-      if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+      if (timeout == null || timeout.compareTo(Duration.ZERO) <= 0 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
         throw new IllegalArgumentException("confirmTimeout must be > 0 and at most 10 min, got " + timeout);
       }
       this.confirmTimeout = timeout;
