@@ -587,8 +587,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     if (pendingCommits.isEmpty()) {
       return;
     }
-    Set<TopicPartition> assigned = consumer.assignment();
-    pendingCommits.keySet().retainAll(assigned);
+    pendingCommits.keySet().retainAll(consumer.assignment());
     if (pendingCommits.isEmpty()) {
       return;
     }

@@ -272,7 +272,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
     }
     byte[] data = m.getData() == null ? new byte[0] : m.getData();
     // JetStream counts every delivery, so this message's failures are its deliveries before this one
-    processor.process(subject, new InboxEvent(id, source, data, m), deliveredCount(m) - 1,
+    processor.process(subject, id, () -> new InboxEvent(id, source, data, m), deliveredCount(m) - 1,
         new MessageProcessor.Broker() {
           @Override
           public boolean answer(Decision d) {
@@ -474,9 +474,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
       return this;
     }
 
-    /**
-     * How long one fetch waits for messages when there are none (default 500 ms); also bounds how soon close() ends.
-     */
+    /** How long one fetch waits when there are no messages (default 500 ms); also bounds how soon close() ends. */
     public Builder fetchWait(Duration fetchWait) {
       this.fetchWait = ConsumerOptions.between("fetchWait", fetchWait, Duration.ofMillis(10), Duration.ofMinutes(1));
       return this;

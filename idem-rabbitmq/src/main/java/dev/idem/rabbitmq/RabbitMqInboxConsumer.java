@@ -259,8 +259,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     String id = processor.messageId(queue, header, () -> messageIdFallback.apply(delivery), " (delivery tag " + tag
         + ")", d -> answer(channel, tag, null, d));
     if (id != null) {
-      InboxEvent event = new InboxEvent(id, source, delivery.getBody(), delivery);
-      processor.process(queue, event, deliveryCount(delivery), d -> answer(channel, tag, id, d));
+      processor.process(queue, id, () -> new InboxEvent(id, source, delivery.getBody(), delivery),
+          deliveryCount(delivery), d -> answer(channel, tag, id, d));
     }
   }
 

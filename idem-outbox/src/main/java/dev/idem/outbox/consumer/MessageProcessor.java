@@ -11,6 +11,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -19,15 +20,8 @@ import java.util.function.Supplier;
  * ConsumerEngine} what to do after a failure, has the {@link Broker} carry the decision out and tells the {@link
  * ConsumerListener}: the part the RabbitMQ and NATS consumers share, each supplying its broker's answers. It counts
  * the database outages in a row (on any thread) and, for brokers that do not count deliveries, the failures of up to
- * 10,000 message ids in memory (the least recently failed forgotten first). Thread-safe.
- *
- * <pre>{@code
- * MessageProcessor processor = new MessageProcessor(inbox, "shipping", handler, engine, listener, "message-id", true);
- * String id = processor.messageId(queue, header, () -> fallback.apply(message), " (delivery tag 7)", broker);
- * if (id != null) {
- *   processor.process(queue, new InboxEvent(id, "rabbitmq:" + queue, body, message), deliveryCount, broker);
- * }
- * }</pre>
+ * 10,000 message ids in memory (the least recently failed forgotten first). Thread-safe. For each message: {@link
+ * #messageId}, then {@link #process} unless it was refused.
  */
 public final class MessageProcessor {
   private static final int MAX_REMEMBERED = 10_000;
@@ -58,12 +52,12 @@ public final class MessageProcessor {
    */
   public MessageProcessor(Inbox inbox, String consumer, InboxHandler handler, ConsumerEngine engine,
       ConsumerListener listener, String idName, boolean remember) {
-    this.inbox = inbox;
-    this.consumer = consumer;
-    this.handler = handler;
-    this.engine = engine;
-    this.listener = listener;
-    this.idName = idName;
+    this.inbox = Objects.requireNonNull(inbox, "inbox");
+    this.consumer = Objects.requireNonNull(consumer, "consumer");
+    this.handler = Objects.requireNonNull(handler, "handler");
+    this.engine = Objects.requireNonNull(engine, "engine");
+    this.listener = Objects.requireNonNull(listener, "listener");
+    this.idName = Objects.requireNonNull(idName, "idName");
     this.remember = remember;
   }
 
@@ -120,21 +114,21 @@ public final class MessageProcessor {
   }
 
   /**
-   * Processes {@code event} through the inbox, and has {@code broker} carry out what comes of it: {@code ACK} after the
-   * commit (then {@link ConsumerListener#processed} or {@link ConsumerListener#duplicate}); after a failure, the
-   * {@link ConsumerEngine}'s decision. A {@link VirtualMachineError} is rethrown unanswered.
+   * Processes message {@code id} through the inbox, and has {@code broker} carry out what comes of it: {@code ACK}
+   * after the commit (then {@link ConsumerListener#processed} or {@link ConsumerListener#duplicate}); after a failure,
+   * the {@link ConsumerEngine}'s decision. A {@link VirtualMachineError} is rethrown unanswered.
    *
    * @param where the source given to the listener
+   * @param event the message's event: an id it refuses ({@link IllegalArgumentException}) is {@code INVALID_ID}
    * @param brokerFailures the message's failures the broker counted before this delivery (its deliveries before this
    *     one), or 0
    */
-  public void process(String where, InboxEvent event, long brokerFailures, Broker broker) {
-    String id = event.eventId();
+  public void process(String where, String id, Supplier<InboxEvent> event, long brokerFailures, Broker broker) {
     int contentions = 0;
     while (true) {
       InboxResult result;
       try {
-        result = inbox.processBatchAndCommit(consumer, List.of(event), handler).get(0);
+        result = inbox.processBatchAndCommit(consumer, List.of(event.get()), handler).get(0);
       } catch (VirtualMachineError e) {
         throw e;
       } catch (Throwable e) {
