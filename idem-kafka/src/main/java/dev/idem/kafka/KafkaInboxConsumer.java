@@ -1,5 +1,7 @@
 package dev.idem.kafka;
 
+import static dev.idem.outbox.consumer.ConsumerListener.safely;
+
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
@@ -9,6 +11,7 @@ import dev.idem.outbox.OutboxTransport;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.ConsumerEngine;
 import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.ConsumerOptions;
 import dev.idem.outbox.consumer.Decision;
 import dev.idem.outbox.consumer.History;
 import dev.idem.outbox.consumer.Reason;
@@ -74,33 +77,22 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *       consumer never does.</li>
  * </ul>
  *
- * <p>What to do with a record is {@link ConsumerEngine}'s decision, the same for every broker (who is to blame for a
- * failure too: {@link ConsumerEngine#classify}); this class carries it out on Kafka and reports it to the
- * {@link ConsumerListener}, with {@code <topic>-<partition>} as the source:
+ * <p>What to do with a record is {@link ConsumerEngine}'s decision (see its table), the same for every broker; this
+ * class carries it out on Kafka and reports it to the {@link ConsumerListener}, with {@code <topic>-<partition>} as
+ * the source. When a batch fails (the handler threw, a payload mismatch, a passing conflict) it is rolled back, and its
+ * records are processed one at a time, each committed on its own, to find the failing one. Then:
  *
- * <table>
- *   <caption>What happens to a record</caption>
- *   <tr><th>Outcome</th><th>Decision</th><th>Then</th></tr>
- *   <tr><td>processed with its batch, or a duplicate</td><td>{@code ACK}</td><td>offset committed past the
- *       batch</td></tr>
- *   <tr><td>the batch failed (the handler threw, a payload mismatch, a passing conflict)</td><td></td><td>rolled back,
- *       then the records of the batch are processed one at a time, each committed on its own, to find the failing
- *       one</td></tr>
- *   <tr><td>the handler failed on this record, or its writes failed at the commit</td><td>{@code RETRY}</td><td>the
- *       partition goes back to it and pauses, 1 s doubling to 30 s ({@link Builder#failurePause}), while the other
- *       partitions go on</td></tr>
- *   <tr><td>the same, the {@link Builder#maxAttempts}-th time (default 5)</td><td>{@code DEAD_LETTER}</td><td>sent to
- *       the dead-letter topic with its attempt history in headers, offset committed past it</td></tr>
- *   <tr><td>the id was processed before with another payload</td><td>{@code DEAD_LETTER}</td><td>sent to the
- *       dead-letter topic at once</td></tr>
- *   <tr><td>no event id; an id the inbox cannot hold; a value larger than {@link Builder#maxPayloadBytes}</td><td>
- *       {@code REJECT}</td><td>sent to the dead-letter topic at once</td></tr>
- *   <tr><td>a passing conflict (deadlock, lock timeout) of this record</td><td>{@code RETRY}, not counted</td><td>the
- *       partition goes back to it and pauses, up to 20 times; then it counts as the handler's failure</td></tr>
- *   <tr><td>the database is away: the inbox's own statements failed, it refuses everyone's work, or it does not
- *       answer a health check</td><td>{@code PAUSE}</td><td>every partition waits, and tries again without counting
- *       an attempt</td></tr>
- * </table>
+ * <ul>
+ *   <li>{@code ACK} (processed with its batch, or a duplicate): the offset is committed past the batch.</li>
+ *   <li>{@code RETRY} (the handler failed on this record, or its writes failed at the commit; or a passing conflict,
+ *       not counted up to 20 times): the partition goes back to it and pauses, 1 s doubling to 30 s ({@link
+ *       Builder#failurePause}), while the other partitions go on.</li>
+ *   <li>{@code DEAD_LETTER} (the {@link Builder#maxAttempts}-th failure, default 5; a payload mismatch) and {@code
+ *       REJECT} (no event id; an id the inbox cannot hold; a value larger than {@link Builder#maxPayloadBytes}): sent
+ *       to the dead-letter topic, with the attempt history in headers, and the offset committed past it.</li>
+ *   <li>{@code PAUSE} (the database is away: the inbox's own statements failed, it refuses everyone's work, or it does
+ *       not answer a health check): every partition waits, and tries again without counting an attempt.</li>
+ * </ul>
  *
  * <h2>Event ids</h2>
  * The event id is the {@value KafkaTransport#EVENT_ID_HEADER} header, which {@link KafkaTransport} sets to the outbox
@@ -134,8 +126,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * <p>Each consumer polls on one thread of its own, as Kafka's consumer requires; run several consumers with the same
  * group id (in one JVM or many) for more throughput, up to one per partition. Failure counts are kept in memory (at
  * most 10,000 records, keyed by offset, kept across rebalances) and start again in another consumer or after a
- * restart. Thread-safe: {@link #start} and
- * {@link #close} may be called from any thread.
+ * restart. Thread-safe: {@link #start} and {@link #close} may be called from any thread.
  */
 public final class KafkaInboxConsumer implements AutoCloseable {
   /** The event id of a record from its position: {@code <topic>-<partition>@<offset>}. */
@@ -161,7 +152,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private final Function<String, String> deadLetterTopic;
   private final Function<ConsumerRecord<String, byte[]>, String> eventIdFallback;
   private final int maxPayloadBytes;
-  private final Duration failurePause;
   private final Duration pollTimeout;
   private final Duration sendTimeout;
   private final Duration closeTimeout;
@@ -202,7 +192,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     this.deadLetterTopic = b.deadLetterTopic;
     this.eventIdFallback = b.eventIdFallback;
     this.maxPayloadBytes = b.maxPayloadBytes;
-    this.failurePause = b.failurePause;
     this.pollTimeout = b.pollTimeout;
     this.sendTimeout = b.sendTimeout;
     this.closeTimeout = b.closeTimeout;
@@ -321,7 +310,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
           safely(() -> listener.receiveFailed(name, String.join(",", topics), e));
           LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': polling failed ("
               + OutboxTransport.describe(e) + "); polling again after a pause");
-          pause(backoff(++pollFailures));
+          pause(engine.backoff(++pollFailures));
           continue;
         }
         leftGroup = false;
@@ -343,7 +332,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
           } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
             // never end the loop: go back to the batch and try again later
             LOG.log(System.Logger.Level.ERROR, "consumer '" + name + "': unexpected failure on " + partition, e);
-            seekAndPause(partition, batch.get(0).offset(), backoff(1));
+            seekAndPause(partition, batch.get(0).offset(), engine.backoff(1));
           }
         }
       }
@@ -372,31 +361,26 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       if (prepared == null && refusal == null) {
         refusal = Reason.INVALID_ID;
       }
-      if (refusal == null && !failures.containsKey(key(record))) {
+      Failures known = refusal == null ? failures.get(key(record)) : null;
+      if (refusal == null && known == null) {
         segment.add(prepared);
         continue;
       }
-      if (refusal == null) {
-        // it failed before: alone first, so that its retries do not roll back the records after it
-        if (!segment.isEmpty() && !process(partition, segment)) {
-          return;
-        }
-        segment = new ArrayList<>();
-        Failures known = failures.get(key(record));
-        boolean done = known != null && known.deadLetter != null
-            // its dead-letter send failed: send it again, without running the handler again
-            ? deadLetter(partition, record, prepared.event.eventId(), known.deadLetter, known.error, known.history)
-            : process(partition, List.of(prepared));
-        if (!done || leftGroup) {
-          return; // after leaving the group, the rest goes to the partition's next owner
-        }
-        continue;
-      }
+      // refused, or it failed before: alone, so that its retries do not roll back the records after it
       if (!segment.isEmpty() && !process(partition, segment) || leftGroup) {
-        return;
+        return; // after leaving the group, the rest goes to the partition's next owner
       }
       segment = new ArrayList<>();
-      if (!deadLetter(partition, record, headerId(record), engine.refused(refusal), null, List.of()) || leftGroup) {
+      boolean done;
+      if (refusal != null) {
+        done = deadLetter(partition, record, headerId(record), engine.refused(refusal), null, List.of());
+      } else if (known.deadLetter != null) {
+        // its dead-letter send failed: send it again, without running the handler again
+        done = deadLetter(partition, record, prepared.event.eventId(), known.deadLetter, known.error, known.history);
+      } else {
+        done = process(partition, List.of(prepared));
+      }
+      if (!done || leftGroup) {
         return;
       }
     }
@@ -464,7 +448,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       storeFailures = 0;
       return true;
     } catch (OutOfMemoryError | InternalError | UnknownError e) {
-      seekAndPause(partition, records.get(0).record.offset(), backoff(1));
+      seekAndPause(partition, records.get(0).record.offset(), engine.backoff(1));
       throw e;
     } catch (RuntimeException | Error e) {
       Reason fault = ConsumerEngine.classify(e, inbox.store());
@@ -505,19 +489,16 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     Decision d = engine.decide(fault, new History(f.count, f.uncounted, 0));
     String source = partition.toString();
     String id = p.event.eventId();
-    if (d.action() == Action.RETRY && !d.counted()) {
-      // a passing conflict: the record goes back without counting
-      f.uncounted++;
-      safely(() -> listener.retried(name, source, id, d, cause));
-      seekAndPause(partition, record.offset(), d.after());
-      return false;
-    }
     if (d.counted()) {
       f.add(clock.instant(), cause);
+    } else if (d.action() == Action.RETRY) {
+      f.uncounted++; // a passing conflict: the record goes back without counting
     }
     if (d.action() == Action.RETRY) {
-      LOG.log(System.Logger.Level.INFO, "consumer '" + name + "': event " + id + " at " + key + " failed (attempt "
-          + d.attempts() + " of " + engine.maxAttempts() + "): " + OutboxTransport.describe(cause));
+      if (d.counted()) {
+        LOG.log(System.Logger.Level.INFO, "consumer '" + name + "': event " + id + " at " + key + " failed (attempt "
+            + d.attempts() + " of " + engine.maxAttempts() + "): " + OutboxTransport.describe(cause));
+      }
       safely(() -> listener.retried(name, source, id, d, cause));
       seekAndPause(partition, record.offset(), d.after());
       return false;
@@ -536,21 +517,12 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   }
 
   private void commitBatch(TopicPartition partition, List<Prepared> records) {
-    List<InboxEvent> events = new ArrayList<>(records.size());
-    for (Prepared p : records) {
-      events.add(p.event);
-    }
+    List<InboxEvent> events = records.stream().map(Prepared::event).toList();
     // the inbox runs the handler for the batch's new events only, the first of each event id, which carries its record
     List<InboxResult> results = inbox.processBatchAndCommit(name, events, handler);
-    int duplicates = 0;
-    for (InboxResult r : results) {
-      if (r.duplicate()) {
-        duplicates++;
-      }
-    }
     long next = records.get(records.size() - 1).record.offset() + 1;
     int count = records.size();
-    int dups = duplicates;
+    int dups = (int) results.stream().filter(InboxResult::duplicate).count();
     String source = partition.toString();
     safely(() -> listener.committed(name, source, next, count, dups));
     if (!failures.isEmpty()) {
@@ -615,17 +587,14 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     if (pendingCommits.isEmpty()) {
       return;
     }
-    Set<TopicPartition> assigned = consumer.assignment();
-    pendingCommits.keySet().retainAll(assigned);
+    pendingCommits.keySet().retainAll(consumer.assignment());
     if (pendingCommits.isEmpty()) {
       return;
     }
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
     pendingCommits.forEach((tp, next) -> offsets.put(tp, new OffsetAndMetadata(next)));
     RuntimeException error = commit(offsets);
-    if (error == null) {
-      pendingCommits.clear();
-    } else if (error instanceof CommitFailedException) {
+    if (error == null || error instanceof CommitFailedException) {
       pendingCommits.clear();
     }
   }
@@ -674,7 +643,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': could not dead-letter " + partition + "@"
           + record.offset() + " to '" + topic + "' (" + OutboxTransport.describe(error) + "); trying again after a"
           + " pause");
-      seekAndPause(partition, record.offset(), backoff(Math.max(1, attempts)));
+      seekAndPause(partition, record.offset(), engine.backoff(Math.max(1, attempts)));
       return false;
     }
     failures.remove(key(record));
@@ -726,11 +695,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   private static byte[] utf8(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
-  }
-
-  private Duration backoff(int failures) {
-    long millis = failurePause.toMillis() << Math.min(16, Math.max(0, failures - 1));
-    return millis >= MAX_PAUSE.toMillis() || millis < 0 ? MAX_PAUSE : Duration.ofMillis(millis);
   }
 
   private void seekAndPause(TopicPartition partition, long offset, Duration pause) {
@@ -810,16 +774,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-    }
-  }
-
-  private static void safely(Runnable r) {
-    try {
-      r.run();
-    } catch (VirtualMachineError e) {
-      throw e;
-    } catch (Throwable ignored) {
-      // listeners must not change the outcome, whatever they throw
     }
   }
 
@@ -922,11 +876,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
     /** The inbox's consumer name (default: the group id). 1 to 255 characters. */
     public Builder name(String name) {
-      Objects.requireNonNull(name, "name");
-      if (name.isEmpty() || name.length() > 255 || name.chars().anyMatch(Character::isISOControl)) {
-        throw new IllegalArgumentException("name must be 1 to 255 characters without control characters");
-      }
-      this.name = name;
+      this.name = ConsumerOptions.name("name", Objects.requireNonNull(name, "name"), 255);
       return this;
     }
 
@@ -950,68 +900,47 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
     /** At most how many records one poll returns (Kafka's {@code max.poll.records}; default 100, 1 to 1000). */
     public Builder batchSize(int size) {
-      if (size < 1 || size > 1000) {
-        throw new IllegalArgumentException("batchSize must be 1 to 1000, got " + size);
-      }
-      this.batchSize = size;
+      this.batchSize = ConsumerOptions.between("batchSize", size, 1, 1000);
       return this;
     }
 
     /** After how many failures of the handler a record is dead-lettered (default 5, 1 to 100). */
     public Builder maxAttempts(int attempts) {
-      if (attempts < 1 || attempts > 100) {
-        throw new IllegalArgumentException("maxAttempts must be 1 to 100, got " + attempts);
-      }
-      this.maxAttempts = attempts;
+      this.maxAttempts = ConsumerOptions.between("maxAttempts", attempts, 1, 100);
       return this;
     }
 
     /** The largest record value processed; larger ones are dead-lettered (default 1 MiB, at most 64 MiB). */
     public Builder maxPayloadBytes(int bytes) {
-      if (bytes < 1 || bytes > 64 << 20) {
-        throw new IllegalArgumentException("maxPayloadBytes must be 1 to 67108864, got " + bytes);
-      }
-      this.maxPayloadBytes = bytes;
+      this.maxPayloadBytes = ConsumerOptions.between("maxPayloadBytes", bytes, 1, 64 << 20);
       return this;
     }
 
     /** The pause after a first failure, doubled after each next one up to 30 s (default 1 s, 1 ms to 30 s). */
     public Builder failurePause(Duration pause) {
       Objects.requireNonNull(pause, "failurePause");
-      if (pause.toMillis() < 1 || pause.compareTo(MAX_PAUSE) > 0) {
-        throw new IllegalArgumentException("failurePause must be 1 ms to 30 s, got " + pause);
-      }
-      this.failurePause = pause;
+      this.failurePause = ConsumerOptions.between("failurePause", pause, Duration.ofMillis(1), MAX_PAUSE);
       return this;
     }
 
     /** How long one poll waits for records (default 500 ms, 1 ms to 10 s); also bounds how long close waits. */
     public Builder pollTimeout(Duration timeout) {
       Objects.requireNonNull(timeout, "pollTimeout");
-      if (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofSeconds(10)) > 0) {
-        throw new IllegalArgumentException("pollTimeout must be 1 ms to 10 s, got " + timeout);
-      }
-      this.pollTimeout = timeout;
+      this.pollTimeout = ConsumerOptions.between("pollTimeout", timeout, Duration.ofMillis(1), Duration.ofSeconds(10));
       return this;
     }
 
     /** How long an offset commit, a dead-letter send or the topic check may take (default 15 s, 1 s to 5 min). */
     public Builder sendTimeout(Duration timeout) {
       Objects.requireNonNull(timeout, "sendTimeout");
-      if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
-        throw new IllegalArgumentException("sendTimeout must be 1 s to 5 min, got " + timeout);
-      }
-      this.sendTimeout = timeout;
+      this.sendTimeout = ConsumerOptions.between("sendTimeout", timeout, Duration.ofSeconds(1), Duration.ofMinutes(5));
       return this;
     }
 
     /** How long {@link #close} waits for the clients to close (default 30 s, 0 to 5 min). */
     public Builder closeTimeout(Duration timeout) {
       Objects.requireNonNull(timeout, "closeTimeout");
-      if (timeout.isNegative() || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
-        throw new IllegalArgumentException("closeTimeout must be 0 to 5 min, got " + timeout);
-      }
-      this.closeTimeout = timeout;
+      this.closeTimeout = ConsumerOptions.between("closeTimeout", timeout, Duration.ZERO, Duration.ofMinutes(5));
       return this;
     }
 

@@ -1,16 +1,17 @@
 package dev.idem.nats;
 
+import static dev.idem.outbox.consumer.ConsumerListener.safely;
+
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
-import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.ConsumerEngine;
 import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.ConsumerOptions;
 import dev.idem.outbox.consumer.Decision;
-import dev.idem.outbox.consumer.History;
-import dev.idem.outbox.consumer.Reason;
+import dev.idem.outbox.consumer.MessageProcessor;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
@@ -34,28 +35,22 @@ import java.util.regex.Pattern;
  * and it is acknowledged without running the {@link InboxHandler} again. The handler's event carries the message:
  * {@code event.message(Message.class)}.
  *
- * <p>What to do with a message is {@link ConsumerEngine}'s decision, the same for every broker; this class carries it
- * out on JetStream and reports it to the {@link ConsumerListener}:
+ * <p>What to do with a message is {@link ConsumerEngine}'s decision (see its table), the same for every broker; this
+ * class carries it out on JetStream and reports it to the {@link ConsumerListener}, through {@link MessageProcessor}:
  *
- * <table>
- *   <caption>What happens to a message</caption>
- *   <tr><th>Outcome</th><th>Decision</th><th>Answer to JetStream</th></tr>
- *   <tr><td>processed and committed, or a duplicate</td><td>{@code ACK}</td><td>{@code ack}</td></tr>
- *   <tr><td>the handler failed (rolled back), by an exception or an {@link Error}, or its writes failed at the
- *       commit</td><td>{@code RETRY}</td><td>{@code nak} with a delay growing with the delivery count
- *       ({@link Builder#nakBackoff}, default 100 ms doubling up to 30 s): delivered again</td></tr>
- *   <tr><td>the same, on the last delivery {@link Builder#maxDeliver} allows</td><td>{@code DEAD_LETTER}</td><td>
- *       {@code term}, reported to {@link ConsumerListener#deadLettered}: never delivered again</td></tr>
- *   <tr><td>the id was processed before with another payload</td><td>{@code DEAD_LETTER}</td><td>{@code term}: never
- *       delivered again</td></tr>
- *   <tr><td>no {@code Nats-Msg-Id} (and no {@link Builder#messageIdFallback fallback}), a fallback that threw, or an
- *       id the inbox cannot hold</td><td>{@code REJECT}</td><td>{@code term}, reported to
- *       {@link ConsumerListener#rejected}</td></tr>
- *   <tr><td>the database is away (see {@link ConsumerEngine#classify}), or a passing conflict</td><td>{@code PAUSE},
- *       or {@code RETRY} not counted</td><td>none: the message is kept in hand with the rest of its batch (their ack
- *       wait restarted with {@code inProgress}) and tried again after the pause, so that no delivery is counted
- *       against it and {@code maxDeliver} never ends it during an outage</td></tr>
- * </table>
+ * <ul>
+ *   <li>{@code ACK} (processed and committed, or a duplicate): {@code ack}.</li>
+ *   <li>{@code RETRY} (the handler failed, by an exception or an {@link Error}, or its writes failed at the commit):
+ *       {@code nak} with a delay growing with the delivery count ({@link Builder#nakBackoff}, default 100 ms doubling
+ *       up to 30 s).</li>
+ *   <li>{@code DEAD_LETTER} (the same on the last delivery {@link Builder#maxDeliver} allows; a payload mismatch) and
+ *       {@code REJECT} (no {@code Nats-Msg-Id} and no {@link Builder#messageIdFallback fallback}, a fallback that
+ *       threw, an id the inbox cannot hold): {@code term}, never delivered again.</li>
+ *   <li>{@code PAUSE} (the database is away) and a {@code RETRY} not counted (a passing conflict): no answer; the
+ *       message is kept in hand with the rest of its batch (their ack wait restarted with {@code inProgress}) and
+ *       tried again after the pause, so that no delivery is counted against it and {@code maxDeliver} never ends it
+ *       during an outage.</li>
+ * </ul>
  *
  * <pre>{@code
  * Connection nats = Nats.connect("nats://127.0.0.1:4222");
@@ -92,24 +87,20 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private static final Pattern DURABLE = Pattern.compile("[A-Za-z0-9_-]{1,200}");
 
   private final Connection nats;
-  private final Inbox inbox;
   private final String consumer;
   private final String stream;
   private final String subject;
   private final String source;
   private final String durable;
-  private final InboxHandler handler;
   private final int batchSize;
   private final Duration ackWait;
   private final Duration fetchWait;
   private final long maxDeliver;
-  private final ConsumerEngine engine;
   private final Duration shutdownTimeout;
   private final Function<Message, String> messageIdFallback;
   private final ConsumerListener listener;
+  private final MessageProcessor processor;
   private final Object lock = new Object();
-  /** The database outages in a row (the consuming thread's). */
-  private int outages;
   private boolean started;
   private volatile boolean running;
   private JetStreamSubscription subscription;
@@ -117,25 +108,25 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
   private NatsInboxConsumer(Builder b) {
     this.nats = b.nats;
-    this.inbox = b.inbox;
     this.consumer = b.consumer;
     this.stream = b.stream;
     this.subject = b.subject;
     this.source = "nats:" + b.subject;
     this.durable = b.durable != null ? b.durable : b.consumer.replaceAll("[^A-Za-z0-9_-]", "_");
-    this.handler = b.handler;
     this.batchSize = b.batchSize;
     this.ackWait = b.ackWait;
     this.fetchWait = b.fetchWait;
     this.maxDeliver = b.maxDeliver;
-    this.engine = ConsumerEngine.builder()
+    this.shutdownTimeout = b.shutdownTimeout;
+    this.messageIdFallback = b.messageIdFallback;
+    this.listener = b.listener;
+    ConsumerEngine engine = ConsumerEngine.builder()
         .maxAttempts(b.maxDeliver > 0 ? (int) Math.min(Integer.MAX_VALUE, b.maxDeliver) : ConsumerEngine.UNLIMITED)
         .backoff(b.nakDelay != null ? b.nakDelay : b.nakBackoffInitial, b.nakDelay != null ? b.nakDelay
             : b.nakBackoffMax)
         .build();
-    this.shutdownTimeout = b.shutdownTimeout;
-    this.messageIdFallback = b.messageIdFallback;
-    this.listener = b.listener;
+    // JetStream counts every delivery: no failure needs counting in memory
+    this.processor = new MessageProcessor(b.inbox, consumer, b.handler, engine, listener, MESSAGE_ID, false);
   }
 
   /**
@@ -240,6 +231,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
           try {
             handle(m, batch.subList(i + 1, batch.size()));
           } catch (VirtualMachineError e) {
+            answer(m, Action.RETRY, Duration.ZERO);
             throw e;
           } catch (Throwable e) {
             // handle() answers every outcome itself; this is a last guard so that nothing ends the thread
@@ -272,98 +264,37 @@ public final class NatsInboxConsumer implements AutoCloseable {
   /** Processes {@code m}; {@code waiting} are the messages of its batch after it, held with it through a pause. */
   private void handle(Message m, List<Message> waiting) {
     inProgress(m); // restarts the ack wait for this message
-    String messageId = m.hasHeaders() ? m.getHeaders().getFirst(MESSAGE_ID) : null;
-    if (messageId == null || messageId.isEmpty()) {
-      try {
-        messageId = messageIdFallback.apply(m);
-      } catch (VirtualMachineError e) {
-        answer(m, Action.RETRY, Duration.ZERO);
-        throw e;
-      } catch (Throwable e) {
-        // the fallback reads the message only: it would throw again on every redelivery
-        reject(m, null, "messageIdFallback threw on a message on subject '" + m.getSubject() + "': "
-            + OutboxTransport.describe(e));
-        return;
-      }
-    }
-    if (messageId == null || messageId.isEmpty()) {
-      reject(m, null, "message without " + MESSAGE_ID + " on subject '" + m.getSubject() + "'");
+    String header = m.hasHeaders() ? m.getHeaders().getFirst(MESSAGE_ID) : null;
+    String id = processor.messageId(subject, header, () -> messageIdFallback.apply(m), " on subject '"
+        + m.getSubject() + "'", d -> answer(m, d.action(), d.after()));
+    if (id == null) {
       return;
     }
-    String id = messageId;
     byte[] data = m.getData() == null ? new byte[0] : m.getData();
-    int contentions = 0;
-    while (true) {
-      InboxResult result;
-      try {
-        InboxEvent event = new InboxEvent(id, source, data, m);
-        result = inbox.processBatchAndCommit(consumer, List.of(event), handler).get(0);
-      } catch (VirtualMachineError e) {
-        answer(m, Action.RETRY, Duration.ZERO);
-        throw e;
-      } catch (Throwable e) {
-        // JetStream counts every delivery, so this message's failures are its deliveries before this one
-        History before = new History((int) Math.min(Integer.MAX_VALUE, deliveredCount(m) - 1), contentions, outages);
-        Decision d = engine.failed(e, before, inbox.store());
-        if (!d.triesAgain() || d.counted()) {
-          outages = 0;
-          answer(m, id, d, e);
-          return;
-        }
-        // the database is away, or a passing conflict: a nak would count a delivery against the message (and end
-        // it at maxDeliver), so it is held, with the rest of its batch, and tried again here
-        if (d.action() == Action.PAUSE) {
-          outages++;
-          LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': the database failed ("
-              + OutboxTransport.describe(e) + "); waiting " + d.after().toMillis() + " ms, counting no delivery");
-          safely(() -> listener.paused(consumer, subject, id, d, e));
-        } else {
-          contentions++;
-          safely(() -> listener.retried(consumer, subject, id, d, e));
-        }
-        if (!hold(m, waiting, d.after())) {
-          answer(m, Action.RETRY, Duration.ZERO); // closing: hand it back
-          return;
-        }
-        continue;
-      }
-      outages = 0;
-      boolean duplicate = result.duplicate();
-      safely(() -> listener.committed(consumer, subject, -1, 1, duplicate ? 1 : 0));
-      if (answer(m, Action.ACK, Duration.ZERO)) {
-        if (duplicate) {
-          safely(() -> listener.duplicate(consumer, subject, id));
-        } else {
-          safely(() -> listener.processed(consumer, subject, id));
-        }
-      }
-      return;
-    }
-  }
+    // JetStream counts every delivery, so this message's failures are its deliveries before this one
+    processor.process(subject, id, () -> new InboxEvent(id, source, data, m), deliveredCount(m) - 1,
+        new MessageProcessor.Broker() {
+          @Override
+          public boolean answer(Decision d) {
+            return NatsInboxConsumer.this.answer(m, d.action(), d.after());
+          }
 
-  /** Carries out a decision that hands the message back or ends it, and tells the listener. */
-  private void answer(Message m, String messageId, Decision d, Throwable e) {
-    switch (d.action()) {
-      case RETRY:
-        safely(() -> listener.retried(consumer, subject, messageId, d, e));
-        answer(m, Action.RETRY, d.after());
-        break;
-      case DEAD_LETTER:
-        // JetStream would not deliver it again at maxDeliver: say so instead of letting it vanish
-        answer(m, Action.DEAD_LETTER, Duration.ZERO);
-        safely(() -> listener.deadLettered(consumer, subject, messageId, d, e));
-        break;
-      default:
-        // the inbox refused the id itself (too long, control characters): no redelivery will change that
-        answer(m, Action.REJECT, Duration.ZERO);
-        String detail = MESSAGE_ID + " refused by the inbox: " + e.getMessage();
-        safely(() -> listener.rejected(consumer, subject, messageId, d.reason(), detail));
-    }
-  }
-
-  private void reject(Message m, String messageId, String detail) {
-    answer(m, Action.REJECT, Duration.ZERO);
-    safely(() -> listener.rejected(consumer, subject, messageId, Reason.MISSING_ID, detail));
+          @Override
+          public boolean hold(Decision d, Throwable error) {
+            // the database is away, or a passing conflict: a nak would count a delivery against the message (and
+            // end it at maxDeliver), so it is held, with the rest of its batch, and tried again here
+            if (d.action() == Action.PAUSE) {
+              LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': the database failed ("
+                  + OutboxTransport.describe(error) + "); waiting " + d.after().toMillis()
+                  + " ms, counting no delivery");
+            }
+            if (holdBatch(m, waiting, d.after())) {
+              return true;
+            }
+            NatsInboxConsumer.this.answer(m, Action.RETRY, Duration.ZERO); // closing: hand it back
+            return false;
+          }
+        });
   }
 
   /**
@@ -372,7 +303,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
    *
    * @return false when the consumer is closing
    */
-  private boolean hold(Message m, List<Message> waiting, Duration after) {
+  private boolean holdBatch(Message m, List<Message> waiting, Duration after) {
     long deadline = System.nanoTime() + after.toNanos();
     long step = ackWait.toNanos() / 3;
     while (running) {
@@ -405,8 +336,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
   }
 
   /**
-   * Answers JetStream: {@code ack}, {@code nak} (with {@code delay} unless zero), or {@code term} for a rejected or
-   * dead-lettered message.
+   * Answers JetStream: {@code ack}, {@code nak} (with {@code delay} unless zero) to retry, or {@code term} for a
+   * rejected or dead-lettered message.
    */
   private boolean answer(Message m, Action action, Duration delay) {
     try {
@@ -415,6 +346,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
           m.ack();
           break;
         case RETRY:
+        case PAUSE:
           if (delay.isZero()) {
             m.nak();
           } else {
@@ -470,16 +402,6 @@ public final class NatsInboxConsumer implements AutoCloseable {
     }
   }
 
-  private static void safely(Runnable r) {
-    try {
-      r.run();
-    } catch (VirtualMachineError e) {
-      throw e;
-    } catch (Throwable ignored) {
-      // a listener must not change the outcome
-    }
-  }
-
   @Override
   public String toString() {
     return "NatsInboxConsumer{" + consumer + " <- " + stream + '/' + subject + ", durable=" + durable + ", batch="
@@ -509,20 +431,12 @@ public final class NatsInboxConsumer implements AutoCloseable {
     private Builder(Connection nats, Inbox inbox, String consumer, String stream, String subject) {
       this.nats = Objects.requireNonNull(nats, "nats connection");
       this.inbox = Objects.requireNonNull(inbox, "inbox");
-      this.consumer = text("consumer", consumer);
-      this.stream = text("stream", stream);
-      this.subject = text("subject", subject);
+      this.consumer = ConsumerOptions.name("consumer", consumer, 240);
+      this.stream = ConsumerOptions.name("stream", stream, 240);
+      this.subject = ConsumerOptions.name("subject", subject, 240);
       if (subject.indexOf(' ') >= 0) {
         throw new IllegalArgumentException("subject must not contain spaces, got '" + subject + "'");
       }
-    }
-
-    private static String text(String what, String value) {
-      if (value == null || value.isEmpty() || value.length() > 240 || value.chars().anyMatch(Character::isISOControl)) {
-        throw new IllegalArgumentException(what + " must be 1 to 240 characters without control characters, got '"
-            + value + "'");
-      }
-      return value;
     }
 
     /** The durable consumer's name (default: the consumer name, see {@link NatsInboxConsumer#builder}). */
@@ -550,32 +464,19 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
     /** Messages fetched at once (default 64). */
     public Builder batchSize(int batchSize) {
-      if (batchSize < 1 || batchSize > 10_000) {
-        throw new IllegalArgumentException("batchSize must be 1 to 10000, got " + batchSize);
-      }
-      this.batchSize = batchSize;
+      this.batchSize = ConsumerOptions.between("batchSize", batchSize, 1, 10_000);
       return this;
     }
 
     /** How long JetStream waits for an ack before delivering a message again (default 30 s, at least 1 s). */
     public Builder ackWait(Duration ackWait) {
-      if (ackWait == null || ackWait.compareTo(Duration.ofSeconds(1)) < 0
-          || ackWait.compareTo(Duration.ofHours(12)) > 0) {
-        throw new IllegalArgumentException("ackWait must be 1 s to 12 h, got " + ackWait);
-      }
-      this.ackWait = ackWait;
+      this.ackWait = ConsumerOptions.between("ackWait", ackWait, Duration.ofSeconds(1), Duration.ofHours(12));
       return this;
     }
 
-    /**
-     * How long one fetch waits for messages when there are none (default 500 ms); also bounds how soon close() ends.
-     */
+    /** How long one fetch waits when there are no messages (default 500 ms); also bounds how soon close() ends. */
     public Builder fetchWait(Duration fetchWait) {
-      if (fetchWait == null || fetchWait.compareTo(Duration.ofMillis(10)) < 0
-          || fetchWait.compareTo(Duration.ofMinutes(1)) > 0) {
-        throw new IllegalArgumentException("fetchWait must be 10 ms to 1 min, got " + fetchWait);
-      }
-      this.fetchWait = fetchWait;
+      this.fetchWait = ConsumerOptions.between("fetchWait", fetchWait, Duration.ofMillis(10), Duration.ofMinutes(1));
       return this;
     }
 
@@ -597,10 +498,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
      * {@link #nakBackoff}; zero redelivers at once (a redelivery storm while the failure lasts).
      */
     public Builder nakDelay(Duration delay) {
-      if (delay == null || delay.isNegative() || delay.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException("nakDelay must be 0 to 1 h, got " + delay);
-      }
-      this.nakDelay = delay;
+      this.nakDelay = ConsumerOptions.between("nakDelay", delay, Duration.ZERO, Duration.ofHours(1));
       return this;
     }
 
@@ -623,10 +521,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
     /** How long {@link #close()} waits, beyond the fetch wait, for the message in hand (default 10 s). */
     public Builder shutdownTimeout(Duration timeout) {
-      if (timeout == null || timeout.isNegative() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
-        throw new IllegalArgumentException("shutdownTimeout must be 0 to 10 min, got " + timeout);
-      }
-      this.shutdownTimeout = timeout;
+      this.shutdownTimeout = ConsumerOptions.between("shutdownTimeout", timeout, Duration.ZERO,
+          Duration.ofMinutes(10));
       return this;
     }
 

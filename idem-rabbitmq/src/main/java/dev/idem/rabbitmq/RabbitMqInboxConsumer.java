@@ -1,5 +1,7 @@
 package dev.idem.rabbitmq;
 
+import static dev.idem.outbox.consumer.ConsumerListener.safely;
+
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
@@ -7,23 +9,20 @@ import com.rabbitmq.client.Delivery;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
-import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.ConsumerEngine;
 import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.ConsumerOptions;
 import dev.idem.outbox.consumer.Decision;
-import dev.idem.outbox.consumer.History;
-import dev.idem.outbox.consumer.Reason;
+import dev.idem.outbox.consumer.MessageProcessor;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 
@@ -34,27 +33,20 @@ import java.util.function.Function;
  * redelivery, which the inbox recognises as a duplicate and which is then acknowledged without running the
  * {@link InboxHandler} again. The handler's event carries the message: {@code event.message(Delivery.class)}.
  *
- * <p>What to do with a message is {@link ConsumerEngine}'s decision, the same for every broker; this class carries it
- * out on RabbitMQ and reports it to the {@link ConsumerListener}:
+ * <p>What to do with a message is {@link ConsumerEngine}'s decision (see its table), the same for every broker; this
+ * class carries it out on RabbitMQ and reports it to the {@link ConsumerListener}, through {@link MessageProcessor}:
  *
- * <table>
- *   <caption>What happens to a message</caption>
- *   <tr><th>Outcome</th><th>Decision</th><th>Answer to the broker</th></tr>
- *   <tr><td>processed and committed, or a duplicate</td><td>{@code ACK}</td><td>{@code basic.ack}</td></tr>
- *   <tr><td>the handler failed (rolled back), by an exception or an {@link Error}, or its writes failed at the
- *       commit</td><td>{@code RETRY}</td><td>{@code basic.nack}, requeued, after {@link Builder#failurePause}</td></tr>
- *   <tr><td>the same, for the {@link Builder#maxFailures}-th time for this message id (default 5)</td><td>{@code
- *       DEAD_LETTER}</td><td>{@code basic.nack} without requeue: dead-lettered when the queue has a dead-letter
- *       exchange, dropped otherwise; reported to {@link ConsumerListener#deadLettered}</td></tr>
- *   <tr><td>the id was processed before with another payload</td><td>{@code DEAD_LETTER}</td><td>{@code basic.nack}
- *       without requeue: dead-lettered when the queue has a dead-letter exchange, dropped otherwise</td></tr>
- *   <tr><td>no {@code message-id} (and no {@link Builder#messageIdFallback fallback}), a fallback that threw, or an
- *       id the inbox cannot hold</td><td>{@code REJECT}</td><td>{@code basic.reject} without requeue, likewise
- *       dead-lettered or dropped</td></tr>
- *   <tr><td>the database is away (see {@link ConsumerEngine#classify}), or a passing conflict</td><td>{@code PAUSE},
- *       or {@code RETRY} not counted</td><td>{@code basic.nack}, requeued, after {@link Builder#failurePause}; not
- *       counted against the message</td></tr>
- * </table>
+ * <ul>
+ *   <li>{@code ACK} (processed and committed, or a duplicate): {@code basic.ack}.</li>
+ *   <li>{@code RETRY} (the handler failed, by an exception or an {@link Error}, or its writes failed at the commit; a
+ *       passing conflict, not counted) and {@code PAUSE} (the database is away, not counted): {@code basic.nack} with
+ *       requeue, after {@link Builder#failurePause}.</li>
+ *   <li>{@code DEAD_LETTER} (the {@link Builder#maxFailures}-th failure of a message id, default 5; a payload
+ *       mismatch): {@code basic.nack} without requeue, dead-lettered when the queue has a dead-letter exchange,
+ *       dropped otherwise.</li>
+ *   <li>{@code REJECT} (no {@code message-id} and no {@link Builder#messageIdFallback fallback}, a fallback that
+ *       threw, an id the inbox cannot hold): {@code basic.reject} without requeue, likewise.</li>
+ * </ul>
  *
  * <pre>{@code
  * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
@@ -89,29 +81,18 @@ import java.util.function.Function;
  */
 public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(RabbitMqInboxConsumer.class.getName());
-  private static final int MAX_TRACKED_FAILURES = 10_000;
 
   private final ConnectionFactory factory;
-  private final Inbox inbox;
   private final String consumer;
   private final String queue;
   private final String source;
-  private final InboxHandler handler;
   private final int prefetch;
   private final int channelCount;
   private final Function<Delivery, String> messageIdFallback;
   private final ConsumerListener listener;
   private final Duration failurePause;
   private final Duration shutdownTimeout;
-  private final ConsumerEngine engine;
-  /** The database outages in a row, on any channel. */
-  private final AtomicInteger outages = new AtomicInteger();
-  private final Map<String, History> failures = new LinkedHashMap<>(64, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, History> eldest) {
-      return size() > MAX_TRACKED_FAILURES;
-    }
-  };
+  private final MessageProcessor processor;
   private final Object lock = new Object();
   private final List<Channel> channels = new ArrayList<>();
   private volatile Connection connection;
@@ -122,18 +103,19 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private RabbitMqInboxConsumer(Builder b) {
     this.factory = b.factory;
     this.connection = b.connection;
-    this.inbox = b.inbox;
     this.consumer = b.consumer;
     this.queue = b.queue;
     this.source = "rabbitmq:" + b.queue;
-    this.handler = b.handler;
     this.prefetch = b.prefetch;
     this.channelCount = b.channels;
     this.messageIdFallback = b.messageIdFallback;
     this.listener = b.listener;
     this.failurePause = b.failurePause;
     this.shutdownTimeout = b.shutdownTimeout;
-    this.engine = ConsumerEngine.builder().maxAttempts(b.maxFailures).backoff(b.failurePause, b.failurePause).build();
+    ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(b.maxFailures)
+        .backoff(b.failurePause, b.failurePause).build();
+    // a classic queue counts no redelivery: failures are counted in memory as well
+    this.processor = new MessageProcessor(b.inbox, consumer, b.handler, engine, listener, "message-id", true);
   }
 
   /**
@@ -240,15 +222,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
    */
   public boolean isRunning() {
     synchronized (lock) {
-      if (!started || closed) {
-        return false;
-      }
-      for (Channel c : channels) {
-        if (c.isOpen()) {
-          return true;
-        }
-      }
-      return false;
+      return started && !closed && channels.stream().anyMatch(Channel::isOpen);
     }
   }
 
@@ -281,77 +255,19 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   }
 
   private void handle(Channel channel, Delivery delivery, long tag) {
-    String messageId = delivery.getProperties() == null ? null : delivery.getProperties().getMessageId();
-    if (messageId == null || messageId.isEmpty()) {
-      try {
-        messageId = messageIdFallback.apply(delivery);
-      } catch (VirtualMachineError e) {
-        throw e;
-      } catch (Throwable e) {
-        // the fallback reads the message only: it would throw again on every redelivery
-        reject(channel, tag, null, engine.refused(Reason.MISSING_ID), "messageIdFallback threw on a message"
-            + " (delivery tag " + tag + "): " + OutboxTransport.describe(e));
-        return;
-      }
-    }
-    if (messageId == null || messageId.isEmpty()) {
-      reject(channel, tag, null, engine.refused(Reason.MISSING_ID), "message without message-id (delivery tag "
-          + tag + ")");
-      return;
-    }
-    String id = messageId;
-    InboxResult result;
-    try {
-      InboxEvent event = new InboxEvent(id, source, delivery.getBody(), delivery);
-      result = inbox.processBatchAndCommit(consumer, List.of(event), handler).get(0);
-    } catch (VirtualMachineError e) {
-      throw e;
-    } catch (Throwable e) {
-      History before = history(id, delivery);
-      Decision d = engine.failed(e, before, inbox.store());
-      if (d.triesAgain()) {
-        if (d.action() == Action.PAUSE) {
-          // the database is away: every message would fail alike, so this is no mark against the message; it waits
-          outages.incrementAndGet();
-          safely(() -> listener.paused(consumer, queue, id, d, e));
-        } else {
-          outages.set(0);
-          remember(id, before.next(d));
-          safely(() -> listener.retried(consumer, queue, id, d, e));
-        }
-        pause(d.after());
-        answer(channel, tag, id, Action.RETRY);
-        return;
-      }
-      switch (d.action()) {
-        case DEAD_LETTER:
-          outages.set(0);
-          forget(id);
-          answer(channel, tag, id, Action.DEAD_LETTER);
-          safely(() -> listener.deadLettered(consumer, queue, id, d, e));
-          return;
-        default:
-          // the inbox refused the id itself (too long, control characters): no retry will change that
-          reject(channel, tag, id, d, "message-id refused by the inbox: " + e.getMessage());
-          return;
-      }
-    }
-    outages.set(0);
-    forget(id);
-    boolean duplicate = result.duplicate();
-    safely(() -> listener.committed(consumer, queue, -1, 1, duplicate ? 1 : 0));
-    if (answer(channel, tag, id, Action.ACK)) {
-      if (duplicate) {
-        safely(() -> listener.duplicate(consumer, queue, id));
-      } else {
-        safely(() -> listener.processed(consumer, queue, id));
-      }
+    String header = delivery.getProperties() == null ? null : delivery.getProperties().getMessageId();
+    String id = processor.messageId(queue, header, () -> messageIdFallback.apply(delivery), " (delivery tag " + tag
+        + ")", d -> answer(channel, tag, null, d));
+    if (id != null) {
+      processor.process(queue, id, () -> new InboxEvent(id, source, delivery.getBody(), delivery),
+          deliveryCount(delivery), d -> answer(channel, tag, id, d));
     }
   }
 
-  private void reject(Channel channel, long tag, String id, Decision d, String detail) {
-    answer(channel, tag, id, Action.REJECT);
-    safely(() -> listener.rejected(consumer, queue, id, d.reason(), detail));
+  /** On a quorum queue, the deliveries returned before this one ({@code x-delivery-count}); 0 elsewhere. */
+  private static long deliveryCount(Delivery delivery) {
+    Map<String, Object> headers = delivery.getProperties() == null ? null : delivery.getProperties().getHeaders();
+    return headers != null && headers.get("x-delivery-count") instanceof Number n ? n.longValue() : 0;
   }
 
   private void pause(Duration pause) {
@@ -360,34 +276,10 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
   }
 
-  /**
-   * What came before this failure of message {@code id}: its failures counted in memory or, on a quorum queue, the
-   * deliveries returned before this one ({@code x-delivery-count}), whichever is higher.
-   */
-  private History history(String id, Delivery delivery) {
-    History known;
-    synchronized (failures) {
-      known = failures.getOrDefault(id, History.NONE);
-    }
-    long counted = known.failures();
-    Object header = delivery.getProperties() == null || delivery.getProperties().getHeaders() == null ? null
-        : delivery.getProperties().getHeaders().get("x-delivery-count");
-    if (header instanceof Number n) {
-      counted = Math.max(counted, n.longValue());
-    }
-    return new History((int) Math.min(Integer.MAX_VALUE, counted), known.contentions(), outages.get());
-  }
-
-  private void remember(String id, History history) {
-    synchronized (failures) {
-      failures.put(id, history.withOutages(0));
-    }
-  }
-
-  private void forget(String id) {
-    synchronized (failures) {
-      failures.remove(id);
-    }
+  /** Carries out {@code d}: a message handed back waits {@link Decision#after()} first. */
+  private boolean answer(Channel channel, long tag, String id, Decision d) {
+    pause(d.after());
+    return answer(channel, tag, id, d.action());
   }
 
   private boolean answer(Channel channel, long tag, String id, Action answer) {
@@ -397,6 +289,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
           channel.basicAck(tag, false);
           break;
         case RETRY:
+        case PAUSE:
           channel.basicNack(tag, false, true);
           break;
         case DEAD_LETTER:
@@ -480,16 +373,6 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
   }
 
-  private static void safely(Runnable r) {
-    try {
-      r.run();
-    } catch (VirtualMachineError e) {
-      throw e;
-    } catch (Throwable ignored) {
-      // a listener must not change the outcome
-    }
-  }
-
   @Override
   public String toString() {
     return "RabbitMqInboxConsumer{" + consumer + " <- " + queue + ", prefetch=" + prefetch + ", channels="
@@ -516,16 +399,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       this.factory = factory;
       this.connection = connection;
       this.inbox = Objects.requireNonNull(inbox, "inbox");
-      this.consumer = name("consumer", consumer);
-      this.queue = name("queue", queue);
-    }
-
-    private static String name(String what, String value) {
-      if (value == null || value.isEmpty() || value.length() > 240 || value.chars().anyMatch(Character::isISOControl)) {
-        throw new IllegalArgumentException(what + " must be 1 to 240 characters without control characters, got '"
-            + value + "'");
-      }
-      return value;
+      this.consumer = ConsumerOptions.name("consumer", consumer, 240);
+      this.queue = ConsumerOptions.name("queue", queue, 240);
     }
 
     /**
@@ -542,19 +417,13 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
 
     /** Unacknowledged messages the broker sends each channel ahead ({@code basic.qos}, default 32). */
     public Builder prefetch(int prefetch) {
-      if (prefetch < 1 || prefetch > 65_535) {
-        throw new IllegalArgumentException("prefetch must be 1 to 65535, got " + prefetch);
-      }
-      this.prefetch = prefetch;
+      this.prefetch = ConsumerOptions.between("prefetch", prefetch, 1, 65_535);
       return this;
     }
 
     /** Channels consuming the queue, each processing one message at a time (default 1). */
     public Builder channels(int channels) {
-      if (channels < 1 || channels > 64) {
-        throw new IllegalArgumentException("channels must be 1 to 64, got " + channels);
-      }
-      this.channels = channels;
+      this.channels = ConsumerOptions.between("channels", channels, 1, 64);
       return this;
     }
 
@@ -579,10 +448,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
      * database is not hammered by immediate redeliveries; zero requeues at once.
      */
     public Builder failurePause(Duration pause) {
-      if (pause == null || pause.isNegative() || pause.compareTo(Duration.ofMinutes(1)) > 0) {
-        throw new IllegalArgumentException("failurePause must be 0 to 1 min, got " + pause);
-      }
-      this.failurePause = pause;
+      this.failurePause = ConsumerOptions.between("failurePause", pause, Duration.ZERO, Duration.ofMinutes(1));
       return this;
     }
 
@@ -601,10 +467,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
 
     /** How long {@link #close()} waits for messages being processed (default 10 s). */
     public Builder shutdownTimeout(Duration timeout) {
-      if (timeout == null || timeout.isNegative() || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
-        throw new IllegalArgumentException("shutdownTimeout must be 0 to 10 min, got " + timeout);
-      }
-      this.shutdownTimeout = timeout;
+      this.shutdownTimeout = ConsumerOptions.between("shutdownTimeout", timeout, Duration.ZERO,
+          Duration.ofMinutes(10));
       return this;
     }
 

@@ -82,4 +82,18 @@ public interface ConsumerListener {
    * after). Restart it, or the process.
    */
   default void stopped(String consumer, Throwable error) {}
+
+  /**
+   * Runs {@code call} (a call to a listener) so that nothing it throws changes what the consumer does: a {@link
+   * VirtualMachineError} is rethrown, anything else ignored.
+   */
+  static void safely(Runnable call) {
+    try {
+      call.run();
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (Throwable ignored) {
+      // a listener must not change the outcome
+    }
+  }
 }

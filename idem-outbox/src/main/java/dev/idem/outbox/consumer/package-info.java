@@ -4,6 +4,8 @@
  * {@link dev.idem.outbox.consumer.History} to a {@link dev.idem.outbox.consumer.Decision} ({@link
  * dev.idem.outbox.consumer.Action#ACK}, {@code RETRY}, {@code PAUSE} when the database is away, {@code REJECT},
  * {@code DEAD_LETTER}); {@link dev.idem.outbox.consumer.ConsumerListener} hears of what the consumers did. Pure Java
- * over idem-core and the inbox's types: the RabbitMQ, NATS and Kafka consumers carry the decisions out.
+ * over idem-core and the inbox's types: the RabbitMQ, NATS and Kafka consumers carry the decisions out (the first two
+ * through {@link dev.idem.outbox.consumer.MessageProcessor}), their builders checked by
+ * {@link dev.idem.outbox.consumer.ConsumerOptions}.
  */
 package dev.idem.outbox.consumer;

@@ -35,7 +35,7 @@ class ConsumerEngineTest {
   }
 
   /** A store that judges every failure {@code fault}. */
-  private static InboxStore judging(Fault fault) {
+  static InboxStore judging(Fault fault) {
     InboxStore memory = new InMemoryInboxStore();
     return new InboxStore() {
       @Override
