@@ -3,7 +3,6 @@ package dev.idem.outbox;
 import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
-import dev.idem.outbox.spi.InboxAdmin;
 import dev.idem.outbox.spi.InboxStore;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -183,11 +182,7 @@ public final class Inbox {
     String[] results = new String[fresh.size()];
     if (!fresh.isEmpty()) {
       results = effects(tx, consumer, Collections.unmodifiableList(fresh), handler);
-      List<String> ids = new ArrayList<>(fresh.size());
-      for (InboxEvent e : fresh) {
-        ids.add(e.eventId());
-      }
-      store.keep(tx, consumer, ids, Arrays.asList(results));
+      store.keep(tx, consumer, fresh.stream().map(InboxEvent::eventId).toList(), Arrays.asList(results));
     }
     InboxResult[] outcome = new InboxResult[n];
     int next = 0;
@@ -279,7 +274,7 @@ public final class Inbox {
 
   /** Whether {@code consumer} has processed {@code eventId} (committed). */
   public boolean contains(String consumer, String eventId) {
-    return admin().contains(consumer, eventId);
+    return store.admin().contains(consumer, eventId);
   }
 
   /**
@@ -292,11 +287,7 @@ public final class Inbox {
     if (retention.isNegative() || batchSize < 1) {
       throw new IllegalArgumentException("retention must not be negative and batchSize must be positive");
     }
-    return admin().purge(clock.instant().minus(retention), batchSize);
-  }
-
-  private InboxAdmin admin() {
-    return store.admin();
+    return store.admin().purge(clock.instant().minus(retention), batchSize);
   }
 
   /** The SHA-256 of the payload, as 64 lowercase hex characters: the digest the store compares. */
@@ -343,11 +334,8 @@ public final class Inbox {
 
     /** The longest handler result kept (default 4000 characters). */
     public Builder maxResultChars(int max) {
-      if (max < 0 || max > 16_000) {
-        // 16,000 characters of up to 4 bytes fit MariaDB's TEXT column
-        throw new IllegalArgumentException("maxResultChars must be 0 to 16000, got " + max);
-      }
-      this.maxResultChars = max;
+      // 16,000 characters of up to 4 bytes fit MariaDB's TEXT column
+      this.maxResultChars = Limits.range("maxResultChars", max, 0, 16_000);
       return this;
     }
 
@@ -356,10 +344,7 @@ public final class Inbox {
      * six parameters of one statement, and a server-side prepared statement takes at most 65535).
      */
     public Builder maxBatchSize(int max) {
-      if (max < 1 || max > 10_000) {
-        throw new IllegalArgumentException("maxBatchSize must be 1 to 10000, got " + max);
-      }
-      this.maxBatchSize = max;
+      this.maxBatchSize = Limits.range("maxBatchSize", max, 1, 10_000);
       return this;
     }
 
