@@ -11,7 +11,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -47,7 +46,7 @@ public final class Outbox {
 
   private Outbox(Builder b) {
     this.store = b.store;
-    this.orderedTypes = Set.copyOf(b.orderedTypes);
+    this.orderedTypes = b.orderedTypes;
     this.clock = b.clock;
     this.maxPayloadBytes = b.maxPayloadBytes;
     this.validateJson = b.validateJson;
@@ -226,11 +225,7 @@ public final class Outbox {
      * a dead one parks the aggregate until an operator replays or discards it. Decided when an event is enqueued.
      */
     public Builder orderedTypes(Set<String> types) {
-      Set<String> copy = new LinkedHashSet<>();
-      for (String t : types) {
-        copy.add(Limits.text("ordered type", t, Limits.NAME));
-      }
-      this.orderedTypes = copy;
+      this.orderedTypes = Set.copyOf(types.stream().map(t -> Limits.text("ordered type", t, Limits.NAME)).toList());
       return this;
     }
 

@@ -150,22 +150,18 @@ public final class InMemoryOutboxStore implements OutboxStore {
   @Override
   public List<ClaimedEvent> claim(String token, List<String> routes, Instant now, Instant leaseUntil, int limit) {
     return lock.call(() -> {
-      List<Row> due = new ArrayList<>();
-      for (Row r : rows.values()) {
-        if (r.status == OutboxStatus.PENDING && !r.availableAt.isAfter(now) && routed(r, routes) && headOf(r)) {
-          due.add(r);
-        }
-      }
-      due.sort(Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq));
-      List<ClaimedEvent> out = new ArrayList<>();
-      for (Row r : due.subList(0, Math.min(limit, due.size()))) {
+      List<Row> due = rows.values().stream()
+          .filter(r -> r.status == OutboxStatus.PENDING && !r.availableAt.isAfter(now))
+          .filter(r -> routed(r, routes) && headOf(r))
+          .sorted(Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq))
+          .limit(limit)
+          .toList();
+      for (Row r : due) {
         r.leaseOwner = token;
         r.leaseUntil = leaseUntil;
         r.availableAt = leaseUntil;
-        out.add(r.claimed());
       }
-      out.sort(Comparator.comparingLong(ClaimedEvent::seq));
-      return out;
+      return due.stream().sorted(Comparator.comparingLong(r -> r.seq)).map(Row::claimed).toList();
     });
   }
 
@@ -177,18 +173,11 @@ public final class InMemoryOutboxStore implements OutboxStore {
 
   /** An unordered event, or an ordered one with no older pending or dead event of its aggregate and destination. */
   private boolean headOf(Row r) {
-    if (!r.ordered) {
-      return true;
-    }
-    for (Row p : rows.headMap(r.seq, false).values()) {
-      if (p.ordered && (p.status == OutboxStatus.PENDING || p.status == OutboxStatus.DEAD)
-          && p.event.aggregateType().equals(r.event.aggregateType())
-          && p.event.aggregateId().equals(r.event.aggregateId())
-          && p.event.destination().equals(r.event.destination())) {
-        return false;
-      }
-    }
-    return true;
+    return !r.ordered || rows.headMap(r.seq, false).values().stream().noneMatch(p -> p.ordered
+        && (p.status == OutboxStatus.PENDING || p.status == OutboxStatus.DEAD)
+        && p.event.aggregateType().equals(r.event.aggregateType())
+        && p.event.aggregateId().equals(r.event.aggregateId())
+        && p.event.destination().equals(r.event.destination()));
   }
 
   @Override

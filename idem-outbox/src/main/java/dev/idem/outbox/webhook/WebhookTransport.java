@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -98,10 +99,9 @@ public final class WebhookTransport implements OutboxTransport {
     }
     List<DeliveryResult> results = new ArrayList<>(messages.size());
     for (int i = 0; i < futures.size(); i++) {
-      CompletableFuture<DeliveryResult> f = futures.get(i);
       DeliveryResult r;
       try {
-        r = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        r = futures.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
         cancel(exchanges.get(i));
         r = DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null);
@@ -133,7 +133,7 @@ public final class WebhookTransport implements OutboxTransport {
           : found.computeIfAbsent(endpointId, endpoints::find);
     } catch (RuntimeException e) {
       // the look-up failed (the database blipped): this message only is retried
-      return CompletableFuture.completedFuture(DeliveryResult.retry(OutboxTransport.describe(e), null));
+      return done(DeliveryResult.retry(OutboxTransport.describe(e), null));
     }
     if (endpoint.isEmpty()) {
       return done(DeliveryResult.permanent("no webhook endpoint '" + endpointId + "'", null));
@@ -244,13 +244,10 @@ public final class WebhookTransport implements OutboxTransport {
     }
     byte[] b = a.getAddress();
     if (b.length == 16) {
-      boolean mapped = true;
-      for (int i = 0; i < 10; i++) {
-        mapped &= b[i] == 0;
-      }
-      if (mapped && (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff) {
+      boolean mapped = Arrays.equals(b, 0, 10, new byte[10], 0, 10) && (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff;
+      if (mapped) {
         try {
-          return isInternal(InetAddress.getByAddress(java.util.Arrays.copyOfRange(b, 12, 16)));
+          return isInternal(InetAddress.getByAddress(Arrays.copyOfRange(b, 12, 16)));
         } catch (UnknownHostException e) {
           return true;
         }
@@ -272,14 +269,11 @@ public final class WebhookTransport implements OutboxTransport {
       endpoints.disable(m.destinationDetail(), "answered 410 Gone to event " + m.id());
       return DeliveryResult.permanent("HTTP 410: endpoint disabled", status);
     }
-    if (status == 429 || status == 503) {
-      Optional<Duration> after = response.headers().firstValue("retry-after")
-          .flatMap(v -> RetryAfter.parse(v, clock));
-      if (after.isPresent()) {
-        return DeliveryResult.retryAfter("HTTP " + status, status, after.get());
-      }
-    }
-    return DeliveryResult.retry("HTTP " + status, status);
+    Optional<Duration> after = status == 429 || status == 503
+        ? response.headers().firstValue("retry-after").flatMap(v -> RetryAfter.parse(v, clock))
+        : Optional.empty();
+    return after.isPresent() ? DeliveryResult.retryAfter("HTTP " + status, status, after.get())
+        : DeliveryResult.retry("HTTP " + status, status);
   }
 
   private DeliveryResult failure(Throwable error) {
@@ -310,7 +304,8 @@ public final class WebhookTransport implements OutboxTransport {
 
     /** Per request, connecting included (default 15 s). Keep it well under the relay's lease. */
     public Builder timeout(Duration timeout) {
-      if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
+      if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0
+          || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
         throw new IllegalArgumentException("timeout must be 1 ms to 5 min, got " + timeout);
       }
       this.timeout = timeout;
