@@ -189,11 +189,9 @@ public final class OutboxRelay implements AutoCloseable {
   private FailedDelivery failure(ClaimedEvent c, DeliveryResult r, int maxAttempts, Instant now) {
     int sinceReplay = c.attempts() + 1 - c.attemptBase();
     boolean dead = r.kind() == DeliveryResult.Kind.PERMANENT || sinceReplay >= maxAttempts;
-    long delay = backoff.delayNanos(Math.max(1, sinceReplay), 0L, ThreadLocalRandom.current());
-    if (r.retryAfter().isPresent()) {
-      Duration asked = r.retryAfter().get();
-      delay = Math.max(delay, (asked.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : asked).toNanos());
-    }
+    // a destination's Retry-After (capped at maxRetryAfter) lengthens the backoff, never shortens it
+    long asked = r.retryAfter().map(a -> (a.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : a).toNanos()).orElse(0L);
+    long delay = Math.max(backoff.delayNanos(Math.max(1, sinceReplay), 0L, ThreadLocalRandom.current()), asked);
     return new FailedDelivery(c, r, dead, dead ? now : now.plusNanos(delay));
   }
 
