@@ -6,7 +6,6 @@ import dev.idem.outbox.InboxHandlerException;
 import dev.idem.outbox.spi.InboxAdmin;
 import dev.idem.outbox.spi.InboxStore;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -62,11 +61,9 @@ public final class InMemoryInboxStore implements InboxStore {
   @Override
   public List<Recorded> record(StoreTransaction tx, String consumer, List<Entry> events, Instant now) {
     MemoryTransaction m = MemoryTransaction.of(tx);
-    List<Entry> ordered = new ArrayList<>(events);
-    ordered.sort(Comparator.comparing(Entry::eventId));
     Map<String, Recorded> outcome = new HashMap<>();
     lock.run(() -> {
-      for (Entry e : ordered) {
+      for (Entry e : events.stream().sorted(Comparator.comparing(Entry::eventId)).toList()) {
         Key key = new Key(consumer, e.eventId());
         Held h = held.get(key);
         while (h != null && h.owner != m) {

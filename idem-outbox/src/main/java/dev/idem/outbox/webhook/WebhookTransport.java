@@ -129,8 +129,7 @@ public final class WebhookTransport implements OutboxTransport {
     String endpointId = m.destinationDetail();
     Optional<WebhookEndpoint> endpoint;
     try {
-      endpoint = endpointId.isEmpty() ? Optional.empty()
-          : found.computeIfAbsent(endpointId, endpoints::find);
+      endpoint = endpointId.isEmpty() ? Optional.empty() : found.computeIfAbsent(endpointId, endpoints::find);
     } catch (RuntimeException e) {
       // the look-up failed (the database blipped): this message only is retried
       return done(DeliveryResult.retry(OutboxTransport.describe(e), null));
@@ -244,8 +243,8 @@ public final class WebhookTransport implements OutboxTransport {
     }
     byte[] b = a.getAddress();
     if (b.length == 16) {
-      boolean mapped = Arrays.equals(b, 0, 10, new byte[10], 0, 10) && (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff;
-      if (mapped) {
+      // IPv4-mapped, ::ffff:a.b.c.d: judged as the IPv4 address
+      if (Arrays.equals(b, 0, 10, new byte[10], 0, 10) && (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff) {
         try {
           return isInternal(InetAddress.getByAddress(Arrays.copyOfRange(b, 12, 16)));
         } catch (UnknownHostException e) {
