@@ -298,7 +298,7 @@ public final class OutboxRelay implements AutoCloseable {
       return this;
     }
 
-    /** Sends events whose destination's route is {@code route} through {@code transport}, with {@link #maxAttempts(int)}. */
+    /** Sends the events of destination route {@code route} through {@code transport}; see {@link #maxAttempts(int)}. */
     public Builder route(String route, OutboxTransport transport) {
       return route(route, transport, -1);
     }

@@ -40,7 +40,7 @@ import java.util.UUID;
 public final class InMemoryOutboxStore implements OutboxStore {
   private final StoreLock lock = new StoreLock();
   private final TreeMap<Long, Row> rows = new TreeMap<>();
-  private final Map<UUID, Long> seqById = new HashMap<>();
+  private final Map<UUID, Row> byId = new HashMap<>();
   private final Set<UUID> reserved = new HashSet<>();
   private final int historyLimit;
   private final OutboxAdmin admin = new Admin();
@@ -129,7 +129,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
     lock.run(() -> {
       for (PendingEvent p : events) {
         UUID id = p.event().id();
-        if (seqById.containsKey(id) || reserved.contains(id) || ids.contains(id)) {
+        if (byId.containsKey(id) || reserved.contains(id) || ids.contains(id)) {
           throw new StoreException(name(), "enqueueing event " + id + " failed: an event with that id exists", null,
               false, false, null);
         }
@@ -139,9 +139,9 @@ public final class InMemoryOutboxStore implements OutboxStore {
     });
     m.onCommit(() -> lock.run(() -> {
       for (PendingEvent p : events) {
-        long seq = nextSeq++;
-        rows.put(seq, new Row(seq, p, now));
-        seqById.put(p.event().id(), seq);
+        Row row = new Row(nextSeq++, p, now);
+        rows.put(row.seq, row);
+        byId.put(p.event().id(), row);
       }
     }));
     m.onEnd(() -> lock.run(() -> ids.forEach(reserved::remove)));
@@ -193,7 +193,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
         changed++;
         if (deleteDelivered) {
           rows.remove(r.seq);
-          seqById.remove(r.event.id());
+          byId.remove(r.event.id());
         } else {
           r.status = OutboxStatus.DELIVERED;
           r.finish(now);
@@ -244,9 +244,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
 
   /** The row of the event with this id, or null. */
   private Row row(UUID id) {
-    Objects.requireNonNull(id, "id");
-    Long seq = seqById.get(id);
-    return seq == null ? null : rows.get(seq);
+    return byId.get(Objects.requireNonNull(id, "id"));
   }
 
   @Override
@@ -336,7 +334,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
             .toList();
         for (Row r : done) {
           rows.remove(r.seq);
-          seqById.remove(r.event.id());
+          byId.remove(r.event.id());
         }
         return done.size();
       });
