@@ -41,8 +41,7 @@ public final class DeliveryResult {
 
   /** A failure worth retrying no sooner than {@code retryAfter} (a destination's {@code Retry-After}). */
   public static DeliveryResult retryAfter(String error, Integer responseCode, Duration retryAfter) {
-    Objects.requireNonNull(retryAfter, "retryAfter");
-    if (retryAfter.isNegative()) {
+    if (Objects.requireNonNull(retryAfter, "retryAfter").isNegative()) {
       throw new IllegalArgumentException("retryAfter must not be negative");
     }
     return new DeliveryResult(Kind.RETRY, Objects.requireNonNull(error, "error"), responseCode, retryAfter);

@@ -3,7 +3,6 @@ package dev.idem.outbox;
 import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
-import dev.idem.outbox.spi.InboxAdmin;
 import dev.idem.outbox.spi.InboxStore;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -11,7 +10,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -180,28 +178,22 @@ public final class Inbox {
       }
     }
 
-    String[] results = new String[fresh.size()];
+    List<String> results = List.of();
     if (!fresh.isEmpty()) {
       results = effects(tx, consumer, Collections.unmodifiableList(fresh), handler);
-      List<String> ids = new ArrayList<>(fresh.size());
-      for (InboxEvent e : fresh) {
-        ids.add(e.eventId());
-      }
-      store.keep(tx, consumer, ids, Arrays.asList(results));
+      store.keep(tx, consumer, fresh.stream().map(InboxEvent::eventId).toList(), results);
     }
     InboxResult[] outcome = new InboxResult[n];
     int next = 0;
     for (int i = 0; i < n; i++) {
       if (first[i] != i) {
         outcome[i] = new InboxResult(true, outcome[first[i]].result(), outcome[first[i]].firstReceivedAt());
-        safely(() -> listener.duplicate(consumer));
       } else if (byIndex[i].status() == InboxStore.Status.NEW) {
-        outcome[i] = new InboxResult(false, results[next++], now);
-        safely(() -> listener.processed(consumer));
+        outcome[i] = new InboxResult(false, results.get(next++), now);
       } else {
         outcome[i] = new InboxResult(true, byIndex[i].result(), byIndex[i].firstReceivedAt());
-        safely(() -> listener.duplicate(consumer));
       }
+      safely(outcome[i].duplicate() ? () -> listener.duplicate(consumer) : () -> listener.processed(consumer));
     }
     return List.of(outcome);
   }
@@ -223,11 +215,11 @@ public final class Inbox {
   }
 
   /**
-   * Runs the handler for the new events; one checked result per event, in order. A handler that keeps the default
-   * {@link InboxHandler#handleAll} is called here once per event, as that default would, so that a failure names the
-   * event it happened on.
+   * Runs the handler for the new events; one checked result (or null) per event, in order. A handler that keeps the
+   * default {@link InboxHandler#handleAll} is called here once per event, as that default would, so that a failure
+   * names the event it happened on.
    */
-  private String[] effects(StoreTransaction tx, String consumer, List<InboxEvent> fresh, InboxHandler handler) {
+  private List<String> effects(StoreTransaction tx, String consumer, List<InboxEvent> fresh, InboxHandler handler) {
     String firstId = fresh.get(0).eventId();
     List<String> returned;
     if (ONE_AT_A_TIME.get(handler.getClass())) {
@@ -238,24 +230,22 @@ public final class Inbox {
     } else {
       returned = run(consumer, firstId, () -> handler.handleAll(tx, fresh));
     }
-    String[] results = new String[fresh.size()];
     if (returned == null) {
-      return results;
+      return Collections.nCopies(fresh.size(), null);
     }
-    if (returned.size() != results.length) {
+    if (returned.size() != fresh.size()) {
       throw new InboxHandlerException(consumer, firstId, new IllegalStateException("the handler returned "
-          + returned.size() + " results for " + results.length + " new events: return one per event, in order,"
+          + returned.size() + " results for " + fresh.size() + " new events: return one per event, in order,"
           + " or null"));
     }
-    for (int i = 0; i < results.length; i++) {
+    for (int i = 0; i < fresh.size(); i++) {
       String result = returned.get(i);
       if (result != null && result.length() > maxResultChars) {
         throw new InboxHandlerException(consumer, fresh.get(i).eventId(), new IllegalStateException("the handler's"
             + " result has " + result.length() + " characters; at most " + maxResultChars + " are kept"));
       }
-      results[i] = result;
     }
-    return results;
+    return new ArrayList<>(returned);
   }
 
   /** Runs (part of) the handler, wrapping what it throws, unless it threw an {@link InboxHandlerException} itself. */
@@ -279,7 +269,7 @@ public final class Inbox {
 
   /** Whether {@code consumer} has processed {@code eventId} (committed). */
   public boolean contains(String consumer, String eventId) {
-    return admin().contains(consumer, eventId);
+    return store.admin().contains(consumer, eventId);
   }
 
   /**
@@ -292,11 +282,7 @@ public final class Inbox {
     if (retention.isNegative() || batchSize < 1) {
       throw new IllegalArgumentException("retention must not be negative and batchSize must be positive");
     }
-    return admin().purge(clock.instant().minus(retention), batchSize);
-  }
-
-  private InboxAdmin admin() {
-    return store.admin();
+    return store.admin().purge(clock.instant().minus(retention), batchSize);
   }
 
   /** The SHA-256 of the payload, as 64 lowercase hex characters: the digest the store compares. */
@@ -343,11 +329,8 @@ public final class Inbox {
 
     /** The longest handler result kept (default 4000 characters). */
     public Builder maxResultChars(int max) {
-      if (max < 0 || max > 16_000) {
-        // 16,000 characters of up to 4 bytes fit MariaDB's TEXT column
-        throw new IllegalArgumentException("maxResultChars must be 0 to 16000, got " + max);
-      }
-      this.maxResultChars = max;
+      // 16,000 characters of up to 4 bytes fit MariaDB's TEXT column
+      this.maxResultChars = Limits.range("maxResultChars", max, 0, 16_000);
       return this;
     }
 
@@ -356,10 +339,7 @@ public final class Inbox {
      * six parameters of one statement, and a server-side prepared statement takes at most 65535).
      */
     public Builder maxBatchSize(int max) {
-      if (max < 1 || max > 10_000) {
-        throw new IllegalArgumentException("maxBatchSize must be 1 to 10000, got " + max);
-      }
-      this.maxBatchSize = max;
+      this.maxBatchSize = Limits.range("maxBatchSize", max, 1, 10_000);
       return this;
     }
 

@@ -1,5 +1,6 @@
 package dev.idem.outbox;
 
+import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -19,10 +20,8 @@ final class Limits {
     if (value.isEmpty() || value.length() > max) {
       throw new IllegalArgumentException(what + " must be 1 to " + max + " characters, got " + value.length());
     }
-    for (int i = 0; i < value.length(); i++) {
-      if (Character.isISOControl(value.charAt(i))) {
-        throw new IllegalArgumentException(what + " must not contain control characters");
-      }
+    if (value.chars().anyMatch(Character::isISOControl)) {
+      throw new IllegalArgumentException(what + " must not contain control characters");
     }
     return value;
   }
@@ -36,12 +35,9 @@ final class Limits {
     if (value.length() > HEADER_VALUE) {
       throw new IllegalArgumentException("header '" + name + "' value must be at most " + HEADER_VALUE + " characters");
     }
-    for (int i = 0; i < value.length(); i++) {
-      char c = value.charAt(i);
-      // visible ASCII, space and tab: what every transport (HTTP headers included) can carry
-      if (c != '\t' && (c < 0x20 || c > 0x7e)) {
-        throw new IllegalArgumentException("header '" + name + "' value must be visible ASCII, spaces and tabs");
-      }
+    // visible ASCII, space and tab: what every transport (HTTP headers included) can carry
+    if (value.chars().anyMatch(c -> c != '\t' && (c < 0x20 || c > 0x7e))) {
+      throw new IllegalArgumentException("header '" + name + "' value must be visible ASCII, spaces and tabs");
     }
   }
 
@@ -52,6 +48,22 @@ final class Limits {
           + " [A-Za-z0-9_.-] (at most 64) and detail printable ASCII (at most 190): '" + destination + "'");
     }
     return destination;
+  }
+
+  /** {@code value}, when it is {@code min} to {@code max}; otherwise an exception that says so. */
+  static int range(String what, int value, int min, int max) {
+    if (value < min || value > max) {
+      throw new IllegalArgumentException(what + " must be " + min + " to " + max + ", got " + value);
+    }
+    return value;
+  }
+
+  /** {@code value}, when it is not null and {@code min} to {@code max}; otherwise an exception saying {@code rule}. */
+  static Duration range(String rule, Duration value, Duration min, Duration max) {
+    if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(rule + ", got " + value);
+    }
+    return value;
   }
 
   /** The route part of a destination: the text before the first ':'. */

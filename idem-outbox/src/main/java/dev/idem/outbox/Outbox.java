@@ -4,7 +4,6 @@ import dev.idem.core.fingerprint.JsonCanonicalizer;
 import dev.idem.core.fingerprint.MalformedJsonException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
-import dev.idem.outbox.spi.OutboxAdmin;
 import dev.idem.outbox.spi.OutboxStore;
 import dev.idem.outbox.spi.PendingEvent;
 import java.nio.charset.StandardCharsets;
@@ -12,7 +11,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -48,7 +46,7 @@ public final class Outbox {
 
   private Outbox(Builder b) {
     this.store = b.store;
-    this.orderedTypes = Set.copyOf(b.orderedTypes);
+    this.orderedTypes = b.orderedTypes;
     this.clock = b.clock;
     this.maxPayloadBytes = b.maxPayloadBytes;
     this.validateJson = b.validateJson;
@@ -111,8 +109,9 @@ public final class Outbox {
   }
 
   private void checkPayload(OutboxEvent e) {
-    int bytes = utf8Length(e.payload(), maxPayloadBytes);
-    if (bytes > maxPayloadBytes) {
+    // a string longer than the limit in chars is longer in bytes too: no need to encode it
+    String payload = e.payload();
+    if (payload.length() > maxPayloadBytes || payload.getBytes(StandardCharsets.UTF_8).length > maxPayloadBytes) {
       throw new IllegalArgumentException("event " + e.id() + " payload is larger than " + maxPayloadBytes + " bytes");
     }
     if (validateJson) {
@@ -124,23 +123,16 @@ public final class Outbox {
     }
   }
 
-  private static int utf8Length(String s, int stopAbove) {
-    if (s.length() > stopAbove) {
-      return s.length();
-    }
-    return s.getBytes(StandardCharsets.UTF_8).length;
-  }
-
   // ------------------------------------------------------------------------------------------------- operators
 
   /** One page of events matching {@code query}, by {@code seq}, each with its attempt history. */
   public OutboxPage list(OutboxQuery query) {
-    return admin().list(query);
+    return store.admin().list(query);
   }
 
   /** The event with this id, with its attempt history. */
   public Optional<OutboxEntry> find(UUID id) {
-    return admin().find(id);
+    return store.admin().find(id);
   }
 
   /**
@@ -150,7 +142,7 @@ public final class Outbox {
    * @return false when no such event exists or it is already pending
    */
   public boolean replay(UUID id) {
-    return admin().replay(id, clock.instant());
+    return store.admin().replay(id, clock.instant());
   }
 
   /**
@@ -160,7 +152,7 @@ public final class Outbox {
    * @return how many events were replayed
    */
   public int replayAll(OutboxQuery filter) {
-    return admin().replayAll(filter, clock.instant());
+    return store.admin().replayAll(filter, clock.instant());
   }
 
   /**
@@ -171,7 +163,7 @@ public final class Outbox {
    * @return false when no such event exists, it is delivered or discarded already, or a relay holds it
    */
   public boolean discard(UUID id) {
-    return admin().discard(id, clock.instant());
+    return store.admin().discard(id, clock.instant());
   }
 
   /**
@@ -184,7 +176,7 @@ public final class Outbox {
     if (retention.isNegative() || batchSize < 1) {
       throw new IllegalArgumentException("retention must not be negative and batchSize must be positive");
     }
-    return admin().purge(clock.instant().minus(retention), batchSize);
+    return store.admin().purge(clock.instant().minus(retention), batchSize);
   }
 
   /** Purges in batches until nothing older than {@code retention} is left; see {@link #purge}. */
@@ -208,11 +200,7 @@ public final class Outbox {
    * for meters that watch the backlog, without counting the delivered rows kept for the retention period.
    */
   public OutboxStats stats(Set<OutboxStatus> statuses) {
-    return admin().stats(statuses, clock.instant());
-  }
-
-  private OutboxAdmin admin() {
-    return store.admin();
+    return store.admin().stats(statuses, clock.instant());
   }
 
   @Override
@@ -237,11 +225,7 @@ public final class Outbox {
      * a dead one parks the aggregate until an operator replays or discards it. Decided when an event is enqueued.
      */
     public Builder orderedTypes(Set<String> types) {
-      Set<String> copy = new LinkedHashSet<>();
-      for (String t : types) {
-        copy.add(Limits.text("ordered type", t, Limits.NAME));
-      }
-      this.orderedTypes = copy;
+      this.orderedTypes = Set.copyOf(types.stream().map(t -> Limits.text("ordered type", t, Limits.NAME)).toList());
       return this;
     }
 

@@ -8,6 +8,7 @@ import dev.idem.retry.Jitter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -69,7 +70,7 @@ public final class OutboxRelay implements AutoCloseable {
     this.store = b.outbox.store();
     this.name = b.name;
     Map<String, Route> resolved = new LinkedHashMap<>();
-    b.routes.forEach((k, r) -> resolved.put(k, r.maxAttempts() == -1 ? new Route(r.transport(), b.defaultMaxAttempts) : r));
+    b.routes.forEach((k, r) -> resolved.put(k, r.maxAttempts() == -1 ? new Route(r.transport(), b.maxAttempts) : r));
     this.routes = Map.copyOf(resolved);
     this.routeNames = List.copyOf(resolved.keySet());
     this.threads = b.threads;
@@ -104,7 +105,7 @@ public final class OutboxRelay implements AutoCloseable {
     }
   }
 
-  /** Wakes idle workers now instead of at their next poll, e.g. right after a transaction that enqueued events commits. */
+  /** Wakes idle workers now instead of at their next poll, e.g. right after a commit that enqueued events. */
   public void wakeUp() {
     lock.lock();
     try {
@@ -143,10 +144,7 @@ public final class OutboxRelay implements AutoCloseable {
         unsent.addAll(rows); // stopping, or the lease ran out before this route's turn: give them back unsent
         continue;
       }
-      List<OutboxMessage> messages = new ArrayList<>(rows.size());
-      for (ClaimedEvent c : rows) {
-        messages.add(c.message());
-      }
+      List<OutboxMessage> messages = rows.stream().map(ClaimedEvent::message).toList();
       List<DeliveryResult> results;
       try {
         results = route.transport().sendAll(messages);
@@ -157,30 +155,22 @@ public final class OutboxRelay implements AutoCloseable {
       } catch (RuntimeException ex) {
         // the route's outcome is unknown: every message of it is a failed attempt; other routes are still marked
         safely(() -> listener.relayError(name, ex));
-        DeliveryResult r = DeliveryResult.retry(OutboxTransport.describe(ex), null);
-        results = new ArrayList<>();
-        for (int i = 0; i < messages.size(); i++) {
-          results.add(r);
-        }
+        results = Collections.nCopies(messages.size(), DeliveryResult.retry(OutboxTransport.describe(ex), null));
       }
       now = outbox.clock().instant();
       for (int i = 0; i < rows.size(); i++) {
-        ClaimedEvent c = rows.get(i);
-        DeliveryResult r = results.get(i);
-        if (r == null) {
-          r = DeliveryResult.retry("transport returned no result", null);
-        }
+        DeliveryResult r = Objects.requireNonNullElseGet(results.get(i),
+            () -> DeliveryResult.retry("transport returned no result", null));
         if (r.isDelivered()) {
-          delivered.add(c);
+          delivered.add(rows.get(i));
         } else {
-          failures.add(failure(c, r, route.maxAttempts(), now));
+          failures.add(failure(rows.get(i), r, route.maxAttempts(), now));
         }
       }
     }
-    int changed = store.finish(token, delivered, failures, deleteDelivered, outbox.clock().instant());
-    int expected = delivered.size() + failures.size();
-    if (changed < expected) {
-      int lost = expected - changed;
+    int lost = delivered.size() + failures.size()
+        - store.finish(token, delivered, failures, deleteDelivered, outbox.clock().instant());
+    if (lost > 0) {
       safely(() -> listener.leaseLost(name, lost));
     }
     if (!unsent.isEmpty()) {
@@ -199,11 +189,9 @@ public final class OutboxRelay implements AutoCloseable {
   private FailedDelivery failure(ClaimedEvent c, DeliveryResult r, int maxAttempts, Instant now) {
     int sinceReplay = c.attempts() + 1 - c.attemptBase();
     boolean dead = r.kind() == DeliveryResult.Kind.PERMANENT || sinceReplay >= maxAttempts;
-    long delay = backoff.delayNanos(Math.max(1, sinceReplay), 0L, ThreadLocalRandom.current());
-    if (r.retryAfter().isPresent()) {
-      Duration asked = r.retryAfter().get();
-      delay = Math.max(delay, (asked.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : asked).toNanos());
-    }
+    // a destination's Retry-After (capped at maxRetryAfter) lengthens the backoff, never shortens it
+    long asked = r.retryAfter().map(a -> (a.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : a).toNanos()).orElse(0L);
+    long delay = Math.max(backoff.delayNanos(Math.max(1, sinceReplay), 0L, ThreadLocalRandom.current()), asked);
     return new FailedDelivery(c, r, dead, dead ? now : now.plusNanos(delay));
   }
 
@@ -296,7 +284,7 @@ public final class OutboxRelay implements AutoCloseable {
     private Duration pollInterval = Duration.ofMillis(50);
     private Backoff backoff = Backoff.exponential(Duration.ofSeconds(1), Duration.ofHours(1), Jitter.EQUAL);
     private Duration maxRetryAfter = Duration.ofHours(24);
-    private int defaultMaxAttempts = 12;
+    private int maxAttempts = 12;
     private boolean deleteDelivered;
     private OutboxListener listener = new OutboxListener() {};
 
@@ -310,7 +298,7 @@ public final class OutboxRelay implements AutoCloseable {
       return this;
     }
 
-    /** Sends events whose destination's route is {@code route} through {@code transport}, with the default maximum attempts. */
+    /** Sends the events of destination route {@code route} through {@code transport}; see {@link #maxAttempts(int)}. */
     public Builder route(String route, OutboxTransport transport) {
       return route(route, transport, -1);
     }
@@ -322,8 +310,8 @@ public final class OutboxRelay implements AutoCloseable {
       }
       Limits.destination(route);
       Objects.requireNonNull(transport, "transport");
-      if (maxAttempts != -1 && (maxAttempts < 1 || maxAttempts > 1000)) {
-        throw new IllegalArgumentException("maxAttempts must be 1 to 1000, got " + maxAttempts);
+      if (maxAttempts != -1) {
+        Limits.range("maxAttempts", maxAttempts, 1, 1000);
       }
       if (routes.containsKey(route)) {
         throw new IllegalArgumentException("route '" + route + "' has a transport already");
@@ -334,28 +322,19 @@ public final class OutboxRelay implements AutoCloseable {
 
     /** Attempts before an event is dead, for routes without their own (default 12). */
     public Builder maxAttempts(int maxAttempts) {
-      if (maxAttempts < 1 || maxAttempts > 1000) {
-        throw new IllegalArgumentException("maxAttempts must be 1 to 1000, got " + maxAttempts);
-      }
-      this.defaultMaxAttempts = maxAttempts;
+      this.maxAttempts = Limits.range("maxAttempts", maxAttempts, 1, 1000);
       return this;
     }
 
     /** Worker threads (default 1). */
     public Builder threads(int threads) {
-      if (threads < 1 || threads > 64) {
-        throw new IllegalArgumentException("threads must be 1 to 64, got " + threads);
-      }
-      this.threads = threads;
+      this.threads = Limits.range("threads", threads, 1, 64);
       return this;
     }
 
     /** Events claimed per cycle (default 100). */
     public Builder batchSize(int batchSize) {
-      if (batchSize < 1 || batchSize > 5000) {
-        throw new IllegalArgumentException("batchSize must be 1 to 5000, got " + batchSize);
-      }
-      this.batchSize = batchSize;
+      this.batchSize = Limits.range("batchSize", batchSize, 1, 5000);
       return this;
     }
 
@@ -364,19 +343,14 @@ public final class OutboxRelay implements AutoCloseable {
      * webhook transport's timeout is 15 s): a row whose lease ends mid-send may be sent by another relay too.
      */
     public Builder lease(Duration lease) {
-      if (lease == null || lease.compareTo(Duration.ofMillis(100)) < 0 || lease.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException("lease must be 100 ms to 1 h, got " + lease);
-      }
-      this.lease = lease;
+      this.lease = Limits.range("lease must be 100 ms to 1 h", lease, Duration.ofMillis(100), Duration.ofHours(1));
       return this;
     }
 
     /** How long an idle worker waits before looking again (default 50 ms); {@link #wakeUp()} cuts it short. */
     public Builder pollInterval(Duration interval) {
-      if (interval == null || interval.isNegative() || interval.isZero() || interval.compareTo(Duration.ofMinutes(1)) > 0) {
-        throw new IllegalArgumentException("pollInterval must be > 0 and at most 1 min, got " + interval);
-      }
-      this.pollInterval = interval;
+      this.pollInterval = Limits.range("pollInterval must be > 0 and at most 1 min", interval, Duration.ofNanos(1),
+          Duration.ofMinutes(1));
       return this;
     }
 
@@ -388,10 +362,7 @@ public final class OutboxRelay implements AutoCloseable {
 
     /** The longest {@code Retry-After} a destination may impose (default 24 h). */
     public Builder maxRetryAfter(Duration max) {
-      if (max == null || max.isNegative() || max.compareTo(Duration.ofDays(30)) > 0) {
-        throw new IllegalArgumentException("maxRetryAfter must be 0 to 30 days, got " + max);
-      }
-      this.maxRetryAfter = max;
+      this.maxRetryAfter = Limits.range("maxRetryAfter must be 0 to 30 days", max, Duration.ZERO, Duration.ofDays(30));
       return this;
     }
 

@@ -111,32 +111,34 @@ public final class WebhookReceiverServlet extends HttpServlet {
       refused(e, limit).write(response);
       return;
     } catch (InboxPayloadMismatchException e) {
-      LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': webhook '" + id
-          + "' came again with a different body; refused with 409");
+      warn("webhook '" + id + "' came again with a different body; refused with 409", null);
       Problem.of(ProblemCode.WEBHOOK_PAYLOAD_MISMATCH)
           .withDetail("webhook '" + id + "' was processed before with a different body").write(response);
       return;
     } catch (InboxHandlerException e) {
-      LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': the handler failed on"
-          + " webhook '" + id + "'; nothing was recorded and the sender's retry will process it", e.getCause());
-      Problem.of(ProblemCode.WEBHOOK_HANDLER_FAILED)
-          .withDetail("the webhook was not processed; send it again").withRetryable(true).write(response);
+      warn("the handler failed on webhook '" + id + "'; nothing was recorded and the sender's retry will process it",
+          e.getCause());
+      notProcessed(Problem.of(ProblemCode.WEBHOOK_HANDLER_FAILED)).write(response);
       return;
     } catch (StoreException e) {
-      LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': the inbox failed on"
-          + " webhook '" + id + "'", e);
-      Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Inbox unavailable")
-          .withDetail("the webhook was not processed; send it again").withRetryable(true).write(response);
+      warn("the inbox failed on webhook '" + id + "'", e);
+      notProcessed(Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Inbox unavailable")).write(response);
       return;
     }
-    StringBuilder json = new StringBuilder(64 + id.length());
-    json.append("{\"id\":").append(HttpBodies.jsonString(id));
-    json.append(",\"duplicate\":").append(result.duplicate()).append('}');
-    byte[] answer = json.toString().getBytes(StandardCharsets.UTF_8);
+    byte[] answer = ("{\"id\":" + HttpBodies.jsonString(id) + ",\"duplicate\":" + result.duplicate() + "}")
+        .getBytes(StandardCharsets.UTF_8);
     response.setStatus(200);
     response.setContentType("application/json");
     response.setContentLength(answer.length);
     response.getOutputStream().write(answer);
+  }
+
+  private void warn(String message, Throwable cause) {
+    LOG.log(System.Logger.Level.WARNING, "webhook receiver '" + receiver.consumer() + "': " + message, cause);
+  }
+
+  private static Problem notProcessed(Problem problem) {
+    return problem.withDetail("the webhook was not processed; send it again").withRetryable(true);
   }
 
   private static Problem tooLarge(int limit) {
@@ -147,19 +149,13 @@ public final class WebhookReceiverServlet extends HttpServlet {
   private Problem refused(WebhookVerificationException e, int limit) {
     LOG.log(System.Logger.Level.DEBUG, () -> "webhook receiver '" + receiver.consumer() + "': refused a webhook ("
         + e.reason() + ")");
-    switch (e.reason()) {
-      case BODY_TOO_LARGE:
-        return tooLarge(limit);
-      case MALFORMED_HEADERS:
-        return Problem.of(ProblemCode.WEBHOOK_HEADERS_INVALID)
-            .withDetail(e.getMessage());
-      case TIMESTAMP_OUT_OF_TOLERANCE:
-        return Problem.of(ProblemCode.WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE)
-            .withDetail(e.getMessage());
-      default:
-        return Problem.of(ProblemCode.WEBHOOK_SIGNATURE_INVALID)
-            .withDetail("no webhook-signature matches the body");
-    }
+    return switch (e.reason()) {
+      case BODY_TOO_LARGE -> tooLarge(limit);
+      case MALFORMED_HEADERS -> Problem.of(ProblemCode.WEBHOOK_HEADERS_INVALID).withDetail(e.getMessage());
+      case TIMESTAMP_OUT_OF_TOLERANCE ->
+          Problem.of(ProblemCode.WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE).withDetail(e.getMessage());
+      default -> Problem.of(ProblemCode.WEBHOOK_SIGNATURE_INVALID).withDetail("no webhook-signature matches the body");
+    };
   }
 
   private static Map<String, String> headers(HttpServletRequest request) {

@@ -6,14 +6,11 @@ import dev.idem.outbox.InboxHandlerException;
 import dev.idem.outbox.spi.InboxAdmin;
 import dev.idem.outbox.spi.InboxStore;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * An inbox in memory, for tests and examples. A record written in a transaction is held for it until it ends:
@@ -22,7 +19,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * batches do not deadlock. Thread-safe.
  */
 public final class InMemoryInboxStore implements InboxStore {
-  private final ReentrantLock lock = new ReentrantLock();
+  private final StoreLock lock = new StoreLock();
   private final Condition released = lock.newCondition();
   private final Map<Key, Row> committed = new HashMap<>();
   private final Map<Key, Held> held = new HashMap<>();
@@ -64,12 +61,9 @@ public final class InMemoryInboxStore implements InboxStore {
   @Override
   public List<Recorded> record(StoreTransaction tx, String consumer, List<Entry> events, Instant now) {
     MemoryTransaction m = MemoryTransaction.of(tx);
-    List<Entry> ordered = new ArrayList<>(events);
-    ordered.sort(Comparator.comparing(Entry::eventId));
     Map<String, Recorded> outcome = new HashMap<>();
-    lock.lock();
-    try {
-      for (Entry e : ordered) {
+    lock.run(() -> {
+      for (Entry e : events.stream().sorted(Comparator.comparing(Entry::eventId)).toList()) {
         Key key = new Key(consumer, e.eventId());
         Held h = held.get(key);
         while (h != null && h.owner != m) {
@@ -89,14 +83,8 @@ public final class InMemoryInboxStore implements InboxStore {
           outcome.put(e.eventId(), new Recorded(Status.NEW, null, now));
         }
       }
-    } finally {
-      lock.unlock();
-    }
-    List<Recorded> out = new ArrayList<>(events.size());
-    for (Entry e : events) {
-      out.add(outcome.get(e.eventId()));
-    }
-    return out;
+    });
+    return events.stream().map(e -> outcome.get(e.eventId())).toList();
   }
 
   private static Recorded found(Entry e, String digest, String result, Instant receivedAt) {
@@ -106,8 +94,7 @@ public final class InMemoryInboxStore implements InboxStore {
   @Override
   public void keep(StoreTransaction tx, String consumer, List<String> eventIds, List<String> results) {
     MemoryTransaction m = MemoryTransaction.of(tx);
-    lock.lock();
-    try {
+    lock.run(() -> {
       for (int i = 0; i < eventIds.size(); i++) {
         Held h = held.get(new Key(consumer, eventIds.get(i)));
         if (h == null || h.owner != m) {
@@ -116,28 +103,18 @@ public final class InMemoryInboxStore implements InboxStore {
         }
         h.result = results.get(i);
       }
-    } finally {
-      lock.unlock();
-    }
+    });
   }
 
   private void commit(Key key, Held h) {
-    lock.lock();
-    try {
-      committed.put(key, new Row(h.digest, h.result, h.receivedAt));
-    } finally {
-      lock.unlock();
-    }
+    lock.run(() -> committed.put(key, new Row(h.digest, h.result, h.receivedAt)));
   }
 
   private void release(Key key, Held h) {
-    lock.lock();
-    try {
+    lock.run(() -> {
       held.remove(key, h);
       released.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    });
   }
 
   @Override
@@ -148,12 +125,7 @@ public final class InMemoryInboxStore implements InboxStore {
   private final class Admin implements InboxAdmin {
     @Override
     public boolean contains(String consumer, String eventId) {
-      lock.lock();
-      try {
-        return committed.containsKey(new Key(consumer, eventId));
-      } finally {
-        lock.unlock();
-      }
+      return lock.call(() -> committed.containsKey(new Key(consumer, eventId)));
     }
 
     @Override
@@ -161,20 +133,15 @@ public final class InMemoryInboxStore implements InboxStore {
       if (limit < 1) {
         throw new IllegalArgumentException("limit must be positive, got " + limit);
       }
-      lock.lock();
-      try {
-        int deleted = 0;
-        Iterator<Row> rows = committed.values().iterator();
-        while (rows.hasNext() && deleted < limit) {
-          if (!rows.next().receivedAt().isAfter(receivedBefore)) {
-            rows.remove();
-            deleted++;
-          }
-        }
-        return deleted;
-      } finally {
-        lock.unlock();
-      }
+      return lock.call(() -> {
+        List<Key> old = committed.entrySet().stream()
+            .filter(e -> !e.getValue().receivedAt().isAfter(receivedBefore))
+            .limit(limit)
+            .map(Map.Entry::getKey)
+            .toList();
+        old.forEach(committed::remove);
+        return old.size();
+      });
     }
   }
 }

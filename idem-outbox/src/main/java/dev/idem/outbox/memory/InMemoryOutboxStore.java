@@ -24,7 +24,6 @@ import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -33,16 +32,15 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * An outbox in memory, for tests and examples: the same claims, leases, ordering and history as the JDBC store,
  * nothing kept across restarts. Events enqueued in a transaction appear when it commits. Thread-safe.
  */
 public final class InMemoryOutboxStore implements OutboxStore {
-  private final ReentrantLock lock = new ReentrantLock();
+  private final StoreLock lock = new StoreLock();
   private final TreeMap<Long, Row> rows = new TreeMap<>();
-  private final Map<UUID, Long> seqById = new HashMap<>();
+  private final Map<UUID, Row> byId = new HashMap<>();
   private final Set<UUID> reserved = new HashSet<>();
   private final int historyLimit;
   private final OutboxAdmin admin = new Admin();
@@ -101,6 +99,12 @@ public final class InMemoryOutboxStore implements OutboxStore {
       leaseOwner = null;
       leaseUntil = null;
     }
+
+    /** Ends the event (delivered or discarded) at {@code now}. */
+    void finish(Instant now) {
+      finishedAt = now;
+      unlease();
+    }
   }
 
   @Override
@@ -122,89 +126,64 @@ public final class InMemoryOutboxStore implements OutboxStore {
   public void enqueue(StoreTransaction tx, List<PendingEvent> events, Instant now) {
     MemoryTransaction m = MemoryTransaction.of(tx);
     List<UUID> ids = new ArrayList<>(events.size());
-    lock.lock();
-    try {
+    lock.run(() -> {
       for (PendingEvent p : events) {
         UUID id = p.event().id();
-        if (seqById.containsKey(id) || reserved.contains(id) || ids.contains(id)) {
+        if (byId.containsKey(id) || reserved.contains(id) || ids.contains(id)) {
           throw new StoreException(name(), "enqueueing event " + id + " failed: an event with that id exists", null,
               false, false, null);
         }
         ids.add(id);
       }
       reserved.addAll(ids);
-    } finally {
-      lock.unlock();
-    }
-    m.onCommit(() -> locked(() -> {
+    });
+    m.onCommit(() -> lock.run(() -> {
       for (PendingEvent p : events) {
-        long seq = nextSeq++;
-        rows.put(seq, new Row(seq, p, now));
-        seqById.put(p.event().id(), seq);
+        Row row = new Row(nextSeq++, p, now);
+        rows.put(row.seq, row);
+        byId.put(p.event().id(), row);
       }
     }));
-    m.onEnd(() -> locked(() -> ids.forEach(reserved::remove)));
+    m.onEnd(() -> lock.run(() -> ids.forEach(reserved::remove)));
   }
 
   @Override
   public List<ClaimedEvent> claim(String token, List<String> routes, Instant now, Instant leaseUntil, int limit) {
-    lock.lock();
-    try {
-      List<Row> due = new ArrayList<>();
-      for (Row r : rows.values()) {
-        if (r.status == OutboxStatus.PENDING && !r.availableAt.isAfter(now) && routed(r, routes) && headOf(r)) {
-          due.add(r);
-        }
-      }
-      due.sort(Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq));
-      List<ClaimedEvent> out = new ArrayList<>();
-      for (Row r : due.subList(0, Math.min(limit, due.size()))) {
+    return lock.call(() -> {
+      List<Row> due = rows.values().stream()
+          .filter(r -> r.status == OutboxStatus.PENDING && !r.availableAt.isAfter(now))
+          .filter(r -> routed(r, routes) && headOf(r))
+          .sorted(Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq))
+          .limit(limit)
+          .toList();
+      for (Row r : due) {
         r.leaseOwner = token;
         r.leaseUntil = leaseUntil;
         r.availableAt = leaseUntil;
-        out.add(r.claimed());
       }
-      out.sort(Comparator.comparingLong(ClaimedEvent::seq));
-      return out;
-    } finally {
-      lock.unlock();
-    }
+      return due.stream().sorted(Comparator.comparingLong(r -> r.seq)).map(Row::claimed).toList();
+    });
   }
 
   private static boolean routed(Row r, List<String> routes) {
-    if (routes.isEmpty()) {
-      return true;
-    }
     String destination = r.event.destination();
-    for (String route : routes) {
-      if (destination.equals(route) || destination.startsWith(route + ":")) {
-        return true;
-      }
-    }
-    return false;
+    return routes.isEmpty()
+        || routes.stream().anyMatch(route -> destination.equals(route) || destination.startsWith(route + ":"));
   }
 
   /** An unordered event, or an ordered one with no older pending or dead event of its aggregate and destination. */
   private boolean headOf(Row r) {
-    if (!r.ordered) {
-      return true;
-    }
-    for (Row p : rows.headMap(r.seq, false).values()) {
-      if (p.ordered && (p.status == OutboxStatus.PENDING || p.status == OutboxStatus.DEAD)
-          && p.event.aggregateType().equals(r.event.aggregateType())
-          && p.event.aggregateId().equals(r.event.aggregateId())
-          && p.event.destination().equals(r.event.destination())) {
-        return false;
-      }
-    }
-    return true;
+    return !r.ordered || rows.headMap(r.seq, false).values().stream().noneMatch(p -> p.ordered
+        && (p.status == OutboxStatus.PENDING || p.status == OutboxStatus.DEAD)
+        && p.event.aggregateType().equals(r.event.aggregateType())
+        && p.event.aggregateId().equals(r.event.aggregateId())
+        && p.event.destination().equals(r.event.destination()));
   }
 
   @Override
   public int finish(String token, List<ClaimedEvent> delivered, List<FailedDelivery> failures,
       boolean deleteDelivered, Instant now) {
-    lock.lock();
-    try {
+    return lock.call(() -> {
       int changed = 0;
       for (ClaimedEvent c : delivered) {
         Row r = leased(c, token);
@@ -214,13 +193,12 @@ public final class InMemoryOutboxStore implements OutboxStore {
         changed++;
         if (deleteDelivered) {
           rows.remove(r.seq);
-          seqById.remove(r.event.id());
+          byId.remove(r.event.id());
         } else {
           r.status = OutboxStatus.DELIVERED;
-          r.finishedAt = now;
+          r.finish(now);
           r.attempts++;
           r.lastError = null;
-          r.unlease();
         }
       }
       for (FailedDelivery f : failures) {
@@ -229,21 +207,18 @@ public final class InMemoryOutboxStore implements OutboxStore {
           continue;
         }
         changed++;
-        String error = f.error();
         r.attempts = f.claimed().attempts() + 1;
         r.status = f.dead() ? OutboxStatus.DEAD : OutboxStatus.PENDING;
         r.availableAt = f.nextAttempt();
-        r.lastError = error;
+        r.lastError = f.error();
         r.unlease();
-        r.history.add(new OutboxAttempt(r.attempts, now, error, f.result().responseCode().orElse(null)));
+        r.history.add(new OutboxAttempt(r.attempts, now, f.error(), f.result().responseCode().orElse(null)));
         while (r.history.size() > historyLimit) {
           r.history.remove(0);
         }
       }
       return changed;
-    } finally {
-      lock.unlock();
-    }
+    });
   }
 
   private Row leased(ClaimedEvent c, String token) {
@@ -253,8 +228,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
 
   @Override
   public int release(String token, Collection<ClaimedEvent> events, Instant now) {
-    lock.lock();
-    try {
+    return lock.call(() -> {
       int changed = 0;
       for (ClaimedEvent c : events) {
         Row r = leased(c, token);
@@ -265,18 +239,12 @@ public final class InMemoryOutboxStore implements OutboxStore {
         }
       }
       return changed;
-    } finally {
-      lock.unlock();
-    }
+    });
   }
 
-  private void locked(Runnable action) {
-    lock.lock();
-    try {
-      action.run();
-    } finally {
-      lock.unlock();
-    }
+  /** The row of the event with this id, or null. */
+  private Row row(UUID id) {
+    return byId.get(Objects.requireNonNull(id, "id"));
   }
 
   @Override
@@ -288,52 +256,33 @@ public final class InMemoryOutboxStore implements OutboxStore {
     @Override
     public OutboxPage list(OutboxQuery query) {
       Objects.requireNonNull(query, "query");
-      lock.lock();
-      try {
+      return lock.call(() -> {
         List<OutboxEntry> page = new ArrayList<>();
-        boolean more = false;
-        for (Row r : rows.tailMap(query.afterSeq(), false).values()) {
-          if (matches(r, query)) {
-            if (page.size() == query.limit()) {
-              more = true;
-              break;
-            }
-            page.add(r.entry());
+        for (Row r : matching(query)) {
+          if (page.size() == query.limit()) {
+            return new OutboxPage(List.copyOf(page), OptionalLong.of(page.get(page.size() - 1).seq()));
           }
+          page.add(r.entry());
         }
-        return new OutboxPage(List.copyOf(page),
-            more ? OptionalLong.of(page.get(page.size() - 1).seq()) : OptionalLong.empty());
-      } finally {
-        lock.unlock();
-      }
+        return new OutboxPage(List.copyOf(page), OptionalLong.empty());
+      });
     }
 
     @Override
     public Optional<OutboxEntry> find(UUID id) {
-      Objects.requireNonNull(id, "id");
-      lock.lock();
-      try {
-        Long seq = seqById.get(id);
-        return seq == null ? Optional.empty() : Optional.of(rows.get(seq).entry());
-      } finally {
-        lock.unlock();
-      }
+      return lock.call(() -> Optional.ofNullable(row(id)).map(Row::entry));
     }
 
     @Override
     public boolean replay(UUID id, Instant now) {
-      Objects.requireNonNull(id, "id");
-      lock.lock();
-      try {
-        Long seq = seqById.get(id);
-        if (seq == null || rows.get(seq).status == OutboxStatus.PENDING) {
+      return lock.call(() -> {
+        Row r = row(id);
+        if (r == null || r.status == OutboxStatus.PENDING) {
           return false;
         }
-        replay(rows.get(seq), now);
+        replay(r, now);
         return true;
-      } finally {
-        lock.unlock();
-      }
+      });
     }
 
     private void replay(Row r, Instant now) {
@@ -351,39 +300,25 @@ public final class InMemoryOutboxStore implements OutboxStore {
       if (status == OutboxStatus.PENDING) {
         throw new IllegalArgumentException("pending events are already going to be sent");
       }
-      lock.lock();
-      try {
-        int replayed = 0;
-        for (Row r : rows.tailMap(filter.afterSeq(), false).values()) {
-          if (matches(r, filter)) {
-            replay(r, now);
-            replayed++;
-          }
-        }
-        return replayed;
-      } finally {
-        lock.unlock();
-      }
+      return lock.call(() -> {
+        List<Row> matching = matching(filter);
+        matching.forEach(r -> replay(r, now));
+        return matching.size();
+      });
     }
 
     @Override
     public boolean discard(UUID id, Instant now) {
-      Objects.requireNonNull(id, "id");
-      lock.lock();
-      try {
-        Long seq = seqById.get(id);
-        Row r = seq == null ? null : rows.get(seq);
+      return lock.call(() -> {
+        Row r = row(id);
         boolean free = r != null && (r.leaseOwner == null || !r.leaseUntil.isAfter(now));
         if (r == null || !(r.status == OutboxStatus.DEAD || r.status == OutboxStatus.PENDING && free)) {
           return false;
         }
         r.status = OutboxStatus.DISCARDED;
-        r.finishedAt = now;
-        r.unlease();
+        r.finish(now);
         return true;
-      } finally {
-        lock.unlock();
-      }
+      });
     }
 
     @Override
@@ -391,29 +326,23 @@ public final class InMemoryOutboxStore implements OutboxStore {
       if (limit < 1) {
         throw new IllegalArgumentException("limit must be positive, got " + limit);
       }
-      lock.lock();
-      try {
-        int deleted = 0;
-        Iterator<Row> it = rows.values().iterator();
-        while (it.hasNext() && deleted < limit) {
-          Row r = it.next();
-          if ((r.status == OutboxStatus.DELIVERED || r.status == OutboxStatus.DISCARDED)
-              && !r.finishedAt.isAfter(finishedBefore)) {
-            it.remove();
-            seqById.remove(r.event.id());
-            deleted++;
-          }
+      return lock.call(() -> {
+        List<Row> done = rows.values().stream()
+            .filter(r -> (r.status == OutboxStatus.DELIVERED || r.status == OutboxStatus.DISCARDED)
+                && !r.finishedAt.isAfter(finishedBefore))
+            .limit(limit)
+            .toList();
+        for (Row r : done) {
+          rows.remove(r.seq);
+          byId.remove(r.event.id());
         }
-        return deleted;
-      } finally {
-        lock.unlock();
-      }
+        return done.size();
+      });
     }
 
     @Override
     public OutboxStats stats(Set<OutboxStatus> statuses, Instant now) {
-      lock.lock();
-      try {
+      return lock.call(() -> {
         Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
         statuses.forEach(s -> counts.put(s, 0L));
         Instant oldest = null;
@@ -427,17 +356,18 @@ public final class InMemoryOutboxStore implements OutboxStore {
             ? Optional.of(Duration.between(oldest, now).isNegative() ? Duration.ZERO : Duration.between(oldest, now))
             : Optional.empty();
         return new OutboxStats(Map.copyOf(counts), age);
-      } finally {
-        lock.unlock();
-      }
+      });
     }
   }
 
-  private static boolean matches(Row r, OutboxQuery q) {
-    return q.status().map(s -> s == r.status).orElse(true)
-        && q.type().map(t -> t.equals(r.event.type())).orElse(true)
-        && q.destination().map(d -> d.equals(r.event.destination())).orElse(true)
-        && q.aggregateType().map(t -> t.equals(r.event.aggregateType())).orElse(true)
-        && q.aggregateId().map(t -> t.equals(r.event.aggregateId())).orElse(true);
+  /** The rows after the query's cursor that match it, in {@code seq} order. */
+  private List<Row> matching(OutboxQuery q) {
+    return rows.tailMap(q.afterSeq(), false).values().stream()
+        .filter(r -> q.status().map(s -> s == r.status).orElse(true)
+            && q.type().map(t -> t.equals(r.event.type())).orElse(true)
+            && q.destination().map(d -> d.equals(r.event.destination())).orElse(true)
+            && q.aggregateType().map(t -> t.equals(r.event.aggregateType())).orElse(true)
+            && q.aggregateId().map(t -> t.equals(r.event.aggregateId())).orElse(true))
+        .toList();
   }
 }

@@ -35,11 +35,10 @@ final class MemoryTransaction implements StoreTransaction {
    * @throws IllegalStateException when {@code tx} is another store's transaction, or has ended
    */
   static MemoryTransaction of(StoreTransaction tx) {
-    if (!(tx instanceof MemoryTransaction)) {
+    if (!(tx instanceof MemoryTransaction m)) {
       throw new IllegalStateException("the in-memory stores write only in their own transactions (from"
           + " inTransaction), not in " + (tx == null ? "none" : tx.getClass().getName()));
     }
-    MemoryTransaction m = (MemoryTransaction) tx;
     if (!m.open) {
       throw new IllegalStateException("the transaction has ended");
     }

@@ -23,10 +23,7 @@ public interface InboxStore {
   /** The store's name, in log lines and exception messages. */
   String name();
 
-  /**
-   * Runs the work in a new transaction of this store and commits it, unless the work throws or marked the
-   * transaction rollback-only. Exceptions from the work propagate unchanged.
-   */
+  /** Runs the work in a new transaction of this store, as {@link OutboxStore#inTransaction} does. */
   <R> R inTransaction(TransactionWork<R> work) throws Exception;
 
   /**
@@ -67,14 +64,14 @@ public interface InboxStore {
    * refuses everyone's work alike (consumers pause and count it against no message), {@link Fault#CONTENTION} for a
    * passing conflict between transactions (a deadlock, a serialization failure, a lock timeout), {@link Fault#OTHER}
    * for anything else (the message's own failure). {@code error} is what processing threw: a
-   * {@link dev.idem.core.StoreException} from the store's own statements or its commit, or a handler's failure
+   * {@link StoreException} from the store's own statements or its commit, or a handler's failure
    * wrapped in an {@link dev.idem.outbox.InboxHandlerException}. The default knows only the first: a store
    * exception is an outage, or contention when it is a lock timeout; everything else is {@code OTHER}. The JDBC
    * store also reads the SQL failures in a handler's causes.
    */
   default Fault fault(Throwable error) {
-    if (error instanceof StoreException) {
-      return ((StoreException) error).isLockTimeout() ? Fault.CONTENTION : Fault.OUTAGE;
+    if (error instanceof StoreException e) {
+      return e.isLockTimeout() ? Fault.CONTENTION : Fault.OUTAGE;
     }
     return Fault.OTHER;
   }

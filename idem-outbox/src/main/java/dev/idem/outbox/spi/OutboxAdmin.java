@@ -1,5 +1,6 @@
 package dev.idem.outbox.spi;
 
+import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEntry;
 import dev.idem.outbox.OutboxPage;
 import dev.idem.outbox.OutboxQuery;
@@ -20,34 +21,26 @@ public interface OutboxAdmin {
   Optional<OutboxEntry> find(UUID id);
 
   /**
-   * Makes a dead, delivered or discarded event pending again, due at {@code now}, with a fresh set of attempts
-   * ({@code attemptBase} becomes {@code attempts}); its history stays.
-   *
-   * @return false when no such event exists or it is pending already
+   * {@link Outbox#replay}: the event is pending again, due at {@code now}, and {@code attemptBase} becomes
+   * {@code attempts}; false when no such event exists or it is pending already.
    */
   boolean replay(UUID id, Instant now);
 
   /**
-   * Replays every event matching {@code filter}, whose status is set and is not pending, in batches of
-   * {@code filter.limit()} events per transaction.
-   *
-   * @return how many events were replayed
+   * {@link Outbox#replayAll}: replays the events matching {@code filter} (a status other than pending), in batches of
+   * {@code filter.limit()} events per transaction; returns how many.
    */
   int replayAll(OutboxQuery filter, Instant now);
 
   /**
-   * Gives up on a dead event, or a pending one whose lease (if any) ended at or before {@code now}: it becomes
-   * discarded, finished at {@code now}.
-   *
-   * @return false when no such event exists, it is finished already, or a relay holds it
+   * {@link Outbox#discard}: a dead event, or a pending one whose lease (if any) ended at or before {@code now}, is
+   * discarded, finished at {@code now}; false when no such event exists, it is finished already, or a relay holds it.
    */
   boolean discard(UUID id, Instant now);
 
   /**
-   * Deletes up to {@code limit} delivered or discarded events finished at or before {@code finishedBefore}, with
-   * their history, without blocking relays.
-   *
-   * @return how many were deleted; call again while it returns {@code limit}
+   * {@link Outbox#purge}: deletes up to {@code limit} delivered or discarded events finished at or before
+   * {@code finishedBefore}, with their history, without blocking relays; returns how many.
    */
   int purge(Instant finishedBefore, int limit);
 

@@ -1,5 +1,6 @@
 package dev.idem.outbox.webhook;
 
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,9 +16,7 @@ public interface WebhookEndpoints {
   /** A fixed set of endpoints held in memory, for tests and small set-ups. */
   static WebhookEndpoints of(WebhookEndpoint... endpoints) {
     Map<String, WebhookEndpoint> map = new ConcurrentHashMap<>();
-    for (WebhookEndpoint e : endpoints) {
-      map.put(e.id(), e);
-    }
+    Arrays.stream(endpoints).forEach(e -> map.put(e.id(), e));
     return new WebhookEndpoints() {
       @Override
       public Optional<WebhookEndpoint> find(String id) {

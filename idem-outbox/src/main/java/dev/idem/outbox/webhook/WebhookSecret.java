@@ -1,5 +1,6 @@
 package dev.idem.outbox.webhook;
 
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Base64;
@@ -58,7 +59,7 @@ public final class WebhookSecret {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof WebhookSecret && java.security.MessageDigest.isEqual(key, ((WebhookSecret) o).key);
+    return o instanceof WebhookSecret s && MessageDigest.isEqual(key, s.key);
   }
 
   @Override

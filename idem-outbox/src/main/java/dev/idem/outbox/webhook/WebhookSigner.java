@@ -2,9 +2,9 @@ package dev.idem.outbox.webhook;
 
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.stream.Collectors;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -20,11 +20,7 @@ public final class WebhookSigner {
     if (secrets.isEmpty()) {
       throw new IllegalArgumentException("at least one secret is required");
     }
-    List<Mac> macs = new ArrayList<>(secrets.size());
-    for (WebhookSecret s : secrets) {
-      macs.add(mac(s));
-    }
-    this.prototypes = List.copyOf(macs);
+    this.prototypes = secrets.stream().map(WebhookSigner::mac).toList();
   }
 
   /** A signer with these secrets, newest first. */
@@ -38,14 +34,9 @@ public final class WebhookSigner {
 
   /** The {@code webhook-signature} header value for a message. */
   public String sign(String id, long timestampSeconds, byte[] body) {
-    StringBuilder header = new StringBuilder(48 * prototypes.size());
-    for (Mac prototype : prototypes) {
-      if (header.length() > 0) {
-        header.append(' ');
-      }
-      header.append("v1,").append(Base64.getEncoder().encodeToString(digest(prototype, id, timestampSeconds, body)));
-    }
-    return header.toString();
+    return prototypes.stream()
+        .map(p -> "v1," + Base64.getEncoder().encodeToString(digest(p, id, timestampSeconds, body)))
+        .collect(Collectors.joining(" "));
   }
 
   static byte[] digest(Mac prototype, String id, long timestampSeconds, byte[] body) {
@@ -53,17 +44,13 @@ public final class WebhookSigner {
     try {
       mac = (Mac) prototype.clone();
     } catch (CloneNotSupportedException e) {
-      mac = freshCopy(prototype);
+      throw new IllegalStateException("the HmacSHA256 provider " + prototype.getProvider() + " cannot clone a Mac", e);
     }
     mac.update(id.getBytes(StandardCharsets.UTF_8));
     mac.update((byte) '.');
     mac.update(Long.toString(timestampSeconds).getBytes(StandardCharsets.US_ASCII));
     mac.update((byte) '.');
     return mac.doFinal(body);
-  }
-
-  private static Mac freshCopy(Mac prototype) {
-    throw new IllegalStateException("the HmacSHA256 provider " + prototype.getProvider() + " cannot clone a Mac");
   }
 
   static Mac mac(WebhookSecret secret) {

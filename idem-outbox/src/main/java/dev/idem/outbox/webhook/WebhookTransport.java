@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -26,10 +27,10 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Delivers outbox events as Standard Webhooks: an HTTP POST of the payload to the endpoint named by the destination's
@@ -98,10 +99,9 @@ public final class WebhookTransport implements OutboxTransport {
     }
     List<DeliveryResult> results = new ArrayList<>(messages.size());
     for (int i = 0; i < futures.size(); i++) {
-      CompletableFuture<DeliveryResult> f = futures.get(i);
       DeliveryResult r;
       try {
-        r = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        r = futures.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
         cancel(exchanges.get(i));
         r = DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null);
@@ -129,11 +129,10 @@ public final class WebhookTransport implements OutboxTransport {
     String endpointId = m.destinationDetail();
     Optional<WebhookEndpoint> endpoint;
     try {
-      endpoint = endpointId.isEmpty() ? Optional.empty()
-          : found.computeIfAbsent(endpointId, endpoints::find);
+      endpoint = endpointId.isEmpty() ? Optional.empty() : found.computeIfAbsent(endpointId, endpoints::find);
     } catch (RuntimeException e) {
       // the look-up failed (the database blipped): this message only is retried
-      return CompletableFuture.completedFuture(DeliveryResult.retry(OutboxTransport.describe(e), null));
+      return done(DeliveryResult.retry(OutboxTransport.describe(e), null));
     }
     if (endpoint.isEmpty()) {
       return done(DeliveryResult.permanent("no webhook endpoint '" + endpointId + "'", null));
@@ -244,13 +243,10 @@ public final class WebhookTransport implements OutboxTransport {
     }
     byte[] b = a.getAddress();
     if (b.length == 16) {
-      boolean mapped = true;
-      for (int i = 0; i < 10; i++) {
-        mapped &= b[i] == 0;
-      }
-      if (mapped && (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff) {
+      // IPv4-mapped, ::ffff:a.b.c.d: judged as the IPv4 address
+      if (Arrays.equals(b, 0, 10, new byte[10], 0, 10) && (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff) {
         try {
-          return isInternal(InetAddress.getByAddress(java.util.Arrays.copyOfRange(b, 12, 16)));
+          return isInternal(InetAddress.getByAddress(Arrays.copyOfRange(b, 12, 16)));
         } catch (UnknownHostException e) {
           return true;
         }
@@ -272,14 +268,11 @@ public final class WebhookTransport implements OutboxTransport {
       endpoints.disable(m.destinationDetail(), "answered 410 Gone to event " + m.id());
       return DeliveryResult.permanent("HTTP 410: endpoint disabled", status);
     }
-    if (status == 429 || status == 503) {
-      Optional<Duration> after = response.headers().firstValue("retry-after")
-          .flatMap(v -> RetryAfter.parse(v, clock));
-      if (after.isPresent()) {
-        return DeliveryResult.retryAfter("HTTP " + status, status, after.get());
-      }
-    }
-    return DeliveryResult.retry("HTTP " + status, status);
+    Optional<Duration> after = status == 429 || status == 503
+        ? response.headers().firstValue("retry-after").flatMap(v -> RetryAfter.parse(v, clock))
+        : Optional.empty();
+    return after.isPresent() ? DeliveryResult.retryAfter("HTTP " + status, status, after.get())
+        : DeliveryResult.retry("HTTP " + status, status);
   }
 
   private DeliveryResult failure(Throwable error) {
@@ -310,7 +303,8 @@ public final class WebhookTransport implements OutboxTransport {
 
     /** Per request, connecting included (default 15 s). Keep it well under the relay's lease. */
     public Builder timeout(Duration timeout) {
-      if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
+      if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0
+          || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
         throw new IllegalArgumentException("timeout must be 1 ms to 5 min, got " + timeout);
       }
       this.timeout = timeout;

@@ -32,11 +32,7 @@ public final class WebhookVerifier {
   private final int maxBodyBytes;
 
   private WebhookVerifier(Builder b) {
-    List<Mac> macs = new ArrayList<>();
-    for (WebhookSecret s : b.secrets) {
-      macs.add(WebhookSigner.mac(s));
-    }
-    this.prototypes = List.copyOf(macs);
+    this.prototypes = b.secrets.stream().map(WebhookSigner::mac).toList();
     this.tolerance = b.tolerance;
     this.clock = b.clock;
     this.maxBodyBytes = b.maxBodyBytes;
@@ -66,7 +62,7 @@ public final class WebhookVerifier {
    * @throws WebhookVerificationException when any check fails
    */
   public void verify(String id, String timestamp, String signatureHeader, byte[] body) {
-    if (id == null || id.isEmpty() || id.length() > MAX_ID || !printable(id)) {
+    if (id == null || id.isEmpty() || id.length() > MAX_ID || !id.chars().allMatch(c -> c >= 0x21 && c <= 0x7e)) {
       throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-id is missing or malformed");
     }
     if (signatureHeader == null || signatureHeader.isEmpty() || signatureHeader.length() > MAX_HEADER) {
@@ -100,37 +96,22 @@ public final class WebhookVerifier {
     if (timestamp == null || timestamp.isEmpty() || timestamp.length() > 12) {
       throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-timestamp is missing or malformed");
     }
-    for (int i = 0; i < timestamp.length(); i++) {
-      char c = timestamp.charAt(i);
-      if (c < '0' || c > '9') {
-        throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-timestamp must be Unix seconds");
-      }
+    if (!timestamp.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-timestamp must be Unix seconds");
     }
     return Long.parseLong(timestamp);
   }
 
   private static List<byte[]> parseSignatures(String header) {
     List<byte[]> out = new ArrayList<>();
-    int at = 0;
-    int length = header.length();
-    while (at < length && out.size() < MAX_SIGNATURES) {
-      while (at < length && header.charAt(at) == ' ') {
-        at++;
-      }
-      int end = header.indexOf(' ', at);
-      if (end < 0) {
-        end = length;
-      }
-      if (end == at) {
+    for (String part : header.split(" ")) {
+      if (out.size() == MAX_SIGNATURES) {
         break;
       }
-      String part = header.substring(at, end);
-      at = end;
-      int comma = part.indexOf(',');
-      if (comma <= 0 || !part.substring(0, comma).equals("v1")) {
+      if (!part.startsWith("v1,")) {
         continue; // other versions (v1a asymmetric) are not ours to check
       }
-      String encoded = part.substring(comma + 1);
+      String encoded = part.substring(3);
       try {
         byte[] sig = Base64.getDecoder().decode(encoded);
         // Only the canonical spelling: the decoder also takes a signature without its padding, or with other bits in
@@ -146,16 +127,6 @@ public final class WebhookVerifier {
       throw new WebhookVerificationException(Reason.SIGNATURE_MISMATCH, "no v1 signature in webhook-signature");
     }
     return out;
-  }
-
-  private static boolean printable(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c < 0x21 || c > 0x7e) {
-        return false;
-      }
-    }
-    return true;
   }
 
   @Override
