@@ -1043,20 +1043,20 @@ public abstract class OutboxStoreContract {
     long deadline = System.nanoTime() + WAIT.toNanos();
     try {
       CyclicBarrier start = new CyclicBarrier(relays.size());
-      List<Future<Integer>> runs = new ArrayList<>();
+      List<Future<?>> runs = new ArrayList<>();
       for (OutboxRelay relay : relays) {
         runs.add(pool.submit(() -> {
           start.await(WAIT.toSeconds(), TimeUnit.SECONDS);
-          int cycles = 0;
-          while (sink.distinct() < events.size() && System.nanoTime() < deadline) {
+          // each relay claims at least once after the barrier, so the two race even when one alone could drain
+          // the outbox before the other's first look
+          do {
             relay.runOnce();
-            cycles++;
-          }
-          return cycles;
+          } while (sink.distinct() < events.size() && System.nanoTime() < deadline);
+          return null;
         }));
       }
-      for (Future<Integer> run : runs) {
-        assertThat(run.get(WAIT.toSeconds() + 10, TimeUnit.SECONDS)).isPositive();
+      for (Future<?> run : runs) {
+        run.get(WAIT.toSeconds() + 10, TimeUnit.SECONDS);
       }
     } finally {
       pool.shutdownNow();
