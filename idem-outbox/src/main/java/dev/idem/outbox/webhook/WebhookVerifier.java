@@ -16,7 +16,8 @@ import javax.crypto.Mac;
  * are compared in constant time. Thread-safe.
  *
  * <pre>{@code
- * WebhookVerifier verifier = WebhookVerifier.builder(WebhookSecret.parse(current), WebhookSecret.parse(previous)).build();
+ * WebhookVerifier verifier = WebhookVerifier.builder(WebhookSecret.parse(current), WebhookSecret.parse(previous))
+ *     .build();
  * verifier.verify(id, timestamp, signatureHeader, rawBody); // throws WebhookVerificationException
  * }</pre>
  */
