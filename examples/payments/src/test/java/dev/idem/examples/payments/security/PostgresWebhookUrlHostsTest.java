@@ -2,27 +2,13 @@ package dev.idem.examples.payments.security;
 
 import dev.idem.examples.payments.DatabaseOfItsOwn;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 
 /** {@link WebhookUrlHostsTest} on PostgreSQL ({@code idem.test.postgres.url}), in a schema of its own. */
 class PostgresWebhookUrlHostsTest extends WebhookUrlHostsTest {
-  private DatabaseOfItsOwn database;
-
   @Override
   List<String> database() {
-    database = DatabaseOfItsOwn.postgres();
+    DatabaseOfItsOwn database = DatabaseOfItsOwn.postgres();
+    opened.push(database);
     return database.arguments();
-  }
-
-  @Override
-  @AfterAll
-  void stop() {
-    try {
-      super.stop();
-    } finally {
-      if (database != null) {
-        database.close();
-      }
-    }
   }
 }

@@ -6,7 +6,9 @@ import dev.idem.examples.payments.Answer;
 import dev.idem.examples.payments.Caller;
 import dev.idem.examples.payments.RunningService;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +34,8 @@ class WebhookUrlHostsTest {
   private final String run = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
   final Caller tenant = new Caller("sk_hosts_" + run, "hosts_" + run);
   RunningService service;
+  /** What this run opened (a database of its own, the service), latest first: closed in this order after it. */
+  final Deque<AutoCloseable> opened = new ArrayDeque<>();
 
   @TempDir
   static Path data;
@@ -48,12 +52,13 @@ class WebhookUrlHostsTest {
     args.add(tenant.argument());
     args.add("--payments.webhooks.allow-private-addresses=false");
     service = RunningService.start(args.toArray(String[]::new));
+    opened.push(service);
   }
 
   @AfterAll
-  void stop() {
-    if (service != null) {
-      service.close();
+  void stop() throws Exception {
+    for (AutoCloseable c : opened) {
+      c.close();
     }
   }
 
