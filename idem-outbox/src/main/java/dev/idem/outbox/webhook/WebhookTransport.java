@@ -14,7 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -44,8 +43,11 @@ import java.util.concurrent.atomic.AtomicReference;
  *       relay's backoff.</li>
  *   <li>Each request times out after 15 s unless configured, the answer's body included; a batch is sent
  *       concurrently.</li>
- *   <li>Endpoints that resolve to internal addresses (loopback, private, link-local such as cloud metadata,
- *       unique-local) are refused unless {@link Builder#allowPrivateAddresses} is on.</li>
+ *   <li>A host written as an ambiguous numeric form ({@code 0177.0.0.1}, {@code 0x7f000001}, {@code 127.1}; see
+ *       {@link #isAmbiguousHost}) is refused before any look-up, always.</li>
+ *   <li>Endpoints that resolve to internal or special-purpose addresses (loopback, private, link-local such as cloud
+ *       metadata, documentation, benchmarking, reserved: see {@link #specialPurposeRange}) are refused unless
+ *       {@link Builder#allowPrivateAddresses} is on.</li>
  * </ul>
  */
 public final class WebhookTransport implements OutboxTransport {
@@ -140,6 +142,10 @@ public final class WebhookTransport implements OutboxTransport {
     if (!endpoint.get().enabled()) {
       return done(DeliveryResult.permanent("webhook endpoint '" + endpointId + "' is disabled", null));
     }
+    String host = endpoint.get().url().getHost();
+    if (WebhookAddresses.isAmbiguous(host)) {
+      return done(DeliveryResult.permanent("webhook host " + host + " " + WebhookAddresses.AMBIGUOUS, null));
+    }
     HttpRequest request;
     try {
       request = request(m, endpoint.get());
@@ -148,8 +154,7 @@ public final class WebhookTransport implements OutboxTransport {
       return done(DeliveryResult.permanent("the request cannot be built: " + e.getMessage(), null));
     }
     CompletableFuture<DeliveryResult> check = allowPrivateAddresses ? done(null)
-        : checks.computeIfAbsent(endpoint.get().url().getHost(),
-            host -> CompletableFuture.supplyAsync(() -> checkAddress(host), resolver()));
+        : checks.computeIfAbsent(host, h -> CompletableFuture.supplyAsync(() -> checkAddress(h), resolver()));
     return check.thenCompose(refused -> {
       if (refused != null) {
         return done(refused);
@@ -207,10 +212,9 @@ public final class WebhookTransport implements OutboxTransport {
   }
 
   /**
-   * Refuses hosts that resolve to loopback, private, link-local, unique-local, wildcard or multicast addresses, so
-   * that subscribers cannot point signed requests at the internal network. A name that does not resolve is retried.
-   * The HTTP client resolves the name again when it connects; pin addresses at the network level too when
-   * subscribers are untrusted.
+   * Refuses hosts that resolve to an internal or special-purpose address, so that subscribers cannot point signed
+   * requests at the internal network. A name that does not resolve is retried. The HTTP client resolves the name
+   * again when it connects; pin addresses at the network level too when subscribers are untrusted.
    */
   private static DeliveryResult checkAddress(String host) {
     InetAddress[] addresses;
@@ -220,43 +224,45 @@ public final class WebhookTransport implements OutboxTransport {
       return DeliveryResult.retry("cannot resolve " + host, null);
     }
     for (InetAddress a : addresses) {
-      if (isInternal(a)) {
-        return DeliveryResult.permanent("webhook address " + a.getHostAddress() + " is internal; allowPrivateAddresses"
-            + " is off", null);
+      Optional<String> range = WebhookAddresses.range(a);
+      if (range.isPresent()) {
+        return DeliveryResult.permanent("webhook address " + a.getHostAddress() + " is internal: " + range.get()
+            + ", a special-purpose range; allowPrivateAddresses is off", null);
       }
     }
     return null;
   }
 
   /**
-   * Whether {@code a} is an address subscribers must not reach by default: loopback, private (site-local), link-local
-   * (cloud metadata), carrier-grade NAT, unique-local, wildcard, multicast or reserved, IPv4-mapped forms included.
+   * Whether {@code a} is an address subscribers must not reach by default: one that {@link #specialPurposeRange}
+   * places in a range.
    */
   public static boolean isInternalAddress(InetAddress a) {
-    return isInternal(a);
+    return WebhookAddresses.range(a).isPresent();
   }
 
-  static boolean isInternal(InetAddress a) {
-    if (a.isLoopbackAddress() || a.isSiteLocalAddress() || a.isLinkLocalAddress() || a.isAnyLocalAddress()
-        || a.isMulticastAddress()) {
-      return true;
-    }
-    byte[] b = a.getAddress();
-    if (b.length == 16) {
-      // IPv4-mapped, ::ffff:a.b.c.d: judged as the IPv4 address
-      if (Arrays.equals(b, 0, 10, new byte[10], 0, 10) && (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff) {
-        try {
-          return isInternal(InetAddress.getByAddress(Arrays.copyOfRange(b, 12, 16)));
-        } catch (UnknownHostException e) {
-          return true;
-        }
-      }
-      return (b[0] & 0xfe) == 0xfc; // unique local fc00::/7
-    }
-    int first = b[0] & 0xff;
-    int second = b[1] & 0xff;
-    return first == 0 || first == 100 && second >= 64 && second < 128 // this network, carrier-grade NAT
-        || first == 169 && second == 254 || first >= 240;               // link-local (cloud metadata), reserved
+  /**
+   * The internal or special-purpose range that holds {@code a}, as {@code "<prefix> (<name>)"} such as
+   * {@code "198.18.0.0/15 (benchmarking)"}, or empty for a globally reachable address. The ranges are those of the
+   * IANA IPv4 and IPv6 Special-Purpose Address Registries (this network, private, shared, loopback, link-local, IETF
+   * protocol assignments, documentation, AS112, AMT, 6to4, benchmarking, translation, discard-only, segment routing,
+   * unique-local, reserved, limited broadcast), multicast, and every IPv6 address outside global unicast 2000::/3.
+   * An IPv4-mapped IPv6 address ({@code ::ffff:a.b.c.d}) is judged as its IPv4 address.
+   */
+  public static Optional<String> specialPurposeRange(InetAddress a) {
+    return WebhookAddresses.range(a);
+  }
+
+  /**
+   * Whether {@code host}, as a URL names it, is a numeric form other than dotted-decimal IPv4: a host whose last
+   * label (trailing dots aside) is a number, as browsers judge it, but that is not four decimal numbers 0-255 without
+   * leading zeros. Octal ({@code 0177.0.0.1}), hex ({@code 0x7f.0.0.1}, {@code 0x7f000001}), shortened
+   * ({@code 127.1}), one-number ({@code 2130706433}) and mixed forms, a trailing dot ({@code 127.0.0.1.}) and
+   * fullwidth digits are ambiguous: Java, curl and browsers read them as different addresses, so no address check of
+   * one reading is safe. Names and bracketed IPv6 literals are not.
+   */
+  public static boolean isAmbiguousHost(String host) {
+    return WebhookAddresses.isAmbiguous(host);
   }
 
   private DeliveryResult classify(OutboxMessage m, HttpResponse<?> response) {
@@ -322,8 +328,11 @@ public final class WebhookTransport implements OutboxTransport {
     }
 
     /**
-     * Whether endpoints may resolve to loopback, private, link-local or unique-local addresses (default false: such
-     * events die with an error naming the address). Turn it on for endpoints inside your own network, and for tests.
+     * Whether endpoints may resolve to internal or special-purpose addresses
+     * ({@link WebhookTransport#specialPurposeRange}: loopback, private, link-local, unique-local, documentation,
+     * benchmarking...; default false: such events die with an error naming the address and its range). Turn it on
+     * for endpoints inside your own network, and for tests. Ambiguous numeric hosts
+     * ({@link WebhookTransport#isAmbiguousHost}) are refused either way.
      */
     public Builder allowPrivateAddresses(boolean allow) {
       this.allowPrivateAddresses = allow;

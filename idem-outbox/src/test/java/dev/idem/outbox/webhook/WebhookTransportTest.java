@@ -8,9 +8,13 @@ import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.OutboxMessage;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.ProxySelector;
 import java.net.URI;
+import java.net.http.HttpClient;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -198,14 +202,92 @@ class WebhookTransportTest {
   void internalAddressesAreRefusedUnlessAllowed() throws Exception {
     DeliveryResult refused = WebhookTransport.builder(endpoints).build().send(message("we_1"));
     assertThat(refused.kind()).isEqualTo(DeliveryResult.Kind.PERMANENT);
-    assertThat(refused.error()).hasValueSatisfying(e -> assertThat(e).contains("127.0.0.1 is internal"));
+    assertThat(refused.error()).hasValueSatisfying(e -> assertThat(e)
+        .contains("127.0.0.1 is internal: 127.0.0.0/8 (loopback)"));
     assertThat(received).isEmpty();
-    for (String internal : List.of("127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254",
-        "100.64.0.1", "0.0.0.0", "224.0.0.1", "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254")) {
-      assertThat(WebhookTransport.isInternal(java.net.InetAddress.getByName(internal))).as(internal).isTrue();
+    assertThat(transport().send(message("we_1")).isDelivered()).isTrue();
+  }
+
+  @Test
+  void ambiguousNumericHostsAreRefusedBeforeAnyLookUpEvenWhenPrivateAddressesAreAllowed() {
+    List<String> hosts = List.of("0177.0.0.1", "0x7f000001", "0X7F000001", "2130706433", "017700000001",
+        "127.0.0.01", "0x");
+
+    for (boolean allowPrivate : List.of(true, false)) {
+      List<OutboxMessage> messages = new ArrayList<>();
+      List<WebhookEndpoint> list = new ArrayList<>();
+      for (String host : allowPrivate ? hosts : List.of("0177.0.0.1", "2130706433", "127.0.0.01")) {
+        list.add(new WebhookEndpoint("we_" + list.size(), URI.create("http://" + host + "/hook"), List.of(secret),
+            true));
+        messages.add(message("we_" + (list.size() - 1)));
+      }
+      List<DeliveryResult> results = viaTheTestServer(WebhookEndpoints.of(list.toArray(WebhookEndpoint[]::new)),
+          allowPrivate).sendAll(messages);
+
+      for (int i = 0; i < results.size(); i++) {
+        String host = list.get(i).url().getHost();
+        assertThat(results.get(i).kind()).as(host).isEqualTo(DeliveryResult.Kind.PERMANENT);
+        assertThat(results.get(i).error()).as(host).hasValueSatisfying(e -> assertThat(e)
+            .contains("webhook host " + host + " is an ambiguous numeric form"));
+      }
     }
-    for (String external : List.of("8.8.8.8", "1.1.1.1", "2001:4860:4860::8888", "100.128.0.1")) {
-      assertThat(WebhookTransport.isInternal(java.net.InetAddress.getByName(external))).as(external).isFalse();
+    assertThat(received).as("nothing reached the proxy").isEmpty();
+  }
+
+  @Test
+  void specialPurposeAddressesAreRefusedWithTheirRangeUnlessPrivateAddressesAreAllowed() {
+    Map<String, String> ranges = new LinkedHashMap<>();
+    ranges.put("198.18.0.1", "198.18.0.0/15 (benchmarking)");
+    ranges.put("198.19.255.254", "198.18.0.0/15 (benchmarking)");
+    ranges.put("192.0.2.10", "192.0.2.0/24 (documentation");
+    ranges.put("198.51.100.7", "198.51.100.0/24 (documentation");
+    ranges.put("203.0.113.9", "203.0.113.0/24 (documentation");
+    ranges.put("192.0.0.9", "192.0.0.0/24 (IETF protocol assignments)");
+    ranges.put("192.88.99.1", "192.88.99.0/24 (");
+    ranges.put("192.31.196.1", "192.31.196.0/24 (");
+    ranges.put("192.52.193.1", "192.52.193.0/24 (");
+    ranges.put("192.175.48.1", "192.175.48.0/24 (");
+    ranges.put("240.0.0.1", "240.0.0.0/4 (reserved)");
+    ranges.put("[::ffff:198.18.0.1]", "198.18.0.0/15 (benchmarking)");
+    ranges.put("[64:ff9b::c612:1]", "64:ff9b::/96 (");
+    ranges.put("[2001:db8::1]", "2001:db8::/32 (documentation)");
+    ranges.put("[3fff::1]", "3fff::/20 (documentation)");
+    ranges.put("[2002:c612:1::1]", "2002::/16 (6to4)");
+    ranges.put("[2001::1]", "2001::/23 (");
+    ranges.put("[100::1]", "100::/64 (");
+    ranges.put("[5f00::1]", "5f00::/16 (");
+    List<WebhookEndpoint> list = new ArrayList<>();
+    List<OutboxMessage> messages = new ArrayList<>();
+    ranges.keySet().forEach(host -> {
+      list.add(new WebhookEndpoint("we_" + list.size(), URI.create("http://" + host + "/hook"), List.of(secret), true));
+      messages.add(message("we_" + (list.size() - 1)));
+    });
+    WebhookEndpoints special = WebhookEndpoints.of(list.toArray(WebhookEndpoint[]::new));
+
+    List<DeliveryResult> refused = viaTheTestServer(special, false).sendAll(messages);
+    int reachedBeforeOptOut = received.size();
+    List<DeliveryResult> allowed = viaTheTestServer(special, true).sendAll(messages);
+
+    int i = 0;
+    for (Map.Entry<String, String> c : ranges.entrySet()) {
+      DeliveryResult r = refused.get(i++);
+      assertThat(r.kind()).as(c.getKey()).isEqualTo(DeliveryResult.Kind.PERMANENT);
+      assertThat(r.error()).as(c.getKey()).hasValueSatisfying(e -> assertThat(e).contains(" is internal: ")
+          .contains(c.getValue()).contains("allowPrivateAddresses is off"));
     }
+    assertThat(reachedBeforeOptOut).as("nothing reached the proxy while refused").isZero();
+    assertThat(allowed).as("allowPrivateAddresses is the one opt-out").allMatch(DeliveryResult::isDelivered);
+    assertThat(received).hasSize(ranges.size());
+  }
+
+  /**
+   * A transport whose client sends every request through the test's server as its HTTP proxy, so that an address
+   * outside this machine is written in the request, never connected to.
+   */
+  WebhookTransport viaTheTestServer(WebhookEndpoints lookup, boolean allowPrivate) {
+    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+        .proxy(ProxySelector.of(server.getAddress())).connectTimeout(Duration.ofSeconds(5)).build();
+    return WebhookTransport.builder(lookup).timeout(Duration.ofSeconds(5)).allowPrivateAddresses(allowPrivate)
+        .httpClient(client).build();
   }
 }

@@ -317,6 +317,15 @@ interface OutboxWebhooksContract {
       assertThat(a.status()).as(c[0]).isEqualTo(400);
       assertThat(a.code()).as(c[0]).isEqualTo(c[1]);
     }
+    // ambiguous numeric hosts are refused as written even here, where private addresses are allowed; each of these
+    // reads as 127.0.0.1 or as no host at all, so none could reach off this machine
+    for (String url : List.of("http://127.1:9/x", "http://2130706433:9/x", "http://0x7f.0.0.1:9/x",
+        "http://127.0.0.01:9/x", "http://127.0.0.1.:9/x")) {
+      Answer a = service().post("/webhook-endpoints", alice.apiKey(), null,
+          "{\"url\":\"" + url + "\",\"events\":[\"*\"]}");
+      assertThat(a.code()).as(url).isEqualTo("VALIDATION.url");
+      assertThat(a.json().path("detail").asString()).as(url).contains("ambiguous numeric form");
+    }
     assertThat(service().post("/webhook-endpoints", null, null, "{\"url\":\"http://127.0.0.1:9/x\"}").status())
         .isEqualTo(401);
     assertThat(service().get("/webhook-endpoints", null).status()).isEqualTo(401);

@@ -2,6 +2,7 @@ package dev.idem.examples.payments.webhook;
 
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.JsonFields;
+import dev.idem.outbox.webhook.WebhookTransport;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
@@ -14,7 +15,9 @@ import tools.jackson.databind.JsonNode;
 /**
  * A validated request to create a webhook endpoint: {@code {"url", "events": [...]}}.
  *
- * @param url an absolute http or https URL of at most {@value #MAX_URL} characters
+ * @param url an absolute http or https URL of at most {@value #MAX_URL} characters, whose host is a name, four
+ *     decimal numbers 0-255 without leading zeros or a bracketed IPv6 address (never an ambiguous numeric form such as
+ *     {@code 0177.0.0.1} or {@code 127.1}: see {@link WebhookTransport#isAmbiguousHost})
  * @param events a non-empty subset of {@link EventTypes#KNOWN}, or just {@code "*"}
  */
 public record NewWebhookEndpoint(URI url, List<String> events) {
@@ -65,13 +68,37 @@ public record NewWebhookEndpoint(URI url, List<String> events) {
       throw ApiProblem.invalid("url", "url is not a valid URI: " + e.getReason());
     }
     String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
-    if (!url.isAbsolute() || !(scheme.equals("http") || scheme.equals("https")) || url.getHost() == null
-        || url.getHost().isEmpty()) {
+    if (!url.isAbsolute() || !(scheme.equals("http") || scheme.equals("https"))) {
+      throw ApiProblem.invalid("url", "url must be an absolute http or https URL with a host");
+    }
+    if (WebhookTransport.isAmbiguousHost(host(url))) {
+      throw ApiProblem.invalid("url", "url host is an ambiguous numeric form: write an IPv4 address as four decimal"
+          + " numbers 0-255 without leading zeros; octal, hex, shortened and one-number forms and a trailing dot are"
+          + " refused, because parsers read them as different addresses");
+    }
+    if (url.getHost() == null || url.getHost().isEmpty()) {
       throw ApiProblem.invalid("url", "url must be an absolute http or https URL with a host");
     }
     if (url.getRawFragment() != null) {
       throw ApiProblem.invalid("url", "url must not have a fragment (#...)");
     }
     return url;
+  }
+
+  /**
+   * The host as written, also where {@link URI} finds none ({@code 127.1}, {@code 0x7f.0.0.1}, {@code 127.0.0.1.}):
+   * the decoded authority without user information and port.
+   */
+  private static String host(URI url) {
+    if (url.getHost() != null) {
+      return url.getHost();
+    }
+    String authority = url.getAuthority();
+    if (authority == null) {
+      return null;
+    }
+    String host = authority.substring(authority.lastIndexOf('@') + 1);
+    int colon = host.lastIndexOf(':');
+    return colon < 0 || host.startsWith("[") ? host : host.substring(0, colon);
   }
 }

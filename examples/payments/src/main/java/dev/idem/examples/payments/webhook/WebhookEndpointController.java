@@ -16,6 +16,7 @@ import java.security.Principal;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.springframework.core.env.Environment;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -78,8 +79,10 @@ public class WebhookEndpointController {
   }
 
   /**
-   * Refuses, when the endpoint is created rather than at every send, a URL that resolves to an internal address while
-   * those are not allowed, and always one that points at this service itself (the relay would call its own routes).
+   * Refuses, when the endpoint is created rather than at every send, a URL that resolves to an internal or
+   * special-purpose address ({@link WebhookTransport#specialPurposeRange}) while those are not allowed, and always one
+   * that points at this service itself (the relay would call its own routes). Ambiguous numeric hosts never get here:
+   * {@link NewWebhookEndpoint} refuses them as written.
    */
   private void checkAddress(URI url) {
     InetAddress[] addresses;
@@ -94,8 +97,10 @@ public class WebhookEndpointController {
       if ((a.isLoopbackAddress() || a.isAnyLocalAddress()) && own != null && own == port) {
         throw ApiProblem.invalid("url", "url points at this service itself");
       }
-      if (!allowPrivateAddresses && WebhookTransport.isInternalAddress(a)) {
-        throw ApiProblem.invalid("url", "url resolves to an internal address (" + a.getHostAddress() + ")");
+      Optional<String> range = allowPrivateAddresses ? Optional.empty() : WebhookTransport.specialPurposeRange(a);
+      if (range.isPresent()) {
+        throw ApiProblem.invalid("url", "url resolves to " + a.getHostAddress() + ", in " + range.get()
+            + ": internal and special-purpose addresses are refused");
       }
     }
   }
