@@ -3,16 +3,10 @@ package dev.idem.examples.payments;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.test.Eventually;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A provider call that outlasts the lease (docs/http.md, "Things to know"), through the real filter, executor and
@@ -22,37 +16,17 @@ import org.junit.jupiter.api.io.TempDir;
  * a retry with the same key gets the payment the new owner finished. The provider charged once, the ledger booked
  * one pair. Runs on an H2 file database; {@link PostgresLeaseShorterThanProviderCallTest} runs it on PostgreSQL.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class LeaseShorterThanProviderCallTest {
+class LeaseShorterThanProviderCallTest extends ServiceOfItsOwn {
   static final Duration DEADLINE = Duration.ofSeconds(60);
   /** The provider's latency: five leases, so the completer has long taken the record over when the call returns. */
   static final int PROVIDER_LATENCY_MS = 5_000;
 
   final Caller alice = new Caller("sk_lease_alice_" + UUID.randomUUID().toString().substring(0, 8), "alice");
-  RunningService service;
 
-  @TempDir
-  static Path data;
-
-  /** The database arguments of this run. */
-  List<String> database() {
-    return List.of("--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments")
-        + ";WRITE_DELAY=0;AUTO_SERVER=FALSE");
-  }
-
-  @BeforeAll
-  void start() {
-    List<String> args = new ArrayList<>(database());
-    args.addAll(List.of(alice.argument(), "--idem.default-lease=1s", "--idem.completer.interval=200ms",
-        "--payments.outbox.enabled=false"));
-    service = RunningService.start(args.toArray(String[]::new));
-  }
-
-  @AfterAll
-  void stop() {
-    if (service != null) {
-      service.close();
-    }
+  @Override
+  protected List<String> arguments() {
+    return List.of(alice.argument(), "--idem.default-lease=1s", "--idem.completer.interval=200ms",
+        "--payments.outbox.enabled=false");
   }
 
   @Test

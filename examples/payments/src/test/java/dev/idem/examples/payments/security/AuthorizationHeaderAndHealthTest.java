@@ -4,22 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.examples.payments.Answer;
 import dev.idem.examples.payments.Caller;
-import dev.idem.examples.payments.RunningService;
+import dev.idem.examples.payments.ServiceOfItsOwn;
 import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -29,8 +23,7 @@ import tools.jackson.databind.JsonNode;
  * actuator; and {@code /actuator/health} shows its details (database, disk) to the admin alone, the status to anyone
  * else. Runs on an H2 file database; {@link PostgresAuthorizationHeaderAndHealthTest} runs it on PostgreSQL.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class AuthorizationHeaderAndHealthTest {
+class AuthorizationHeaderAndHealthTest extends ServiceOfItsOwn {
   private static final String NO_FAULTS =
       "{\"provider_timeout_after_commit_rate\":0,\"provider_error_rate\":0,\"provider_latency_ms\":0}";
 
@@ -38,30 +31,11 @@ class AuthorizationHeaderAndHealthTest {
   final Caller alice = new Caller("sk_dup_alice_" + run, "alice");
   final Caller bob = new Caller("sk_dup_bob_" + run, "bob");
   final String adminKey = "sk_dup_admin_" + run;
-  RunningService service;
 
-  @TempDir
-  static Path data;
-
-  /** The database arguments of this run. */
-  List<String> database() {
-    return List.of("--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments")
-        + ";WRITE_DELAY=0;AUTO_SERVER=FALSE");
-  }
-
-  @BeforeAll
-  void start() {
-    List<String> args = new ArrayList<>(database());
-    args.addAll(List.of(alice.argument(), bob.argument(), "--payments.admin-key=" + adminKey,
-        "--payments.outbox.enabled=false"));
-    service = RunningService.start(args.toArray(String[]::new));
-  }
-
-  @AfterAll
-  void stop() {
-    if (service != null) {
-      service.close();
-    }
+  @Override
+  protected List<String> arguments() {
+    return List.of(alice.argument(), bob.argument(), "--payments.admin-key=" + adminKey,
+        "--payments.outbox.enabled=false");
   }
 
   @AfterEach
