@@ -1,6 +1,7 @@
 package dev.idem.examples.payments.auth;
 
 import dev.idem.core.protocol.ProblemCode;
+import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.Filter;
@@ -20,15 +21,28 @@ import java.util.Optional;
  * principal, which the idempotency filter takes as the scope. It must run before that filter.
  *
  * <ul>
- *   <li>{@code /actuator/**}, {@code /provider/**} (the simulated provider, an external system) and
- *       {@code /webhooks/**} (webhooks from the provider, authenticated by their signature) are open;
- *   <li>{@code /admin/**} needs {@link AdminAccess};
+ *   <li>{@code /provider/**} (the simulated provider, an external system) and {@code /webhooks/**} (webhooks from the
+ *       provider, authenticated by their signature) are open;
+ *   <li>{@code /actuator/health} is open, and its details (the database, the disk) are for the admin: a caller that
+ *       {@link AdminAccess} lets in becomes a principal in role {@link #ADMIN_ROLE}, which
+ *       {@code management.endpoint.health.show-details=when-authorized} and
+ *       {@code management.endpoint.health.roles=ADMIN} require; anyone else sees the status alone;
+ *   <li>{@code /admin/**} and the rest of {@code /actuator/**} need {@link AdminAccess};
  *   <li>everything else needs an API key: without a known one the answer is 401 {@code AUTH.unauthenticated}.
  * </ul>
  *
- * Thread-safe.
+ * <p>A request with more than one {@code Authorization} header is refused on every route but the open ones, before
+ * anything else is looked at: 400 {@code VALIDATION.request}, as the idempotency filter answers two
+ * {@code Idempotency-Key} headers with a 400. The field is a singleton, so two of them are a malformed request, not
+ * a failed login: no credential is taken from either, whichever comes first.
+ *
+ * <p>Thread-safe.
  */
 public final class ApiKeyAuthentication implements Filter {
+  /** The role of a request that {@link AdminAccess} lets in, for the actuator's health details. */
+  public static final String ADMIN_ROLE = "ADMIN";
+  private static final Principal ADMIN = () -> "admin";
+
   private final ApiKeys keys;
   private final AdminAccess admin;
 
@@ -43,14 +57,22 @@ public final class ApiKeyAuthentication implements Filter {
     HttpServletRequest request = (HttpServletRequest) req;
     HttpServletResponse response = (HttpServletResponse) res;
     String path = IdempotencyFilter.pathWithinApplication(request);
-    if (path.equals("/actuator/health") || under(path, "/provider") || under(path, "/webhooks")
-        || path.equals("/error")) {
+    if (under(path, "/provider") || under(path, "/webhooks") || path.equals("/error")) {
       chain.doFilter(request, response);
       return;
     }
-    // the actuator lists and evicts every tenant's idempotency records: an admin route like the others
-    if (under(path, "/admin") || under(path, "/actuator")) {
+    if (BearerToken.repeated(request)) {
+      response.setHeader("WWW-Authenticate", "Bearer realm=\"payments\", error=\"invalid_request\"");
+      Problem.of(PaymentsProblems.INVALID_REQUEST)
+          .withDetail("the request carries more than one Authorization header; send exactly one").write(response);
+      return;
+    }
+    boolean health = path.equals("/actuator/health");
+    // the rest of the actuator lists and evicts every tenant's idempotency records: an admin route like the others
+    if (health || under(path, "/admin") || under(path, "/actuator")) {
       if (admin.allows(request)) {
+        chain.doFilter(new AuthenticatedRequest(request, ADMIN, ADMIN_ROLE), response);
+      } else if (health) {
         chain.doFilter(request, response);
       } else {
         refuse(response, "admin routes need Authorization: Bearer <payments.admin-key>, or a loopback caller that is"
@@ -64,7 +86,7 @@ public final class ApiKeyAuthentication implements Filter {
       refuse(response, token == null ? "send Authorization: Bearer <api key>" : "the API key is not known");
       return;
     }
-    chain.doFilter(new AuthenticatedRequest(request, tenant.get()), response);
+    chain.doFilter(new AuthenticatedRequest(request, tenant.get(), null), response);
   }
 
   private static boolean under(String path, String prefix) {
@@ -76,23 +98,25 @@ public final class ApiKeyAuthentication implements Filter {
     Problem.of(ProblemCode.UNAUTHENTICATED).withDetail(detail).write(response);
   }
 
-  /** The request as seen after authentication: its principal is the tenant. */
+  /** The request as seen after authentication: its principal is the tenant, or the admin in {@link #ADMIN_ROLE}. */
   private static final class AuthenticatedRequest extends HttpServletRequestWrapper {
-    private final Tenant tenant;
+    private final Principal principal;
+    private final String role;
 
-    AuthenticatedRequest(HttpServletRequest request, Tenant tenant) {
+    AuthenticatedRequest(HttpServletRequest request, Principal principal, String role) {
       super(request);
-      this.tenant = tenant;
+      this.principal = principal;
+      this.role = role;
     }
 
     @Override
     public Principal getUserPrincipal() {
-      return tenant;
+      return principal;
     }
 
     @Override
     public String getRemoteUser() {
-      return tenant.name();
+      return principal.getName();
     }
 
     @Override
@@ -102,7 +126,7 @@ public final class ApiKeyAuthentication implements Filter {
 
     @Override
     public boolean isUserInRole(String role) {
-      return false;
+      return role != null && role.equals(this.role);
     }
   }
 }
