@@ -2,8 +2,7 @@ package dev.idem.servlet;
 
 /** On H2 and Jetty. */
 class H2UnstorableTextTest extends UnstorableTextTest {
-  @Override
-  protected String database() {
-    return TestService.DB_H2;
+  H2UnstorableTextTest() {
+    super(TestService.DB_H2, TestService.JETTY);
   }
 }

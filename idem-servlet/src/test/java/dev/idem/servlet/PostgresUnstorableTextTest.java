@@ -2,13 +2,7 @@ package dev.idem.servlet;
 
 /** On PostgreSQL and Tomcat. */
 class PostgresUnstorableTextTest extends UnstorableTextTest {
-  @Override
-  protected String database() {
-    return TestService.DB_POSTGRES;
-  }
-
-  @Override
-  protected String container() {
-    return TestService.TOMCAT;
+  PostgresUnstorableTextTest() {
+    super(TestService.DB_POSTGRES, TestService.TOMCAT);
   }
 }

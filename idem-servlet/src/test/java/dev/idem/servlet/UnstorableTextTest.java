@@ -30,18 +30,19 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class UnstorableTextTest {
   private static final String TENANT_HEADER = "X-Tenant";
+  private final String database;
+  private final String container;
   private TestService service;
 
-  protected abstract String database();
-
-  /** The container: {@link TestService#JETTY} unless overridden. */
-  protected String container() {
-    return TestService.JETTY;
+  /** On a {@link TestService} database ({@code DB_*}) in a container ({@link TestService#JETTY}, {@code TOMCAT}). */
+  UnstorableTextTest(String database, String container) {
+    this.database = database;
+    this.container = container;
   }
 
   @BeforeAll
   void start() throws Exception {
-    service = new TestService(database(), container(), b -> b.scope(ScopeResolver.header(TENANT_HEADER)));
+    service = new TestService(database, container, b -> b.scope(ScopeResolver.header(TENANT_HEADER)));
   }
 
   @AfterAll

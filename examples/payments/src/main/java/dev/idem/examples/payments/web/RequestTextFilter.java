@@ -1,11 +1,9 @@
 package dev.idem.examples.payments.web;
 
 import dev.idem.servlet.Problem;
-import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletRequest;
-import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
@@ -31,23 +29,20 @@ import org.springframework.stereotype.Component;
  */
 @Component
 @Order(RequestTextFilter.ORDER)
-public class RequestTextFilter implements Filter {
+public class RequestTextFilter extends HttpFilter {
   /** After Spring's character encoding and observation filters, before every filter of the service and of Idem. */
   public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
+  private static final long serialVersionUID = 1L;
 
   @Override
-  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+  protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws IOException, ServletException {
-    if (!(req instanceof HttpServletRequest) || !(res instanceof HttpServletResponse)) {
-      chain.doFilter(req, res);
-      return;
-    }
-    String wrong = queryProblem(((HttpServletRequest) req).getQueryString());
+    String wrong = queryProblem(request.getQueryString());
     if (wrong != null) {
-      Problem.of(PaymentsProblems.INVALID_QUERY).withDetail(wrong).write((HttpServletResponse) res);
+      Problem.of(PaymentsProblems.INVALID_QUERY).withDetail(wrong).write(response);
       return;
     }
-    chain.doFilter(new CheckedParameters((HttpServletRequest) req), res);
+    chain.doFilter(new CheckedParameters(request), response);
   }
 
   /**

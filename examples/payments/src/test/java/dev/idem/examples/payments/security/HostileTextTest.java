@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.examples.payments.Answer;
 import dev.idem.examples.payments.Caller;
+import dev.idem.examples.payments.DatabaseOfItsOwn;
 import dev.idem.examples.payments.RunningService;
 import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;
@@ -55,18 +56,16 @@ class HostileTextTest {
   private String paymentId;
   private String chargeId;
 
+  /** A database of its own, dropped after the run; null for an H2 file in {@link #data}. */
+  DatabaseOfItsOwn database;
+
   @TempDir
   static Path data;
 
-  /** The database arguments of this run. */
-  List<String> database() {
-    return List.of("--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments")
-        + ";WRITE_DELAY=0;AUTO_SERVER=FALSE");
-  }
-
   @BeforeAll
   void start() {
-    List<String> args = new ArrayList<>(database());
+    List<String> args = new ArrayList<>(database != null ? database.arguments()
+        : List.of("--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments") + ";WRITE_DELAY=0"));
     args.add(alice.argument());
     args.add("--payments.outbox.enabled=false");
     service = RunningService.start(args.toArray(String[]::new));
@@ -87,8 +86,8 @@ class HostileTextTest {
 
   @AfterAll
   void stop() {
-    if (service != null) {
-      service.close();
+    try (DatabaseOfItsOwn dropped = database; RunningService stopped = service) {
+      // closes the service, then drops the database (a null one is skipped)
     }
   }
 

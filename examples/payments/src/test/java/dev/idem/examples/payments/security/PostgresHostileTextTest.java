@@ -7,9 +7,7 @@ import dev.idem.examples.payments.DatabaseOfItsOwn;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,24 +16,8 @@ import org.junit.jupiter.api.Test;
  * table is gone (renamed for the test, then restored), its routes answer 503 without the database's error text.
  */
 class PostgresHostileTextTest extends HostileTextTest {
-  private DatabaseOfItsOwn database;
-
-  @Override
-  List<String> database() {
+  PostgresHostileTextTest() {
     database = DatabaseOfItsOwn.postgres();
-    return database.arguments();
-  }
-
-  @Override
-  @AfterAll
-  void stop() {
-    try {
-      super.stop();
-    } finally {
-      if (database != null) {
-        database.close();
-      }
-    }
   }
 
   @Test
