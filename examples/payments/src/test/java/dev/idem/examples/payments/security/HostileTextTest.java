@@ -208,6 +208,16 @@ class HostileTextTest {
       assertRefused(refused, form + ": " + refused);
       assertThat(refused.code()).as(form).isEqualTo("VALIDATION.body");
     }
+    for (String method : List.of("PUT", "PATCH", "DELETE")) {
+      for (String form : List.of("name=%zz", "name=a%00b", "na%c0me=x")) {
+        Answer refused = checked(service.send(service.request("/accounts/acct_text", alice.apiKey())
+            .header("Content-Type", "application/x-www-form-urlencoded").header("If-Match", "*")
+            .method(method, HttpRequest.BodyPublishers.ofString(form)).build()));
+
+        assertThat(refused.status()).as(method + " " + form + ": " + refused).isBetween(400, 499);
+        assertThat(refused.header("Content-Type")).as(method + " " + form).isEqualTo("application/problem+json");
+      }
+    }
     assertThat(state()).isEqualTo(before);
   }
 
