@@ -181,6 +181,12 @@ public final class IdempotencyFilter implements Filter {
     Optional<Scope> scope;
     try {
       scope = scopes.resolve(request);
+    } catch (InvalidKeyException e) {
+      // Scope refuses control characters and unpaired surrogates, which no store can hold (PostgreSQL refuses a NUL)
+      Problem.of(ProblemCode.SCOPE_INVALID).withDetail("the scope this request authenticated as holds a control"
+          + " character or an unpaired surrogate, which the idempotency store cannot hold; nothing was applied")
+          .write(response);
+      return;
     } catch (IllegalArgumentException e) {
       scope = Optional.empty();
     }

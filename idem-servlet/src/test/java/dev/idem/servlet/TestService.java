@@ -19,14 +19,18 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.security.Principal;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,6 +38,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
+import org.apache.catalina.Context;
+import org.apache.catalina.connector.Connector;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
@@ -41,23 +50,33 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
 /**
- * A small service in embedded Jetty 12 with the filter in front: {@code POST /orders} (atomic: the handler writes a
- * row through the exchange's transaction), {@code POST /payments} and {@code POST /payments-wait} (phased: create,
- * charge outside the database, capture), {@code GET /orders}. Bearer tokens {@code alice} and {@code bob} are
- * tenants; a request without a token is anonymous.
+ * A small service in embedded Jetty 12 (or Tomcat 11) with the filter in front: {@code POST /orders} (atomic: the
+ * handler writes a row through the exchange's transaction), {@code POST /payments} and {@code POST /payments-wait}
+ * (phased: create, charge outside the database, capture), {@code GET /orders}. Bearer tokens {@code alice} and
+ * {@code bob} are tenants; a request without a token is anonymous.
  */
 final class TestService implements AutoCloseable {
   static final String DB_H2 = "h2";
   static final String DB_POSTGRES = "postgres";
   static final String DB_MARIADB = "mariadb";
+  /** PostgreSQL in a schema of its own, dropped on close: counts of its tables see only this service's rows. */
+  static final String DB_POSTGRES_OWN_SCHEMA = "postgres-own-schema";
+  static final String JETTY = "jetty";
+  static final String TOMCAT = "tomcat";
   static final int MAX_RESPONSE_BYTES = 4096;
   static final int MAX_REQUEST_BYTES = 2048;
   static final Duration LEASE = Duration.ofSeconds(20);
+  private static final String POSTGRES_URL =
+      System.getProperty("idem.test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/test");
+  private static final String POSTGRES_USER = System.getProperty("idem.test.postgres.user", "postgres");
 
   final HikariDataSource dataSource;
+  /** The schema created for this service, or null. */
+  private final String ownSchema;
   final JdbcIdempotencyStore store;
   final Idem idem;
-  final Server server;
+  /** Stops the container. */
+  private final AutoCloseable server;
   final int port;
   /** Provider charges per derived key. */
   final Map<String, AtomicInteger> charges = new ConcurrentHashMap<>();
@@ -65,8 +84,16 @@ final class TestService implements AutoCloseable {
   volatile CountDownLatch chargeEntered;
   volatile CountDownLatch chargeRelease;
 
+  /** On embedded Jetty. */
   TestService(String db, UnaryOperator<IdempotencyFilter.Builder> filterConfig) throws Exception {
-    this.dataSource = open(db);
+    this(db, JETTY, filterConfig);
+  }
+
+  /** On embedded Jetty ({@link #JETTY}) or Tomcat ({@link #TOMCAT}). */
+  TestService(String db, String container, UnaryOperator<IdempotencyFilter.Builder> filterConfig) throws Exception {
+    this.ownSchema = db.equals(DB_POSTGRES_OWN_SCHEMA)
+        ? "servlet_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12) : null;
+    this.dataSource = open(db, ownSchema);
     createTables(db);
     this.store = JdbcIdempotencyStore.builder(dataSource).name("servlet-test-" + db).table("idem_servlet_record")
         .createSchemaIfMissing(true).build();
@@ -85,33 +112,74 @@ final class TestService implements AutoCloseable {
         .route(IdempotentRoute.atomic("POST", "/notes").withKeyOptional())
         .maxRequestBytes(MAX_REQUEST_BYTES)).build();
 
-    server = new Server();
-    ServerConnector connector = new ServerConnector(server);
-    connector.setHost("127.0.0.1");
-    connector.setPort(0);
-    server.addConnector(connector);
-    ServletContextHandler context = new ServletContextHandler("/");
-    context.addFilter(new FilterHolder(bearerAuth()), "/*", EnumSet.of(DispatcherType.REQUEST));
-    context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
-    context.addServlet(new ServletHolder(new Orders()), "/orders");
-    context.addServlet(new ServletHolder(new Orders()), "/notes");
-    context.addServlet(new ServletHolder(new Payments()), "/payments");
-    context.addServlet(new ServletHolder(new Payments()), "/payments-wait");
-    server.setHandler(context);
-    server.start();
-    port = connector.getLocalPort();
+    Map<String, HttpServlet> servlets = new LinkedHashMap<>();
+    servlets.put("/orders", new Orders());
+    servlets.put("/notes", new Orders());
+    servlets.put("/payments", new Payments());
+    servlets.put("/payments-wait", new Payments());
+    List<Filter> filters = List.of(bearerAuth(), filter);
+    if (container.equals(TOMCAT)) {
+      Tomcat tomcat = new Tomcat();
+      tomcat.setBaseDir(Files.createTempDirectory("servlet-test-tomcat").toString());
+      Connector connector = new Connector();
+      connector.setProperty("address", "127.0.0.1");
+      connector.setPort(0);
+      tomcat.setConnector(connector);
+      Context context = tomcat.addContext("", null);
+      for (int i = 0; i < filters.size(); i++) {
+        FilterDef def = new FilterDef();
+        def.setFilterName("filter-" + i);
+        def.setFilter(filters.get(i));
+        context.addFilterDef(def);
+        FilterMap map = new FilterMap();
+        map.setFilterName("filter-" + i);
+        map.addURLPattern("/*");
+        context.addFilterMap(map);
+      }
+      servlets.forEach((path, servlet) -> {
+        Tomcat.addServlet(context, path, servlet);
+        context.addServletMappingDecoded(path, path);
+      });
+      tomcat.start();
+      port = connector.getLocalPort();
+      server = () -> {
+        tomcat.stop();
+        tomcat.destroy();
+      };
+    } else {
+      Server jetty = new Server();
+      ServerConnector connector = new ServerConnector(jetty);
+      connector.setHost("127.0.0.1");
+      connector.setPort(0);
+      jetty.addConnector(connector);
+      ServletContextHandler context = new ServletContextHandler("/");
+      for (Filter f : filters) {
+        context.addFilter(new FilterHolder(f), "/*", EnumSet.of(DispatcherType.REQUEST));
+      }
+      servlets.forEach((path, servlet) -> context.addServlet(new ServletHolder(servlet), path));
+      jetty.setHandler(context);
+      jetty.start();
+      port = connector.getLocalPort();
+      server = jetty::stop;
+    }
   }
 
   String url(String path) {
     return "http://127.0.0.1:" + port + path;
   }
 
-  private static HikariDataSource open(String db) {
+  private static HikariDataSource open(String db, String schema) {
     HikariConfig config = new HikariConfig();
     switch (db) {
       case DB_POSTGRES:
-        config.setJdbcUrl(System.getProperty("idem.test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/test"));
-        config.setUsername(System.getProperty("idem.test.postgres.user", "postgres"));
+      case DB_POSTGRES_OWN_SCHEMA:
+        String url = POSTGRES_URL;
+        config.setUsername(POSTGRES_USER);
+        if (schema != null) {
+          onPostgres("CREATE SCHEMA " + schema);
+          url += (url.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+        }
+        config.setJdbcUrl(url);
         break;
       case DB_MARIADB:
         config.setJdbcUrl(System.getProperty("idem.test.mariadb.url", "jdbc:mariadb://127.0.0.1:3306/test"));
@@ -212,13 +280,26 @@ final class TestService implements AutoCloseable {
       // requests past the filter (a key-optional route without a key), where only the handler would answer them
       String contentType = req.getHeader("Content-Type");
       if (contentType != null && contentType.startsWith("application/x-www-form-urlencoded")) {
+        String form;
+        try {
+          form = "item=" + req.getParameter("item") + " qty=" + req.getParameter("qty");
+        } catch (IllegalStateException | IllegalArgumentException e) {
+          // Tomcat refuses a form it cannot decode (an unknown charset, a broken escape) on the first read
+          Problem.of(400, "VALIDATION.body", "Invalid body").withDetail("the form cannot be decoded").write(resp);
+          return;
+        }
         resp.setStatus(201);
         resp.setContentType("text/plain;charset=UTF-8");
-        resp.getWriter().write("item=" + req.getParameter("item") + " qty=" + req.getParameter("qty"));
+        resp.getWriter().write(form);
         return;
       }
       String body = new String(req.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       IdempotentExchange exchange = IdempotentExchange.find(req).orElse(null);
+      if (body.indexOf('\0') >= 0) {
+        // as an application on PostgreSQL must: it refuses a NUL in text, and the handler writes the body as text
+        Problem.of(400, "VALIDATION.body", "Invalid body").withDetail("the body holds a NUL character").write(resp);
+        return;
+      }
       if (body.contains("\"mode\":\"senderror\"")) {
         resp.sendError(404, "internal detail: db host 10.0.0.7");
         return;
@@ -315,10 +396,23 @@ final class TestService implements AutoCloseable {
         .build();
   }
 
+  private static void onPostgres(String sql) {
+    try (Connection c = DriverManager.getConnection(POSTGRES_URL, POSTGRES_USER, "");
+        Statement st = c.createStatement()) {
+      st.execute(sql);
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot run '" + sql + "' on " + POSTGRES_URL + " (is the server running?"
+          + " tests never skip): " + e.getMessage(), e);
+    }
+  }
+
   @Override
   public void close() throws Exception {
-    server.stop();
+    server.close();
     dataSource.close();
+    if (ownSchema != null) {
+      onPostgres("DROP SCHEMA " + ownSchema + " CASCADE");
+    }
   }
 
   /** Stands for a web framework's own exception type wrapping what a handler threw. */

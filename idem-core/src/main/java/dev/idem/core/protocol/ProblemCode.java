@@ -33,6 +33,11 @@ public final class ProblemCode {
   /** 405: a method the resource does not take. */
   public static final ProblemCode METHOD_NOT_ALLOWED = of("VALIDATION.method_not_allowed", 405, false,
       "Method not allowed");
+  /**
+   * 400: a scope (from the request's authentication) that holds a control character or an unpaired surrogate, which
+   * the store cannot hold.
+   */
+  public static final ProblemCode SCOPE_INVALID = of("VALIDATION.scope_invalid", 400, false, "Scope is invalid");
   /** 401: a request without a scope (no principal). */
   public static final ProblemCode UNAUTHENTICATED = of("AUTH.unauthenticated", 401, false,
       "Authentication required");

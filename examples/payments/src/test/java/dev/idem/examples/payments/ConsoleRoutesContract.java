@@ -153,13 +153,16 @@ abstract class ConsoleRoutesContract {
 
   @Test
   void aSearchForAnythingButVisibleAsciiIs400() {
-    for (String part : List.of("café", "a\u0000b", "two words", "tab\tbed", "emoji-\uD83D\uDE00", "\u00A0")) {
+    for (String part : List.of("café", "two words", "tab\tbed", "emoji-\uD83D\uDE00", "\u00A0")) {
       Answer a = service.get("/admin/console/records?state=any&key=" + encode(part), ADMIN_KEY);
 
       assertThat(a.status()).as("%s: %s", part, a).isEqualTo(400);
       assertThat(a.code()).isEqualTo("VALIDATION.key");
       assertThat(a.json().path("detail").asString()).contains("visible ASCII");
     }
+    // a NUL is refused for every route before the console sees it (RequestTextFilter)
+    assertThat(service.get("/admin/console/records?state=any&key=" + encode("a\u0000b"), ADMIN_KEY).code())
+        .isEqualTo("VALIDATION.query");
     assertThat(records("state=any&key=" + encode("!~")).path("records").isArray())
         .as("the edges of visible ASCII are searched").isTrue();
   }

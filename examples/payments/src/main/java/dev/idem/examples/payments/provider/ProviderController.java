@@ -16,6 +16,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -33,6 +35,7 @@ import tools.jackson.databind.JsonNode;
 @RestController
 @RequestMapping(path = "/provider", produces = MediaType.APPLICATION_JSON_VALUE)
 public class ProviderController {
+  private static final Logger LOG = LoggerFactory.getLogger(ProviderController.class);
   private static final Pattern CURRENCY = Pattern.compile("[A-Z]{3}");
 
   private final PaymentProvider provider;
@@ -135,8 +138,10 @@ public class ProviderController {
           .withDetail(e.getMessage()));
     }
     if (e instanceof ProviderUnavailableException) {
+      // the message may carry the provider's database error: it goes to the log, never into an answer
+      LOG.warn("provider call failed: {}", e.getMessage(), e);
       return new ApiProblem(Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Provider unavailable")
-          .withDetail(e.getMessage()));
+          .withDetail("the provider is unavailable; retry with the same Idempotency-Key"));
     }
     return new ApiProblem(Problem.of(((ProviderRejectedException) e).problemCode())
         .withDetail(e.getMessage()));

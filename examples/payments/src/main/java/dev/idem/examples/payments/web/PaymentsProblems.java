@@ -21,6 +21,12 @@ public final class PaymentsProblems {
       "Not acceptable");
   /** 400: a body that could not be read. */
   public static final ProblemCode UNREADABLE_BODY = ProblemCode.of("VALIDATION.body", 400, false, "Invalid request");
+  /**
+   * 400: a query string that is not percent-encoded UTF-8, or holds text the databases cannot store (a NUL); see
+   * {@link RequestTextFilter}.
+   */
+  public static final ProblemCode INVALID_QUERY = ProblemCode.of("VALIDATION.query", 400, false,
+      "Invalid query string");
   /** 400 (or another 4xx the framework chose): a request the framework refused. */
   public static final ProblemCode INVALID_REQUEST = ProblemCode.of("VALIDATION.request", 400, false,
       "Invalid request");
