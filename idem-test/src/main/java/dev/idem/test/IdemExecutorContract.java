@@ -11,6 +11,7 @@ import dev.idem.core.Idem;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.KeepPolicy;
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationPolicy;
@@ -623,6 +624,155 @@ public abstract class IdemExecutorContract {
 
     assertThat(again.outcome()).isEqualTo(Outcome.STORED);
     assertThat(runs("p-exp", "create")).isEqualTo(2);
+  }
+
+  // ------------------------------------------------------------------ permanent refusals
+
+  private static final String REFUSED = "{\"code\":\"PROVIDER.idempotency_key_reused\",\"retryable\":false}";
+
+  /**
+   * create (reserves) -> charge (refused for good while {@code refuse} is set) -> capture; the release step records
+   * what it gave back, and throws while {@code releaseFails} is set.
+   */
+  private Idem refusingIdem(Operation operation, AtomicBoolean refuse, List<String> released,
+      AtomicBoolean releaseFails) {
+    return idemBuilder().policy(operation, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1)).build())
+        .phased(refusing(operation, refuse, released, releaseFails)).build();
+  }
+
+  private PhasedOperation refusing(Operation operation, AtomicBoolean refuse, List<String> released,
+      AtomicBoolean releaseFails) {
+    return PhasedOperation.builder(operation)
+        .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("reserved", "pay_" + ctx.key())))
+        .outside("charge", ctx -> {
+          ran(ctx.key().value(), "charge");
+          Runnable hook = duringCharge;
+          if (hook != null) {
+            duringCharge = null;
+            hook.run();
+          }
+          if (refuse.get()) {
+            return PhaseResult.refuse(StoredResponse.json(422, REFUSED));
+          }
+          return PhaseResult.next(ctx.checkpoint().with("charge_id", "ch_" + ctx.derivedKey("charge")));
+        })
+        .inTransaction("capture", ctx -> PhaseResult.respond(StoredResponse.of(201, "captured")))
+        .onRefusal(ctx -> {
+          ctx.transaction();
+          if (releaseFails.get()) {
+            throw new IllegalStateException("release failed");
+          }
+          released.add(ctx.checkpoint().require("reserved"));
+        })
+        .build();
+  }
+
+  @Test
+  void permanentRefusalEndsTheRecordFailedAfterTheReleaseStepAndIsReplayed() throws Exception {
+    Operation operation = Operation.of("POST /refused");
+    List<String> released = new CopyOnWriteArrayList<>();
+    Idem idem = refusingIdem(operation, new AtomicBoolean(true), released, new AtomicBoolean());
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("ref-1"),
+        "{\"amount\":1}".getBytes(StandardCharsets.UTF_8));
+
+    Execution refused = idem.phased(request);
+    Execution again = idem.phased(request);
+    IdempotencyRecord stored = store.inTransaction(tx -> store.find(tx, request.recordKey())).orElseThrow();
+
+    assertThat(refused.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(refused.response().status()).isEqualTo(422);
+    assertThat(stored.state()).isEqualTo(RecordState.FAILED);
+    assertThat(stored.response().bodyAsString()).isEqualTo(REFUSED);
+    assertThat(stored.lockedUntil()).isNull();
+    assertThat(released).as("the release step ran once, with the committed checkpoint").containsExactly("pay_ref-1");
+    assertThat(again.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(again.response()).isEqualTo(refused.response());
+    assertThat(runs("ref-1", "charge")).as("the refused call is never made again").isEqualTo(1);
+    assertThat(events).contains("transition IN_PROGRESS -> FAILED");
+  }
+
+  @Test
+  void refusalIsKeptEvenWhenTheKeepPolicyWouldNotKeepItsStatus() throws Exception {
+    Operation operation = Operation.of("POST /refused-unkept");
+    List<String> released = new CopyOnWriteArrayList<>();
+    Idem strict = idemBuilder().policy(operation, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1))
+            .keep(KeepPolicy.builder().neverKeep(422).build()).build())
+        .phased(refusing(operation, new AtomicBoolean(true), released, new AtomicBoolean())).build();
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("ref-2"), new byte[0]);
+
+    Execution refused = strict.phased(request);
+
+    assertThat(refused.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(record(request).state()).isEqualTo(RecordState.FAILED);
+    assertThat(released).containsExactly("pay_ref-2");
+  }
+
+  @Test
+  void refusalMetByTheCompleterEndsTheRecordAndNoLaterRoundTouchesIt() throws Exception {
+    Operation operation = Operation.of("POST /refused-resumed");
+    AtomicBoolean refuse = new AtomicBoolean();
+    List<String> released = new CopyOnWriteArrayList<>();
+    Idem idem = refusingIdem(operation, refuse, released, new AtomicBoolean());
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("ref-3"), new byte[0]);
+    duringCharge = () -> {
+      throw new Crash();
+    };
+    try {
+      idem.phased(request);
+    } catch (Crash expected) {
+      // simulated crash
+    }
+    IdempotencyRecord crashed = record(request);
+    store.inTransaction(tx -> store.update(tx,
+        crashed.withLease("dead-worker", clock.instant().plus(LEASE), clock.instant())));
+    clock.advance(LEASE.plusSeconds(1));
+    refuse.set(true);
+    Completer completer = idem.completer().batchSize(1000).build();
+
+    Completer.Round first = completer.runOnce();
+    IdempotencyRecord ended = record(request);
+    clock.advance(LEASE.multipliedBy(10));
+    Completer.Round later = completer.runOnce();
+
+    assertThat(first.recovered()).isEqualTo(1);
+    assertThat(ended.state()).isEqualTo(RecordState.FAILED);
+    assertThat(released).containsExactly("pay_ref-3");
+    assertThat(later.found()).as("a refused record is final: no completer finds it again").isZero();
+    assertThat(record(request)).isEqualTo(ended);
+    assertThat(runs("ref-3", "charge")).isEqualTo(2);
+    assertThat(idem.phased(request).outcome()).isEqualTo(Outcome.REPLAYED);
+  }
+
+  @Test
+  void releaseStepThatFailsLeavesTheRecordAtItsRecoveryPoint() throws Exception {
+    Operation operation = Operation.of("POST /refused-release-fails");
+    AtomicBoolean releaseFails = new AtomicBoolean(true);
+    List<String> released = new CopyOnWriteArrayList<>();
+    Idem idem = refusingIdem(operation, new AtomicBoolean(true), released, releaseFails);
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("ref-4"), new byte[0]);
+
+    assertThatThrownBy(() -> idem.phased(request)).hasMessageContaining("release failed");
+    IdempotencyRecord between = record(request);
+    releaseFails.set(false);
+    Execution retry = idem.phased(request);
+
+    assertThat(between.state()).as("no FAILED record without its release").isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(between.recoveryPoint()).isEqualTo("create");
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(record(request).state()).isEqualTo(RecordState.FAILED);
+    assertThat(released).containsExactly("pay_ref-4");
+  }
+
+  @Test
+  void aRefusalIsAClientError() {
+    assertThatThrownBy(() -> PhaseResult.refuse(StoredResponse.of(503, "down")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("4xx");
+    assertThat(PhaseResult.refuse(StoredResponse.of(422, "no")).isRefusal()).isTrue();
+    assertThat(PhaseResult.respond(StoredResponse.of(422, "no")).isRefusal()).isFalse();
+  }
+
+  private IdempotencyRecord record(IdempotentRequest request) throws Exception {
+    return store.inTransaction(tx -> store.find(tx, request.recordKey())).orElse(null);
   }
 
   // ------------------------------------------------------------------ leased

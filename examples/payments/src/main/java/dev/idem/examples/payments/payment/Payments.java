@@ -58,6 +58,20 @@ public class Payments {
     return find(c, tenant, id, false);
   }
 
+  /** Gives back a refund's reserved amount, when the provider refused the refund for good. */
+  public void releaseRefund(Connection c, String id, long amount, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("UPDATE pay_payment SET refunded_amount = refunded_amount - ?,"
+        + " updated_at = ?, version = version + 1 WHERE id = ? AND refunded_amount >= ?")) {
+      ps.setLong(1, amount);
+      ps.setLong(2, now.toEpochMilli());
+      ps.setString(3, id);
+      ps.setLong(4, amount);
+      if (ps.executeUpdate() != 1) {
+        throw new IllegalStateException("payment " + id + " has no reserved refund of " + amount + " to give back");
+      }
+    }
+  }
+
   /**
    * The payment, locked until the caller's transaction ends ({@code SELECT ... FOR UPDATE}), so that concurrent
    * refunds of one payment take turns.
