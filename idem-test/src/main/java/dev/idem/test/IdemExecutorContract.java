@@ -121,6 +121,15 @@ public abstract class IdemExecutorContract {
     phaseRuns.computeIfAbsent(key + "/" + phase, k -> new AtomicInteger()).incrementAndGet();
   }
 
+  /** Runs {@link #duringCharge} once, if it is set. */
+  private void duringChargeOnce() {
+    Runnable hook = duringCharge;
+    if (hook != null) {
+      duringCharge = null;
+      hook.run();
+    }
+  }
+
   protected int runs(String key, String phase) {
     AtomicInteger n = phaseRuns.get(key + "/" + phase);
     return n == null ? 0 : n.get();
@@ -136,11 +145,7 @@ public abstract class IdemExecutorContract {
         })
         .outside("charge", ctx -> {
           ran(ctx.key().value(), "charge");
-          Runnable hook = duringCharge;
-          if (hook != null) {
-            duringCharge = null;
-            hook.run();
-          }
+          duringChargeOnce();
           String derived = ctx.derivedKey("charge");
           if (externalFailsOnce.getAndSet(false)) {
             return PhaseResult.respond(StoredResponse.json(503, "{\"code\":\"DEPENDENCY.unavailable\"}"));
@@ -157,9 +162,9 @@ public abstract class IdemExecutorContract {
         .build();
   }
 
-  /** The derived key of the "charge" call of a payment key in this test's scope. */
-  protected String derived(String key) {
-    return new RecordKey(scope, Operation.of(PAYMENTS), IdempotencyKey.of(key)).derive("charge");
+  /** The derived key of the "charge" call of a payment key in this test's scope, from its stored record. */
+  protected String derived(String key) throws Exception {
+    return record(key).derive("charge");
   }
 
   protected IdempotencyRecord record(String key) throws Exception {
@@ -292,11 +297,7 @@ public abstract class IdemExecutorContract {
         .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("payment_id", "pay_" + ctx.key())))
         .outsideRepeatable("charge", ctx -> {
           ran(ctx.key().value(), "charge");
-          Runnable hook = duringCharge;
-          if (hook != null) {
-            duringCharge = null;
-            hook.run();
-          }
+          duringChargeOnce();
           String derived = ctx.derivedKey("charge");
           externalCalls.computeIfAbsent(derived, k -> new AtomicInteger()).incrementAndGet();
           return PhaseResult.next(ctx.checkpoint().with("charge_id", "ch_" + derived));
@@ -349,7 +350,7 @@ public abstract class IdemExecutorContract {
     assertThat(between.recoveryPoint()).isEqualTo("create");
     assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
     assertThat(runs("r-2", "charge")).isEqualTo(2);
-    String derived = new RecordKey(scope, Operation.of(REPEATABLE), IdempotencyKey.of("r-2")).derive("charge");
+    String derived = repeatableRecord("r-2").derive("charge");
     assertThat(externalCalls.get(derived)).as("both calls carried the same derived key").hasValue(2);
     assertThat(retry.response().bodyAsString()).contains("ch_" + derived);
   }
@@ -636,8 +637,14 @@ public abstract class IdemExecutorContract {
    */
   private Idem refusingIdem(Operation operation, AtomicBoolean refuse, List<String> released,
       AtomicBoolean releaseFails) {
-    return idemBuilder().policy(operation, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1)).build())
-        .phased(refusing(operation, refuse, released, releaseFails)).build();
+    return soleOperationBuilder(operation).phased(refusing(operation, refuse, released, releaseFails)).build();
+  }
+
+  /** An Idem for one operation only, so that its completer sees no other records of a shared table. */
+  private Idem.Builder soleOperationBuilder(Operation operation) {
+    return Idem.builder().name("sole").store(store).clock(clock).listener(recordingListener())
+        .sleeper(d -> clock.advance(d))
+        .policy(operation, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1)).build());
   }
 
   private PhasedOperation refusing(Operation operation, AtomicBoolean refuse, List<String> released,
@@ -646,11 +653,7 @@ public abstract class IdemExecutorContract {
         .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("reserved", "pay_" + ctx.key())))
         .outside("charge", ctx -> {
           ran(ctx.key().value(), "charge");
-          Runnable hook = duringCharge;
-          if (hook != null) {
-            duringCharge = null;
-            hook.run();
-          }
+          duringChargeOnce();
           if (refuse.get()) {
             return PhaseResult.refuse(StoredResponse.json(422, REFUSED));
           }
@@ -695,7 +698,8 @@ public abstract class IdemExecutorContract {
   void refusalIsKeptEvenWhenTheKeepPolicyWouldNotKeepItsStatus() throws Exception {
     Operation operation = Operation.of("POST /refused-unkept");
     List<String> released = new CopyOnWriteArrayList<>();
-    Idem strict = idemBuilder().policy(operation, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1))
+    Idem strict = soleOperationBuilder(operation)
+        .policy(operation, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1))
             .keep(KeepPolicy.builder().neverKeep(422).build()).build())
         .phased(refusing(operation, new AtomicBoolean(true), released, new AtomicBoolean())).build();
     IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("ref-2"), new byte[0]);
@@ -773,6 +777,80 @@ public abstract class IdemExecutorContract {
 
   private IdempotencyRecord record(IdempotentRequest request) throws Exception {
     return store.inTransaction(tx -> store.find(tx, request.recordKey())).orElse(null);
+  }
+
+  // ------------------------------------------------------------------ derived keys
+
+  @Test
+  void derivedKeysCarryTheRecordsOwnNonceAndAreTheSameOnEveryResume() throws Exception {
+    Operation operation = Operation.of("POST /derived");
+    List<String> seen = new CopyOnWriteArrayList<>();
+    AtomicInteger failures = new AtomicInteger(2);
+    Idem idem = soleOperationBuilder(operation).phased(PhasedOperation.builder(operation)
+            .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("k", ctx.key().value())))
+            .outside("charge", ctx -> {
+              seen.add(ctx.key().value() + "=" + ctx.derivedKey("charge"));
+              if (failures.getAndDecrement() == 2) {
+                throw new Crash();
+              }
+              if (failures.get() >= 0) {
+                throw new IllegalStateException("provider down");
+              }
+              return PhaseResult.next(ctx.checkpoint());
+            })
+            .inTransaction("capture", ctx -> PhaseResult.respond(StoredResponse.of(201, ctx.derivedKey("charge"))))
+            .build()).build();
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("dk-1"), new byte[0]);
+    try {
+      idem.phased(request);
+    } catch (Crash expected) {
+      // simulated crash: the lease is still held
+    }
+    IdempotencyRecord crashed = store.inTransaction(tx -> store.find(tx, request.recordKey())).orElseThrow();
+    store.inTransaction(tx -> store.update(tx,
+        crashed.withLease("dead-worker", clock.instant().plus(LEASE), clock.instant())));
+    clock.advance(LEASE.plusSeconds(1));
+
+    Completer.Round resumed = idem.completer().batchSize(1000).build().runOnce();
+    clock.advance(LEASE.plusSeconds(1));
+    Execution takenOver = idem.phased(request);
+    Execution other = idem.phased(IdempotentRequest.of(scope, operation, IdempotencyKey.of("dk-2"), new byte[0]));
+    clock.advance(Duration.ofHours(2));
+    Execution afterExpiry = idem.phased(request);
+
+    String first = seen.get(0).substring("dk-1=".length());
+    assertThat(resumed.failed()).as("the completer ran the charge, which failed").isEqualTo(1);
+    assertThat(takenOver.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(seen.subList(0, 3)).as("first run, completer, takeover: one derived key")
+        .containsOnly("dk-1=" + first);
+    assertThat(takenOver.response().bodyAsString()).isEqualTo(first);
+    assertThat(first).isEqualTo(crashed.derive("charge")).startsWith("dk-1:charge:")
+        .hasSize("dk-1:charge:".length() + 24);
+    assertThat(crashed.keyNonce()).hasSize(IdempotencyRecord.KEY_NONCE_LENGTH);
+    assertThat(first).as("not computable from the scope, operation and key")
+        .isNotEqualTo(request.recordKey().derive("charge"));
+    assertThat(other.response().bodyAsString()).as("another record").isNotEqualTo(first);
+    assertThat(afterExpiry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(afterExpiry.response().bodyAsString()).as("a new record for the same key after expiry")
+        .isNotEqualTo(first);
+  }
+
+  @Test
+  void aRecordFromBeforeNoncesKeepsTheOldDerivationWhenResumed() throws Exception {
+    Idem idem = idem();
+    RecordKey key = new RecordKey(scope, Operation.of(PAYMENTS), IdempotencyKey.of("pre-upgrade"));
+    IdempotencyRecord old = new IdempotencyRecord(key, RecordState.IN_PROGRESS, Fingerprint.ofHash(HASH), null,
+        "create", Checkpoint.empty().with("payment_id", "pay_old").with("body", "{}"), "old-worker",
+        clock.instant().plus(LEASE), 1, clock.instant(), clock.instant(), clock.instant().plus(Duration.ofHours(1)));
+    store.inTransaction(tx -> store.insert(tx, old));
+    clock.advance(LEASE.plusSeconds(1));
+
+    Completer.Round round = idem.completer().batchSize(1000).build().runOnce();
+
+    assertThat(round.recovered()).isGreaterThanOrEqualTo(1);
+    assertThat(externalCalls.get(key.derive("charge"))).as("the charge carried the old derived key").hasValue(1);
+    assertThat(record("pre-upgrade").state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(record("pre-upgrade").response().bodyAsString()).contains("ch_" + key.derive("charge"));
   }
 
   // ------------------------------------------------------------------ leased

@@ -765,6 +765,11 @@ public final class Executor {
     }
 
     @Override
+    public String derivedKey(String name) {
+      return held.derive(name);
+    }
+
+    @Override
     public Checkpoint checkpoint() {
       return checkpoint;
     }

@@ -11,10 +11,14 @@ import dev.idem.examples.payments.refund.RefundPhases;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -22,17 +26,21 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Hostile callers: the payment provider refuses a charge or a refund for good ({@code PROVIDER.idempotency_key_reused},
- * provoked here by an outsider who used the provider key the service derives before the service did). The operation
- * ends FAILED with a kept 422 problem that says it is not retryable, what it reserved is given back (the payment is
- * marked failed; the refund's amount is free again), and no completer round touches the record again. Over HTTP,
- * against the service's own filter, store and Tomcat, on an H2 file database; {@link PostgresProviderRefusalTest}
- * runs it on PostgreSQL.
+ * Hostile callers and the provider keys the service derives. An outsider who computes the provider key of a payment or
+ * a refund from its tenant, route and client key, and uses it first, changes nothing: keys carry the record's own
+ * random nonce. A record claimed before nonces existed keeps the old, computable derivation (so that it resumes with
+ * the key it already sent); when an outsider used that key first, the provider refuses the call for good
+ * ({@code PROVIDER.idempotency_key_reused}), and the operation ends FAILED with a kept 422 problem that says it is not
+ * retryable, what it reserved is given back (the payment is marked failed; the refund's amount is free again), and no
+ * completer round touches the record again. Over HTTP, against the service's own filter, store and Tomcat, on an H2
+ * file database; {@link PostgresProviderRefusalTest} runs it on PostgreSQL.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ProviderRefusalTest {
   private final String run = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
   final Caller alice = new Caller("sk_refusal_alice_" + run, "alice");
+  private static final String FAULTS =
+      "{\"provider_timeout_after_commit_rate\":0,\"provider_error_rate\":%d,\"provider_latency_ms\":0}";
   RunningService service;
 
   @TempDir
@@ -51,24 +59,44 @@ class ProviderRefusalTest {
   void start() {
     List<String> args = new ArrayList<>(database());
     args.add(alice.argument());
-    args.add("--idem.completer.interval=200ms");
+    // no background completer: a round between two steps of a test would resume its record; tests run rounds
+    args.add("--idem.completer.enabled=false");
     service = RunningService.start(args.toArray(String[]::new));
   }
 
   @AfterAll
-  void stop() {
-    try {
+  void stop() throws Exception {
+    try (AutoCloseable database = this::closeDatabase) {
       if (service != null) {
         service.close();
       }
-    } finally {
-      closeDatabase();
     }
+  }
+
+  @Test
+  void anOutsiderWhoComputesTheOldProviderKeysChangesNothing() throws Exception {
+    String key = "order-" + UUID.randomUUID();
+    String account = "acct_squatted_" + run;
+    Answer squatted = service.post("/provider/charges", null, key + ":charge:" + tag(PaymentPhases.OPERATION),
+        "{\"account_id\":\"acct_outsider\",\"amount\":1,\"currency\":\"EUR\"}");
+    assertThat(squatted.status()).as(squatted.toString()).isEqualTo(201);
+
+    Answer paid = pay(key, account, 500);
+
+    assertThat(paid.status()).as(paid.toString()).isEqualTo(201);
+    assertThat(paid.json().path("status").asString()).isEqualTo("captured");
+    assertThat(paid.json().path("provider_charge_id").asString()).isNotEqualTo(squatted.json().path("id").asString());
+    Answer charges = service.get("/provider/charges?account_id=" + account, null);
+    assertThat(charges.json().path("charges").size()).as(charges.toString()).isEqualTo(1);
+    assertThat(charges.json().path("charges").get(0).path("amount").asLong()).isEqualTo(500);
   }
 
   @Test
   void aChargeTheProviderRefusesForGoodIsAKeptFailedPaymentTheCompleterLeavesAlone() throws Exception {
     String key = "order-" + UUID.randomUUID();
+    Answer unavailable = failingProvider(() -> pay(key, "acct_refused_" + run, 500));
+    assertThat(unavailable.status()).as(unavailable.toString()).isEqualTo(503);
+    claimedBeforeNonces(PaymentPhases.OPERATION, key);
     Answer squatted = service.post("/provider/charges", null, key + ":charge:" + tag(PaymentPhases.OPERATION),
         "{\"account_id\":\"acct_outsider\",\"amount\":1,\"currency\":\"EUR\"}");
     assertThat(squatted.status()).as(squatted.toString()).isEqualTo(201);
@@ -95,6 +123,9 @@ class ProviderRefusalTest {
     Answer outsiderCharge = service.post("/provider/charges", null, "outsider-" + UUID.randomUUID(),
         "{\"account_id\":\"acct_outsider\",\"amount\":10,\"currency\":\"EUR\"}");
     String key = "refund-" + UUID.randomUUID();
+    Answer unavailable = failingProvider(() -> refund(key, paymentId, 1000));
+    assertThat(unavailable.status()).as(unavailable.toString()).isEqualTo(503);
+    claimedBeforeNonces(RefundPhases.OPERATION, key);
     Answer squatted = service.post("/provider/refunds", null, key + ":refund:" + tag(RefundPhases.OPERATION),
         "{\"charge_id\":\"" + outsiderCharge.json().path("id").asString() + "\",\"amount\":1}");
     assertThat(squatted.status()).as(squatted.toString()).isEqualTo(201);
@@ -111,6 +142,31 @@ class ProviderRefusalTest {
     assertThat(service.get("/payments/" + paymentId, alice.apiKey()).json().path("refunded_amount").asLong())
         .isEqualTo(1000);
     assertCompleterLeavesAlone(RecordKey.of(alice.tenant(), RefundPhases.OPERATION, key));
+  }
+
+  /** What {@code call} answers while every provider call fails before applying anything (503, not kept). */
+  private Answer failingProvider(Supplier<Answer> call) {
+    assertThat(service.put("/admin/faults", null, FAULTS.formatted(1)).status()).isEqualTo(200);
+    try {
+      return call.get();
+    } finally {
+      assertThat(service.put("/admin/faults", null, FAULTS.formatted(0)).status()).isEqualTo(200);
+    }
+  }
+
+  /**
+   * Makes alice's record of {@code key} look as if it had been claimed before key nonces existed (an operation in
+   * flight across the upgrade): it keeps the old derivation, which anyone can compute.
+   */
+  private void claimedBeforeNonces(String operation, String key) throws SQLException {
+    try (Connection c = service.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
+        "UPDATE idem_record SET key_nonce = NULL WHERE scope = ? AND operation = ? AND idem_key = ?"
+            + " AND state = 'in_progress'")) {
+      ps.setString(1, alice.tenant());
+      ps.setString(2, operation);
+      ps.setString(3, key);
+      assertThat(ps.executeUpdate()).as("the in-progress record of " + key).isEqualTo(1);
+    }
   }
 
   private void assertKeptRefusal(Answer refused) {
