@@ -224,7 +224,7 @@ final class EngineDemoCommand implements Command {
     show("alice", "key-3", afterCompleter);
     check(afterCompleter.outcome() == Outcome.REPLAYED && afterCompleter.response().status() == 201,
         "the completer finished it; the retry replays 201");
-    String derived = charge.recordKey().derive("charge");
+    String derived = store.find(charge.recordKey()).orElseThrow().derive("charge");
     check(callsFor(pool, derived) == 2 && providerCalls.get() == 2,
         "the provider saw the derived key '" + derived + "' twice and charged once (it is idempotent on its keys)");
 

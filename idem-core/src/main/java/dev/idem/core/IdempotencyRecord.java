@@ -1,8 +1,10 @@
 package dev.idem.core;
 
 import dev.idem.core.fingerprint.Fingerprint;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HexFormat;
 import java.util.Objects;
 
 /**
@@ -20,6 +22,9 @@ import java.util.Objects;
  * @param createdAt when the record was first written
  * @param updatedAt when it was last written
  * @param expiresAt after this instant the record counts as absent and purge may delete it
+ * @param keyNonce the record's own random value, drawn when it is first claimed and never changed, that the keys it
+ *     derives for outside calls carry ({@link #derive}), so that nobody outside can compute them; {@code null} for
+ *     records claimed before it existed (they keep the old derivation) and for atomic records (they derive none)
  */
 public record IdempotencyRecord(
     RecordKey key,
@@ -33,7 +38,15 @@ public record IdempotencyRecord(
     long version,
     Instant createdAt,
     Instant updatedAt,
-    Instant expiresAt) {
+    Instant expiresAt,
+    String keyNonce) {
+
+  /** The length of a key nonce drawn by {@link #claimed}: 32 hex characters, 128 random bits. */
+  public static final int KEY_NONCE_LENGTH = 32;
+  /** The longest key nonce a record accepts (the store's column holds 64 characters). */
+  public static final int MAX_KEY_NONCE_LENGTH = 64;
+
+  private static final SecureRandom RANDOM = new SecureRandom();
 
   public IdempotencyRecord {
     Objects.requireNonNull(key, "key");
@@ -52,20 +65,48 @@ public record IdempotencyRecord(
     if (version < 1) {
       throw new IllegalArgumentException("version starts at 1, got " + version);
     }
+    if (keyNonce != null && (keyNonce.isEmpty() || keyNonce.length() > MAX_KEY_NONCE_LENGTH)) {
+      throw new IllegalArgumentException("a key nonce has 1 to " + MAX_KEY_NONCE_LENGTH + " characters, got "
+          + keyNonce.length());
+    }
+  }
+
+  /** A record without a key nonce, as records claimed before nonces existed are read back. */
+  public IdempotencyRecord(RecordKey key, RecordState state, Fingerprint fingerprint, StoredResponse response,
+      String recoveryPoint, Checkpoint checkpoint, String leaseOwner, Instant lockedUntil, long version,
+      Instant createdAt, Instant updatedAt, Instant expiresAt) {
+    this(key, state, fingerprint, response, recoveryPoint, checkpoint, leaseOwner, lockedUntil, version, createdAt,
+        updatedAt, expiresAt, null);
   }
 
   /** A record that is final from its first write (atomic mode inserts these at the end of the transaction). */
   public static IdempotencyRecord finished(
       RecordKey key, Fingerprint fingerprint, StoredResponse response, RecordState state, Instant now, Duration ttl) {
     return new IdempotencyRecord(
-        key, state, fingerprint, response, null, Checkpoint.empty(), null, null, 1, now, now, now.plus(ttl));
+        key, state, fingerprint, response, null, Checkpoint.empty(), null, null, 1, now, now, now.plus(ttl), null);
   }
 
-  /** A freshly claimed record under a lease (phased and leased modes). */
+  /** A freshly claimed record under a lease (phased and leased modes), with a new random key nonce. */
   public static IdempotencyRecord claimed(
       RecordKey key, Fingerprint fingerprint, String owner, Instant now, Duration lease, Duration ttl) {
     return new IdempotencyRecord(key, RecordState.IN_PROGRESS, fingerprint, null, null, Checkpoint.empty(), owner,
-        now.plus(lease), 1, now, now, now.plus(ttl));
+        now.plus(lease), 1, now, now, now.plus(ttl), newKeyNonce());
+  }
+
+  /** A new key nonce: {@value #KEY_NONCE_LENGTH} hex characters from a {@link SecureRandom}. */
+  public static String newKeyNonce() {
+    byte[] bytes = new byte[KEY_NONCE_LENGTH / 2];
+    RANDOM.nextBytes(bytes);
+    return HexFormat.of().formatHex(bytes);
+  }
+
+  /**
+   * The key for a call named {@code name} this record makes to another system: {@link RecordKey#derive(String,
+   * String)} with this record's key nonce. The same on every run of this record (retries, takeovers, the completer),
+   * different for every other record, and not computable by anyone who cannot read the record.
+   */
+  public String derive(String name) {
+    return key.derive(name, keyNonce);
   }
 
   /**
@@ -85,13 +126,22 @@ public record IdempotencyRecord(
   /** The next version of this record under a new lease, as a takeover or a phase writes it. */
   public IdempotencyRecord withLease(String owner, Instant until, Instant now) {
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
-        version + 1, createdAt, now, expiresAt);
+        version + 1, createdAt, now, expiresAt, keyNonce);
   }
 
   /** The next version after a committed phase. */
   public IdempotencyRecord withRecoveryPoint(String phase, Checkpoint values, Instant until, Instant now) {
     return new IdempotencyRecord(key, state, fingerprint, response, phase, values, leaseOwner, until,
-        version + 1, createdAt, now, expiresAt);
+        version + 1, createdAt, now, expiresAt, keyNonce);
+  }
+
+  /** Every component but the key nonce, which is shown only as present or absent: it must not reach a log. */
+  @Override
+  public String toString() {
+    return "IdempotencyRecord[key=" + key + ", state=" + state + ", fingerprint=" + fingerprint + ", response="
+        + response + ", recoveryPoint=" + recoveryPoint + ", checkpoint=" + checkpoint + ", leaseOwner=" + leaseOwner
+        + ", lockedUntil=" + lockedUntil + ", version=" + version + ", createdAt=" + createdAt + ", updatedAt="
+        + updatedAt + ", expiresAt=" + expiresAt + ", keyNonce=" + (keyNonce == null ? "none" : "(hidden)") + "]";
   }
 
   /** The next version, final. The lease is cleared. */
@@ -100,6 +150,6 @@ public record IdempotencyRecord(
       throw new IllegalArgumentException("finish needs COMPLETED or FAILED, got " + finalState);
     }
     return new IdempotencyRecord(key, finalState, fingerprint, finalResponse, recoveryPoint, checkpoint, null, null,
-        version + 1, createdAt, now, expiresAt);
+        version + 1, createdAt, now, expiresAt, keyNonce);
   }
 }

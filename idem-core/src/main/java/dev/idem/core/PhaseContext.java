@@ -15,7 +15,9 @@ public interface PhaseContext {
 
   /**
    * The key for an external call named {@code name}, the same on every run of this record (retries, takeovers, the
-   * completer) and unique to its scope and operation: see {@link RecordKey#derive}.
+   * completer), unique to the record, and carrying the record's own random nonce so that nobody outside can compute
+   * it: see {@link IdempotencyRecord#derive}. Records claimed before nonces existed keep {@link RecordKey#derive}.
+   * The engine's contexts always answer from the record; this default, without the record, is the nonce-less form.
    */
   default String derivedKey(String name) {
     return recordKey().derive(name);

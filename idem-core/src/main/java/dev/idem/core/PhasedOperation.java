@@ -18,6 +18,10 @@ import java.util.Set;
  * resume, so external calls must carry a key derived from the record ({@code ctx.derivedKey("charge")}) to a
  * system that is idempotent on it.
  *
+ * <p>A phase whose other system refuses the call for good returns {@link PhaseResult#refuse}: the record ends FAILED
+ * with that answer, after the operation's {@link Builder#onRefusal release step} gave back what the committed phases
+ * reserved (a payment marked failed, a refund's reserved amount returned).
+ *
  * <pre>{@code
  * PhasedOperation payments = PhasedOperation.builder("POST /payments")
  *     .inTransaction("create", ctx -> PhaseResult.next(createPending(ctx)))
@@ -34,12 +38,27 @@ public final class PhasedOperation {
    */
   public record Step(String name, boolean transactional, boolean repeatable, Phase phase) {}
 
+  /**
+   * What runs when a phase after the first refuses ({@link PhaseResult#refuse}): it gives back what the committed
+   * phases reserved. It runs in the transaction that ends the record FAILED ({@link PhaseContext#transaction()} is
+   * open), and sees the checkpoint the refusing phase saw. If it throws, that transaction rolls back and the record
+   * stays at its recovery point, as after any failed phase.
+   */
+  @FunctionalInterface
+  public interface Release {
+    void run(PhaseContext context) throws Exception;
+  }
+
+  private static final Release NOTHING = context -> {};
+
   private final Operation operation;
   private final List<Step> steps;
+  private final Release release;
 
-  private PhasedOperation(Operation operation, List<Step> steps) {
+  private PhasedOperation(Operation operation, List<Step> steps, Release release) {
     this.operation = operation;
     this.steps = List.copyOf(steps);
+    this.release = release;
   }
 
   public static Builder builder(String operation) {
@@ -56,6 +75,11 @@ public final class PhasedOperation {
 
   public List<Step> steps() {
     return steps;
+  }
+
+  /** The release step run on a refusal; one that does nothing when none was given. */
+  public Release release() {
+    return release;
   }
 
   /** The index of the first phase to run after {@code recoveryPoint} ({@code null}: from the start). */
@@ -83,6 +107,7 @@ public final class PhasedOperation {
     private final Operation operation;
     private final List<Step> steps = new ArrayList<>();
     private final Set<String> names = new HashSet<>();
+    private Release release = NOTHING;
 
     private Builder(Operation operation) {
       this.operation = Objects.requireNonNull(operation, "operation");
@@ -112,6 +137,15 @@ public final class PhasedOperation {
       return add(name, false, true, phase);
     }
 
+    /**
+     * The step that gives back what the committed phases reserved when a later phase refuses for good
+     * ({@link PhaseResult#refuse}); runs in the transaction that ends the record FAILED. By default nothing runs.
+     */
+    public Builder onRefusal(Release release) {
+      this.release = Objects.requireNonNull(release, "release");
+      return this;
+    }
+
     private Builder add(String name, boolean transactional, boolean repeatable, Phase phase) {
       Objects.requireNonNull(phase, "phase");
       if (name == null || name.isBlank() || name.length() > 64) {
@@ -133,7 +167,7 @@ public final class PhasedOperation {
             + "') must run inTransaction: it records in the checkpoint what later phases need, so that a retry or"
             + " the completer can resume after it; an external call before it could not be resumed");
       }
-      return new PhasedOperation(operation, steps);
+      return new PhasedOperation(operation, steps, release);
     }
   }
 }

@@ -3,7 +3,9 @@ package dev.idem.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.fingerprint.Fingerprint;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -87,6 +89,36 @@ class KeysAndPoliciesTest {
     assertThat(alice.derive("refund")).isNotEqualTo(forAlice);
     assertThat(longKey.derive("charge")).startsWith("idem:").hasSize(69);
     assertThat(IdempotencyKey.of(longKey.derive("charge")).value()).isNotEmpty();
+  }
+
+  @Test
+  void derivedKeysWithANonceDependOnItStayWithin255CharactersAndKeepTheOldFormWithout() {
+    RecordKey alice = RecordKey.of("alice", "POST /payments", "order-1");
+    RecordKey longKey = RecordKey.of("alice", "POST /payments", "k".repeat(255));
+    String nonce = IdempotencyRecord.newKeyNonce();
+
+    String derived = alice.derive("charge", nonce);
+
+    assertThat(nonce).hasSize(IdempotencyRecord.KEY_NONCE_LENGTH).matches("[0-9a-f]+")
+        .isNotEqualTo(IdempotencyRecord.newKeyNonce());
+    assertThat(derived).startsWith("order-1:charge:").hasSize("order-1:charge:".length() + 24)
+        .isEqualTo(alice.derive("charge", nonce)).isNotEqualTo(alice.derive("charge"))
+        .isNotEqualTo(alice.derive("charge", IdempotencyRecord.newKeyNonce()));
+    assertThat(RecordKey.of("bob", "POST /payments", "order-1").derive("charge", nonce)).isNotEqualTo(derived);
+    assertThat(alice.derive("charge", null)).isEqualTo(alice.derive("charge"));
+    assertThat(longKey.derive("charge", nonce)).startsWith("idem:").hasSize(69)
+        .isNotEqualTo(longKey.derive("charge"));
+  }
+
+  @Test
+  void aRecordNeverShowsItsKeyNonce() {
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(RecordKey.of("alice", "POST /payments", "order-1"),
+        Fingerprint.ofHash("0".repeat(64)), "w", Instant.EPOCH,
+        Duration.ofSeconds(30), Duration.ofHours(1));
+
+    assertThat(claimed.toString()).doesNotContain(claimed.keyNonce()).contains("keyNonce=(hidden)");
+    assertThat(claimed.finish(RecordState.FAILED, StoredResponse.of(422, "no"), Instant.EPOCH).keyNonce())
+        .isEqualTo(claimed.keyNonce());
   }
 
   @Test

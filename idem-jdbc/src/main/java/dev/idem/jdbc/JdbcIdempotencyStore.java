@@ -206,6 +206,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       ps.setLong(15, r.createdAt().toEpochMilli());
       ps.setLong(16, r.updatedAt().toEpochMilli());
       ps.setLong(17, r.expiresAt().toEpochMilli());
+      ps.setString(18, r.keyNonce());
       ps.executeUpdate();
       return true;
     } catch (SQLException e) {
@@ -442,7 +443,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     Instant until = instantOrNull(rs, 13);
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
         rs.getLong(14), Instant.ofEpochMilli(rs.getLong(15)), Instant.ofEpochMilli(rs.getLong(16)),
-        Instant.ofEpochMilli(rs.getLong(17)));
+        Instant.ofEpochMilli(rs.getLong(17)), rs.getString(18));
   }
 
   private static byte[] nonNull(byte[] b) {

@@ -209,7 +209,8 @@ abstract class StarterTest {
     assertThat(first.statusCode()).isEqualTo(201);
     assertThat(replay.headers().firstValue("Idempotency-Status")).hasValue("replayed");
     assertThat(replay.body()).isEqualTo(first.body());
-    String charge = new RecordKey(Scope.of("alice"), Operation.of("POST /charges"), IdempotencyKey.of(key))
+    String charge = context.getBean(Idem.class).store()
+        .find(new RecordKey(Scope.of("alice"), Operation.of("POST /charges"), IdempotencyKey.of(key))).orElseThrow()
         .derive("charge");
     assertThat(OrdersApp.CHARGES.get(charge)).hasValue(1);
   }

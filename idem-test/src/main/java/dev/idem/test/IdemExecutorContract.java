@@ -11,6 +11,7 @@ import dev.idem.core.Idem;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.KeepPolicy;
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationPolicy;
@@ -120,6 +121,15 @@ public abstract class IdemExecutorContract {
     phaseRuns.computeIfAbsent(key + "/" + phase, k -> new AtomicInteger()).incrementAndGet();
   }
 
+  /** Runs {@link #duringCharge} once, if it is set. */
+  private void duringChargeOnce() {
+    Runnable hook = duringCharge;
+    if (hook != null) {
+      duringCharge = null;
+      hook.run();
+    }
+  }
+
   protected int runs(String key, String phase) {
     AtomicInteger n = phaseRuns.get(key + "/" + phase);
     return n == null ? 0 : n.get();
@@ -135,11 +145,7 @@ public abstract class IdemExecutorContract {
         })
         .outside("charge", ctx -> {
           ran(ctx.key().value(), "charge");
-          Runnable hook = duringCharge;
-          if (hook != null) {
-            duringCharge = null;
-            hook.run();
-          }
+          duringChargeOnce();
           String derived = ctx.derivedKey("charge");
           if (externalFailsOnce.getAndSet(false)) {
             return PhaseResult.respond(StoredResponse.json(503, "{\"code\":\"DEPENDENCY.unavailable\"}"));
@@ -156,9 +162,9 @@ public abstract class IdemExecutorContract {
         .build();
   }
 
-  /** The derived key of the "charge" call of a payment key in this test's scope. */
-  protected String derived(String key) {
-    return new RecordKey(scope, Operation.of(PAYMENTS), IdempotencyKey.of(key)).derive("charge");
+  /** The derived key of the "charge" call of a payment key in this test's scope, from its stored record. */
+  protected String derived(String key) throws Exception {
+    return record(key).derive("charge");
   }
 
   protected IdempotencyRecord record(String key) throws Exception {
@@ -291,11 +297,7 @@ public abstract class IdemExecutorContract {
         .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("payment_id", "pay_" + ctx.key())))
         .outsideRepeatable("charge", ctx -> {
           ran(ctx.key().value(), "charge");
-          Runnable hook = duringCharge;
-          if (hook != null) {
-            duringCharge = null;
-            hook.run();
-          }
+          duringChargeOnce();
           String derived = ctx.derivedKey("charge");
           externalCalls.computeIfAbsent(derived, k -> new AtomicInteger()).incrementAndGet();
           return PhaseResult.next(ctx.checkpoint().with("charge_id", "ch_" + derived));
@@ -348,7 +350,7 @@ public abstract class IdemExecutorContract {
     assertThat(between.recoveryPoint()).isEqualTo("create");
     assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
     assertThat(runs("r-2", "charge")).isEqualTo(2);
-    String derived = new RecordKey(scope, Operation.of(REPEATABLE), IdempotencyKey.of("r-2")).derive("charge");
+    String derived = repeatableRecord("r-2").derive("charge");
     assertThat(externalCalls.get(derived)).as("both calls carried the same derived key").hasValue(2);
     assertThat(retry.response().bodyAsString()).contains("ch_" + derived);
   }
@@ -623,6 +625,232 @@ public abstract class IdemExecutorContract {
 
     assertThat(again.outcome()).isEqualTo(Outcome.STORED);
     assertThat(runs("p-exp", "create")).isEqualTo(2);
+  }
+
+  // ------------------------------------------------------------------ permanent refusals
+
+  private static final String REFUSED = "{\"code\":\"PROVIDER.idempotency_key_reused\",\"retryable\":false}";
+
+  /**
+   * create (reserves) -> charge (refused for good while {@code refuse} is set) -> capture; the release step records
+   * what it gave back, and throws while {@code releaseFails} is set.
+   */
+  private Idem refusingIdem(Operation operation, AtomicBoolean refuse, List<String> released,
+      AtomicBoolean releaseFails) {
+    return soleOperationBuilder(operation).phased(refusing(operation, refuse, released, releaseFails)).build();
+  }
+
+  /** An Idem for one operation only, so that its completer sees no other records of a shared table. */
+  private Idem.Builder soleOperationBuilder(Operation operation) {
+    return Idem.builder().name("sole").store(store).clock(clock).listener(recordingListener())
+        .sleeper(d -> clock.advance(d))
+        .policy(operation, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1)).build());
+  }
+
+  private PhasedOperation refusing(Operation operation, AtomicBoolean refuse, List<String> released,
+      AtomicBoolean releaseFails) {
+    return PhasedOperation.builder(operation)
+        .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("reserved", "pay_" + ctx.key())))
+        .outside("charge", ctx -> {
+          ran(ctx.key().value(), "charge");
+          duringChargeOnce();
+          if (refuse.get()) {
+            return PhaseResult.refuse(StoredResponse.json(422, REFUSED));
+          }
+          return PhaseResult.next(ctx.checkpoint().with("charge_id", "ch_" + ctx.derivedKey("charge")));
+        })
+        .inTransaction("capture", ctx -> PhaseResult.respond(StoredResponse.of(201, "captured")))
+        .onRefusal(ctx -> {
+          ctx.transaction();
+          if (releaseFails.get()) {
+            throw new IllegalStateException("release failed");
+          }
+          released.add(ctx.checkpoint().require("reserved"));
+        })
+        .build();
+  }
+
+  @Test
+  void permanentRefusalEndsTheRecordFailedAfterTheReleaseStepAndIsReplayed() throws Exception {
+    Operation operation = Operation.of("POST /refused");
+    List<String> released = new CopyOnWriteArrayList<>();
+    Idem idem = refusingIdem(operation, new AtomicBoolean(true), released, new AtomicBoolean());
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("ref-1"),
+        "{\"amount\":1}".getBytes(StandardCharsets.UTF_8));
+
+    Execution refused = idem.phased(request);
+    Execution again = idem.phased(request);
+    IdempotencyRecord stored = store.inTransaction(tx -> store.find(tx, request.recordKey())).orElseThrow();
+
+    assertThat(refused.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(refused.response().status()).isEqualTo(422);
+    assertThat(stored.state()).isEqualTo(RecordState.FAILED);
+    assertThat(stored.response().bodyAsString()).isEqualTo(REFUSED);
+    assertThat(stored.lockedUntil()).isNull();
+    assertThat(released).as("the release step ran once, with the committed checkpoint").containsExactly("pay_ref-1");
+    assertThat(again.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(again.response()).isEqualTo(refused.response());
+    assertThat(runs("ref-1", "charge")).as("the refused call is never made again").isEqualTo(1);
+    assertThat(events).contains("transition IN_PROGRESS -> FAILED");
+  }
+
+  @Test
+  void refusalIsKeptEvenWhenTheKeepPolicyWouldNotKeepItsStatus() throws Exception {
+    Operation operation = Operation.of("POST /refused-unkept");
+    List<String> released = new CopyOnWriteArrayList<>();
+    Idem strict = soleOperationBuilder(operation)
+        .policy(operation, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1))
+            .keep(KeepPolicy.builder().neverKeep(422).build()).build())
+        .phased(refusing(operation, new AtomicBoolean(true), released, new AtomicBoolean())).build();
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("ref-2"), new byte[0]);
+
+    Execution refused = strict.phased(request);
+
+    assertThat(refused.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(record(request).state()).isEqualTo(RecordState.FAILED);
+    assertThat(released).containsExactly("pay_ref-2");
+  }
+
+  @Test
+  void refusalMetByTheCompleterEndsTheRecordAndNoLaterRoundTouchesIt() throws Exception {
+    Operation operation = Operation.of("POST /refused-resumed");
+    AtomicBoolean refuse = new AtomicBoolean();
+    List<String> released = new CopyOnWriteArrayList<>();
+    Idem idem = refusingIdem(operation, refuse, released, new AtomicBoolean());
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("ref-3"), new byte[0]);
+    duringCharge = () -> {
+      throw new Crash();
+    };
+    try {
+      idem.phased(request);
+    } catch (Crash expected) {
+      // simulated crash
+    }
+    IdempotencyRecord crashed = record(request);
+    store.inTransaction(tx -> store.update(tx,
+        crashed.withLease("dead-worker", clock.instant().plus(LEASE), clock.instant())));
+    clock.advance(LEASE.plusSeconds(1));
+    refuse.set(true);
+    Completer completer = idem.completer().batchSize(1000).build();
+
+    Completer.Round first = completer.runOnce();
+    IdempotencyRecord ended = record(request);
+    clock.advance(LEASE.multipliedBy(10));
+    Completer.Round later = completer.runOnce();
+
+    assertThat(first.recovered()).isEqualTo(1);
+    assertThat(ended.state()).isEqualTo(RecordState.FAILED);
+    assertThat(released).containsExactly("pay_ref-3");
+    assertThat(later.found()).as("a refused record is final: no completer finds it again").isZero();
+    assertThat(record(request)).isEqualTo(ended);
+    assertThat(runs("ref-3", "charge")).isEqualTo(2);
+    assertThat(idem.phased(request).outcome()).isEqualTo(Outcome.REPLAYED);
+  }
+
+  @Test
+  void releaseStepThatFailsLeavesTheRecordAtItsRecoveryPoint() throws Exception {
+    Operation operation = Operation.of("POST /refused-release-fails");
+    AtomicBoolean releaseFails = new AtomicBoolean(true);
+    List<String> released = new CopyOnWriteArrayList<>();
+    Idem idem = refusingIdem(operation, new AtomicBoolean(true), released, releaseFails);
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("ref-4"), new byte[0]);
+
+    assertThatThrownBy(() -> idem.phased(request)).hasMessageContaining("release failed");
+    IdempotencyRecord between = record(request);
+    releaseFails.set(false);
+    Execution retry = idem.phased(request);
+
+    assertThat(between.state()).as("no FAILED record without its release").isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(between.recoveryPoint()).isEqualTo("create");
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(record(request).state()).isEqualTo(RecordState.FAILED);
+    assertThat(released).containsExactly("pay_ref-4");
+  }
+
+  @Test
+  void aRefusalIsAClientError() {
+    assertThatThrownBy(() -> PhaseResult.refuse(StoredResponse.of(503, "down")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("4xx");
+    assertThat(PhaseResult.refuse(StoredResponse.of(422, "no")).isRefusal()).isTrue();
+    assertThat(PhaseResult.respond(StoredResponse.of(422, "no")).isRefusal()).isFalse();
+  }
+
+  private IdempotencyRecord record(IdempotentRequest request) throws Exception {
+    return store.inTransaction(tx -> store.find(tx, request.recordKey())).orElse(null);
+  }
+
+  // ------------------------------------------------------------------ derived keys
+
+  @Test
+  void derivedKeysCarryTheRecordsOwnNonceAndAreTheSameOnEveryResume() throws Exception {
+    Operation operation = Operation.of("POST /derived");
+    List<String> seen = new CopyOnWriteArrayList<>();
+    AtomicInteger failures = new AtomicInteger(2);
+    Idem idem = soleOperationBuilder(operation).phased(PhasedOperation.builder(operation)
+            .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("k", ctx.key().value())))
+            .outside("charge", ctx -> {
+              seen.add(ctx.key().value() + "=" + ctx.derivedKey("charge"));
+              if (failures.getAndDecrement() == 2) {
+                throw new Crash();
+              }
+              if (failures.get() >= 0) {
+                throw new IllegalStateException("provider down");
+              }
+              return PhaseResult.next(ctx.checkpoint());
+            })
+            .inTransaction("capture", ctx -> PhaseResult.respond(StoredResponse.of(201, ctx.derivedKey("charge"))))
+            .build()).build();
+    IdempotentRequest request = IdempotentRequest.of(scope, operation, IdempotencyKey.of("dk-1"), new byte[0]);
+    try {
+      idem.phased(request);
+    } catch (Crash expected) {
+      // simulated crash: the lease is still held
+    }
+    IdempotencyRecord crashed = store.inTransaction(tx -> store.find(tx, request.recordKey())).orElseThrow();
+    store.inTransaction(tx -> store.update(tx,
+        crashed.withLease("dead-worker", clock.instant().plus(LEASE), clock.instant())));
+    clock.advance(LEASE.plusSeconds(1));
+
+    Completer.Round resumed = idem.completer().batchSize(1000).build().runOnce();
+    clock.advance(LEASE.plusSeconds(1));
+    Execution takenOver = idem.phased(request);
+    Execution other = idem.phased(IdempotentRequest.of(scope, operation, IdempotencyKey.of("dk-2"), new byte[0]));
+    clock.advance(Duration.ofHours(2));
+    Execution afterExpiry = idem.phased(request);
+
+    String first = seen.get(0).substring("dk-1=".length());
+    assertThat(resumed.failed()).as("the completer ran the charge, which failed").isEqualTo(1);
+    assertThat(takenOver.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(seen.subList(0, 3)).as("first run, completer, takeover: one derived key")
+        .containsOnly("dk-1=" + first);
+    assertThat(takenOver.response().bodyAsString()).isEqualTo(first);
+    assertThat(first).isEqualTo(crashed.derive("charge")).startsWith("dk-1:charge:")
+        .hasSize("dk-1:charge:".length() + 24);
+    assertThat(crashed.keyNonce()).hasSize(IdempotencyRecord.KEY_NONCE_LENGTH);
+    assertThat(first).as("not computable from the scope, operation and key")
+        .isNotEqualTo(request.recordKey().derive("charge"));
+    assertThat(other.response().bodyAsString()).as("another record").isNotEqualTo(first);
+    assertThat(afterExpiry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(afterExpiry.response().bodyAsString()).as("a new record for the same key after expiry")
+        .isNotEqualTo(first);
+  }
+
+  @Test
+  void aRecordFromBeforeNoncesKeepsTheOldDerivationWhenResumed() throws Exception {
+    Idem idem = idem();
+    RecordKey key = new RecordKey(scope, Operation.of(PAYMENTS), IdempotencyKey.of("pre-upgrade"));
+    IdempotencyRecord old = new IdempotencyRecord(key, RecordState.IN_PROGRESS, Fingerprint.ofHash(HASH), null,
+        "create", Checkpoint.empty().with("payment_id", "pay_old").with("body", "{}"), "old-worker",
+        clock.instant().plus(LEASE), 1, clock.instant(), clock.instant(), clock.instant().plus(Duration.ofHours(1)));
+    store.inTransaction(tx -> store.insert(tx, old));
+    clock.advance(LEASE.plusSeconds(1));
+
+    Completer.Round round = idem.completer().batchSize(1000).build().runOnce();
+
+    assertThat(round.recovered()).isGreaterThanOrEqualTo(1);
+    assertThat(externalCalls.get(key.derive("charge"))).as("the charge carried the old derived key").hasValue(1);
+    assertThat(record("pre-upgrade").state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(record("pre-upgrade").response().bodyAsString()).contains("ch_" + key.derive("charge"));
   }
 
   // ------------------------------------------------------------------ leased

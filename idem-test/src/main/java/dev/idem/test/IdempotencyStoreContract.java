@@ -127,6 +127,31 @@ public abstract class IdempotencyStoreContract {
   }
 
   @Test
+  void theKeyNonceOfAClaimIsKeptThroughEveryWriteAndARecordWithoutOneReadsBackWithout() throws Exception {
+    IdempotencyRecord claimed = claimed(key("k-nonce"), now, Duration.ofSeconds(30));
+    IdempotencyRecord taken = claimed.withLease("worker-2", now.plusSeconds(60), now);
+    IdempotencyRecord advanced = taken.withRecoveryPoint("charge", Checkpoint.empty().with("a", "b"),
+        now.plusSeconds(90), now);
+    IdempotencyRecord finished = advanced.finish(RecordState.FAILED, StoredResponse.of(422, "refused"), now);
+    IdempotencyRecord old = new IdempotencyRecord(key("k-old"), RecordState.IN_PROGRESS, Fingerprint.ofHash(HASH_A),
+        null, "create", Checkpoint.empty(), "worker-1", now.plusSeconds(30), 1, now, now, now.plusSeconds(3600));
+
+    insert(claimed);
+    IdempotencyRecord readClaimed = find(claimed.key());
+    update(taken);
+    update(advanced);
+    update(finished);
+    insert(old);
+
+    assertThat(claimed.keyNonce()).hasSize(IdempotencyRecord.KEY_NONCE_LENGTH).matches("[0-9a-f]+");
+    assertThat(readClaimed.keyNonce()).isEqualTo(claimed.keyNonce());
+    assertThat(find(claimed.key())).isEqualTo(finished);
+    assertThat(find(claimed.key()).derive("charge")).isEqualTo(claimed.derive("charge"));
+    assertThat(find(old.key()).keyNonce()).as("a record from before nonces existed").isNull();
+    assertThat(find(old.key()).derive("charge")).isEqualTo(old.key().derive("charge"));
+  }
+
+  @Test
   void secondInsertOfTheSameKeyIsRefused() throws Exception {
     RecordKey key = key("dup");
     insert(completed(key, now, Duration.ofHours(1)));

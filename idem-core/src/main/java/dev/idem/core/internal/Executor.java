@@ -313,7 +313,7 @@ public final class Executor {
           IdempotencyRecord next;
           if (result.isResponse()) {
             StoredResponse response = result.response();
-            if (!policy.keep().keeps(response.status())) {
+            if (!kept(result, policy)) {
               tx.setRollbackOnly();
               return null;
             }
@@ -385,9 +385,10 @@ public final class Executor {
       try {
         if (step.transactional()) {
           current = transaction(tx -> {
-            PhaseResult result = step.phase().run(new Context(key, before, seen, request, resumed, tx));
+            Context context = new Context(key, before, seen, request, resumed, tx);
+            PhaseResult result = step.phase().run(context);
             outcome[0] = result;
-            return advance(tx, before, step.name(), result, last, policy);
+            return advance(tx, before, step.name(), result, last, policy, operation.release(), context);
           });
         } else {
           PhaseResult result = step.phase().run(new Context(key, before, seen, request, resumed, null));
@@ -396,7 +397,8 @@ public final class Executor {
             carried = result.checkpoint();
             continue;
           }
-          current = transaction(tx -> advance(tx, before, step.name(), result, last, policy));
+          current = transaction(tx -> advance(tx, before, step.name(), result, last, policy, operation.release(),
+              new Context(key, before, seen, request, resumed, tx)));
         }
       } catch (LeaseLostException e) {
         throw e;
@@ -422,23 +424,30 @@ public final class Executor {
     throw new IllegalStateException("phased operation " + operation.operation() + " ended without a response");
   }
 
-  /** Writes one phase's outcome, conditional on the version held. Returns the new record, or null if not kept. */
+  /**
+   * Writes one phase's outcome, conditional on the version held. Returns the new record, or null if not kept. A
+   * refusal first runs the operation's release step in {@code tx}, so what it gives back commits with the end of the
+   * record or not at all.
+   */
   private IdempotencyRecord advance(StoreTransaction tx, IdempotencyRecord held, String phase, PhaseResult result,
-      boolean last, OperationPolicy policy) {
-    Instant now = clock.instant();
+      boolean last, OperationPolicy policy, PhasedOperation.Release release, PhaseContext context) throws Exception {
     IdempotencyRecord next;
     if (result.isResponse()) {
       StoredResponse response = result.response();
-      if (!policy.keep().keeps(response.status())) {
+      if (!kept(result, policy)) {
         tx.setRollbackOnly();
         return null;
       }
       checkSize(held.key(), response, policy);
-      next = held.finish(KeepPolicy.stateFor(response.status()), response, now);
+      if (result.isRefusal()) {
+        release.run(context);
+      }
+      next = held.finish(KeepPolicy.stateFor(response.status()), response, clock.instant());
     } else if (last) {
       throw new IllegalStateException("the last phase '" + phase + "' of " + held.key().operation()
           + " must respond (PhaseResult.respond), not go on");
     } else {
+      Instant now = clock.instant();
       next = held.withRecoveryPoint(phase, result.checkpoint(), now.plus(policy.lease()), now);
     }
     if (!update(tx, next)) {
@@ -560,6 +569,11 @@ public final class Executor {
       }
       poll = min(poll.multipliedBy(2), MAX_POLL);
     }
+  }
+
+  /** Whether an answer ends the record: a refusal always does, another answer when the keep policy keeps it. */
+  private static boolean kept(PhaseResult result, OperationPolicy policy) {
+    return result.isRefusal() || policy.keep().keeps(result.response().status());
   }
 
   /** The decision for a live record found in the store. */
@@ -748,6 +762,11 @@ public final class Executor {
     @Override
     public RecordKey recordKey() {
       return key;
+    }
+
+    @Override
+    public String derivedKey(String name) {
+      return held.derive(name);
     }
 
     @Override

@@ -17,21 +17,21 @@ import java.util.regex.Pattern;
  * (with its indexes and side tables), renames them to the configured table and runs them under {@link SchemaLock}.
  */
 public enum SchemaScript {
-  /** The idempotency records: {@code V1__idem_record.sql}. */
-  RECORD("V1__idem_record.sql", "idem_record"),
+  /** The idempotency records: {@code V1__idem_record.sql}, then {@code V3__idem_record_key_nonce.sql}. */
+  RECORD("idem_record", "V1__idem_record.sql", "V3__idem_record_key_nonce.sql"),
   /** The outbox and its attempt history: the outbox half of {@code V2__idem_outbox.sql}. */
-  OUTBOX("V2__idem_outbox.sql", "idem_outbox"),
+  OUTBOX("idem_outbox", "V2__idem_outbox.sql"),
   /** The inbox: the inbox half of {@code V2__idem_outbox.sql}. */
-  INBOX("V2__idem_outbox.sql", "idem_inbox");
+  INBOX("idem_inbox", "V2__idem_outbox.sql");
 
   private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,49}");
 
-  private final String file;
+  private final List<String> files;
   private final String table;
   private final Pattern mentions;
 
-  SchemaScript(String file, String table) {
-    this.file = file;
+  SchemaScript(String table, String... files) {
+    this.files = List.of(files);
     this.table = table;
     this.mentions = Pattern.compile("\\b" + table + "\\b|\\b" + table + "_");
   }
@@ -41,9 +41,14 @@ public enum SchemaScript {
     return table;
   }
 
-  /** The classpath resource of a dialect's schema file for this table. */
+  /** The classpath resources of a dialect's schema files for this table, in the order they run, comma-separated. */
   public String resource(JdbcDialect dialect) {
-    return "db/idem/" + dialect.resourceFolder() + "/" + file;
+    return String.join(", ", resources(dialect));
+  }
+
+  /** The classpath resources of a dialect's schema files for this table, in the order they run. */
+  public List<String> resources(JdbcDialect dialect) {
+    return files.stream().map(f -> "db/idem/" + dialect.resourceFolder() + "/" + f).toList();
   }
 
   /**
@@ -64,17 +69,19 @@ public enum SchemaScript {
    * schema-qualified: derived names such as indexes take only its last part).
    */
   public List<String> statements(JdbcDialect dialect, String name) {
-    String text;
-    try (InputStream in = SchemaScript.class.getClassLoader().getResourceAsStream(resource(dialect))) {
-      if (in == null) {
-        throw new IllegalStateException("schema resource " + resource(dialect) + " is missing from the classpath");
+    StringBuilder text = new StringBuilder();
+    for (String resource : resources(dialect)) {
+      try (InputStream in = SchemaScript.class.getClassLoader().getResourceAsStream(resource)) {
+        if (in == null) {
+          throw new IllegalStateException("schema resource " + resource + " is missing from the classpath");
+        }
+        text.append(new String(in.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
       }
-      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
     StringBuilder body = new StringBuilder();
-    for (String line : text.split("\n")) {
+    for (String line : text.toString().split("\n")) {
       if (!line.strip().startsWith("--")) {
         int comment = line.indexOf(" -- ");
         body.append(comment >= 0 ? line.substring(0, comment) : line).append('\n');

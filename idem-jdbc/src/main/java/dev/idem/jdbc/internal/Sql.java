@@ -13,7 +13,7 @@ public final class Sql {
 
   static final String COLUMNS = "scope, operation, idem_key, state, fingerprint, field_hashes, response_status,"
       + " response_headers, response_body, recovery_point, checkpoint, lease_owner, locked_until, version,"
-      + " created_at, updated_at, expires_at";
+      + " created_at, updated_at, expires_at, key_nonce";
   static final String PK = "scope = ? AND operation = ? AND idem_key = ?";
   /** Expired records that may go: not in progress with committed phases (see IdempotencyRecord.isExpired). */
   static final String PURGEABLE = " AND (state <> 'in_progress' OR recovery_point IS NULL)";
@@ -40,7 +40,8 @@ public final class Sql {
     this.table = checkTable(table);
     find = "SELECT " + COLUMNS + " FROM " + table + " WHERE " + PK;
     probe = "SELECT " + COLUMNS + " FROM " + table + " WHERE 1 = 0";
-    insert = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    insert = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+        + " ?)";
     insertAndCommit = insert + "; COMMIT";
     update = "UPDATE " + table + " SET state = ?, response_status = ?, response_headers = ?, response_body = ?,"
         + " recovery_point = ?, checkpoint = ?, lease_owner = ?, locked_until = ?, version = ?, updated_at = ?"

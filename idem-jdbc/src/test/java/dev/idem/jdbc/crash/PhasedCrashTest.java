@@ -45,7 +45,6 @@ abstract class PhasedCrashTest {
   private HikariDataSource dataSource;
   private JdbcIdempotencyStore store;
   private IdempotentRequest request;
-  private String derivedKey;
   private MutableClock clock;
 
   /** A database the child and this JVM share; called once per test. */
@@ -56,7 +55,6 @@ abstract class PhasedCrashTest {
     database = database();
     request = CrashScenarios.request(CrashScenarios.PAYMENTS, "crash-" + UUID.randomUUID(),
         UUID.randomUUID().toString(), CrashScenarios.PAYMENT_BODY);
-    derivedKey = request.recordKey().derive("charge");
     clock = MutableClock.startingNow();
     clock.advance(CHILD_LEASE.plusMinutes(1));
   }
@@ -101,7 +99,12 @@ abstract class PhasedCrashTest {
   }
 
   private ExternalCharge externalCharge() throws Exception {
-    return CrashTables.externalCharge(dataSource, derivedKey).orElseThrow();
+    return CrashTables.externalCharge(dataSource, derivedKey()).orElseThrow();
+  }
+
+  /** The charge's derived key: from the record, which carries its key nonce. */
+  private String derivedKey() throws Exception {
+    return record().derive("charge");
   }
 
   private List<Payment> payments() throws Exception {
@@ -113,7 +116,7 @@ abstract class PhasedCrashTest {
     String ready = killChildAfterTheExternalCharge();
 
     IdempotencyRecord record = record();
-    assertThat(ready).isEqualTo(ChildSignal.READY + " " + derivedKey);
+    assertThat(ready).isEqualTo(ChildSignal.READY + " " + record.derive("charge"));
     assertThat(record.state()).isEqualTo(RecordState.IN_PROGRESS);
     assertThat(record.recoveryPoint()).isEqualTo("create");
     assertThat(record.checkpoint().get("charge_id")).isNull();

@@ -9,7 +9,8 @@ import java.util.TreeMap;
 /**
  * A payment of one tenant.
  *
- * @param status {@code pending} (created, not yet charged), {@code captured} or {@code declined}
+ * @param status {@code pending} (created, not yet charged), {@code captured}, {@code declined} or {@code failed}
+ *     (the provider refused the charge for good; nothing was charged)
  * @param providerChargeId the provider's charge, once charged
  * @param refundedAmount the amount refunded or reserved by refunds in flight
  * @param metadata the tenant's own labels, changed by {@code PATCH /payments/{id}}
@@ -21,6 +22,7 @@ public record Payment(String id, String tenant, String accountId, long amount, S
   public static final String PENDING = "pending";
   public static final String CAPTURED = "captured";
   public static final String DECLINED = "declined";
+  public static final String FAILED = "failed";
 
   public Payment {
     metadata = Map.copyOf(metadata);

@@ -12,6 +12,7 @@ import dev.idem.examples.payments.provider.ChargeRequest;
 import dev.idem.examples.payments.provider.ProviderCharge;
 import dev.idem.examples.payments.provider.ProviderClient;
 import dev.idem.examples.payments.provider.ProviderException;
+import dev.idem.examples.payments.provider.ProviderRejectedException;
 import dev.idem.examples.payments.provider.ProviderTimeoutException;
 import dev.idem.examples.payments.provider.ProviderUnavailableException;
 import dev.idem.examples.payments.web.ApiProblem;
@@ -39,7 +40,10 @@ import java.util.Map;
  *       through the {@link ProviderClient} (retry {@code provider}: an outage is retried a few times within the
  *       request's deadline) with the key derived from the record, the same on every attempt, so the provider
  *       charges at most once; a timeout, an outage that outlasts the retries or an open circuit breaker answers
- *       504/503, which is not kept, and the next attempt with the same key resumes here;
+ *       504/503, which is not kept, and the next attempt with the same key resumes here; a refusal for good
+ *       ({@link ProviderRejectedException}, such as the provider key used before with other parameters) ends the
+ *       operation with the provider's 422 problem, kept and not retryable, after {@link #release} marked the
+ *       payment {@code failed};
  *   <li>{@code capture}, in a transaction: a declined charge marks the payment declined, writes
  *       {@code payment.declined} to the outbox and answers 402 (kept); else the payment is captured,
  *       {@code payment.succeeded} written to the outbox, the ledger pair booked, and the answer is 201. The event
@@ -76,6 +80,7 @@ public final class PaymentPhases {
         .inTransaction("create", this::create)
         .outsideRepeatable("charge", this::charge)
         .inTransaction("capture", this::capture)
+        .onRefusal(this::release)
         .build();
   }
 
@@ -110,8 +115,18 @@ public final class PaymentPhases {
       return PhaseResult.respond(ProblemResponse.providerFailed(true, "payment", paymentId, "charged"));
     } catch (ProviderUnavailableException e) {
       return PhaseResult.respond(ProblemResponse.providerFailed(false, "payment", paymentId, "charged"));
+    } catch (ProviderRejectedException e) {
+      return PhaseResult.refuse(ProblemResponse.of(Problem.of(e.problemCode())
+          .withDetail("the payment provider refused the charge for good; payment " + paymentId + " failed and"
+              + " nothing was charged. Send the payment again with a new Idempotency-Key")
+          .with("payment_id", paymentId)));
     }
     return PhaseResult.next(cp.with("charge_id", charge.id()).with("charge_status", charge.status()));
+  }
+
+  /** After a refusal, in the transaction that ends the record: the pending payment is marked failed. */
+  void release(PhaseContext ctx) throws SQLException {
+    payments.settle(connection(ctx), ctx.checkpoint().require("payment_id"), Payment.FAILED, null, now());
   }
 
   PhaseResult capture(PhaseContext ctx) throws Exception {

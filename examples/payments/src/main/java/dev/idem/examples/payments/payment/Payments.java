@@ -84,15 +84,27 @@ public class Payments {
 
   /** Adds a refund's amount to the refunded amount (the caller holds the {@link #lock}). */
   public void reserveRefund(Connection c, String id, long amount, Instant now) throws SQLException {
+    changeRefunded(c, id, amount, now);
+  }
+
+  /** Gives back a refund's reserved amount, when the provider refused the refund for good. */
+  public void releaseRefund(Connection c, String id, long amount, Instant now) throws SQLException {
+    changeRefunded(c, id, -amount, now);
+  }
+
+  /** Adds {@code delta} to the refunded amount of a captured payment, keeping it within 0 and the amount. */
+  private static void changeRefunded(Connection c, String id, long delta, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE pay_payment SET refunded_amount = refunded_amount + ?,"
-        + " updated_at = ?, version = version + 1 WHERE id = ? AND status = ? AND refunded_amount + ? <= amount")) {
-      ps.setLong(1, amount);
+        + " updated_at = ?, version = version + 1 WHERE id = ? AND status = ?"
+        + " AND refunded_amount + ? >= 0 AND refunded_amount + ? <= amount")) {
+      ps.setLong(1, delta);
       ps.setLong(2, now.toEpochMilli());
       ps.setString(3, id);
       ps.setString(4, Payment.CAPTURED);
-      ps.setLong(5, amount);
+      ps.setLong(5, delta);
+      ps.setLong(6, delta);
       if (ps.executeUpdate() != 1) {
-        throw new IllegalStateException("payment " + id + " cannot take a refund of " + amount);
+        throw new IllegalStateException("payment " + id + " cannot change its refunded amount by " + delta);
       }
     }
   }

@@ -13,6 +13,7 @@ import dev.idem.examples.payments.payment.Payments;
 import dev.idem.examples.payments.provider.ProviderClient;
 import dev.idem.examples.payments.provider.ProviderException;
 import dev.idem.examples.payments.provider.ProviderRefund;
+import dev.idem.examples.payments.provider.ProviderRejectedException;
 import dev.idem.examples.payments.provider.ProviderTimeoutException;
 import dev.idem.examples.payments.provider.ProviderUnavailableException;
 import dev.idem.examples.payments.provider.RefundRequest;
@@ -24,6 +25,7 @@ import dev.idem.examples.payments.webhook.EventTypes;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.servlet.Problem;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
@@ -40,7 +42,9 @@ import java.util.Optional;
  *       the lock, so together they can never exceed it;
  *   <li>{@code refund}, outside: the provider refund through the {@link ProviderClient} (outages retried a few
  *       times within the request's deadline) with the key derived from the record (504/503 not kept: the retry
- *       resumes here);
+ *       resumes here); a refusal for good ({@link ProviderRejectedException}) ends the operation with the provider's
+ *       422 problem, kept and not retryable, after {@link #release} gave the reserved amount back to the payment
+ *       and marked the refund {@code failed}: a later refund of that amount succeeds;
  *   <li>{@code complete}, in a transaction: mark the refund succeeded, write {@code refund.succeeded} to the outbox,
  *       book the reverse ledger pair, answer 201.
  * </ol>
@@ -77,6 +81,7 @@ public final class RefundPhases {
         .inTransaction("reserve", this::reserve)
         .outsideRepeatable("refund", this::refund)
         .inTransaction("complete", this::complete)
+        .onRefusal(this::release)
         .build();
   }
 
@@ -138,8 +143,25 @@ public final class RefundPhases {
       return PhaseResult.respond(ProblemResponse.providerFailed(true, "refund", refundId, "refunded"));
     } catch (ProviderUnavailableException e) {
       return PhaseResult.respond(ProblemResponse.providerFailed(false, "refund", refundId, "refunded"));
+    } catch (ProviderRejectedException e) {
+      return PhaseResult.refuse(ProblemResponse.of(Problem.of(e.problemCode())
+          .withDetail("the payment provider refused the refund for good; refund " + refundId + " failed and its"
+              + " amount is refundable again. Send the refund again with a new Idempotency-Key")
+          .with("refund_id", refundId).with("payment_id", cp.require("payment_id"))));
     }
     return PhaseResult.next(cp.with("provider_refund_id", refund.id()));
+  }
+
+  /**
+   * After a refusal, in the transaction that ends the record: the payment's reserved amount is given back and the
+   * refund marked failed.
+   */
+  void release(PhaseContext ctx) throws SQLException {
+    Checkpoint cp = ctx.checkpoint();
+    Connection c = connection(ctx);
+    Instant now = now();
+    payments.releaseRefund(c, cp.require("payment_id"), Long.parseLong(cp.require("amount")), now);
+    refunds.fail(c, cp.require("refund_id"), now);
   }
 
   PhaseResult complete(PhaseContext ctx) throws Exception {

@@ -52,6 +52,20 @@ public class Refunds {
     }
   }
 
+  /** Marks a pending refund failed: the provider refused it for good. */
+  public void fail(Connection c, String id, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("UPDATE pay_refund SET status = ?, updated_at = ?"
+        + " WHERE id = ? AND status = ?")) {
+      ps.setString(1, Refund.FAILED);
+      ps.setLong(2, now.toEpochMilli());
+      ps.setString(3, id);
+      ps.setString(4, Refund.PENDING);
+      if (ps.executeUpdate() != 1) {
+        throw new IllegalStateException("refund " + id + " is not pending; cannot mark it failed");
+      }
+    }
+  }
+
   /** The committed refund, if it belongs to the tenant. */
   public Optional<Refund> find(String tenant, String id) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
