@@ -4,21 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.examples.payments.Answer;
 import dev.idem.examples.payments.Caller;
-import dev.idem.examples.payments.RunningService;
-import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
+import dev.idem.examples.payments.ServiceOfItsOwn;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Security: a webhook endpoint's URL is judged by one reading of its host, through {@code POST /webhook-endpoints}
@@ -29,37 +21,13 @@ import org.junit.jupiter.api.io.TempDir;
  * tenant here never pays, so no event would be written even for an endpoint a broken check let through. Runs on an
  * H2 file database; {@link PostgresWebhookUrlHostsTest} runs it on PostgreSQL.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class WebhookUrlHostsTest {
+class WebhookUrlHostsTest extends ServiceOfItsOwn {
   private final String run = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
   final Caller tenant = new Caller("sk_hosts_" + run, "hosts_" + run);
-  RunningService service;
-  /** What this run opened (a database of its own, the service), latest first: closed in this order after it. */
-  final Deque<AutoCloseable> opened = new ArrayDeque<>();
 
-  @TempDir
-  static Path data;
-
-  /** The database arguments of this run. */
-  List<String> database() {
-    return List.of("--spring.datasource.url=jdbc:h2:file:" + data.resolve("payments")
-        + ";WRITE_DELAY=0;AUTO_SERVER=FALSE");
-  }
-
-  @BeforeAll
-  void start() {
-    List<String> args = new ArrayList<>(database());
-    args.add(tenant.argument());
-    args.add("--payments.webhooks.allow-private-addresses=false");
-    service = RunningService.start(args.toArray(String[]::new));
-    opened.push(service);
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    for (AutoCloseable c : opened) {
-      c.close();
-    }
+  @Override
+  protected List<String> arguments() {
+    return List.of(tenant.argument(), "--payments.webhooks.allow-private-addresses=false");
   }
 
   @AfterEach
