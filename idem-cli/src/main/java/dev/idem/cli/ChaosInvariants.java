@@ -374,7 +374,7 @@ final class ChaosInvariants {
    * Every payment and refund a 422 {@code PROVIDER.*} answer named is {@code failed} in the database, has no ledger
    * entry and no provider charge or refund; and no {@code failed} payment or refund has either.
    */
-  private void checkRefusals(Connection c, ChaosWorkload workload) throws SQLException {
+  void checkRefusals(Connection c, ChaosWorkload workload) throws SQLException {
     Map<String, String> failed = new HashMap<>();
     List<String> wrong = new ArrayList<>();
     for (String[] q : List.of(

@@ -101,6 +101,36 @@ class ChaosCommandTest {
   }
 
   @Test
+  void theRefusalCheckFailsForARefusedPaymentThatWasBookedOrCharged() throws Exception {
+    ChaosSettings settings = ChaosSettings.parse(java.util.List.of("--db", "h2", "--pg-restart-at", "none"));
+    ChaosWorkload workload = new ChaosWorkload(settings, java.util.List.of(),
+        new ChaosWorkload.ChaosTimeline(settings.duration()));
+    workload.refusedPayments.add("pay_booked");
+    workload.refusedPayments.add("pay_missing");
+    workload.refusedRefunds.add("re_ok");
+    ChaosInvariants invariants = new ChaosInvariants();
+    try (Connection c = DriverManager.getConnection("jdbc:h2:mem:chaos_refusals;DB_CLOSE_DELAY=-1")) {
+      try (java.sql.Statement st = c.createStatement()) {
+        st.execute("CREATE TABLE pay_payment (id VARCHAR(40), status VARCHAR(20), provider_charge_id VARCHAR(40))");
+        st.execute("CREATE TABLE pay_refund (id VARCHAR(40), status VARCHAR(20), provider_refund_id VARCHAR(40))");
+        st.execute("CREATE TABLE pay_ledger_entry (reference_id VARCHAR(40))");
+        st.execute("INSERT INTO pay_payment VALUES ('pay_booked', 'failed', NULL), ('pay_charged', 'failed', 'ch_1'),"
+            + " ('pay_ok', 'captured', 'ch_2')");
+        st.execute("INSERT INTO pay_refund VALUES ('re_ok', 'failed', NULL)");
+        st.execute("INSERT INTO pay_ledger_entry VALUES ('pay_booked'), ('pay_ok')");
+      }
+
+      invariants.checkRefusals(c, workload);
+    }
+
+    ChaosInvariants.Result result = invariants.results().get(0);
+    assertThat(result.passed()).isFalse();
+    assertThat(result.detail()).contains("wrong: 3", "payment pay_charged failed but has provider charge ch_1",
+        "payment pay_missing was refused but is not in the database",
+        "payment pay_booked failed but is booked in the ledger").doesNotContain("re_ok", "pay_ok");
+  }
+
+  @Test
   void flagsOverrideThePresetWhateverTheirOrder() throws Exception {
     ChaosSettings s = ChaosSettings.parse(java.util.List.of("--rate=7", "--preset", "long", "--db", "h2",
         "--pg-restart-at", "none", "--kill-every", "none"));
