@@ -64,14 +64,15 @@ final class ChaosCommand implements Command {
   public String usage() {
     return "usage: idem chaos [--preset short|long] [--duration D] [--rate N] [--instances N] [--seed N]\n"
         + "                  [--db h2|JDBC_URL] [--kill-every D|none] [--pg-restart-at F|D|none]\n"
-        + "                  [--fault-rate F] [--report DIR] [--keep-db]\n\n"
+        + "                  [--fault-rate F] [--refusal-rate F] [--report DIR] [--keep-db]\n\n"
         + "Starts N instances of the reference payments service (child JVMs, one port each) on a PostgreSQL database\n"
         + "of its own (created on the server of --db and dropped afterwards), or on H2 with one instance; drives\n"
         + "payments and refunds of three tenants through idem-client (duplicates, sometimes to another instance;\n"
         + "bursts of 8 concurrent sends of one key; payload mismatches; another tenant's payments and keys) while it\n"
         + "kills an instance with SIGKILL every --kill-every and restarts it, restarts PostgreSQL once\n"
         + "(pg_ctlcluster ... main restart), makes the provider time out after committing or fail (--fault-rate,\n"
-        + "half each, plus 200 x F ms latency) and has its webhook sink fail 20% of deliveries. Then it checks the\n"
+        + "half each, plus 200 x F ms latency), refuse charges and refunds for good (--refusal-rate: 422\n"
+        + "PROVIDER.refused, a final answer) and has its webhook sink fail 20% of deliveries. Then it checks the\n"
         + "invariants, prints them with the counts, and writes report.json and chart.png into --report.\n\n"
         + "options (defaults: the short preset):\n"
         + "  --preset short|long    short: 45s at 15/s, a kill every 15s, PostgreSQL restart at 0.5, faults 0.1\n"
@@ -84,6 +85,7 @@ final class ChaosCommand implements Command {
         + "  --kill-every D|none    time between two kill -9 of an instance\n"
         + "  --pg-restart-at F|D|none  when PostgreSQL restarts: a fraction of --duration (0.5) or a time (30s)\n"
         + "  --fault-rate F         provider faults, 0..0.9: F/2 timeouts after commit, F/2 errors\n"
+        + "  --refusal-rate F       charges and refunds the provider refuses for good, 0..0.9 (default 0)\n"
         + "  --report DIR           where report.json, chart.png and the instances' logs go\n"
         + "                         (default chaos-report/<timestamp>)\n"
         + "  --keep-db              keep the run's PostgreSQL database for inspection\n\n"
@@ -202,7 +204,8 @@ final class ChaosCommand implements Command {
         }
         for (ChaosInstance instance : instances) {
           put(instance.uri("/admin/faults"),
-              "{\"provider_timeout_after_commit_rate\":0,\"provider_error_rate\":0,\"provider_latency_ms\":0}");
+              "{\"provider_timeout_after_commit_rate\":0,\"provider_error_rate\":0,\"provider_latency_ms\":0,"
+              + "\"provider_refusal_rate\":0}");
         }
         timeline.mark("pg", "faults off");
         invariants.awaitNoneInProgress(instances.get(0), LEASE.plus(COMPLETER_INTERVAL.multipliedBy(2)));
@@ -297,6 +300,9 @@ final class ChaosCommand implements Command {
         missing.add(unanswered + " of " + intents + " intents unanswered (at most "
             + fmt(MAX_UNANSWERED * 100) + "%)");
       }
+      if (settings.refusalRate() > 0 && w.refusedPayments.isEmpty()) {
+        missing.add("no payment refused by the provider at --refusal-rate " + fmt(settings.refusalRate()));
+      }
       for (int status : List.of(400, 401)) {
         long n = w.finalStatuses.getOrDefault(status, new java.util.concurrent.atomic.LongAdder()).sum();
         if (n > 0) {
@@ -304,9 +310,10 @@ final class ChaosCommand implements Command {
         }
       }
       invariants.add("the run exercised what it claims", missing.isEmpty(), String.format(Locale.ROOT,
-          "%d acknowledged payments, %d replays compared, %d cross-tenant probes, %d shared keys, %d events at the"
-          + " sink, %d kills (%d skipped), %d PostgreSQL restarts, %d of %d intents unanswered%s",
-          w.ackedPayments.size(), w.replayComparisons.sum(), w.crossTenantProbes.sum(), w.sharedKeys.sum(),
+          "%d acknowledged payments, %d refused, %d replays compared, %d cross-tenant probes, %d shared keys,"
+          + " %d events at the sink, %d kills (%d skipped), %d PostgreSQL restarts, %d of %d intents unanswered%s",
+          w.ackedPayments.size(), w.refusedPayments.size(), w.replayComparisons.sum(), w.crossTenantProbes.sum(),
+          w.sharedKeys.sum(),
           sink.deliveries().size(), kills.get(), skippedKills.get(), pgRestarts.get(), unanswered, intents,
           missing.isEmpty() ? "" : "; missing: " + String.join("; ", missing)));
     }
@@ -331,12 +338,12 @@ final class ChaosCommand implements Command {
 
     private String describe() {
       return String.format(Locale.ROOT, "preset %s, %ds at %s/s, %d instance(s), seed %d, %s, kill every %s,"
-          + " PostgreSQL restart at %s, fault rate %s", settings.preset(), settings.duration().toSeconds(),
-          fmt(settings.rate()), settings.instances(), settings.seed(),
+          + " PostgreSQL restart at %s, fault rate %s, refusal rate %s", settings.preset(),
+          settings.duration().toSeconds(), fmt(settings.rate()), settings.instances(), settings.seed(),
           settings.isH2() ? "H2" : ChaosSettings.redact(settings.db()),
           settings.killEvery() == null ? "never" : settings.killEvery().toSeconds() + "s",
           settings.pgRestartAt() == null ? "never" : settings.pgRestartAt().toMillis() / 1000.0 + "s",
-          fmt(settings.faultRate()));
+          fmt(settings.faultRate()), fmt(settings.refusalRate()));
     }
 
     private List<String> instanceArgs() {
@@ -348,6 +355,7 @@ final class ChaosCommand implements Command {
       a.add("--payments.provider.timeout-after-commit-rate=" + settings.faultRate() / 2);
       a.add("--payments.provider.error-rate=" + settings.faultRate() / 2);
       a.add("--payments.provider.latency-ms=" + Math.round(200 * settings.faultRate()));
+      a.add("--payments.provider.refusal-rate=" + settings.refusalRate());
       a.add("--idem.default-lease=" + LEASE.toSeconds() + "s");
       a.add("--idem.completer.interval=" + COMPLETER_INTERVAL.toSeconds() + "s");
       a.add("--payments.outbox.backoff-initial=200ms");
@@ -487,11 +495,15 @@ final class ChaosCommand implements Command {
       counts.put("shed_by_the_workload", w.shed.sum());
       counts.put("acknowledged_payments", w.ackedPayments.size());
       counts.put("acknowledged_refunds", w.ackedRefunds.size());
+      counts.put("refused_payments_422", w.refusedPayments.size());
+      counts.put("refused_refunds_422", w.refusedRefunds.size());
+      counts.put("refused_answers_422", w.refusedPaymentAnswers.sum() + w.refusedRefundAnswers.sum());
       counts.put("final_statuses", w.statusCounts());
       Map<String, Object> faults = new LinkedHashMap<>();
       faults.put("provider_timeout_after_commit_rate", settings.faultRate() / 2);
       faults.put("provider_error_rate", settings.faultRate() / 2);
       faults.put("provider_latency_ms", Math.round(200 * settings.faultRate()));
+      faults.put("provider_refusal_rate", settings.refusalRate());
       faults.put("provider_timeouts_seen_by_clients_504", w.providerTimeoutsSeen.sum());
       faults.put("other_5xx_seen_by_clients", w.unavailableSeen.sum());
       faults.put("transport_failures_seen_by_clients", w.transportFailures.sum());
@@ -535,6 +547,7 @@ final class ChaosCommand implements Command {
       s.put("kill_every_s", settings.killEvery() == null ? null : settings.killEvery().toSeconds());
       s.put("pg_restart_at_s", settings.pgRestartAt() == null ? null : settings.pgRestartAt().toMillis() / 1000.0);
       s.put("fault_rate", settings.faultRate());
+      s.put("refusal_rate", settings.refusalRate());
       List<Object> marks = new ArrayList<>();
       for (ChaosTimeline.Mark m : timeline.marks) {
         marks.add(Map.of("at_s", Math.round(m.second() * 10) / 10.0, "kind", m.kind(), "label", m.label()));
@@ -577,7 +590,8 @@ final class ChaosCommand implements Command {
           Integer.toString(settings.instances()), "--seed", Long.toString(settings.seed()), "--db",
           ChaosSettings.redact(settings.db()), "--kill-every", settings.killEvery() == null ? "none"
           : settings.killEvery().toSeconds() + "s", "--pg-restart-at", settings.pgRestartAt() == null ? "none"
-          : settings.pgRestartAt().toMillis() + "ms", "--fault-rate", fmt(settings.faultRate())));
+          : settings.pgRestartAt().toMillis() + "ms", "--fault-rate", fmt(settings.faultRate()), "--refusal-rate",
+          fmt(settings.refusalRate())));
       return a;
     }
 

@@ -332,6 +332,9 @@ final class ChaosInvariants {
         + "; provider charges behind two payments: " + chargesUsedTwice + "; provider refunds behind two refunds: "
         + refundsUsedTwice);
 
+    // 4. a payment or refund the provider refused for good ended failed: never booked, never charged or refunded.
+    checkRefusals(c, workload);
+
     // 5 (database side). nothing in progress.
     long inProgress = count(c, "SELECT COUNT(*) FROM idem_record WHERE state = 'in_progress'");
     if (inProgress > 0) {
@@ -365,6 +368,58 @@ final class ChaosInvariants {
         + " payment (404 expected), " + workload.sharedKeys.sum() + " keys reused by another tenant; violations: "
         + workload.tenantViolations.sum() + (workload.tenantExamples.isEmpty() ? ""
         : " " + String.join("; ", workload.tenantExamples)));
+  }
+
+  /**
+   * Every payment and refund a 422 {@code PROVIDER.*} answer named is {@code failed} in the database, has no ledger
+   * entry and no provider charge or refund; and no {@code failed} payment or refund has either.
+   */
+  void checkRefusals(Connection c, ChaosWorkload workload) throws SQLException {
+    Map<String, String> failed = new HashMap<>();
+    List<String> wrong = new ArrayList<>();
+    for (String[] q : List.of(
+        new String[] {"payment", "SELECT id, status, provider_charge_id FROM pay_payment"},
+        new String[] {"refund", "SELECT id, status, provider_refund_id FROM pay_refund"})) {
+      Set<String> refused = q[0].equals("payment") ? workload.refusedPayments : workload.refusedRefunds;
+      Set<String> seen = new HashSet<>();
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(q[1])) {
+        while (rs.next()) {
+          String id = rs.getString(1);
+          boolean isFailed = rs.getString(2).equals("failed");
+          if (isFailed) {
+            failed.put(id, q[0]);
+            if (rs.getString(3) != null) {
+              wrong.add(q[0] + " " + id + " failed but has provider " + (q[0].equals("payment") ? "charge " : "refund ")
+                  + rs.getString(3));
+            }
+          }
+          if (refused.contains(id)) {
+            seen.add(id);
+            if (!isFailed) {
+              wrong.add(q[0] + " " + id + " was refused but is " + rs.getString(2));
+            }
+          }
+        }
+      }
+      for (String id : refused) {
+        if (!seen.contains(id)) {
+          wrong.add(q[0] + " " + id + " was refused but is not in the database");
+        }
+      }
+    }
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+        "SELECT DISTINCT reference_id FROM pay_ledger_entry")) {
+      while (rs.next()) {
+        if (failed.containsKey(rs.getString(1))) {
+          wrong.add(failed.get(rs.getString(1)) + " " + rs.getString(1) + " failed but is booked in the ledger");
+        }
+      }
+    }
+    add("refused payments and refunds are failed, never booked nor charged", wrong.isEmpty(),
+        workload.refusedPaymentAnswers.sum() + " refused payment answers and " + workload.refusedRefundAnswers.sum()
+        + " refused refund answers (422 PROVIDER.*, replays included) naming " + workload.refusedPayments.size()
+        + " payments and " + workload.refusedRefunds.size() + " refunds; " + failed.size() + " failed in the"
+        + " database; wrong: " + wrong.size() + (wrong.isEmpty() ? "" : " " + head(wrong)));
   }
 
   /**

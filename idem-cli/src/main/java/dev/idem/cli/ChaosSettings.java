@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
  *
  * @param killEvery time between two kill -9 of an instance, or null for none
  * @param pgRestartAt when PostgreSQL restarts, counted from the start of the workload, or null for never
+ * @param refusalRate the fraction of charges and refunds the provider refuses for good (422 {@code PROVIDER.refused})
  */
 record ChaosSettings(
     String preset,
@@ -25,6 +26,7 @@ record ChaosSettings(
     Duration killEvery,
     Duration pgRestartAt,
     double faultRate,
+    double refusalRate,
     Path report,
     boolean keepDatabase) {
 
@@ -33,6 +35,7 @@ record ChaosSettings(
   static final int MAX_INSTANCES = 8;
   static final double MAX_RATE = 500;
   static final double MAX_FAULT_RATE = 0.9;
+  static final double MAX_REFUSAL_RATE = 0.9;
   static final Duration MIN_DURATION = Duration.ofSeconds(5);
   static final Duration MAX_DURATION = Duration.ofHours(24);
   static final Duration MIN_KILL_EVERY = Duration.ofSeconds(5);
@@ -99,7 +102,8 @@ record ChaosSettings(
   }
 
   private static final List<String> KNOWN = List.of("--preset", "--duration", "--rate", "--instances", "--seed",
-      "--db", "--kill-every", "--pg-restart-at", "--fault-rate", "--report", "--keep-db");
+      "--db", "--kill-every", "--pg-restart-at", "--fault-rate", "--refusal-rate", "--report",
+      "--keep-db");
 
   /** Mutable while the flags are applied; {@link #build()} checks that the values fit together. */
   private static final class Builder {
@@ -113,6 +117,7 @@ record ChaosSettings(
     private String pgRestartAt;
     private boolean pgRestartExplicit;
     private double faultRate;
+    private double refusalRate;
     private Path report;
     private boolean keepDatabase;
 
@@ -176,6 +181,7 @@ record ChaosSettings(
           pgRestartExplicit = true;
         }
         case "--fault-rate" -> faultRate = number(flag, value, 0, MAX_FAULT_RATE, true);
+        case "--refusal-rate" -> refusalRate = number(flag, value, 0, MAX_REFUSAL_RATE, true);
         case "--report" -> {
           if (value.isBlank()) {
             throw new UsageException("--report must name a folder, got an empty value");
@@ -223,7 +229,8 @@ record ChaosSettings(
       Path dir = report != null ? report
           : Path.of("chaos-report", java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")
               .withZone(java.time.ZoneOffset.UTC).format(java.time.Instant.now()));
-      return new ChaosSettings(preset, duration, rate, n, seed, db, killEvery, pgAt, faultRate, dir, keepDatabase);
+      return new ChaosSettings(preset, duration, rate, n, seed, db, killEvery, pgAt, faultRate, refusalRate, dir,
+          keepDatabase);
     }
   }
 

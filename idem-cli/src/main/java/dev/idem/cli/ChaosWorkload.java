@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -110,6 +111,12 @@ final class ChaosWorkload {
   final LongAdder transportFailures = new LongAdder();
   final LongAdder unanswered = new LongAdder();
   final LongAdder shed = new LongAdder();
+  /** Answers (first ones and replays) that were the provider's refusal for good: 422 {@code PROVIDER.*}. */
+  final LongAdder refusedPaymentAnswers = new LongAdder();
+  final LongAdder refusedRefundAnswers = new LongAdder();
+  /** The payments and refunds a refusal named: each must end {@code failed}, never booked nor charged. */
+  final Set<String> refusedPayments = ConcurrentHashMap.newKeySet();
+  final Set<String> refusedRefunds = ConcurrentHashMap.newKeySet();
   final LongAdder keptAnswers = new LongAdder();
   final Map<Integer, LongAdder> finalStatuses = new ConcurrentHashMap<>();
   final LongAdder replayViolations = new LongAdder();
@@ -443,6 +450,9 @@ final class ChaosWorkload {
     if (id != null) {
       shown.add(new String[] {spec.tenant(), id, spec.key()});
     }
+    if (r.status() == 422 && r.problemCode().orElse("").startsWith("PROVIDER.")) {
+      refused(spec, body);
+    }
     if (paymentId != null) {
       shown.add(new String[] {spec.tenant(), paymentId, spec.key()});
     }
@@ -464,6 +474,21 @@ final class ChaosWorkload {
           }
         }
       }
+    }
+  }
+
+  /** A 422 refusal for good is a final outcome: counted, and its payment or refund remembered for the invariants. */
+  private void refused(Spec spec, JsonNode body) {
+    boolean payment = spec.path().equals("/payments");
+    String id = text(body, payment ? "payment_id" : "refund_id");
+    (payment ? refusedPaymentAnswers : refusedRefundAnswers).increment();
+    if (id == null) {
+      note(clientErrors, spec.key() + ": a provider refusal names no " + (payment ? "payment_id" : "refund_id"));
+      return;
+    }
+    (payment ? refusedPayments : refusedRefunds).add(id);
+    if (!payment) {
+      shown.add(new String[] {spec.tenant(), id, spec.key()});
     }
   }
 

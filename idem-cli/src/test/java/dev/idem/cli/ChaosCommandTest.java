@@ -101,6 +101,36 @@ class ChaosCommandTest {
   }
 
   @Test
+  void theRefusalCheckFailsForARefusedPaymentThatWasBookedOrCharged() throws Exception {
+    ChaosSettings settings = ChaosSettings.parse(java.util.List.of("--db", "h2", "--pg-restart-at", "none"));
+    ChaosWorkload workload = new ChaosWorkload(settings, java.util.List.of(),
+        new ChaosWorkload.ChaosTimeline(settings.duration()));
+    workload.refusedPayments.add("pay_booked");
+    workload.refusedPayments.add("pay_missing");
+    workload.refusedRefunds.add("re_ok");
+    ChaosInvariants invariants = new ChaosInvariants();
+    try (Connection c = DriverManager.getConnection("jdbc:h2:mem:chaos_refusals;DB_CLOSE_DELAY=-1")) {
+      try (java.sql.Statement st = c.createStatement()) {
+        st.execute("CREATE TABLE pay_payment (id VARCHAR(40), status VARCHAR(20), provider_charge_id VARCHAR(40))");
+        st.execute("CREATE TABLE pay_refund (id VARCHAR(40), status VARCHAR(20), provider_refund_id VARCHAR(40))");
+        st.execute("CREATE TABLE pay_ledger_entry (reference_id VARCHAR(40))");
+        st.execute("INSERT INTO pay_payment VALUES ('pay_booked', 'failed', NULL), ('pay_charged', 'failed', 'ch_1'),"
+            + " ('pay_ok', 'captured', 'ch_2')");
+        st.execute("INSERT INTO pay_refund VALUES ('re_ok', 'failed', NULL)");
+        st.execute("INSERT INTO pay_ledger_entry VALUES ('pay_booked'), ('pay_ok')");
+      }
+
+      invariants.checkRefusals(c, workload);
+    }
+
+    ChaosInvariants.Result result = invariants.results().get(0);
+    assertThat(result.passed()).isFalse();
+    assertThat(result.detail()).contains("wrong: 3", "payment pay_charged failed but has provider charge ch_1",
+        "payment pay_missing was refused but is not in the database",
+        "payment pay_booked failed but is booked in the ledger").doesNotContain("re_ok", "pay_ok");
+  }
+
+  @Test
   void flagsOverrideThePresetWhateverTheirOrder() throws Exception {
     ChaosSettings s = ChaosSettings.parse(java.util.List.of("--rate=7", "--preset", "long", "--db", "h2",
         "--pg-restart-at", "none", "--kill-every", "none"));
@@ -113,12 +143,52 @@ class ChaosCommandTest {
   }
 
   @Test
+  void theRefusalRateIsANumberFrom0To09AndDefaultsTo0() throws Exception {
+    String[] high = run("chaos", "--refusal-rate", "1");
+
+    assertThat(high[0]).isEqualTo("2");
+    assertThat(high[2]).contains("--refusal-rate must be a number from 0 to 0.9, got '1'");
+    assertThat(run("chaos", "--refusal-rate", "-0.1")[2]).contains("--refusal-rate must be a number from 0 to 0.9");
+    assertThat(run("chaos", "--refusal-rate", "NaN")[2]).contains("got 'NaN'");
+    assertThat(run("chaos", "--refusal-rate")[2]).contains("--refusal-rate needs a value");
+    assertThat(ChaosSettings.parse(java.util.List.of("--refusal-rate=0.3")).refusalRate()).isEqualTo(0.3);
+    assertThat(ChaosSettings.parse(java.util.List.of("--preset", "long")).refusalRate()).isZero();
+  }
+
+  @Test
   void helpListsEveryFlag() {
     String[] r = run("chaos", "--help");
 
     assertThat(r[0]).isEqualTo("0");
     assertThat(r[1]).contains("--duration", "--rate", "--instances", "--seed", "--db", "--kill-every",
-        "--pg-restart-at", "--fault-rate", "--report", "--preset short|long");
+        "--pg-restart-at", "--fault-rate", "--refusal-rate", "--report", "--preset short|long");
+  }
+
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void permanentRefusalsEndFailedUnbookedAndLeaveNoRecordInProgress(@TempDir Path dir) throws Exception {
+    Path report = dir.resolve("report");
+
+    String[] r = run("chaos", "--duration", "10s", "--rate", "10", "--instances", "2", "--kill-every", "none",
+        "--pg-restart-at", "none", "--fault-rate", "0", "--refusal-rate", "0.3", "--report", report.toString());
+    System.out.print(r[1]);
+
+    assertThat(r[0]).as("exit status; stdout:%n%s%nstderr:%n%s", r[1], r[2]).isEqualTo("0");
+    JsonNode json = JsonMapper.builder().build().readTree(Files.readString(report.resolve("report.json")));
+    java.util.Map<String, JsonNode> invariants = new java.util.HashMap<>();
+    for (JsonNode invariant : json.path("invariants")) {
+      assertThat(invariant.path("passed").asBoolean()).as(invariant.toString()).isTrue();
+      invariants.put(invariant.path("name").asString(), invariant);
+    }
+    assertThat(invariants).containsKeys("no record left in progress after the completer's window",
+        "refused payments and refunds are failed, never booked nor charged",
+        "every replay is byte-identical to the first answer for its key", "ledger totals equal provider totals");
+    JsonNode counts = json.path("counts");
+    assertThat(counts.path("refused_payments_422").asLong()).isPositive();
+    assertThat(counts.path("acknowledged_payments").asLong()).isPositive();
+    assertThat(counts.path("final_statuses").path("422").asLong()).isPositive();
+    assertThat(counts.path("faults").path("provider_refusal_rate").asDouble()).isEqualTo(0.3);
+    assertThat(json.path("settings").path("refusal_rate").asDouble()).isEqualTo(0.3);
   }
 
   @Test

@@ -68,7 +68,7 @@ public class PaymentsConfiguration {
       RandomGenerator providerRandom, Clock clock, ProviderWebhooks webhooks) {
     PaymentsProperties.Provider p = properties.provider();
     FaultInjection faults = new FaultInjection(
-        new ProviderFaults(p.timeoutAfterCommitRate(), p.errorRate(), p.latencyMs()), providerRandom);
+        new ProviderFaults(p.timeoutAfterCommitRate(), p.errorRate(), p.latencyMs(), p.refusalRate()), providerRandom);
     return new PaymentProvider(dataSource, faults, clock, webhooks);
   }
 

@@ -38,6 +38,8 @@ public record PaymentsProperties(
    * @param timeoutAfterCommitRate probability that a call commits and then times out
    * @param errorRate probability that a call fails before doing anything
    * @param latencyMs delay added to every call
+   * @param refusalRate probability that a call is refused for good before doing anything (422
+   *     {@code PROVIDER.refused}; the payment or refund ends {@code failed})
    * @param seed seed of the fault randomness (and, derived from it, of the webhooks re-sent); unset means a random
    *     seed
    * @param webhookSecret the {@code whsec_...} secret the provider signs its webhooks with and the service verifies
@@ -54,6 +56,7 @@ public record PaymentsProperties(
       @DefaultValue("0") double timeoutAfterCommitRate,
       @DefaultValue("0") double errorRate,
       @DefaultValue("0") long latencyMs,
+      @DefaultValue("0") double refusalRate,
       Long seed,
       String webhookSecret,
       String webhookUrl,

@@ -8,8 +8,11 @@ import dev.idem.examples.payments.provider.FaultInjection;
 import dev.idem.examples.payments.provider.PaymentProvider;
 import dev.idem.examples.payments.provider.ProviderException;
 import dev.idem.examples.payments.provider.ProviderFaults;
+import dev.idem.examples.payments.provider.ProviderRejectedException;
 import dev.idem.examples.payments.provider.ProviderTimeoutException;
 import dev.idem.examples.payments.provider.ProviderUnavailableException;
+import dev.idem.examples.payments.provider.RefundRequest;
+import dev.idem.examples.payments.web.PaymentsProblems;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,10 +56,29 @@ class FaultInjectionTest {
   }
 
   @Test
+  void aRefusalIsForGoodAndAppliesNothing() throws Exception {
+    PaymentProvider provider = provider(new ProviderFaults(0, 0, 0, 1), new Random(1));
+
+    assertThatThrownBy(() -> provider.charge("k1", new ChargeRequest("acct_r", 100, "EUR")))
+        .isInstanceOfSatisfying(ProviderRejectedException.class,
+            e -> assertThat(e.problemCode()).isEqualTo(PaymentsProblems.PROVIDER_REFUSED));
+    assertThat(provider.stats().charges()).isZero();
+    provider.faults().set(ProviderFaults.none());
+    String charge = provider.charge("k2", new ChargeRequest("acct_r", 100, "EUR")).id();
+    provider.faults().set(new ProviderFaults(0, 0, 0, 1));
+
+    assertThatThrownBy(() -> provider.refund("r1", new RefundRequest(charge, 50)))
+        .isInstanceOf(ProviderRejectedException.class);
+    assertThat(provider.stats().refunds()).isZero();
+    assertThat(provider.faults().current().toJson()).containsEntry("provider_refusal_rate", 1.0);
+  }
+
+  @Test
   void faultsOutOfRangeAreRefusedNamingTheField() {
     assertThatThrownBy(() -> new ProviderFaults(-0.1, 0, 0)).hasMessageContaining("provider_timeout_after_commit_rate");
     assertThatThrownBy(() -> new ProviderFaults(0, Double.NaN, 0)).hasMessageContaining("provider_error_rate");
     assertThatThrownBy(() -> new ProviderFaults(0, 0, 60_001)).hasMessageContaining("provider_latency_ms");
+    assertThatThrownBy(() -> new ProviderFaults(0, 0, 0, 1.5)).hasMessageContaining("provider_refusal_rate");
   }
 
   private static List<String> outcomes(Random random) throws ProviderException {

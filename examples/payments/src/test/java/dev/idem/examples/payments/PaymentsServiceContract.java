@@ -36,7 +36,8 @@ abstract class PaymentsServiceContract implements OutboxWebhooksContract, Condit
       OutboxWebhooksContract.args().stream()).toList();
   static final Duration DEADLINE = Duration.ofSeconds(60);
   private static final String NO_FAULTS =
-      "{\"provider_timeout_after_commit_rate\":0,\"provider_error_rate\":0,\"provider_latency_ms\":0}";
+      "{\"provider_timeout_after_commit_rate\":0,\"provider_error_rate\":0,\"provider_latency_ms\":0,"
+      + "\"provider_refusal_rate\":0}";
 
   RunningService service;
 
@@ -487,6 +488,7 @@ abstract class PaymentsServiceContract implements OutboxWebhooksContract, Condit
     Answer rateTooHigh = service.put("/admin/faults", null, "{\"provider_error_rate\":1.5}");
     Answer notANumber = service.put("/admin/faults", null, "{\"provider_timeout_after_commit_rate\":\"x\"}");
     Answer negativeLatency = service.put("/admin/faults", null, "{\"provider_latency_ms\":-1}");
+    Answer refusalTooHigh = service.put("/admin/faults", null, "{\"provider_refusal_rate\":1.5}");
     Answer unknownField = service.put("/admin/faults", null, "{\"provider_chaos\":1}");
     Answer stats = service.get("/admin/provider/stats", null);
 
@@ -496,8 +498,10 @@ abstract class PaymentsServiceContract implements OutboxWebhooksContract, Condit
     assertThat(rateTooHigh.code()).isEqualTo("VALIDATION.provider_error_rate");
     assertThat(notANumber.code()).isEqualTo("VALIDATION.provider_timeout_after_commit_rate");
     assertThat(negativeLatency.code()).isEqualTo("VALIDATION.provider_latency_ms");
+    assertThat(refusalTooHigh.code()).isEqualTo("VALIDATION.provider_refusal_rate");
+    assertThat(read.json().path("provider_refusal_rate").isNumber()).isTrue();
     assertThat(unknownField.code()).isEqualTo("VALIDATION.provider_chaos");
-    for (Answer a : List.of(rateTooHigh, notANumber, negativeLatency, unknownField)) {
+    for (Answer a : List.of(rateTooHigh, notANumber, negativeLatency, refusalTooHigh, unknownField)) {
       assertThat(a.status()).isEqualTo(400);
     }
     assertThat(service.get("/admin/faults", null).json().path("provider_latency_ms").asLong()).isEqualTo(5);

@@ -34,7 +34,8 @@ import tools.jackson.databind.JsonNode;
 public class AdminController {
   private static final int MAX_LIMIT = 500;
   private static final Set<String> FAULT_FIELDS =
-      Set.of("provider_timeout_after_commit_rate", "provider_error_rate", "provider_latency_ms");
+      Set.of("provider_timeout_after_commit_rate", "provider_error_rate", "provider_latency_ms",
+          "provider_refusal_rate");
 
   private final PaymentProvider provider;
   private final IdempotencyStore store;
@@ -67,7 +68,8 @@ public class AdminController {
       next = new ProviderFaults(
           rate(body, "provider_timeout_after_commit_rate", current.timeoutAfterCommitRate()),
           rate(body, "provider_error_rate", current.errorRate()),
-          latency(body, current.latencyMs()));
+          latency(body, current.latencyMs()),
+          rate(body, "provider_refusal_rate", current.refusalRate()));
     } catch (IllegalArgumentException e) {
       String field = e.getMessage().split(" ", 2)[0];
       throw ApiProblem.invalid(field, e.getMessage());

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.provider;
 
+import dev.idem.examples.payments.web.PaymentsProblems;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
@@ -25,8 +26,12 @@ public final class FaultInjection {
     faults.set(Objects.requireNonNull(next, "faults"));
   }
 
-  /** Waits the configured latency, then fails the call before it applies anything, at the error rate. */
-  void beforeCall(String call) throws ProviderUnavailableException {
+  /**
+   * Waits the configured latency, then fails the call before it applies anything: at the error rate as an outage
+   * ({@link ProviderUnavailableException}), else at the refusal rate for good ({@link ProviderRejectedException}
+   * with {@link PaymentsProblems#PROVIDER_REFUSED}).
+   */
+  void beforeCall(String call) throws ProviderUnavailableException, ProviderRejectedException {
     ProviderFaults f = faults.get();
     if (f.latencyMs() > 0) {
       try {
@@ -38,6 +43,10 @@ public final class FaultInjection {
     }
     if (draw(f.errorRate())) {
       throw new ProviderUnavailableException(call + ": the provider is unavailable (injected fault)");
+    }
+    if (draw(f.refusalRate())) {
+      throw new ProviderRejectedException(PaymentsProblems.PROVIDER_REFUSED, call
+          + ": the provider refused the call for good (injected fault; nothing was applied)");
     }
   }
 

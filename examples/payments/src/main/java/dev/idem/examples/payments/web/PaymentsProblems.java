@@ -50,6 +50,9 @@ public final class PaymentsProblems {
   /** 422: the simulated provider saw its idempotency key with other parameters. */
   public static final ProblemCode PROVIDER_KEY_REUSED = ProblemCode.of("PROVIDER.idempotency_key_reused", 422,
       false, "Provider rejected the call");
+  /** 422: the simulated provider refused the call for good (its injected refusal fault); nothing was applied. */
+  public static final ProblemCode PROVIDER_REFUSED = ProblemCode.of("PROVIDER.refused", 422, false,
+      "Provider rejected the call");
   /** 422: the simulated provider cannot refund the charge. */
   public static final ProblemCode PROVIDER_CHARGE_NOT_REFUNDABLE = ProblemCode.of("PROVIDER.charge_not_refundable",
       422, false, "Provider rejected the call");
