@@ -22,6 +22,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param outbox the relay that sends events, and the purge of finished events and old inbox records
  * @param webhooks the tenants' webhook endpoints
  * @param kafka publishing the tenants' events to Kafka as well (off by default)
+ * @param http how request bodies are received ({@code payments.http.*})
  */
 @ConfigurationProperties("payments")
 public record PaymentsProperties(
@@ -30,7 +31,8 @@ public record PaymentsProperties(
     @DefaultValue Provider provider,
     @DefaultValue Outbox outbox,
     @DefaultValue Webhooks webhooks,
-    @DefaultValue Kafka kafka) {
+    @DefaultValue Kafka kafka,
+    @DefaultValue Http http) {
 
   /**
    * The simulated provider's initial faults ({@code PUT /admin/faults} changes them at run time) and its webhooks.
@@ -143,6 +145,37 @@ public record PaymentsProperties(
         if (halfOpenProbes < 1 || halfOpenProbes > 1000) {
           throw new IllegalArgumentException(PREFIX + "half-open-probes must be 1 to 1000, got " + halfOpenProbes);
         }
+      }
+    }
+  }
+
+  /**
+   * How request bodies are received ({@code payments.http.*}; see
+   * {@link dev.idem.examples.payments.web.RequestBodyGuard}). A body already in the container's buffer when its request
+   * arrives is taken at once; any other holds a reader, and so a request thread, while it arrives.
+   *
+   * @param maxBodyReaders the bodies that may be received at once that way, 1 to 10,000 (default 64, well under
+   *     Tomcat's 200 request threads); one more gets 503 {@code TRANSIENT.overloaded} with {@code Retry-After}
+   * @param bodyTimeout how long a whole body may take to arrive, from its request's headers (default 10 s); a slower
+   *     one gets 408 {@code TRANSIENT.request_timeout}. Tomcat's own read timeout
+   *     ({@code server.tomcat.connection-timeout}) ends a body that sends nothing at all
+   * @param maxBodyBytes the largest body taken, in bytes (default 262,144); a larger one gets 413. The idempotent
+   *     routes take at most {@code idem.filter.max-request-bytes}
+   */
+  public record Http(
+      @DefaultValue("64") int maxBodyReaders,
+      @DefaultValue("10s") Duration bodyTimeout,
+      @DefaultValue("262144") long maxBodyBytes) {
+    /** Checks every value; the message names the property. */
+    public Http {
+      if (maxBodyReaders < 1 || maxBodyReaders > 10_000) {
+        throw new IllegalArgumentException("payments.http.max-body-readers must be 1 to 10000, got "
+            + maxBodyReaders);
+      }
+      positive("payments.http.body-timeout", bodyTimeout);
+      if (maxBodyBytes < 1 || maxBodyBytes > 64L << 20) {
+        throw new IllegalArgumentException("payments.http.max-body-bytes must be 1 to 67108864, got "
+            + maxBodyBytes);
       }
     }
   }

@@ -121,7 +121,8 @@ public final class RunningService implements AutoCloseable {
   /**
    * Writes {@code head} (the request line and headers, ending with an empty line) and then {@code body} on a socket of
    * its own, closes the output if the server has not already, and answers everything the server sent until it closed
-   * the connection. The body is written on another thread so that a server that answers early is heard.
+   * the connection. The body is written on another thread so that a server that answers early is heard; that thread
+   * is interrupted once the answer is complete, so a body that blocks (a client that stalls) ends there.
    */
   public String raw(String head, InputStream body) {
     try (Socket socket = new Socket("127.0.0.1", port)) {
@@ -145,6 +146,7 @@ public final class RunningService implements AutoCloseable {
       } catch (IOException e) {
         // a reset after the answer: keep what arrived
       }
+      writer.interrupt();
       writer.join(60_000);
       return answer.toString(StandardCharsets.ISO_8859_1);
     } catch (IOException e) {

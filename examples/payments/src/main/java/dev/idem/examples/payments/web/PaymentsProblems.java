@@ -33,6 +33,15 @@ public final class PaymentsProblems {
   /** 405: a console method other than GET and HEAD. */
   public static final ProblemCode CONSOLE_METHOD = ProblemCode.of("VALIDATION.method", 405, false,
       "Method not allowed");
+  /**
+   * 408, retryable: a request body that did not arrive whole within the deadline, or stalled; see
+   * {@link RequestBodyGuard}.
+   */
+  public static final ProblemCode BODY_TIMEOUT = ProblemCode.of("TRANSIENT.request_timeout", 408, true,
+      "Request body too slow");
+  /** 503, retryable after {@code Retry-After}: the service takes no more of this kind of request for now. */
+  public static final ProblemCode OVERLOADED = ProblemCode.of("TRANSIENT.overloaded", 503, true,
+      "Service overloaded");
   /** 500, retryable: an unexpected failure. */
   public static final ProblemCode INTERNAL_ERROR = ProblemCode.of("INTERNAL.error", 500, true, "Internal error");
   /** 402: the provider declined the charge. */

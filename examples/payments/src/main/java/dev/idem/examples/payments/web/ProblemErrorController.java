@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.web;
 
+import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.RequestDispatcher;
@@ -22,22 +23,41 @@ public class ProblemErrorController implements ErrorController {
     Object code = request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE);
     int status = code instanceof Integer ? (Integer) code : 500;
     Object exception = request.getAttribute(RequestDispatcher.ERROR_EXCEPTION);
+    Object guarded = request.getAttribute(RequestBodyGuard.PROBLEM);
     Problem problem;
-    if (exception instanceof Throwable) {
+    if (guarded instanceof Problem) {
+      problem = (Problem) guarded;
+    } else if (exception instanceof Throwable) {
       problem = ProblemAdvice.problemFor((Throwable) exception);
-    } else if (status == 404) {
+    } else {
+      problem = problemForStatus(status);
+    }
+    if (!response.isCommitted()) {
+      response.resetBuffer();
+      if (problem.status() == 503) {
+        response.setHeader(IdemHeaders.RETRY_AFTER, "1");
+      }
+      problem.write(response);
+    }
+  }
+
+  /** The problem for an error the container or the framework gave only a status for. */
+  static Problem problemForStatus(int status) {
+    Problem problem;
+    if (status == 404) {
       problem = Problem.of(PaymentsProblems.ROUTE_NOT_FOUND).withDetail("no such resource");
     } else if (status == 413) {
       problem = Problem.of(ProblemCode.REQUEST_TOO_LARGE).withTitle("Request too large");
+    } else if (status == 408) {
+      problem = Problem.of(PaymentsProblems.BODY_TIMEOUT).withDetail("the request did not arrive in time");
     } else if (status >= 400 && status < 500) {
       problem = Problem.of(PaymentsProblems.INVALID_REQUEST).withStatus(status);
+    } else if (status == 503) {
+      problem = Problem.of(PaymentsProblems.OVERLOADED).withDetail("the service is not taking requests now");
     } else {
       problem = Problem.of(PaymentsProblems.INTERNAL_ERROR)
           .withDetail("the request failed unexpectedly; retry with the same key");
     }
-    if (!response.isCommitted()) {
-      response.resetBuffer();
-      problem.write(response);
-    }
+    return problem;
   }
 }

@@ -1,0 +1,33 @@
+package dev.idem.examples.payments.web;
+
+import jakarta.servlet.ServletException;
+import java.io.IOException;
+import org.apache.catalina.connector.Request;
+import org.apache.catalina.connector.Response;
+import org.apache.catalina.valves.ValveBase;
+import org.apache.coyote.ActionCode;
+
+/**
+ * Closes the connection of a request whose body {@link RequestBodyGuard} refused, without reading what is left of
+ * that body. Tomcat otherwise drains an unread body before it answers the next request on the connection: at the
+ * sender's pace, on a request thread, which is exactly what a slow client wants. Installed on the application's
+ * context by {@link WebConfiguration}. Thread-safe.
+ */
+public final class RefusedBodyValve extends ValveBase {
+
+  /** A valve that supports asynchronous requests, as the ones after it may. */
+  public RefusedBodyValve() {
+    super(true);
+  }
+
+  @Override
+  public void invoke(Request request, Response response) throws IOException, ServletException {
+    try {
+      getNext().invoke(request, response);
+    } finally {
+      if (request.getAttribute(RequestBodyGuard.PROBLEM) != null) {
+        request.getCoyoteRequest().action(ActionCode.DISABLE_SWALLOW_INPUT, null);
+      }
+    }
+  }
+}

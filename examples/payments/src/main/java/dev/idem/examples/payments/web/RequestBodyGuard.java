@@ -1,0 +1,340 @@
+package dev.idem.examples.payments.web;
+
+import static java.nio.charset.StandardCharsets.ISO_8859_1;
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
+import dev.idem.servlet.Problem;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpFilter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.InterruptedIOException;
+import java.net.URLDecoder;
+import java.nio.charset.Charset;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import org.springframework.core.Ordered;
+
+/**
+ * Reads every request body whole before anything else of the service runs, so that a slow or broken body costs a
+ * bounded share of the container's threads and always gets a 4xx problem:
+ * <ul>
+ *   <li>A body already in the container's buffer when the request arrives (the usual small JSON body sent with its
+ *       headers) is taken at once.
+ *   <li>Any other body needs one of {@code payments.http.max-body-readers} permits while it is read. With none free
+ *       the request gets 503 {@code TRANSIENT.overloaded} with {@code Retry-After}, at once, and the connection is
+ *       closed without reading the body: slow bodies hold at most that many threads, and the others stay free for
+ *       everyone else.
+ *   <li>A body must arrive whole within {@code payments.http.body-timeout} of the request's headers, whatever its
+ *       pace: one that trickles in (a byte a second never trips the container's read timeout) or stalls short of its
+ *       {@code Content-Length} gets 408 {@code TRANSIENT.request_timeout}.
+ *   <li>A body whose chunked framing is broken, or that ends before its {@code Content-Length}, gets 400
+ *       {@code VALIDATION.body}; one larger than {@code payments.http.max-body-bytes} gets 413.
+ * </ul>
+ * The rest of the chain reads the buffered copy, form parameters included. After a refusal the connection is closed
+ * without draining what is left of the body ({@link RefusedBodyValve}, on Tomcat). Thread-safe.
+ */
+public final class RequestBodyGuard extends HttpFilter {
+  /** Right after Spring's character encoding and observation filters, before every other filter of the service. */
+  public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 5;
+  /**
+   * The request attribute holding the problem this filter answered, for the container's error dispatch when the
+   * container had already marked the response as an error (a read that failed inside it).
+   */
+  static final String PROBLEM = RequestBodyGuard.class.getName() + ".problem";
+  private static final String FORM = "application/x-www-form-urlencoded";
+  private static final long serialVersionUID = 1L;
+
+  private final transient Semaphore readers;
+  private final long timeoutNanos;
+  private final long maxBytes;
+
+  /**
+   * @param maxReaders the bodies that may be read at once when they are not already in the container's buffer
+   * @param timeout how long a body may take to arrive, from the moment its request reaches this filter
+   * @param maxBytes the largest body taken
+   */
+  public RequestBodyGuard(int maxReaders, Duration timeout, long maxBytes) {
+    if (maxReaders < 1 || timeout.isNegative() || timeout.isZero() || maxBytes < 1) {
+      throw new IllegalArgumentException("maxReaders, timeout and maxBytes must be positive");
+    }
+    this.readers = new Semaphore(maxReaders);
+    this.timeoutNanos = timeout.toNanos();
+    this.maxBytes = maxBytes;
+  }
+
+  /** The readers free now; for meters and tests. */
+  public int freeReaders() {
+    return readers.availablePermits();
+  }
+
+  @Override
+  protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    long length = request.getContentLengthLong();
+    if (length <= 0 && request.getHeader("Transfer-Encoding") == null) {
+      chain.doFilter(request, response);
+      return;
+    }
+    if (length > maxBytes) {
+      answer(request, response, Problem.of(ProblemCode.REQUEST_TOO_LARGE)
+          .withDetail("the body's Content-Length exceeds " + maxBytes + " bytes"));
+      return;
+    }
+    long deadline = System.nanoTime() + timeoutNanos;
+    ServletInputStream in = request.getInputStream();
+    Body body = new Body(length);
+    Problem refused;
+    try {
+      if (!body.readBuffered(in)) {
+        if (!readers.tryAcquire()) {
+          answer(request, response, Problem.of(PaymentsProblems.OVERLOADED)
+              .withDetail("too many request bodies are being received; retry after a second"));
+          return;
+        }
+        try {
+          body.readAll(in, deadline);
+        } finally {
+          readers.release();
+        }
+      }
+      refused = null;
+    } catch (BodyTooSlow e) {
+      refused = Problem.of(PaymentsProblems.BODY_TIMEOUT).withDetail("the body did not arrive within "
+          + Duration.ofNanos(timeoutNanos).toMillis() + " ms; send it at once, and retry with the same key");
+    } catch (BodyTooLarge e) {
+      refused = Problem.of(ProblemCode.REQUEST_TOO_LARGE).withDetail("the body exceeds " + maxBytes + " bytes");
+    } catch (IOException e) {
+      refused = readFailure(e);
+    }
+    if (refused != null) {
+      answer(request, response, refused);
+      return;
+    }
+    chain.doFilter(new BufferedRequest(request, body.bytes()), response);
+  }
+
+  /** The problem for a read the container failed: its timeout, an early end, or broken framing. */
+  private static Problem readFailure(IOException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof InterruptedIOException) {
+        return Problem.of(PaymentsProblems.BODY_TIMEOUT).withDetail("the body stalled; send it at once, and retry with the same key");
+      }
+      if (t instanceof EOFException) {
+        return Problem.of(PaymentsProblems.UNREADABLE_BODY).withDetail("the body ended before its Content-Length");
+      }
+    }
+    return Problem.of(PaymentsProblems.UNREADABLE_BODY)
+        .withDetail("the body's framing is broken; check its chunked coding or Content-Length");
+  }
+
+  /**
+   * Answers {@code problem} and keeps it for the container's error dispatch, which answers instead when the container
+   * had already marked the response as an error. {@link RefusedBodyValve} then closes the connection without
+   * draining the rest of the body.
+   */
+  private static void answer(HttpServletRequest request, HttpServletResponse response, Problem problem)
+      throws IOException {
+    request.setAttribute(PROBLEM, problem);
+    if (response.isCommitted()) {
+      return;
+    }
+    response.resetBuffer();
+    if (problem.status() == 503) {
+      response.setHeader(IdemHeaders.RETRY_AFTER, "1");
+    }
+    problem.write(response);
+  }
+
+  /** A body being read: at most {@code maxBytes}, its declared length when known. */
+  private final class Body {
+    private final long length;
+    private final ByteArrayOutputStream bytes;
+    private final byte[] chunk = new byte[8192];
+
+    Body(long length) {
+      this.length = length;
+      this.bytes = new ByteArrayOutputStream(length > 0 ? (int) length : 1024);
+    }
+
+    /** Takes what the container holds already; true when that is the whole body (only known with a length). */
+    boolean readBuffered(ServletInputStream in) throws IOException {
+      while (length > 0 && bytes.size() < length && in.available() > 0) {
+        if (!take(in)) {
+          return true;
+        }
+      }
+      return length > 0 && bytes.size() >= length;
+    }
+
+    /** Reads to the end, blocking, and fails once the deadline has passed. */
+    void readAll(ServletInputStream in, long deadline) throws IOException {
+      while (take(in)) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new BodyTooSlow();
+        }
+      }
+    }
+
+    /** One read; false at the end of the body. */
+    private boolean take(ServletInputStream in) throws IOException {
+      int n = in.read(chunk);
+      if (n < 0) {
+        return false;
+      }
+      if (bytes.size() + (long) n > maxBytes) {
+        throw new BodyTooLarge();
+      }
+      bytes.write(chunk, 0, n);
+      return true;
+    }
+
+    byte[] bytes() {
+      return bytes.toByteArray();
+    }
+  }
+
+  private static final class BodyTooSlow extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    BodyTooSlow() {
+      super(null, null);
+    }
+  }
+
+  private static final class BodyTooLarge extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    BodyTooLarge() {
+      super(null, null);
+    }
+  }
+
+  /**
+   * The request with its body read: the stream and reader serve the copy, and a form body's parameters come from it
+   * (after those of the query string, as the container orders them).
+   */
+  private static final class BufferedRequest extends HttpServletRequestWrapper {
+    private final byte[] body;
+    private Map<String, String[]> parameters;
+
+    BufferedRequest(HttpServletRequest request, byte[] body) {
+      super(request);
+      this.body = body;
+    }
+
+    @Override
+    public ServletInputStream getInputStream() {
+      ByteArrayInputStream in = new ByteArrayInputStream(body);
+      return new ServletInputStream() {
+        @Override
+        public boolean isFinished() {
+          return in.available() == 0;
+        }
+
+        @Override
+        public boolean isReady() {
+          return true;
+        }
+
+        @Override
+        public void setReadListener(ReadListener listener) {
+          throw new IllegalStateException("the body is read already; read it with blocking reads");
+        }
+
+        @Override
+        public int read() {
+          return in.read();
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+          return in.read(b, off, len);
+        }
+      };
+    }
+
+    @Override
+    public BufferedReader getReader() {
+      String encoding = getCharacterEncoding();
+      Charset charset = encoding == null ? ISO_8859_1 : Charset.forName(encoding);
+      return new BufferedReader(new InputStreamReader(getInputStream(), charset));
+    }
+
+    @Override
+    public String getParameter(String name) {
+      String[] values = parameters().get(name);
+      return values == null ? null : values[0];
+    }
+
+    @Override
+    public Map<String, String[]> getParameterMap() {
+      return parameters();
+    }
+
+    @Override
+    public Enumeration<String> getParameterNames() {
+      return Collections.enumeration(parameters().keySet());
+    }
+
+    @Override
+    public String[] getParameterValues(String name) {
+      String[] values = parameters().get(name);
+      return values == null ? null : values.clone();
+    }
+
+    /**
+     * The query string's parameters, then a form body's. A form body that is not percent-encoded UTF-8 throws
+     * {@link IllegalStateException}, as the container does for a query string it cannot decode.
+     */
+    private Map<String, String[]> parameters() {
+      if (parameters != null) {
+        return parameters;
+      }
+      Map<String, String[]> query = super.getParameterMap();
+      String type = getContentType();
+      if (type == null || !type.toLowerCase(Locale.ROOT).startsWith(FORM)) {
+        parameters = query;
+        return parameters;
+      }
+      String form = new String(body, ISO_8859_1);
+      if (RequestTextFilter.queryProblem(form) != null) {
+        throw new IllegalStateException("the form body is not percent-encoded UTF-8");
+      }
+      Map<String, List<String>> all = new LinkedHashMap<>();
+      query.forEach((name, values) -> all.computeIfAbsent(name, n -> new ArrayList<>()).addAll(List.of(values)));
+      for (String pair : form.split("&")) {
+        if (pair.isEmpty()) {
+          continue;
+        }
+        int eq = pair.indexOf('=');
+        String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), UTF_8);
+        String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), UTF_8);
+        all.computeIfAbsent(name, n -> new ArrayList<>()).add(value);
+      }
+      Map<String, String[]> merged = new LinkedHashMap<>();
+      all.forEach((name, values) -> merged.put(name, values.toArray(String[]::new)));
+      parameters = Collections.unmodifiableMap(merged);
+      return parameters;
+    }
+  }
+}
