@@ -151,20 +151,24 @@ public record PaymentsProperties(
 
   /**
    * How request bodies are received ({@code payments.http.*}; see
-   * {@link dev.idem.examples.payments.web.RequestBodyGuard}). A body already in the container's buffer when its request
-   * arrives is taken at once; any other holds a reader, and so a request thread, while it arrives.
+   * {@link dev.idem.examples.payments.web.RequestBodyGuard}). A body with a length that arrives within the grace is
+   * taken without waiting on the connection; any other holds a reader, and so a request thread, while it arrives.
    *
    * @param maxBodyReaders the bodies that may be received at once that way, 1 to 10,000 (default 64, well under
    *     Tomcat's 200 request threads); one more gets 503 {@code TRANSIENT.overloaded} with {@code Retry-After}
    * @param bodyTimeout how long a whole body may take to arrive, from its request's headers (default 10 s); a slower
    *     one gets 408 {@code TRANSIENT.request_timeout}. Tomcat's own read timeout
    *     ({@code server.tomcat.connection-timeout}) ends a body that sends nothing at all
+   * @param bodyGrace how long after its headers a body with a {@code Content-Length} may take to arrive without
+   *     holding a reader, 0 to 1 s (default 100 ms: a client's body sent in a second packet, even behind a delayed
+   *     acknowledgement)
    * @param maxBodyBytes the largest body taken, in bytes (default 262,144); a larger one gets 413. The idempotent
    *     routes take at most {@code idem.filter.max-request-bytes}
    */
   public record Http(
       @DefaultValue("64") int maxBodyReaders,
       @DefaultValue("10s") Duration bodyTimeout,
+      @DefaultValue("100ms") Duration bodyGrace,
       @DefaultValue("262144") long maxBodyBytes) {
     /** Checks every value; the message names the property. */
     public Http {
@@ -173,6 +177,11 @@ public record PaymentsProperties(
             + maxBodyReaders);
       }
       positive("payments.http.body-timeout", bodyTimeout);
+      if (bodyGrace == null || bodyGrace.isNegative() || bodyGrace.compareTo(Duration.ofSeconds(1)) > 0
+          || bodyGrace.compareTo(bodyTimeout) >= 0) {
+        throw new IllegalArgumentException("payments.http.body-grace must be 0 to 1s and shorter than"
+            + " payments.http.body-timeout, got " + bodyGrace);
+      }
       if (maxBodyBytes < 1 || maxBodyBytes > 64L << 20) {
         throw new IllegalArgumentException("payments.http.max-body-bytes must be 1 to 67108864, got "
             + maxBodyBytes);

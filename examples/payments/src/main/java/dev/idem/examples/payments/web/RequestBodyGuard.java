@@ -6,6 +6,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
@@ -31,16 +33,22 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.springframework.core.Ordered;
 
 /**
  * Reads every request body whole before anything else of the service runs, so that a slow or broken body costs a
  * bounded share of the container's threads and always gets a 4xx problem:
  * <ul>
- *   <li>A body already in the container's buffer when the request arrives (the usual small JSON body sent with its
- *       headers) is taken at once.
- *   <li>Any other body needs one of {@code payments.http.max-body-readers} permits while it is read. With none free
+ *   <li>A body with a {@code Content-Length} that arrives within {@code payments.http.body-grace} of its headers (the
+ *       usual small JSON body, sent with them or right after) is taken without waiting on the connection: the
+ *       filter reads only what has arrived, and looks again until the grace has passed. On Tomcat,
+ *       {@link RefusedBodyValve} lets it look at the connection itself; elsewhere it sees the container's buffer.
+ *   <li>Any other body (chunked, larger, slower) needs one of {@code payments.http.max-body-readers} permits while it
+ *       is read. With none free
  *       the request gets 503 {@code TRANSIENT.overloaded} with {@code Retry-After}, at once, and the connection is
  *       closed without reading the body: slow bodies hold at most that many threads, and the others stay free for
  *       everyone else.
@@ -50,7 +58,9 @@ import org.springframework.core.Ordered;
  *   <li>A body whose chunked framing is broken, or that ends before its {@code Content-Length}, gets 400
  *       {@code VALIDATION.body}; one larger than {@code payments.http.max-body-bytes} gets 413.
  * </ul>
- * The rest of the chain reads the buffered copy, form parameters included. After a refusal the connection is closed
+ * Meters: {@code payments.http.body.refused} counts the refusals by {@code code}, and the gauge
+ * {@code payments.http.body.readers.free} shows the readers free now. The rest of the chain reads the buffered copy,
+ * form parameters included. After a refusal the connection is closed
  * without draining what is left of the body ({@link RefusedBodyValve}, on Tomcat). Thread-safe.
  */
 public final class RequestBodyGuard extends HttpFilter {
@@ -61,30 +71,40 @@ public final class RequestBodyGuard extends HttpFilter {
    * container had already marked the response as an error (a read that failed inside it).
    */
   static final String PROBLEM = RequestBodyGuard.class.getName() + ".problem";
+  /**
+   * The request attribute a container may set to a {@link BooleanSupplier} that says, without blocking, whether body
+   * bytes have arrived: it may read what the connection holds into the container's buffer ({@link RefusedBodyValve}).
+   */
+  static final String READABLE = RequestBodyGuard.class.getName() + ".readable";
   private static final String FORM = "application/x-www-form-urlencoded";
+  /** How long to wait before looking again for body bytes during the grace. */
+  private static final long LOOK_AGAIN_NANOS = 250_000;
   private static final long serialVersionUID = 1L;
 
   private final transient Semaphore readers;
   private final long timeoutNanos;
+  private final long graceNanos;
   private final long maxBytes;
+  private final transient MeterRegistry registry;
 
   /**
    * @param maxReaders the bodies that may be read at once when they are not already in the container's buffer
    * @param timeout how long a body may take to arrive, from the moment its request reaches this filter
+   * @param grace how long a body may take to arrive without holding a reader
    * @param maxBytes the largest body taken
+   * @param registry where the refusals are counted and the free readers shown
    */
-  public RequestBodyGuard(int maxReaders, Duration timeout, long maxBytes) {
-    if (maxReaders < 1 || timeout.isNegative() || timeout.isZero() || maxBytes < 1) {
-      throw new IllegalArgumentException("maxReaders, timeout and maxBytes must be positive");
+  public RequestBodyGuard(int maxReaders, Duration timeout, Duration grace, long maxBytes, MeterRegistry registry) {
+    if (maxReaders < 1 || timeout.isNegative() || timeout.isZero() || grace.isNegative() || maxBytes < 1) {
+      throw new IllegalArgumentException("maxReaders, timeout and maxBytes must be positive, grace not negative");
     }
+    this.graceNanos = grace.toNanos();
     this.readers = new Semaphore(maxReaders);
     this.timeoutNanos = timeout.toNanos();
     this.maxBytes = maxBytes;
-  }
-
-  /** The readers free now; for meters and tests. */
-  public int freeReaders() {
-    return readers.availablePermits();
+    this.registry = Objects.requireNonNull(registry, "registry");
+    Gauge.builder("payments.http.body.readers.free", readers, Semaphore::availablePermits)
+        .description("request body readers free now").register(registry);
   }
 
   @Override
@@ -100,19 +120,19 @@ public final class RequestBodyGuard extends HttpFilter {
           .withDetail("the body's Content-Length exceeds " + maxBytes + " bytes"));
       return;
     }
-    long deadline = System.nanoTime() + timeoutNanos;
+    long start = System.nanoTime();
     ServletInputStream in = request.getInputStream();
     Body body = new Body(length);
     Problem refused;
     try {
-      if (!body.readBuffered(in)) {
+      if (!body.readArrived(in, readable(request, in), start + graceNanos)) {
         if (!readers.tryAcquire()) {
           answer(request, response, Problem.of(PaymentsProblems.OVERLOADED)
               .withDetail("too many request bodies are being received; retry after a second"));
           return;
         }
         try {
-          body.readAll(in, deadline);
+          body.readAll(in, start + timeoutNanos);
         } finally {
           readers.release();
         }
@@ -131,6 +151,22 @@ public final class RequestBodyGuard extends HttpFilter {
       return;
     }
     chain.doFilter(new BufferedRequest(request, body.bytes()), response);
+  }
+
+  /**
+   * Whether a read of {@code in} will not block: bytes in the stream's buffer, or else in the connection when the
+   * container can look there ({@link #READABLE}).
+   */
+  private static BooleanSupplier readable(HttpServletRequest request, ServletInputStream in) {
+    Object attribute = request.getAttribute(READABLE);
+    BooleanSupplier connection = attribute instanceof BooleanSupplier ? (BooleanSupplier) attribute : () -> false;
+    return () -> {
+      try {
+        return in.available() > 0 || connection.getAsBoolean();
+      } catch (IOException e) {
+        return true; // the read will fail at once, and say why
+      }
+    };
   }
 
   /** The problem for a read the container failed: its timeout, an early end, or broken framing. */
@@ -152,8 +188,9 @@ public final class RequestBodyGuard extends HttpFilter {
    * had already marked the response as an error. {@link RefusedBodyValve} then closes the connection without
    * draining the rest of the body.
    */
-  private static void answer(HttpServletRequest request, HttpServletResponse response, Problem problem)
+  private void answer(HttpServletRequest request, HttpServletResponse response, Problem problem)
       throws IOException {
+    registry.counter("payments.http.body.refused", "code", problem.code()).increment();
     request.setAttribute(PROBLEM, problem);
     if (response.isCommitted()) {
       return;
@@ -176,14 +213,27 @@ public final class RequestBodyGuard extends HttpFilter {
       this.bytes = new ByteArrayOutputStream(length > 0 ? (int) length : 1024);
     }
 
-    /** Takes what the container holds already; true when that is the whole body (only known with a length). */
-    boolean readBuffered(ServletInputStream in) throws IOException {
-      while (length > 0 && bytes.size() < length && in.available() > 0) {
-        if (!take(in)) {
-          return true;
+    /**
+     * Takes what arrives until {@code graceDeadline}, reading only when {@code readable} says a read will not block;
+     * true when that is the whole body. Only a body with a length is taken this way: a chunk's framing may need bytes
+     * that have not arrived.
+     */
+    boolean readArrived(ServletInputStream in, BooleanSupplier readable, long graceDeadline) throws IOException {
+      if (length <= 0) {
+        return false;
+      }
+      while (bytes.size() < length) {
+        if (readable.getAsBoolean()) {
+          if (!take(in)) {
+            return true;
+          }
+        } else if (System.nanoTime() - graceDeadline > 0) {
+          return false;
+        } else {
+          LockSupport.parkNanos(LOOK_AGAIN_NANOS);
         }
       }
-      return length > 0 && bytes.size() >= length;
+      return true;
     }
 
     /** Reads to the end, blocking, and fails once the deadline has passed. */

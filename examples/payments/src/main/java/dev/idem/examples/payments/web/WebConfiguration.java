@@ -1,6 +1,7 @@
 package dev.idem.examples.payments.web;
 
 import dev.idem.examples.payments.PaymentsProperties;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.catalina.Container;
 import org.apache.catalina.Context;
 import org.apache.catalina.Lifecycle;
@@ -24,10 +25,11 @@ public class WebConfiguration {
 
   /** The body guard, on every route, configured by {@code payments.http.*}. */
   @Bean
-  FilterRegistrationBean<RequestBodyGuard> requestBodyGuard(PaymentsProperties properties) {
+  FilterRegistrationBean<RequestBodyGuard> requestBodyGuard(PaymentsProperties properties, MeterRegistry registry) {
     PaymentsProperties.Http http = properties.http();
     FilterRegistrationBean<RequestBodyGuard> registration = new FilterRegistrationBean<>(
-        new RequestBodyGuard(http.maxBodyReaders(), http.bodyTimeout(), http.maxBodyBytes()));
+        new RequestBodyGuard(http.maxBodyReaders(), http.bodyTimeout(), http.bodyGrace(),
+            http.maxBodyBytes(), registry));
     registration.setOrder(RequestBodyGuard.ORDER);
     registration.addUrlPatterns("/*");
     return registration;

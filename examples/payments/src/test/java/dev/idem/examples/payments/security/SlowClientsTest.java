@@ -26,6 +26,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -122,6 +124,11 @@ class SlowClientsTest extends ServiceOfItsOwn {
           .contains("408 TRANSIENT.request_timeout", "503 TRANSIENT.overloaded");
       assertThat(service.count("SELECT COUNT(*) FROM idem_record WHERE idem_key LIKE ?", "slow-" + run + "-%"))
           .isZero();
+      String meters = service.get("/actuator/prometheus", null).text();
+      assertThat(refusals(meters, "TRANSIENT.overloaded")).as(meters)
+          .isEqualTo(outcomes.get("503 TRANSIENT.overloaded"));
+      assertThat(refusals(meters, "TRANSIENT.request_timeout"))
+          .isEqualTo(outcomes.get("408 TRANSIENT.request_timeout"));
       assertThat(service.count("SELECT COUNT(*) FROM pay_payment WHERE account_id = ?", account)).isEqualTo(PROBES);
     } finally {
       trickle.shutdownNow();
@@ -130,6 +137,14 @@ class SlowClientsTest extends ServiceOfItsOwn {
         s.close();
       }
     }
+  }
+
+  /** The count of {@code payments_http_body_refused_total} for a problem code in a Prometheus scrape. */
+  private static int refusals(String scrape, String code) {
+    Matcher m = Pattern.compile("(?m)^payments_http_body_refused_total\\{[^}]*code=\"" + Pattern.quote(code)
+        + "\"[^}]*} ([0-9.]+)$").matcher(scrape);
+    assertThat(m.find()).as("the refusals of " + code + " are counted").isTrue();
+    return (int) Double.parseDouble(m.group(1));
   }
 
   private Answer probe(HttpRequest.Builder request) throws IOException, InterruptedException {
