@@ -21,6 +21,8 @@ import dev.idem.retry.CircuitBreaker;
 import dev.idem.retry.Jitter;
 import dev.idem.retry.spi.RetryListener;
 import dev.idem.spring.retry.RetryMeters;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Clock;
 import java.util.Random;
 import java.util.random.RandomGenerator;
@@ -126,19 +128,43 @@ public class PaymentsConfiguration {
   /** The admin key of {@code application.properties}, for local development only. */
   static final String DEFAULT_ADMIN_KEY = "sk_admin";
 
+  /**
+   * Refuses to start with the documented default admin key unless the service listens on a loopback address only:
+   * anyone who can reach the port would otherwise hold the admin routes and the console.
+   *
+   * @param adminKey {@code payments.admin-key}
+   * @param address {@code server.address}; null or blank means every interface
+   * @throws IllegalStateException when the key is the default and the address is not loopback
+   */
+  static void refuseDefaultAdminKeyOffLoopback(String adminKey, String address) {
+    if (!DEFAULT_ADMIN_KEY.equals(adminKey)) {
+      return;
+    }
+    boolean loopback;
+    try {
+      loopback = address != null && !address.isBlank() && InetAddress.getByName(address.strip()).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      loopback = false;
+    }
+    if (!loopback) {
+      throw new IllegalStateException("payments.admin-key is the documented default (" + DEFAULT_ADMIN_KEY + ") and"
+          + " the service would listen on " + (address == null || address.isBlank() ? "every interface" : address)
+          + ": whoever reaches the port would hold the admin routes and the console. Set payments.admin-key"
+          + " (environment PAYMENTS_ADMIN_KEY) to a secret of your own, or listen on loopback only"
+          + " (server.address=127.0.0.1)");
+    }
+  }
+
   @Bean
   ApiKeys apiKeys(ConfigurableEnvironment environment) {
     return ApiKeys.from(environment);
   }
 
   @Bean
-  FilterRegistrationBean<ApiKeyAuthentication> apiKeyAuthentication(ApiKeys keys, PaymentsProperties properties) {
+  FilterRegistrationBean<ApiKeyAuthentication> apiKeyAuthentication(ApiKeys keys, PaymentsProperties properties,
+      ConfigurableEnvironment environment) {
+    refuseDefaultAdminKeyOffLoopback(properties.adminKey(), environment.getProperty("server.address"));
     AdminAccess admin = new AdminAccess(properties.adminKey(), properties.adminAllowLoopback());
-    if (DEFAULT_ADMIN_KEY.equals(properties.adminKey())) {
-      System.getLogger(PaymentsConfiguration.class.getName()).log(System.Logger.Level.WARNING,
-          "payments.admin-key is the documented default: whoever reaches this port can use the admin routes and the"
-              + " operator console with it; set a secret of your own outside local development");
-    }
     FilterRegistrationBean<ApiKeyAuthentication> registration =
         new FilterRegistrationBean<>(new ApiKeyAuthentication(keys, admin));
     registration.setName("apiKeyAuthentication");

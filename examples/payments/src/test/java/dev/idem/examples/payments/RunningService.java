@@ -43,7 +43,8 @@ public final class RunningService implements AutoCloseable {
   /** Starts the service with these arguments, plus a free port and quiet logs unless the arguments set them. */
   public static RunningService start(String... args) {
     List<String> all = new ArrayList<>();
-    for (String fallback : List.of("--server.port=0", "--logging.level.root=WARN", "--logging.level.dev.idem=INFO",
+    for (String fallback : List.of("--server.port=0", "--server.address=127.0.0.1", "--logging.level.root=WARN",
+        "--logging.level.dev.idem=INFO",
         "--spring.main.banner-mode=off",
         // the tests' webhook sinks listen on 127.0.0.1
         "--payments.webhooks.allow-private-addresses=true")) {
