@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -46,7 +47,8 @@ final class ChaosCommand implements Command {
   private static final double SINK_FAIL_BEFORE = 0.15;
   private static final double SINK_FAIL_AFTER = 0.05;
   private static final JsonMapper JSON = JsonMapper.builder().build();
-  private static final String ADMIN_KEY = "sk_chaos_admin";
+  /** A new admin key at each run: nothing another user of the machine could guess. */
+  private static final String ADMIN_KEY = "sk_chaos_admin_" + ChaosWorkload.RUN_TOKEN;
   /** The share of intents that may stay unanswered (every instance down for the whole retry budget). */
   private static final double MAX_UNANSWERED = 0.02;
 
@@ -120,6 +122,25 @@ final class ChaosCommand implements Command {
   }
 
   /** One run: its instances, database, sink and schedule. */
+  /**
+   * What the instances get through their environment rather than their command line, which every user of the machine
+   * can read ({@code ps}, {@code /proc/<pid>/cmdline}): the database's URL (it may hold a password), the admin key and
+   * the tenants' API keys.
+   */
+  static Map<String, String> secretEnvironment(String dbUrl) {
+    StringJoiner keys = new StringJoiner(",");
+    for (String tenant : ChaosWorkload.TENANTS) {
+      keys.add(ChaosWorkload.apiKey(tenant) + "=" + tenant);
+    }
+    return Map.of("SPRING_DATASOURCE_URL", dbUrl, "PAYMENTS_ADMIN_KEY", ADMIN_KEY, "PAYMENTS_API_KEYS",
+        keys.toString());
+  }
+
+  /** The admin key of this run. */
+  static String adminKey() {
+    return ADMIN_KEY;
+  }
+
   private static final class Run {
     private final ChaosSettings settings;
     private final PrintStream out;
@@ -164,8 +185,14 @@ final class ChaosCommand implements Command {
         ChaosWorkload[] holder = new ChaosWorkload[1];
         sink = new ChaosWebhookSink(runId, settings.seed(), SINK_FAIL_BEFORE, SINK_FAIL_AFTER,
             (tenant, id) -> holder[0].shown.add(new String[] {tenant, id, "event"}));
+        List<String> args = instanceArgs();
+        for (ChaosInvariants.Secret secret : secrets()) {
+          if (args.stream().anyMatch(a -> a.contains(secret.value()))) {
+            throw new IllegalStateException(secret.name() + " is on the instances' command line");
+          }
+        }
         for (int i = 0; i < settings.instances(); i++) {
-          instances.add(new ChaosInstance(i, dir, instanceArgs(), Map.of("SPRING_DATASOURCE_URL", db.url())));
+          instances.add(new ChaosInstance(i, dir, args, secretEnvironment(db.url())));
         }
         startAll(restarter);
         createEndpoints(sink);
@@ -346,12 +373,9 @@ final class ChaosCommand implements Command {
           fmt(settings.faultRate()), fmt(settings.refusalRate()));
     }
 
+    /** The instances' arguments, visible to every user of the machine: no secret among them. */
     private List<String> instanceArgs() {
       List<String> a = new ArrayList<>();
-      for (String tenant : ChaosWorkload.TENANTS) {
-        a.add("--payments.api-keys." + ChaosWorkload.apiKey(tenant) + "=" + tenant);
-      }
-      a.add("--payments.admin-key=" + ADMIN_KEY);
       a.add("--payments.provider.timeout-after-commit-rate=" + settings.faultRate() / 2);
       a.add("--payments.provider.error-rate=" + settings.faultRate() / 2);
       a.add("--payments.provider.latency-ms=" + Math.round(200 * settings.faultRate()));

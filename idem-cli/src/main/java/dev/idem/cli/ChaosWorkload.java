@@ -11,9 +11,11 @@ import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.retry.RetryPolicy;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -144,8 +146,17 @@ final class ChaosWorkload {
     });
   }
 
+  /** Random at each run, so that the run's API keys and admin key cannot be guessed. */
+  static final String RUN_TOKEN = HexFormat.of().formatHex(randomBytes());
+
   static String apiKey(String tenant) {
-    return "sk_chaos_" + tenant;
+    return "sk_chaos_" + tenant + "_" + RUN_TOKEN;
+  }
+
+  private static byte[] randomBytes() {
+    byte[] bytes = new byte[12];
+    new SecureRandom().nextBytes(bytes);
+    return bytes;
   }
 
   /**
