@@ -37,7 +37,7 @@ class InFlightLimitTest extends ServiceOfItsOwn {
   }
 
   @Test
-  void requestsBeyondTheBoundAre503AtOnceAndChargeNothing() throws Exception {
+  void requestsBeyondTheBoundAre503AndChargeNothing() throws Exception {
     String held = "acct_bound_held_" + UUID.randomUUID().toString().substring(0, 8);
     String extra = "acct_bound_extra_" + UUID.randomUUID().toString().substring(0, 8);
     ExecutorService clients = Executors.newFixedThreadPool(BOUND + REFUSED);
