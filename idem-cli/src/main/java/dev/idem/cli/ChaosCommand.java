@@ -389,9 +389,6 @@ final class ChaosCommand implements Command {
       a.add("--payments.outbox.poll-interval=200ms");
       a.add("--payments.webhooks.allow-private-addresses=true");
       a.add("--payments.webhooks.timeout=5s");
-      a.add("--spring.datasource.hikari.maximum-pool-size=16");
-      a.add("--spring.datasource.hikari.minimum-idle=2");
-      a.add("--spring.datasource.hikari.connection-timeout=5000");
       return a;
     }
 

@@ -387,4 +387,81 @@ public record PaymentsProperties(
       throw new IllegalArgumentException(name + " must be a positive duration, got " + value);
     }
   }
+
+  /**
+   * The bound on requests in flight ({@code payments.admission.*}), bound on its own prefix so that it needs no
+   * component in {@link PaymentsProperties}; see {@link dev.idem.examples.payments.web.InFlightLimit}. The bound
+   * keeps the container's request threads (Tomcat: 200) from queueing on a pool that is smaller than them: a request
+   * beyond it waits at most {@code max-wait} for a slot, then is answered 503 {@code TRANSIENT.overloaded}, before it
+   * has taken a connection.
+   *
+   * <p>An idempotent request may hold two connections at once (after a failure the executor reads the committed
+   * record on a fresh connection while the request's transaction still holds one), so the bound is at most
+   * {@code (maximum-pool-size - reserved-connections) / 2}: the requests it admits can always have both of theirs,
+   * and the background work (outbox relay and purges, the completer, gauges, health probes) the connections kept
+   * for it.
+   *
+   * @param maxInFlight requests served at once; unset (the default) means derived from the pool as above, set it is
+   *     checked against the pool when the service starts
+   * @param reservedConnections the pool's connections kept for work that is not a bounded request (default 4)
+   * @param maxWait how long a request beyond the bound waits for a slot before it is refused (default 1 s, 0 to
+   *     60 s; 0 refuses at once): a burst (a client's concurrent retries of one key, say) passes, a lasting overload
+   *     is refused
+   * @param retryAfter the {@code Retry-After} of a refusal, whole seconds (default 1 s, at most 1 h)
+   */
+  @ConfigurationProperties("payments.admission")
+  public record Admission(
+      Integer maxInFlight,
+      @DefaultValue("4") int reservedConnections,
+      @DefaultValue("1s") Duration maxWait,
+      @DefaultValue("1s") Duration retryAfter) {
+    private static final String PREFIX = "payments.admission.";
+    /** The pool's setting the bound is checked against. */
+    public static final String POOL_SIZE = "spring.datasource.hikari.maximum-pool-size";
+
+    /** Checks every value; the message names the property. */
+    public Admission {
+      if (maxInFlight != null && (maxInFlight < 1 || maxInFlight > 10_000)) {
+        throw new IllegalArgumentException(PREFIX + "max-in-flight must be 1 to 10000 (or unset, to derive it from "
+            + POOL_SIZE + "), got " + maxInFlight);
+      }
+      if (reservedConnections < 0 || reservedConnections > 1000) {
+        throw new IllegalArgumentException(PREFIX + "reserved-connections must be 0 to 1000, got "
+            + reservedConnections);
+      }
+      if (maxWait == null || maxWait.isNegative() || maxWait.compareTo(Duration.ofSeconds(60)) > 0) {
+        throw new IllegalArgumentException(PREFIX + "max-wait must be from 0s to 60s, got " + maxWait);
+      }
+      positive(PREFIX + "retry-after", retryAfter);
+      if (retryAfter.toNanos() % 1_000_000_000L != 0 || retryAfter.toSeconds() > 3600) {
+        throw new IllegalArgumentException(PREFIX + "retry-after must be whole seconds from 1s to 1h, got "
+            + retryAfter);
+      }
+    }
+
+    /**
+     * The bound for a pool of {@code poolSize} connections: {@link #maxInFlight} when set, else the most the pool
+     * serves with two connections per request after the reserved ones.
+     *
+     * @throws IllegalStateException the pool cannot give every admitted request two connections; the message names
+     *     the properties and their values
+     */
+    public int boundFor(int poolSize) {
+      int most = (poolSize - reservedConnections) / 2;
+      if (most < 1) {
+        throw new IllegalStateException(POOL_SIZE + " (" + poolSize + ") leaves no two connections for a request once "
+            + PREFIX + "reserved-connections (" + reservedConnections + ") are kept for background work: it must be"
+            + " at least " + (reservedConnections + 2));
+      }
+      if (maxInFlight != null && maxInFlight > most) {
+        throw new IllegalStateException(PREFIX + "max-in-flight (" + maxInFlight + ") is more than " + POOL_SIZE
+            + " (" + poolSize + ") can serve: an idempotent request may hold two connections at once and "
+            + PREFIX + "reserved-connections (" + reservedConnections + ") are kept for background work, so at most ("
+            + poolSize + " - " + reservedConnections + ") / 2 = " + most + " requests may be in flight; lower the"
+            + " bound, unset it to derive it from the pool, or raise the pool (within the database's"
+            + " max_connections)");
+      }
+      return maxInFlight != null ? maxInFlight : most;
+    }
+  }
 }
