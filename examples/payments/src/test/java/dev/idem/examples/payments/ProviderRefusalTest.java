@@ -144,6 +144,35 @@ class ProviderRefusalTest {
     assertCompleterLeavesAlone(RecordKey.of(alice.tenant(), RefundPhases.OPERATION, key));
   }
 
+  @Test
+  void theRefusalFaultNeverRefusesAKeyTheProviderAppliedAlready() {
+    String key = "order-" + UUID.randomUUID();
+    String account = "acct_applied_" + run;
+    // the provider charges, then its answer is lost: the payment stays pending, the client gets a retryable answer
+    assertThat(service.put("/admin/faults", null, "{\"provider_timeout_after_commit_rate\":1}").status())
+        .isEqualTo(200);
+    Answer lost;
+    try {
+      lost = pay(key, account, 700);
+    } finally {
+      assertThat(service.put("/admin/faults", null, "{\"provider_timeout_after_commit_rate\":0,"
+          + "\"provider_refusal_rate\":1}").status()).isEqualTo(200);
+    }
+    Answer resumed;
+    try {
+      assertThat(lost.status()).as(lost.toString()).isBetween(500, 599);
+      // the retry calls the provider with the same key: a provider answers a key it applied with what it applied
+      resumed = pay(key, account, 700);
+    } finally {
+      assertThat(service.put("/admin/faults", null, "{\"provider_refusal_rate\":0}").status()).isEqualTo(200);
+    }
+
+    assertThat(resumed.status()).as(resumed.toString()).isEqualTo(201);
+    assertThat(resumed.json().path("status").asString()).isEqualTo("captured");
+    Answer charges = service.get("/provider/charges?account_id=" + account, null);
+    assertThat(charges.json().path("charges").size()).as(charges.toString()).isEqualTo(1);
+  }
+
   /** What {@code call} answers while every provider call fails before applying anything (503, not kept). */
   private Answer failingProvider(Supplier<Answer> call) {
     assertThat(service.put("/admin/faults", null, FAULTS.formatted(1)).status()).isEqualTo(200);

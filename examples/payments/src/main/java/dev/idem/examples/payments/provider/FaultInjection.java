@@ -27,11 +27,10 @@ public final class FaultInjection {
   }
 
   /**
-   * Waits the configured latency, then fails the call before it applies anything: at the error rate as an outage
-   * ({@link ProviderUnavailableException}), else at the refusal rate for good ({@link ProviderRejectedException}
-   * with {@link PaymentsProblems#PROVIDER_REFUSED}).
+   * Waits the configured latency, then fails the call before it applies anything at the error rate, as an outage
+   * ({@link ProviderUnavailableException}).
    */
-  void beforeCall(String call) throws ProviderUnavailableException, ProviderRejectedException {
+  void beforeCall(String call) throws ProviderUnavailableException {
     ProviderFaults f = faults.get();
     if (f.latencyMs() > 0) {
       try {
@@ -44,7 +43,15 @@ public final class FaultInjection {
     if (draw(f.errorRate())) {
       throw new ProviderUnavailableException(call + ": the provider is unavailable (injected fault)");
     }
-    if (draw(f.refusalRate())) {
+  }
+
+  /**
+   * Refuses a call for good at the refusal rate ({@link ProviderRejectedException} with
+   * {@link PaymentsProblems#PROVIDER_REFUSED}), before it applies anything. Only for a key the provider has not seen:
+   * a provider answers a key it applied with what it applied, whatever it would decide for a new one.
+   */
+  void refuseNewCall(String call) throws ProviderRejectedException {
+    if (draw(faults.get().refusalRate())) {
       throw new ProviderRejectedException(PaymentsProblems.PROVIDER_REFUSED, call
           + ": the provider refused the call for good (injected fault; nothing was applied)");
     }

@@ -182,6 +182,7 @@ public final class PaymentProvider {
       countDuplicate(c, "pay_provider_charge", key);
       return new Charged(charge, true);
     }
+    faults.refuseNewCall("charge");
     String status = request.accountId().startsWith(DECLINED_ACCOUNT_PREFIX)
         ? ProviderCharge.DECLINED : ProviderCharge.SUCCEEDED;
     ProviderCharge charge = new ProviderCharge(ResourceId.next("ch"), request.accountId(), request.amount(),
@@ -219,6 +220,7 @@ public final class PaymentProvider {
       countDuplicate(c, "pay_provider_refund", key);
       return new Refunded(refund, true);
     }
+    faults.refuseNewCall("refund");
     Optional<ProviderCharge> charge;
     try (PreparedStatement ps = c.prepareStatement(CHARGE_COLUMNS + " WHERE id = ? FOR UPDATE")) {
       ps.setString(1, request.chargeId());
