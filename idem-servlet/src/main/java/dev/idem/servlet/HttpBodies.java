@@ -4,10 +4,11 @@ import dev.idem.servlet.internal.BufferedRequest;
 import dev.idem.servlet.internal.JsonText;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
+import java.util.Objects;
 
 /**
- * Small helpers for servlets that take and give bodies the way the filter does: a request body read whole up to a
- * limit, and JSON string literals for small answers.
+ * Small helpers for servlets and filters that take and give bodies the way the filter does: a request body read whole
+ * up to a limit, the request with that body served from memory, and JSON string literals for small answers.
  */
 public final class HttpBodies {
   private HttpBodies() {}
@@ -24,6 +25,18 @@ public final class HttpBodies {
       throw new IllegalArgumentException("limit must not be negative, got " + limit);
     }
     return BufferedRequest.readBody(request, limit);
+  }
+
+  /**
+   * The request with its body already read: its stream and reader serve {@code body}, and a form body's parameters
+   * ({@code application/x-www-form-urlencoded}) are parsed from it, after the query string's, as the container would
+   * have. For a filter that reads bodies itself (under a deadline, say) before the rest of the chain.
+   *
+   * @param request the request whose body was read
+   * @param body every byte of that body
+   */
+  public static HttpServletRequest withBody(HttpServletRequest request, byte[] body) {
+    return new BufferedRequest(Objects.requireNonNull(request, "request"), Objects.requireNonNull(body, "body"));
   }
 
   /** {@code value} as a JSON string literal, in quotes, with every character JSON requires escaped. */

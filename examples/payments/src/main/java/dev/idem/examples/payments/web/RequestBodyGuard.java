@@ -1,38 +1,25 @@
 package dev.idem.examples.payments.web;
 
 import static java.nio.charset.StandardCharsets.ISO_8859_1;
-import static java.nio.charset.StandardCharsets.UTF_8;
 
 import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.core.protocol.ProblemCode;
+import dev.idem.servlet.HttpBodies;
 import dev.idem.servlet.Problem;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
-import java.io.BufferedReader;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.InterruptedIOException;
-import java.net.URLDecoder;
-import java.nio.charset.Charset;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Enumeration;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.locks.LockSupport;
@@ -58,9 +45,10 @@ import org.springframework.core.Ordered;
  *   <li>A body whose chunked framing is broken, or that ends before its {@code Content-Length}, gets 400
  *       {@code VALIDATION.body}; one larger than {@code payments.http.max-body-bytes} gets 413.
  * </ul>
- * Meters: {@code payments.http.body.refused} counts the refusals by {@code code}, and the gauge
- * {@code payments.http.body.readers.free} shows the readers free now. The rest of the chain reads the buffered copy,
- * form parameters included. After a refusal the connection is closed
+ * A form body that is not percent-encoded UTF-8, or holds a NUL, gets 400 {@code VALIDATION.body} too. Meters:
+ * {@code payments.http.body.refused} counts the refusals by {@code code}, and the gauge
+ * {@code payments.http.body.readers.free} shows the readers free now. The rest of the chain reads the buffered copy
+ * ({@link HttpBodies#withBody}), form parameters included. After a refusal the connection is closed
  * without draining what is left of the body ({@link RefusedBodyValve}, on Tomcat). Thread-safe.
  */
 public final class RequestBodyGuard extends HttpFilter {
@@ -146,11 +134,16 @@ public final class RequestBodyGuard extends HttpFilter {
     } catch (IOException e) {
       refused = readFailure(e);
     }
+    byte[] bytes = body.bytes();
+    if (refused == null && isForm(request) && RequestTextFilter.queryProblem(new String(bytes, ISO_8859_1)) != null) {
+      refused = Problem.of(PaymentsProblems.UNREADABLE_BODY)
+          .withDetail("the form body's parameters could not be decoded; percent-encode them as UTF-8");
+    }
     if (refused != null) {
       answer(request, response, refused);
       return;
     }
-    chain.doFilter(new BufferedRequest(request, body.bytes()), response);
+    chain.doFilter(HttpBodies.withBody(request, bytes), response);
   }
 
   /**
@@ -167,6 +160,11 @@ public final class RequestBodyGuard extends HttpFilter {
         return true; // the read will fail at once, and say why
       }
     };
+  }
+
+  private static boolean isForm(HttpServletRequest request) {
+    String type = request.getContentType();
+    return type != null && type.toLowerCase(Locale.ROOT).startsWith(FORM);
   }
 
   /** The problem for a read the container failed: its timeout, an early end, or broken framing. */
@@ -276,115 +274,6 @@ public final class RequestBodyGuard extends HttpFilter {
 
     BodyTooLarge() {
       super(null, null);
-    }
-  }
-
-  /**
-   * The request with its body read: the stream and reader serve the copy, and a form body's parameters come from it
-   * (after those of the query string, as the container orders them).
-   */
-  private static final class BufferedRequest extends HttpServletRequestWrapper {
-    private final byte[] body;
-    private Map<String, String[]> parameters;
-
-    BufferedRequest(HttpServletRequest request, byte[] body) {
-      super(request);
-      this.body = body;
-    }
-
-    @Override
-    public ServletInputStream getInputStream() {
-      ByteArrayInputStream in = new ByteArrayInputStream(body);
-      return new ServletInputStream() {
-        @Override
-        public boolean isFinished() {
-          return in.available() == 0;
-        }
-
-        @Override
-        public boolean isReady() {
-          return true;
-        }
-
-        @Override
-        public void setReadListener(ReadListener listener) {
-          throw new IllegalStateException("the body is read already; read it with blocking reads");
-        }
-
-        @Override
-        public int read() {
-          return in.read();
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-          return in.read(b, off, len);
-        }
-      };
-    }
-
-    @Override
-    public BufferedReader getReader() {
-      String encoding = getCharacterEncoding();
-      Charset charset = encoding == null ? ISO_8859_1 : Charset.forName(encoding);
-      return new BufferedReader(new InputStreamReader(getInputStream(), charset));
-    }
-
-    @Override
-    public String getParameter(String name) {
-      String[] values = parameters().get(name);
-      return values == null ? null : values[0];
-    }
-
-    @Override
-    public Map<String, String[]> getParameterMap() {
-      return parameters();
-    }
-
-    @Override
-    public Enumeration<String> getParameterNames() {
-      return Collections.enumeration(parameters().keySet());
-    }
-
-    @Override
-    public String[] getParameterValues(String name) {
-      String[] values = parameters().get(name);
-      return values == null ? null : values.clone();
-    }
-
-    /**
-     * The query string's parameters, then a form body's. A form body that is not percent-encoded UTF-8 throws
-     * {@link IllegalStateException}, as the container does for a query string it cannot decode.
-     */
-    private Map<String, String[]> parameters() {
-      if (parameters != null) {
-        return parameters;
-      }
-      Map<String, String[]> query = super.getParameterMap();
-      String type = getContentType();
-      if (type == null || !type.toLowerCase(Locale.ROOT).startsWith(FORM)) {
-        parameters = query;
-        return parameters;
-      }
-      String form = new String(body, ISO_8859_1);
-      if (RequestTextFilter.queryProblem(form) != null) {
-        throw new IllegalStateException("the form body is not percent-encoded UTF-8");
-      }
-      Map<String, List<String>> all = new LinkedHashMap<>();
-      query.forEach((name, values) -> all.computeIfAbsent(name, n -> new ArrayList<>()).addAll(List.of(values)));
-      for (String pair : form.split("&")) {
-        if (pair.isEmpty()) {
-          continue;
-        }
-        int eq = pair.indexOf('=');
-        String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), UTF_8);
-        String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), UTF_8);
-        all.computeIfAbsent(name, n -> new ArrayList<>()).add(value);
-      }
-      Map<String, String[]> merged = new LinkedHashMap<>();
-      all.forEach((name, values) -> merged.put(name, values.toArray(String[]::new)));
-      parameters = Collections.unmodifiableMap(merged);
-      return parameters;
     }
   }
 }
