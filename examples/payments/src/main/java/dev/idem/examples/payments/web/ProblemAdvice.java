@@ -2,7 +2,6 @@ package dev.idem.examples.payments.web;
 
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.StoreException;
-import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletResponse;
@@ -39,14 +38,7 @@ public class ProblemAdvice {
     if (problem.status() >= 500 && !(e instanceof ApiProblem)) {
       LOG.error("answering {}: {}", problem, e.toString(), e);
     }
-    if (response.isCommitted()) {
-      return;
-    }
-    response.resetBuffer();
-    if (problem.status() == 503) {
-      response.setHeader(IdemHeaders.RETRY_AFTER, "1");
-    }
-    problem.write(response);
+    ProblemResponse.send(response, problem);
   }
 
   /** The problem for an exception thrown while handling a request. */

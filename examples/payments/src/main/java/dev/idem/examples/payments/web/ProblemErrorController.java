@@ -1,6 +1,5 @@
 package dev.idem.examples.payments.web;
 
-import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.RequestDispatcher;
@@ -32,13 +31,7 @@ public class ProblemErrorController implements ErrorController {
     } else {
       problem = problemForStatus(status);
     }
-    if (!response.isCommitted()) {
-      response.resetBuffer();
-      if (problem.status() == 503) {
-        response.setHeader(IdemHeaders.RETRY_AFTER, "1");
-      }
-      problem.write(response);
-    }
+    ProblemResponse.send(response, problem);
   }
 
   /** The problem for an error the container or the framework gave only a status for. */

@@ -4,18 +4,36 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
- * Problem documents as answers of phased operations, which answer with a {@link StoredResponse}. The idempotency
+ * Problem documents as answers: written to the response ({@link #send}), or as answers of phased operations, which
+ * answer with a {@link StoredResponse}. The idempotency
  * filter sends such an answer (and its replays) and tells the response chain its code, as {@link Problem#write}
  * does, so that the MDC's {@code error_code} carries it.
  */
 public final class ProblemResponse {
   private ProblemResponse() {}
+
+  /**
+   * Writes {@code problem} as the answer, in place of anything buffered, unless the answer is committed already (then
+   * nothing can be said); a 503 also gets {@code Retry-After: 1}.
+   */
+  public static void send(HttpServletResponse response, Problem problem) throws IOException {
+    if (response.isCommitted()) {
+      return;
+    }
+    response.resetBuffer();
+    if (problem.status() == 503) {
+      response.setHeader(IdemHeaders.RETRY_AFTER, "1");
+    }
+    problem.write(response);
+  }
 
   /** The problem as a response: its status, {@code Content-Type: application/problem+json} and its JSON. */
   public static StoredResponse of(Problem problem) {

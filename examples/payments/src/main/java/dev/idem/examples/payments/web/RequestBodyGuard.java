@@ -2,7 +2,6 @@ package dev.idem.examples.payments.web;
 
 import static java.nio.charset.StandardCharsets.ISO_8859_1;
 
-import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.HttpBodies;
 import dev.idem.servlet.Problem;
@@ -190,14 +189,7 @@ public final class RequestBodyGuard extends HttpFilter {
       throws IOException {
     registry.counter("payments.http.body.refused", "code", problem.code()).increment();
     request.setAttribute(PROBLEM, problem);
-    if (response.isCommitted()) {
-      return;
-    }
-    response.resetBuffer();
-    if (problem.status() == 503) {
-      response.setHeader(IdemHeaders.RETRY_AFTER, "1");
-    }
-    problem.write(response);
+    ProblemResponse.send(response, problem);
   }
 
   /** A body being read: at most {@code maxBytes}, its declared length when known. */
