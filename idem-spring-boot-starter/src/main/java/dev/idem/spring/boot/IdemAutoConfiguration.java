@@ -115,7 +115,8 @@ public class IdemAutoConfiguration {
   }
 
   static OperationPolicy defaults(IdemProperties properties) {
-    return OperationPolicy.builder().ttl(properties.getDefaultTtl()).lease(properties.getDefaultLease()).build();
+    return OperationPolicy.builder().ttl(properties.getDefaultTtl()).retention(properties.getDefaultRetention())
+        .lease(properties.getDefaultLease()).build();
   }
 
   @Bean

@@ -19,6 +19,11 @@ public class IdemProperties {
   private String name = "idem";
   /** How long kept answers are replayed, for operations without their own {@code @Idempotent(ttl)}. */
   private Duration defaultTtl = Duration.ofHours(24);
+  /**
+   * How long past its TTL a key stays taken (a retry with it is refused as {@code key_expired} instead of running
+   * again), for operations without their own {@code @Idempotent(retention)}; {@code 0} turns it off.
+   */
+  private Duration defaultRetention = Duration.ofDays(30);
   /** How long a phased or leased execution holds a key before the completer may take it over. */
   private Duration defaultLease = Duration.ofSeconds(30);
 
@@ -310,6 +315,10 @@ public class IdemProperties {
     }
     positive("idem.default-ttl", defaultTtl);
     positive("idem.default-lease", defaultLease);
+    if (defaultRetention == null || defaultRetention.isNegative()) {
+      throw new IllegalStateException("idem.default-retention must be zero or a positive duration, got "
+          + defaultRetention);
+    }
     positive("idem.store.lock-timeout", store.lockTimeout);
     positive("idem.completer.interval", completer.interval);
     positive("idem.purge.interval", purge.interval);
@@ -356,6 +365,14 @@ public class IdemProperties {
 
   public void setDefaultTtl(Duration defaultTtl) {
     this.defaultTtl = defaultTtl;
+  }
+
+  public Duration getDefaultRetention() {
+    return defaultRetention;
+  }
+
+  public void setDefaultRetention(Duration defaultRetention) {
+    this.defaultRetention = defaultRetention;
   }
 
   public Duration getDefaultLease() {
