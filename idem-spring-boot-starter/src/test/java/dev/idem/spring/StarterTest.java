@@ -249,7 +249,7 @@ abstract class StarterTest {
     var atomicRecoveries = registry.find("idem.completer.recoveries").tags("operation", "POST /orders").counter();
 
     assertThat(requestOutcomes).containsExactlyInAnyOrder("created", "replayed", "released", "mismatch",
-        "in_progress");
+        "in_progress", "key_expired");
     assertThat(registry.find("idem.requests").tags("operation", "POST /orders", "outcome", "mismatch").counter())
         .isNotNull();
     assertThat(leaseExpired).as("a phased operation's lease takeovers").isNotNull();

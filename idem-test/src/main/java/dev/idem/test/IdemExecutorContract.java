@@ -644,7 +644,8 @@ public abstract class IdemExecutorContract {
   // ------------------------------------------------------------------ retention: a retry after the TTL
 
   @Test
-  void phasedRetryAfterTheTtlWithinTheRetentionIsRefusedAsExpiredAndNothingRunsAgain() throws Exception {
+  void phasedRetryAfterTheTtlWithinTheRetentionIsRefusedAsExpiredAndAnotherRequestIsStillAMismatch()
+      throws Exception {
     Idem idem = idem();
     idem.phased(request("p-late", "{\"amount\":1}"));
     String charged = derived("p-late");
@@ -652,6 +653,7 @@ public abstract class IdemExecutorContract {
     clock.advance(Duration.ofHours(1));
 
     Execution late = idem.phased(request("p-late", "{\"amount\":1}"));
+    Execution other = idem.phased(request("p-late", "{\"amount\":2}"));
     clock.advance(Duration.ofDays(29));
     Execution later = idem.phased(request("p-late", "{\"amount\":1}"));
 
@@ -660,24 +662,14 @@ public abstract class IdemExecutorContract {
     assertThat(late.response()).isNull();
     assertThatThrownBy(late::responseOrThrow).isInstanceOf(KeyExpiredException.class)
         .hasMessageContaining("Use a new key");
+    assertThat(other.outcome()).isEqualTo(Outcome.PAYLOAD_MISMATCH);
+    assertThat(other.differingFields()).containsExactly("amount");
     assertThat(later.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
     assertThat(List.of(runs("p-late", "create"), runs("p-late", "charge"), runs("p-late", "capture")))
         .containsExactly(1, 1, 1);
     assertThat(externalCalls.get(charged)).hasValue(1);
     assertThat(record("p-late")).isEqualTo(first);
     assertThat(events).contains("execution KEY_EXPIRED");
-  }
-
-  @Test
-  void retryAfterTheTtlWithAnotherRequestIsStillAMismatch() throws Exception {
-    Idem idem = idem();
-    idem.phased(request("p-late2", "{\"amount\":1}"));
-    clock.advance(Duration.ofHours(2));
-
-    Execution other = idem.phased(request("p-late2", "{\"amount\":2}"));
-
-    assertThat(other.outcome()).isEqualTo(Outcome.PAYLOAD_MISMATCH);
-    assertThat(runs("p-late2", "create")).isEqualTo(1);
   }
 
   @Test
