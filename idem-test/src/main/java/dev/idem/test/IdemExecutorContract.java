@@ -113,6 +113,12 @@ public abstract class IdemExecutorContract {
     return idemBuilder().build();
   }
 
+  /** A request of the leased operation {@code POST /leased} (default policy) with the body {@code {"a":1}}. */
+  protected IdempotentRequest leasedRequest(String key) {
+    return IdempotentRequest.of(scope, Operation.of("POST /leased"), IdempotencyKey.of(key),
+        "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+  }
+
   protected IdempotentRequest request(String key, String json) {
     return IdempotentRequest.of(scope, Operation.of(PAYMENTS), IdempotencyKey.of(key),
         json.getBytes(StandardCharsets.UTF_8));
@@ -691,8 +697,7 @@ public abstract class IdemExecutorContract {
   @Test
   void leasedRetryAfterTheTtlWithinTheRetentionIsRefusedAsExpired() throws Exception {
     Idem idem = idem();
-    IdempotentRequest request = IdempotentRequest.of(scope, Operation.of("POST /leased"),
-        IdempotencyKey.of("l-late"), "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+    IdempotentRequest request = leasedRequest("l-late");
     AtomicInteger calls = new AtomicInteger();
     idem.leased(request, key -> StoredResponse.json(201, "{\"call\":" + calls.incrementAndGet() + "}"));
     clock.advance(Duration.ofHours(24).plusSeconds(1));
@@ -939,8 +944,7 @@ public abstract class IdemExecutorContract {
   @Test
   void leasedStoresReplaysAndReleasesTransientAnswers() throws Exception {
     Idem idem = idem();
-    IdempotentRequest request = IdempotentRequest.of(scope, Operation.of("POST /leased"),
-        IdempotencyKey.of("l-1"), "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+    IdempotentRequest request = leasedRequest("l-1");
     AtomicInteger calls = new AtomicInteger();
 
     Execution transientAnswer = idem.leased(request, key -> {

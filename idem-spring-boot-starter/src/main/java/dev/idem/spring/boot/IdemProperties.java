@@ -33,6 +33,23 @@ public class IdemProperties {
   private final Purge purge = new Purge();
   private final Metrics metrics = new Metrics();
   private final Logging logging = new Logging();
+  private final OpenApi openapi = new OpenApi();
+
+  public static class OpenApi {
+    /**
+     * Where to serve the OpenAPI fragment of the HTTP contract ({@code IdemOpenApi}), such as
+     * {@code /idem/openapi.json}; unset (the default), it is not served.
+     */
+    private String path;
+
+    public String getPath() {
+      return path;
+    }
+
+    public void setPath(String path) {
+      this.path = path;
+    }
+  }
 
   public static class Store {
     /** The record table; an SQL identifier, optionally schema-qualified. */
@@ -335,6 +352,10 @@ public class IdemProperties {
       throw new IllegalStateException("idem.purge.batch-size must be 1..100000, got " + purge.batchSize);
     }
     positive("idem.metrics.in-progress-refresh", metrics.inProgressRefresh);
+    if (openapi.path != null && (!openapi.path.startsWith("/") || openapi.path.contains("*"))) {
+      throw new IllegalStateException("idem.openapi.path must be a path starting with / and without wildcards, got '"
+          + openapi.path + "'");
+    }
   }
 
   private static void positive(String property, Duration d) {
@@ -397,6 +418,10 @@ public class IdemProperties {
 
   public Purge getPurge() {
     return purge;
+  }
+
+  public OpenApi getOpenapi() {
+    return openapi;
   }
 
   /** The meters' settings. */

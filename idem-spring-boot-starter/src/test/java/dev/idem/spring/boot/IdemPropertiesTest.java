@@ -65,4 +65,15 @@ class IdemPropertiesTest {
     assertThatThrownBy(properties::validate).isInstanceOf(IllegalStateException.class)
         .hasMessage("idem.default-retention must be zero or a positive duration, got PT-1S");
   }
+
+  @Test
+  void theOpenApiPathIsAPathWithoutWildcards() {
+    IdemProperties properties = new IdemProperties();
+    properties.getOpenapi().setPath("idem/openapi.json");
+
+    assertThatThrownBy(properties::validate).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("idem.openapi.path must be a path starting with /");
+    properties.getOpenapi().setPath("/idem/openapi.json");
+    assertThatCode(properties::validate).doesNotThrowAnyException();
+  }
 }
