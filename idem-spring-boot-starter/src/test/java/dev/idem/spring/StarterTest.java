@@ -323,7 +323,7 @@ abstract class StarterTest {
 
     assertThat(list.statusCode()).isEqualTo(200);
     assertThat(list.body()).contains("\"state\":\"completed\"", "\"records\":[");
-    assertThat(inspect.body()).contains("\"key\":\"" + key + "\"", "\"response_status\":201");
+    assertThat(inspect.body()).contains("\"key\":\"" + key + "\"", "\"response_status\":201", "\"retain_until\":\"");
     assertThat(evict.body()).contains("\"evicted\":true");
     assertThat(retried.headers().firstValue("Idempotency-Status")).as("an evicted key is free").hasValue("stored");
   }
