@@ -162,10 +162,13 @@ public record IdempotencyRecord(
   /**
    * Whether the record is a tombstone at {@code now}: final and expired, but still inside its retention. Its key stays
    * taken: the same request is refused as expired, another as a mismatch. In-progress records are never retained
-   * (they keep the rules of {@link #isExpired}).
+   * (they keep the rules of {@link #isExpired}). A final record last written at or after its expiry counts as expired
+   * here even on a clock that says otherwise: it is a tombstone that a purge on a clock ahead of this one already
+   * shrank (its response is gone), or it was finished after its TTL.
    */
   public boolean isRetained(Instant now) {
-    return state.isFinal() && retainUntil != null && isExpired(now) && retainUntil.isAfter(now);
+    return state.isFinal() && retainUntil != null && retainUntil.isAfter(now)
+        && (isExpired(now) || !updatedAt.isBefore(expiresAt));
   }
 
   /** Whether the key is free at {@code now}: the record expired and is not {@linkplain #isRetained retained}. */

@@ -228,6 +228,9 @@ class KeysAndPoliciesTest {
     assertThat(tombstone.version()).isEqualTo(done.version() + 1);
     assertThat(List.of(tombstone.createdAt(), tombstone.updatedAt(), tombstone.expiresAt(), tombstone.retainUntil()))
         .containsExactly(t0, later, done.expiresAt(), done.retainUntil());
+    assertThat(done.tombstone(done.expiresAt().plusSeconds(1)).isRetained(done.expiresAt().minusSeconds(1)))
+        .as("a tombstone made on a clock ahead of the reader's").isTrue();
+    assertThat(done.isRetained(done.expiresAt().minusSeconds(1))).isFalse();
     assertThatThrownBy(() -> claimed.tombstone(later)).isInstanceOf(IllegalStateException.class);
     assertThatThrownBy(() -> new IdempotencyRecord(done.key(), done.state(), done.fingerprint(), done.response(),
         null, Checkpoint.empty(), null, null, 1, t0, t0, t0.plusSeconds(60), null, t0))

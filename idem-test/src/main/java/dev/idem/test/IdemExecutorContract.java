@@ -695,6 +695,21 @@ public abstract class IdemExecutorContract {
   }
 
   @Test
+  void aTombstoneMadeByAPurgeOnAClockAheadIsRefusedNotReplayedEmpty() throws Exception {
+    Idem idem = idem();
+    idem.phased(request("p-skew", "{\"amount\":1}"));
+    IdempotencyRecord written = record("p-skew");
+    IdempotencyRecord tombstone = written.tombstone(written.expiresAt().plusSeconds(1));
+    store.inTransaction(tx -> store.update(tx, tombstone));
+    clock.set(written.expiresAt().minusSeconds(1));
+
+    Execution retry = idem.phased(request("p-skew", "{\"amount\":1}"));
+
+    assertThat(retry.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
+    assertThat(runs("p-skew", "create")).isEqualTo(1);
+  }
+
+  @Test
   void leasedRetryAfterTheTtlWithinTheRetentionIsRefusedAsExpired() throws Exception {
     Idem idem = idem();
     IdempotentRequest request = leasedRequest("l-late");
