@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 
@@ -23,7 +24,12 @@ public final class Execution {
     /** A record exists with another fingerprint: the key was reused for a different request. */
     PAYLOAD_MISMATCH,
     /** The first request with this key is still running. */
-    IN_PROGRESS
+    IN_PROGRESS,
+    /**
+     * The key's record expired but is retained as a tombstone: the same request is not run again, and its answer is
+     * no longer kept. See {@link OperationPolicy#retention()}.
+     */
+    KEY_EXPIRED
   }
 
   private final RecordKey key;
@@ -32,15 +38,22 @@ public final class Execution {
   private final List<String> differingFields;
   private final Duration retryAfter;
   private final Duration keyAge;
+  private final Instant expiredAt;
 
   private Execution(RecordKey key, Outcome outcome, StoredResponse response, List<String> differingFields,
       Duration retryAfter, Duration keyAge) {
+    this(key, outcome, response, differingFields, retryAfter, keyAge, null);
+  }
+
+  private Execution(RecordKey key, Outcome outcome, StoredResponse response, List<String> differingFields,
+      Duration retryAfter, Duration keyAge, Instant expiredAt) {
     this.key = Objects.requireNonNull(key, "key");
     this.outcome = Objects.requireNonNull(outcome, "outcome");
     this.response = response;
     this.differingFields = List.copyOf(differingFields);
     this.retryAfter = retryAfter;
     this.keyAge = keyAge;
+    this.expiredAt = expiredAt;
   }
 
   public static Execution stored(RecordKey key, StoredResponse response) {
@@ -63,6 +76,12 @@ public final class Execution {
     return new Execution(key, Outcome.IN_PROGRESS, null, List.of(), Objects.requireNonNull(retryAfter), null);
   }
 
+  /** The key's record expired at {@code expiredAt} and is retained as a tombstone. */
+  public static Execution keyExpired(RecordKey key, Instant expiredAt) {
+    return new Execution(key, Outcome.KEY_EXPIRED, null, List.of(), null, null,
+        Objects.requireNonNull(expiredAt, "expiredAt"));
+  }
+
   public RecordKey key() {
     return key;
   }
@@ -78,7 +97,7 @@ public final class Execution {
 
   /**
    * The answer, or an exception describing why there is none: {@link PayloadMismatchException} or
-   * {@link RequestInProgressException}.
+   * {@link RequestInProgressException} or {@link KeyExpiredException}.
    */
   public StoredResponse responseOrThrow() {
     switch (outcome) {
@@ -86,6 +105,8 @@ public final class Execution {
         throw new PayloadMismatchException(key, differingFields);
       case IN_PROGRESS:
         throw new RequestInProgressException(key, retryAfter);
+      case KEY_EXPIRED:
+        throw new KeyExpiredException(key, expiredAt);
       default:
         return response;
     }
@@ -104,6 +125,11 @@ public final class Execution {
   /** For REPLAYED: how old the record is; zero for STORED; {@code null} otherwise. */
   public Duration keyAge() {
     return keyAge;
+  }
+
+  /** For KEY_EXPIRED: when the key's answer expired; {@code null} otherwise. */
+  public Instant expiredAt() {
+    return expiredAt;
   }
 
   public boolean isReplay() {

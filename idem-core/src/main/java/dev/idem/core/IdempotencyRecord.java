@@ -8,7 +8,11 @@ import java.util.HexFormat;
 import java.util.Objects;
 
 /**
- * The stored row for (scope, operation, key): state, fingerprint, response, lease and expiry. Immutable.
+ * The stored row for (scope, operation, key): state, fingerprint, response, lease, expiry and retention. Immutable.
+ *
+ * <p>Two windows: until {@link #expiresAt} the record answers retries (replay, mismatch, in progress); from then until
+ * {@link #retainUntil} a final record is a tombstone ({@link #isRetained}) that refuses its key to a retry, so that a
+ * late retry never runs the operation a second time; after that the key is free.
  *
  * @param key the record's identity
  * @param state its state; never {@code null} (an absent record is not represented)
@@ -25,6 +29,9 @@ import java.util.Objects;
  * @param keyNonce the record's own random value, drawn when it is first claimed and never changed, that the keys it
  *     derives for outside calls carry ({@link #derive}), so that nobody outside can compute them; {@code null} for
  *     records claimed before it existed (they keep the old derivation) and for atomic records (they derive none)
+ * @param retainUntil when the tombstone of a final record ends and its key is free again: {@code expiresAt} plus the
+ *     operation's retention; {@code null} for records written before retention existed, which are gone at
+ *     {@code expiresAt}
  */
 public record IdempotencyRecord(
     RecordKey key,
@@ -39,7 +46,8 @@ public record IdempotencyRecord(
     Instant createdAt,
     Instant updatedAt,
     Instant expiresAt,
-    String keyNonce) {
+    String keyNonce,
+    Instant retainUntil) {
 
   /** The length of a key nonce drawn by {@link #claimed}: 32 hex characters, 128 random bits. */
   public static final int KEY_NONCE_LENGTH = 32;
@@ -69,6 +77,17 @@ public record IdempotencyRecord(
       throw new IllegalArgumentException("a key nonce has 1 to " + MAX_KEY_NONCE_LENGTH + " characters, got "
           + keyNonce.length());
     }
+    if (retainUntil != null && retainUntil.isBefore(expiresAt)) {
+      throw new IllegalArgumentException("retainUntil " + retainUntil + " is before expiresAt " + expiresAt);
+    }
+  }
+
+  /** A record without a retention, as records written before retention existed are read back. */
+  public IdempotencyRecord(RecordKey key, RecordState state, Fingerprint fingerprint, StoredResponse response,
+      String recoveryPoint, Checkpoint checkpoint, String leaseOwner, Instant lockedUntil, long version,
+      Instant createdAt, Instant updatedAt, Instant expiresAt, String keyNonce) {
+    this(key, state, fingerprint, response, recoveryPoint, checkpoint, leaseOwner, lockedUntil, version, createdAt,
+        updatedAt, expiresAt, keyNonce, null);
   }
 
   /** A record without a key nonce, as records claimed before nonces existed are read back. */
@@ -76,21 +95,43 @@ public record IdempotencyRecord(
       String recoveryPoint, Checkpoint checkpoint, String leaseOwner, Instant lockedUntil, long version,
       Instant createdAt, Instant updatedAt, Instant expiresAt) {
     this(key, state, fingerprint, response, recoveryPoint, checkpoint, leaseOwner, lockedUntil, version, createdAt,
-        updatedAt, expiresAt, null);
+        updatedAt, expiresAt, null, null);
   }
 
-  /** A record that is final from its first write (atomic mode inserts these at the end of the transaction). */
+  /** A final record without a retention: gone at its expiry. See the overload with a retention. */
   public static IdempotencyRecord finished(
       RecordKey key, Fingerprint fingerprint, StoredResponse response, RecordState state, Instant now, Duration ttl) {
     return new IdempotencyRecord(
         key, state, fingerprint, response, null, Checkpoint.empty(), null, null, 1, now, now, now.plus(ttl), null);
   }
 
-  /** A freshly claimed record under a lease (phased and leased modes), with a new random key nonce. */
+  /**
+   * A record that is final from its first write (atomic mode inserts these at the end of the transaction), kept as a
+   * tombstone for {@code retention} past its expiry.
+   */
+  public static IdempotencyRecord finished(RecordKey key, Fingerprint fingerprint, StoredResponse response,
+      RecordState state, Instant now, Duration ttl, Duration retention) {
+    Instant expiresAt = now.plus(ttl);
+    return new IdempotencyRecord(key, state, fingerprint, response, null, Checkpoint.empty(), null, null, 1, now, now,
+        expiresAt, null, expiresAt.plus(retention));
+  }
+
+  /** A claimed record without a retention: gone at its expiry. See the overload with a retention. */
   public static IdempotencyRecord claimed(
       RecordKey key, Fingerprint fingerprint, String owner, Instant now, Duration lease, Duration ttl) {
     return new IdempotencyRecord(key, RecordState.IN_PROGRESS, fingerprint, null, null, Checkpoint.empty(), owner,
         now.plus(lease), 1, now, now, now.plus(ttl), newKeyNonce());
+  }
+
+  /**
+   * A freshly claimed record under a lease (phased and leased modes), with a new random key nonce; once final, kept
+   * as a tombstone for {@code retention} past its expiry.
+   */
+  public static IdempotencyRecord claimed(RecordKey key, Fingerprint fingerprint, String owner, Instant now,
+      Duration lease, Duration ttl, Duration retention) {
+    Instant expiresAt = now.plus(ttl);
+    return new IdempotencyRecord(key, RecordState.IN_PROGRESS, fingerprint, null, null, Checkpoint.empty(), owner,
+        now.plus(lease), 1, now, now, expiresAt, newKeyNonce(), expiresAt.plus(retention));
   }
 
   /** A new key nonce: {@value #KEY_NONCE_LENGTH} hex characters from a {@link SecureRandom}. */
@@ -118,6 +159,37 @@ public record IdempotencyRecord(
     return !expiresAt.isAfter(now) && !(state == RecordState.IN_PROGRESS && recoveryPoint != null);
   }
 
+  /**
+   * Whether the record is a tombstone at {@code now}: final and expired, but still inside its retention. Its key stays
+   * taken: the same request is refused as expired, another as a mismatch. In-progress records are never retained
+   * (they keep the rules of {@link #isExpired}). A final record last written at or after its expiry counts as expired
+   * here even on a clock that says otherwise: it is a tombstone that a purge on a clock ahead of this one already
+   * shrank (its response is gone), or it was finished after its TTL.
+   */
+  public boolean isRetained(Instant now) {
+    return state.isFinal() && retainUntil != null && retainUntil.isAfter(now)
+        && (isExpired(now) || !updatedAt.isBefore(expiresAt));
+  }
+
+  /** Whether the key is free at {@code now}: the record expired and is not {@linkplain #isRetained retained}. */
+  public boolean isGone(Instant now) {
+    return isExpired(now) && !isRetained(now);
+  }
+
+  /**
+   * The tombstone of this final record, as purge writes it past the expiry: key, state (the outcome), fingerprint
+   * hash, times and retention; the response keeps its status only, and the field hashes, checkpoint, recovery point
+   * and key nonce go. The next version.
+   */
+  public IdempotencyRecord tombstone(Instant now) {
+    if (!state.isFinal()) {
+      throw new IllegalStateException("only a final record becomes a tombstone, not an " + state + " one");
+    }
+    return new IdempotencyRecord(key, state, Fingerprint.ofHash(fingerprint.hash()),
+        StoredResponse.of(response.status(), new byte[0]), null, Checkpoint.empty(), null, null, version + 1,
+        createdAt, now, expiresAt, null, retainUntil);
+  }
+
   /** Whether an in-progress record's lease has run out, so another worker may take it over. */
   public boolean isLeaseExpired(Instant now) {
     return state == RecordState.IN_PROGRESS && (lockedUntil == null || !lockedUntil.isAfter(now));
@@ -126,13 +198,13 @@ public record IdempotencyRecord(
   /** The next version of this record under a new lease, as a takeover or a phase writes it. */
   public IdempotencyRecord withLease(String owner, Instant until, Instant now) {
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
-        version + 1, createdAt, now, expiresAt, keyNonce);
+        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil);
   }
 
   /** The next version after a committed phase. */
   public IdempotencyRecord withRecoveryPoint(String phase, Checkpoint values, Instant until, Instant now) {
     return new IdempotencyRecord(key, state, fingerprint, response, phase, values, leaseOwner, until,
-        version + 1, createdAt, now, expiresAt, keyNonce);
+        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil);
   }
 
   /** Every component but the key nonce, which is shown only as present or absent: it must not reach a log. */
@@ -141,7 +213,8 @@ public record IdempotencyRecord(
     return "IdempotencyRecord[key=" + key + ", state=" + state + ", fingerprint=" + fingerprint + ", response="
         + response + ", recoveryPoint=" + recoveryPoint + ", checkpoint=" + checkpoint + ", leaseOwner=" + leaseOwner
         + ", lockedUntil=" + lockedUntil + ", version=" + version + ", createdAt=" + createdAt + ", updatedAt="
-        + updatedAt + ", expiresAt=" + expiresAt + ", keyNonce=" + (keyNonce == null ? "none" : "(hidden)") + "]";
+        + updatedAt + ", expiresAt=" + expiresAt + ", keyNonce=" + (keyNonce == null ? "none" : "(hidden)")
+        + ", retainUntil=" + retainUntil + "]";
   }
 
   /** The next version, final. The lease is cleared. */
@@ -150,6 +223,6 @@ public record IdempotencyRecord(
       throw new IllegalArgumentException("finish needs COMPLETED or FAILED, got " + finalState);
     }
     return new IdempotencyRecord(key, finalState, fingerprint, finalResponse, recoveryPoint, checkpoint, null, null,
-        version + 1, createdAt, now, expiresAt, keyNonce);
+        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil);
   }
 }

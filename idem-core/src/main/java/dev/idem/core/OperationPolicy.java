@@ -13,6 +13,7 @@ public final class OperationPolicy {
   private static final OperationPolicy DEFAULTS = builder().build();
 
   private final Duration ttl;
+  private final Duration retention;
   private final Duration lease;
   private final KeepPolicy keep;
   private final Duration inFlightWait;
@@ -22,6 +23,7 @@ public final class OperationPolicy {
 
   private OperationPolicy(Builder b) {
     this.ttl = b.ttl;
+    this.retention = b.retention;
     this.lease = b.lease;
     this.keep = b.keep;
     this.inFlightWait = b.inFlightWait;
@@ -30,7 +32,10 @@ public final class OperationPolicy {
     this.lookupFirst = b.lookupFirst;
   }
 
-  /** TTL 24 h, lease 30 s, default keep policy, reject in-flight duplicates, 1 MiB responses. */
+  /**
+   * TTL 24 h, retention 30 days past the TTL, lease 30 s, default keep policy, reject in-flight duplicates, 1 MiB
+   * responses.
+   */
   public static OperationPolicy ofDefaults() {
     return DEFAULTS;
   }
@@ -42,6 +47,7 @@ public final class OperationPolicy {
   public Builder toBuilder() {
     Builder b = new Builder();
     b.ttl = ttl;
+    b.retention = retention;
     b.lease = lease;
     b.keep = keep;
     b.inFlightWait = inFlightWait;
@@ -54,6 +60,16 @@ public final class OperationPolicy {
   /** How long a record lives; after that it counts as absent and the key may be used again. */
   public Duration ttl() {
     return ttl;
+  }
+
+  /**
+   * How long past the {@link #ttl()} the key stays taken: the record becomes a tombstone (its response dropped, its
+   * key, fingerprint hash and outcome kept), and a retry with the same key and request is refused as
+   * {@code key_expired} instead of running again; a retry with another request is still a mismatch. After the
+   * retention the key is free. {@link Duration#ZERO} keeps no tombstone: the key is free at the TTL.
+   */
+  public Duration retention() {
+    return retention;
   }
 
   /** How long a worker holds an in-progress record before another worker (or the completer) may take it over. */
@@ -95,13 +111,14 @@ public final class OperationPolicy {
 
   @Override
   public String toString() {
-    return "OperationPolicy[ttl=" + ttl + ", lease=" + lease + ", inFlightWait=" + inFlightWait + ", maxResponseBytes=" + maxResponseBytes
-        + ", lookupFirst=" + lookupFirst + "]";
+    return "OperationPolicy[ttl=" + ttl + ", retention=" + retention + ", lease=" + lease + ", inFlightWait="
+        + inFlightWait + ", maxResponseBytes=" + maxResponseBytes + ", lookupFirst=" + lookupFirst + "]";
   }
 
   /** Mutable, not thread-safe. Each setter validates its value at once. */
   public static final class Builder {
     private Duration ttl = Duration.ofHours(24);
+    private Duration retention = Duration.ofDays(30);
     private Duration lease = Duration.ofSeconds(30);
     private KeepPolicy keep = KeepPolicy.ofDefaults();
     private Duration inFlightWait = Duration.ZERO;
@@ -113,6 +130,19 @@ public final class OperationPolicy {
 
     public Builder ttl(Duration ttl) {
       this.ttl = positive("ttl", ttl);
+      return this;
+    }
+
+    /**
+     * See {@link OperationPolicy#retention()}: not negative; {@link Duration#ZERO} turns tombstones off. Default 30
+     * days.
+     */
+    public Builder retention(Duration retention) {
+      Objects.requireNonNull(retention, "retention");
+      if (retention.isNegative()) {
+        throw new IllegalArgumentException("retention must not be negative, got " + retention);
+      }
+      this.retention = retention;
       return this;
     }
 

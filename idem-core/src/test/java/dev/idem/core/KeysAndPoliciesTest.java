@@ -171,6 +171,73 @@ class KeysAndPoliciesTest {
   }
 
   @Test
+  void retentionDefaultsToThirtyDaysMayBeZeroAndIsNeverNegative() {
+    assertThat(OperationPolicy.ofDefaults().retention()).isEqualTo(Duration.ofDays(30));
+    assertThat(OperationPolicy.builder().retention(Duration.ZERO).build().retention()).isZero();
+    assertThat(OperationPolicy.builder().retention(Duration.ofDays(90)).build().toBuilder().build().retention())
+        .isEqualTo(Duration.ofDays(90));
+    assertThat(OperationPolicy.ofDefaults().toString()).contains("retention=PT720H");
+    assertThatThrownBy(() -> OperationPolicy.builder().retention(Duration.ofSeconds(-1)))
+        .hasMessage("retention must not be negative, got PT-1S");
+    assertThatThrownBy(() -> OperationPolicy.builder().retention(null)).isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void aFinalRecordIsRetainedBetweenItsExpiryAndItsRetentionEndThenGone() {
+    Instant t0 = Instant.parse("2026-01-01T00:00:00Z");
+    RecordKey key = RecordKey.of("acme", "POST /payments", "k-1");
+    IdempotencyRecord done = IdempotencyRecord.finished(key, new Fingerprint("a".repeat(64), Map.of("x", "b")),
+        StoredResponse.json(201, "{}"), RecordState.COMPLETED, t0, Duration.ofHours(1), Duration.ofDays(1));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key, Fingerprint.ofHash("a".repeat(64)), "w", t0,
+        Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofDays(1));
+    IdempotencyRecord old = IdempotencyRecord.finished(key, Fingerprint.ofHash("a".repeat(64)),
+        StoredResponse.json(201, "{}"), RecordState.COMPLETED, t0, Duration.ofHours(1));
+    Instant expiry = t0.plus(Duration.ofHours(1));
+    Instant end = expiry.plus(Duration.ofDays(1));
+
+    assertThat(done.retainUntil()).isEqualTo(end);
+    assertThat(List.of(done.isRetained(expiry.minusMillis(1)), done.isRetained(expiry), done.isRetained(end)))
+        .containsExactly(false, true, false);
+    assertThat(List.of(done.isGone(expiry), done.isGone(end))).containsExactly(false, true);
+    assertThat(claimed.isRetained(expiry)).as("in progress: today's rules").isFalse();
+    assertThat(claimed.isGone(expiry)).isTrue();
+    assertThat(old.retainUntil()).isNull();
+    assertThat(old.isGone(expiry)).as("a record from before retention existed").isTrue();
+    assertThat(done.toString()).contains("retainUntil=" + end);
+  }
+
+  @Test
+  void aTombstoneKeepsTheKeyTheOutcomeTheFingerprintHashAndTheTimesOnly() {
+    Instant t0 = Instant.parse("2026-01-01T00:00:00Z");
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(RecordKey.of("acme", "POST /payments", "k-2"),
+        new Fingerprint("a".repeat(64), Map.of("amount", "b".repeat(64))), "w", t0, Duration.ofSeconds(30),
+        Duration.ofHours(1), Duration.ofDays(30));
+    IdempotencyRecord done = claimed.withRecoveryPoint("charge", Checkpoint.empty().with("charge_id", "ch_1"),
+        t0.plusSeconds(60), t0).finish(RecordState.FAILED, StoredResponse.json(402, "{\"declined\":true}"), t0);
+    Instant later = t0.plus(Duration.ofHours(2));
+
+    IdempotencyRecord tombstone = done.tombstone(later);
+
+    assertThat(tombstone.key()).isEqualTo(done.key());
+    assertThat(tombstone.state()).isEqualTo(RecordState.FAILED);
+    assertThat(tombstone.fingerprint()).isEqualTo(Fingerprint.ofHash("a".repeat(64)));
+    assertThat(tombstone.response()).isEqualTo(StoredResponse.of(402, new byte[0]));
+    assertThat(tombstone.checkpoint()).isEqualTo(Checkpoint.empty());
+    assertThat(List.of(String.valueOf(tombstone.recoveryPoint()), String.valueOf(tombstone.keyNonce())))
+        .containsExactly("null", "null");
+    assertThat(tombstone.version()).isEqualTo(done.version() + 1);
+    assertThat(List.of(tombstone.createdAt(), tombstone.updatedAt(), tombstone.expiresAt(), tombstone.retainUntil()))
+        .containsExactly(t0, later, done.expiresAt(), done.retainUntil());
+    assertThat(done.tombstone(done.expiresAt().plusSeconds(1)).isRetained(done.expiresAt().minusSeconds(1)))
+        .as("a tombstone made on a clock ahead of the reader's").isTrue();
+    assertThat(done.isRetained(done.expiresAt().minusSeconds(1))).isFalse();
+    assertThatThrownBy(() -> claimed.tombstone(later)).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> new IdempotencyRecord(done.key(), done.state(), done.fingerprint(), done.response(),
+        null, Checkpoint.empty(), null, null, 1, t0, t0, t0.plusSeconds(60), null, t0))
+        .hasMessageContaining("is before expiresAt");
+  }
+
+  @Test
   void storedResponseNeverKeepsSecretsAndCopiesItsBody() {
     byte[] body = {1, 2, 3};
     StoredResponse r = StoredResponse.of(201, Map.of("Set-Cookie", List.of("s=1"), "Authorization",

@@ -207,6 +207,8 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       ps.setLong(16, r.updatedAt().toEpochMilli());
       ps.setLong(17, r.expiresAt().toEpochMilli());
       ps.setString(18, r.keyNonce());
+      setMillis(ps, 19, r.retainUntil());
+      ps.setLong(20, r.expiresAt().toEpochMilli());
       ps.executeUpdate();
       return true;
     } catch (SQLException e) {
@@ -263,12 +265,14 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     return delete(tx, "delete expired ", sql.deleteIfExpired, key, now.toEpochMilli());
   }
 
-  /** Deletes the record of {@code key} where the statement's last condition holds for {@code value}. */
+  /** Deletes the record of {@code key} where the statement's conditions after the key hold for {@code value}. */
   private boolean delete(StoreTransaction tx, String what, String statement, RecordKey key, long value) {
     try (PreparedStatement ps = connection(tx).prepareStatement(statement)) {
       ps.setQueryTimeout(lockTimeoutSeconds);
       bindKey(ps, 1, key);
-      ps.setLong(4, value);
+      for (int at = 4; at <= Sql.parameters(statement); at++) {
+        ps.setLong(at, value);
+      }
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
       throw wrap(what + key, e);
@@ -296,35 +300,51 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       throw new IllegalArgumentException("limit must be positive, got " + limit);
     }
     boolean mariaDb = dialect == JdbcDialect.MARIADB;
-    return transaction("purge expired records", mariaDb,
-        c -> mariaDb ? purgeSkippingLocked(c, now, limit) : purgeOneStatement(c, now, limit));
+    long millis = now.toEpochMilli();
+    return transaction("purge expired records", mariaDb, c -> {
+      int purged = 0;
+      for (Sql.PurgeStep step : sql.purgeSteps) {
+        if (purged >= limit) {
+          break;
+        }
+        purged += mariaDb ? purgeSkippingLocked(c, step, millis, limit - purged)
+            : purgeOneStatement(c, step, millis, limit - purged);
+      }
+      return purged;
+    });
   }
 
-  private int purgeOneStatement(Connection c, Instant now, int limit) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql.purge)) {
+  private int purgeOneStatement(Connection c, Sql.PurgeStep step, long now, int limit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(step.oneStatement())) {
       ps.setQueryTimeout(lockTimeoutSeconds);
-      ps.setLong(1, now.toEpochMilli());
-      ps.setInt(2, limit);
+      int last = Sql.parameters(step.oneStatement());
+      bindNow(ps, 1, last - 1, now);
+      ps.setInt(last, limit);
       return ps.executeUpdate();
     }
   }
 
-  /** MariaDB: lock a batch with SKIP LOCKED (rows a live transaction holds wait for the next round), then delete it. */
-  private int purgeSkippingLocked(Connection c, Instant now, int limit) throws SQLException {
-    List<String[]> keys = query(c, sql.purgeSelect, ps -> {
+  /**
+   * MariaDB: lock a batch with SKIP LOCKED (rows a live transaction holds wait for the next round), then act on it
+   * key by key.
+   */
+  private int purgeSkippingLocked(Connection c, Sql.PurgeStep step, long now, int limit) throws SQLException {
+    int last = Sql.parameters(step.select());
+    List<String[]> keys = query(c, step.select(), ps -> {
       ps.setQueryTimeout(lockTimeoutSeconds);
-      ps.setLong(1, now.toEpochMilli());
-      ps.setInt(2, limit);
+      bindNow(ps, 1, last - 1, now);
+      ps.setInt(last, limit);
     }, rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
     if (keys.isEmpty()) {
       return 0;
     }
-    try (PreparedStatement ps = c.prepareStatement(sql.purgeByKey)) {
+    int keyAt = Sql.parameters(step.byKey()) - 2;
+    try (PreparedStatement ps = c.prepareStatement(step.byKey())) {
       for (String[] k : keys) {
-        ps.setString(1, k[0]);
-        ps.setString(2, k[1]);
-        ps.setString(3, k[2]);
-        ps.setLong(4, now.toEpochMilli());
+        bindNow(ps, 1, keyAt - 1, now);
+        ps.setString(keyAt, k[0]);
+        ps.setString(keyAt + 1, k[1]);
+        ps.setString(keyAt + 2, k[2]);
         ps.addBatch();
       }
       int deleted = 0;
@@ -335,9 +355,16 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     }
   }
 
+  /** Binds {@code now} (epoch ms) to the parameters {@code from} to {@code to}, both included. */
+  private static void bindNow(PreparedStatement ps, int from, int to, long now) throws SQLException {
+    for (int at = from; at <= to; at++) {
+      ps.setLong(at, now);
+    }
+  }
+
   /**
-   * Purges all records expired at {@code now}, batch after batch of {@code batchSize}, each batch its own short
-   * transaction. Returns the total deleted.
+   * Purges all records expired at {@code now} ({@link #purgeExpired}), batch after batch of {@code batchSize}, each
+   * batch its own short transaction. Returns the total deleted or turned into tombstones.
    */
   public long purgeAllExpired(Instant now, int batchSize) {
     long total = 0;
@@ -443,7 +470,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     Instant until = instantOrNull(rs, 13);
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
         rs.getLong(14), Instant.ofEpochMilli(rs.getLong(15)), Instant.ofEpochMilli(rs.getLong(16)),
-        Instant.ofEpochMilli(rs.getLong(17)), rs.getString(18));
+        Instant.ofEpochMilli(rs.getLong(17)), rs.getString(18), instantOrNull(rs, 19));
   }
 
   private static byte[] nonNull(byte[] b) {

@@ -410,6 +410,14 @@ public final class IdempotencyFilter implements Filter {
         }
         mismatch.write(response);
         break;
+      case KEY_EXPIRED:
+        Problem.of(ProblemCode.KEY_EXPIRED)
+            .withDetail("the answer to the first request with this key expired at " + execution.expiredAt()
+                + " and is no longer kept; the request was not run again. Do not retry with this key: check whether"
+                + " the first request took effect, and send a new request with a new key")
+            .with("expired_at", execution.expiredAt().toString())
+            .write(response);
+        break;
       case IN_PROGRESS:
         long seconds = Math.max(1, execution.retryAfter().toSeconds()
             + (execution.retryAfter().toNanosPart() > 0 ? 1 : 0));

@@ -27,6 +27,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -91,6 +92,12 @@ final class TestService implements AutoCloseable {
 
   /** On embedded Jetty ({@link #JETTY}) or Tomcat ({@link #TOMCAT}). */
   TestService(String db, String container, UnaryOperator<IdempotencyFilter.Builder> filterConfig) throws Exception {
+    this(db, container, Clock.systemUTC(), filterConfig);
+  }
+
+  /** On embedded Jetty ({@link #JETTY}) or Tomcat ({@link #TOMCAT}), the executor reading {@code clock}. */
+  TestService(String db, String container, Clock clock, UnaryOperator<IdempotencyFilter.Builder> filterConfig)
+      throws Exception {
     this.ownSchema = db.equals(DB_POSTGRES_OWN_SCHEMA)
         ? "servlet_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12) : null;
     this.dataSource = open(db, ownSchema);
@@ -98,7 +105,7 @@ final class TestService implements AutoCloseable {
     this.store = JdbcIdempotencyStore.builder(dataSource).name("servlet-test-" + db).table("idem_servlet_record")
         .createSchemaIfMissing(true).build();
     OperationPolicy phasedPolicy = OperationPolicy.builder().lease(LEASE).build();
-    this.idem = Idem.builder().name("servlet-test").store(store)
+    this.idem = Idem.builder().name("servlet-test").store(store).clock(clock)
         .policy("POST /orders", OperationPolicy.builder().maxResponseBytes(MAX_RESPONSE_BYTES).build())
         .policy("POST /payments", phasedPolicy)
         .policy("POST /payments-wait", phasedPolicy.toBuilder().waitInFlight(Duration.ofSeconds(30)).build())

@@ -39,6 +39,12 @@ public @interface Idempotent {
   /** How long the answer is kept and replayed; default {@code idem.default-ttl} (24 h). */
   String ttl() default "";
 
+  /**
+   * How long past the TTL the key stays taken: a retry with it is refused as {@code key_expired} (422) instead of
+   * running again; {@code "0s"} frees the key at the TTL. Default {@code idem.default-retention} (30 days).
+   */
+  String retention() default "";
+
   /** How long a phased or leased execution may hold the key before the completer may take over. */
   String lease() default "";
 

@@ -10,6 +10,7 @@ import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.Scope;
 import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.spring.app.OrdersApp;
 import dev.idem.spring.bad.NoMethodApp;
@@ -40,6 +41,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The starter in a running Spring Boot application over real HTTP: auto-configuration on the application's
@@ -60,7 +63,7 @@ abstract class StarterTest {
         "--idem.name=starter-test", "--idem.store.initialize-schema=true", "--idem.store.table=idem_starter_record",
         "--spring.datasource.hikari.maximum-pool-size=40", "--idem.metrics.in-progress-refresh=200ms",
         "--management.endpoints.web.exposure.include=health,prometheus,idempotency",
-        "--management.endpoint.idempotency.access=unrestricted"));
+        "--management.endpoint.idempotency.access=unrestricted", "--idem.openapi.path=/idem/openapi.json"));
     args.addAll(List.of(databaseProperties()));
     context = new SpringApplicationBuilder(OrdersApp.class).run(args.toArray(String[]::new));
     port = ((WebServerApplicationContext) context).getWebServer().getPort();
@@ -234,6 +237,29 @@ abstract class StarterTest {
   }
 
   @Test
+  void theOpenApiFragmentIsServedAtItsPathWithEveryProblemCode() throws Exception {
+    HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+        + "/idem/openapi.json")).GET().build(), HttpResponse.BodyHandlers.ofString());
+
+    JsonNode fragment = JsonMapper.builder().build().readTree(answer.body());
+    assertThat(answer.statusCode()).isEqualTo(200);
+    assertThat(answer.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t)
+        .startsWith("application/json"));
+    assertThat(fragment.path("openapi").asString()).isEqualTo("3.1.0");
+    assertThat(fragment.at("/components/parameters/IdempotencyKey/name").asString()).isEqualTo("Idempotency-Key");
+    assertThat(fragment.at("/components/parameters/IdempotencyKey/schema/maxLength").asInt()).isEqualTo(255);
+    JsonNode responses = fragment.at("/components/responses");
+    for (ProblemCode code : List.of(ProblemCode.KEY_EXPIRED, ProblemCode.PAYLOAD_MISMATCH, ProblemCode.IN_PROGRESS,
+        ProblemCode.IDEMPOTENCY_KEY_MISSING, ProblemCode.DEPENDENCY_UNAVAILABLE)) {
+      assertThat(responses.path(code.code()).path("x-status").asInt()).as(code.code()).isEqualTo(code.status());
+      assertThat(responses.path(code.code()).path("x-retryable").asBoolean()).as(code.code())
+          .isEqualTo(code.retryable());
+    }
+    assertThat(responses.path("CONFLICT.idempotency.key_expired").at("/content/application~1problem+json/example"
+        + "/retryable").asBoolean(true)).isFalse();
+  }
+
+  @Test
   void theKnownOperationsCountersExistAtStartupSoThatAlertsSeeZeroRatherThanNoData() {
     MeterRegistry registry = context.getBean(MeterRegistry.class);
 
@@ -249,7 +275,7 @@ abstract class StarterTest {
     var atomicRecoveries = registry.find("idem.completer.recoveries").tags("operation", "POST /orders").counter();
 
     assertThat(requestOutcomes).containsExactlyInAnyOrder("created", "replayed", "released", "mismatch",
-        "in_progress");
+        "in_progress", "key_expired");
     assertThat(registry.find("idem.requests").tags("operation", "POST /orders", "outcome", "mismatch").counter())
         .isNotNull();
     assertThat(leaseExpired).as("a phased operation's lease takeovers").isNotNull();
@@ -297,7 +323,7 @@ abstract class StarterTest {
 
     assertThat(list.statusCode()).isEqualTo(200);
     assertThat(list.body()).contains("\"state\":\"completed\"", "\"records\":[");
-    assertThat(inspect.body()).contains("\"key\":\"" + key + "\"", "\"response_status\":201");
+    assertThat(inspect.body()).contains("\"key\":\"" + key + "\"", "\"response_status\":201", "\"retain_until\":\"");
     assertThat(evict.body()).contains("\"evicted\":true");
     assertThat(retried.headers().firstValue("Idempotency-Status")).as("an evicted key is free").hasValue("stored");
   }

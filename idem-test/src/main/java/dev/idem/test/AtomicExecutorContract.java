@@ -166,11 +166,41 @@ public abstract class AtomicExecutorContract extends IdemExecutorContract {
   }
 
   @Test
-  void expiredRecordIsReplacedByANewExecution() throws Exception {
+  void atomicRetryAfterTheTtlWithinTheRetentionIsRefusedAsExpiredAndWritesNothing() throws Exception {
+    Idem idem = idem();
+    AtomicInteger calls = new AtomicInteger();
+    pay(idem, "a-late", "{\"v\":1}", calls);
+    clock.advance(Duration.ofHours(1));
+
+    Execution late = pay(idem, "a-late", "{\"v\":1}", calls);
+    Execution other = pay(idem, "a-late", "{\"v\":2}", calls);
+
+    assertThat(late.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
+    assertThat(other.outcome()).isEqualTo(Outcome.PAYLOAD_MISMATCH);
+    assertThat(calls).hasValue(1);
+    assertThat(countBusinessRows(marker("a-late"))).isEqualTo(1);
+  }
+
+  @Test
+  void withoutLookupFirstARetryAfterTheTtlRollsBackItsWorkAndIsRefusedAsExpired() throws Exception {
+    Idem idem = idemBuilder().policy(PAYMENTS,
+        OperationPolicy.builder().ttl(Duration.ofHours(1)).lookupFirst(false).build()).build();
+    AtomicInteger calls = new AtomicInteger();
+    pay(idem, "o-late", "{\"v\":1}", calls);
+    clock.advance(Duration.ofHours(1));
+
+    Execution late = pay(idem, "o-late", "{\"v\":1}", calls);
+
+    assertThat(late.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
+    assertThat(countBusinessRows(marker("o-late"))).as("the late retry's work rolled back").isEqualTo(1);
+  }
+
+  @Test
+  void expiredRecordIsReplacedByANewExecutionAfterItsRetention() throws Exception {
     Idem idem = idem();
     AtomicInteger calls = new AtomicInteger();
     pay(idem, "a-7", "{\"v\":1}", calls);
-    clock.advance(Duration.ofHours(1).plusMillis(1));
+    clock.advance(Duration.ofHours(1).plus(OperationPolicy.ofDefaults().retention()).plusMillis(1));
 
     Execution again = pay(idem, "a-7", "{\"v\":2}", calls);
 

@@ -12,6 +12,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.KeepPolicy;
+import dev.idem.core.KeyExpiredException;
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationPolicy;
@@ -110,6 +111,12 @@ public abstract class IdemExecutorContract {
 
   protected Idem idem() {
     return idemBuilder().build();
+  }
+
+  /** A request of the leased operation {@code POST /leased} (default policy) with the body {@code {"a":1}}. */
+  protected IdempotentRequest leasedRequest(String key) {
+    return IdempotentRequest.of(scope, Operation.of("POST /leased"), IdempotencyKey.of(key),
+        "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
   }
 
   protected IdempotentRequest request(String key, String json) {
@@ -616,15 +623,109 @@ public abstract class IdemExecutorContract {
   }
 
   @Test
-  void expiredRecordCountsAsAbsent() throws Exception {
+  void aRecordPastItsRetentionCountsAsAbsent() throws Exception {
     Idem idem = idem();
     idem.phased(request("p-exp", "{\"amount\":1}"));
-    clock.advance(Duration.ofHours(1).plusSeconds(1));
+    clock.advance(Duration.ofHours(1).plus(OperationPolicy.ofDefaults().retention()).plusSeconds(1));
 
-    Execution again = idem.phased(request("p-exp", "{\"amount\":2}"));
+    Execution again = idem.phased(request("p-exp", "{\"amount\":1}"));
 
     assertThat(again.outcome()).isEqualTo(Outcome.STORED);
     assertThat(runs("p-exp", "create")).isEqualTo(2);
+  }
+
+  @Test
+  void withoutARetentionAnExpiredRecordCountsAsAbsent() throws Exception {
+    Idem idem = idemBuilder().policy(PAYMENTS,
+        OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1)).retention(Duration.ZERO).build()).build();
+    idem.phased(request("p-exp0", "{\"amount\":1}"));
+    clock.advance(Duration.ofHours(1).plusSeconds(1));
+
+    Execution again = idem.phased(request("p-exp0", "{\"amount\":2}"));
+
+    assertThat(again.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(runs("p-exp0", "create")).isEqualTo(2);
+  }
+
+  // ------------------------------------------------------------------ retention: a retry after the TTL
+
+  @Test
+  void phasedRetryAfterTheTtlWithinTheRetentionIsRefusedAsExpiredAndAnotherRequestIsStillAMismatch()
+      throws Exception {
+    Idem idem = idem();
+    idem.phased(request("p-late", "{\"amount\":1}"));
+    String charged = derived("p-late");
+    IdempotencyRecord first = record("p-late");
+    clock.advance(Duration.ofHours(1));
+
+    Execution late = idem.phased(request("p-late", "{\"amount\":1}"));
+    Execution other = idem.phased(request("p-late", "{\"amount\":2}"));
+    clock.advance(Duration.ofDays(29));
+    Execution later = idem.phased(request("p-late", "{\"amount\":1}"));
+
+    assertThat(late.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
+    assertThat(late.expiredAt()).isEqualTo(first.expiresAt());
+    assertThat(late.response()).isNull();
+    assertThatThrownBy(late::responseOrThrow).isInstanceOf(KeyExpiredException.class)
+        .hasMessageContaining("Use a new key");
+    assertThat(other.outcome()).isEqualTo(Outcome.PAYLOAD_MISMATCH);
+    assertThat(other.differingFields()).containsExactly("amount");
+    assertThat(later.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
+    assertThat(List.of(runs("p-late", "create"), runs("p-late", "charge"), runs("p-late", "capture")))
+        .containsExactly(1, 1, 1);
+    assertThat(externalCalls.get(charged)).hasValue(1);
+    assertThat(record("p-late")).isEqualTo(first);
+    assertThat(events).contains("execution KEY_EXPIRED");
+  }
+
+  @Test
+  void aTombstoneThatPurgeAlreadyShrankStillRefusesTheKey() throws Exception {
+    Idem idem = idem();
+    idem.phased(request("p-shrunk", "{\"amount\":1}"));
+    clock.advance(Duration.ofHours(2));
+    IdempotencyRecord tombstone = record("p-shrunk").tombstone(clock.instant());
+    store.inTransaction(tx -> store.update(tx, tombstone));
+
+    Execution same = idem.phased(request("p-shrunk", "{\"amount\":1}"));
+    Execution other = idem.phased(request("p-shrunk", "{\"amount\":2}"));
+
+    assertThat(same.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
+    assertThat(other.outcome()).isEqualTo(Outcome.PAYLOAD_MISMATCH);
+    assertThat(runs("p-shrunk", "create")).isEqualTo(1);
+  }
+
+  @Test
+  void aTombstoneMadeByAPurgeOnAClockAheadIsRefusedNotReplayedEmpty() throws Exception {
+    Idem idem = idem();
+    idem.phased(request("p-skew", "{\"amount\":1}"));
+    IdempotencyRecord written = record("p-skew");
+    IdempotencyRecord tombstone = written.tombstone(written.expiresAt().plusSeconds(1));
+    store.inTransaction(tx -> store.update(tx, tombstone));
+    clock.set(written.expiresAt().minusSeconds(1));
+
+    Execution retry = idem.phased(request("p-skew", "{\"amount\":1}"));
+
+    assertThat(retry.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
+    assertThat(runs("p-skew", "create")).isEqualTo(1);
+  }
+
+  @Test
+  void leasedRetryAfterTheTtlWithinTheRetentionIsRefusedAsExpired() throws Exception {
+    Idem idem = idem();
+    IdempotentRequest request = leasedRequest("l-late");
+    AtomicInteger calls = new AtomicInteger();
+    idem.leased(request, key -> StoredResponse.json(201, "{\"call\":" + calls.incrementAndGet() + "}"));
+    clock.advance(Duration.ofHours(24).plusSeconds(1));
+
+    Execution late = idem.leased(request, key -> StoredResponse.json(201, "{\"call\":" + calls.incrementAndGet()
+        + "}"));
+    clock.advance(OperationPolicy.ofDefaults().retention());
+    Execution pastRetention = idem.leased(request, key -> StoredResponse.json(201, "{\"call\":"
+        + calls.incrementAndGet() + "}"));
+
+    assertThat(late.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
+    assertThat(pastRetention.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(calls).hasValue(2);
   }
 
   // ------------------------------------------------------------------ permanent refusals
@@ -815,7 +916,7 @@ public abstract class IdemExecutorContract {
     clock.advance(LEASE.plusSeconds(1));
     Execution takenOver = idem.phased(request);
     Execution other = idem.phased(IdempotentRequest.of(scope, operation, IdempotencyKey.of("dk-2"), new byte[0]));
-    clock.advance(Duration.ofHours(2));
+    clock.advance(Duration.ofHours(2).plus(OperationPolicy.ofDefaults().retention()));
     Execution afterExpiry = idem.phased(request);
 
     String first = seen.get(0).substring("dk-1=".length());
@@ -831,7 +932,7 @@ public abstract class IdemExecutorContract {
         .isNotEqualTo(request.recordKey().derive("charge"));
     assertThat(other.response().bodyAsString()).as("another record").isNotEqualTo(first);
     assertThat(afterExpiry.outcome()).isEqualTo(Outcome.STORED);
-    assertThat(afterExpiry.response().bodyAsString()).as("a new record for the same key after expiry")
+    assertThat(afterExpiry.response().bodyAsString()).as("a new record for the same key after its retention")
         .isNotEqualTo(first);
   }
 
@@ -858,8 +959,7 @@ public abstract class IdemExecutorContract {
   @Test
   void leasedStoresReplaysAndReleasesTransientAnswers() throws Exception {
     Idem idem = idem();
-    IdempotentRequest request = IdempotentRequest.of(scope, Operation.of("POST /leased"),
-        IdempotencyKey.of("l-1"), "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+    IdempotentRequest request = leasedRequest("l-1");
     AtomicInteger calls = new AtomicInteger();
 
     Execution transientAnswer = idem.leased(request, key -> {

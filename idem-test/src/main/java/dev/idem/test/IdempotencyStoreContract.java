@@ -341,6 +341,119 @@ public abstract class IdempotencyStoreContract {
     assertThat(find(unstarted.key())).isNull();
   }
 
+  /** A completed record written at {@code at} with a TTL and a retention, with field hashes and a key nonce. */
+  protected IdempotencyRecord retained(RecordKey key, Instant at, Duration ttl, Duration retention) {
+    IdempotencyRecord r = completed(key, at, ttl);
+    return new IdempotencyRecord(r.key(), r.state(), r.fingerprint(), r.response(), "capture",
+        Checkpoint.of(Map.of("payment_id", "pay_1")), null, null, 1, at, at, r.expiresAt(),
+        IdempotencyRecord.newKeyNonce(), r.expiresAt().plus(retention));
+  }
+
+  @Test
+  void theRetentionReadsBackAndARecordWithoutOneReadsBackWithout() throws Exception {
+    IdempotencyRecord withRetention = retained(key("ret-1"), now, Duration.ofHours(1), Duration.ofDays(30));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key("ret-2"), Fingerprint.ofHash(HASH_A), "w", now,
+        Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofDays(7));
+    IdempotencyRecord finished = claimed.finish(RecordState.COMPLETED, StoredResponse.of(201, "done"), now);
+    IdempotencyRecord old = completed(key("ret-3"), now, Duration.ofHours(1));
+
+    insert(withRetention);
+    insert(claimed);
+    update(finished);
+    insert(old);
+
+    assertThat(find(withRetention.key())).isEqualTo(withRetention);
+    assertThat(find(withRetention.key()).retainUntil()).isEqualTo(withRetention.expiresAt().plus(Duration.ofDays(30)));
+    assertThat(find(claimed.key())).isEqualTo(finished);
+    assertThat(find(claimed.key()).retainUntil()).isEqualTo(claimed.expiresAt().plus(Duration.ofDays(7)));
+    assertThat(find(old.key()).retainUntil()).as("a record from before retention existed").isNull();
+  }
+
+  @Test
+  void deleteIfExpiredKeepsATombstoneInsideItsRetentionButNotAnUnstartedClaim() throws Exception {
+    Instant past = now.minus(Duration.ofHours(2));
+    IdempotencyRecord tombstone = retained(key("ret-del"), past, Duration.ofHours(1), Duration.ofDays(1));
+    IdempotencyRecord unstarted = IdempotencyRecord.claimed(key("ret-unstarted"), Fingerprint.ofHash(HASH_A), "w",
+        past, Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofDays(1));
+    insert(tombstone);
+    insert(unstarted);
+
+    boolean insideRetention = store.inTransaction(tx -> store.deleteIfExpired(tx, tombstone.key(), now));
+    boolean unstartedDeleted = store.inTransaction(tx -> store.deleteIfExpired(tx, unstarted.key(), now));
+    boolean afterRetention = store.inTransaction(tx -> store.deleteIfExpired(tx, tombstone.key(),
+        tombstone.retainUntil()));
+
+    assertThat(tombstone.isRetained(now)).isTrue();
+    assertThat(insideRetention).isFalse();
+    assertThat(unstartedDeleted).as("an in-progress record keeps today's rules").isTrue();
+    assertThat(afterRetention).isTrue();
+    assertThat(find(tombstone.key())).isNull();
+  }
+
+  @Test
+  void purgeTurnsExpiredRecordsIntoTombstonesOnceAndDeletesThemAfterTheirRetention() throws Exception {
+    IdempotencyRecord expired = retained(key("ret-tomb"), now.minus(Duration.ofHours(2)), Duration.ofHours(1),
+        Duration.ofDays(30));
+    IdempotencyRecord retentionOver = retained(key("ret-over"), now.minus(Duration.ofDays(10)), Duration.ofHours(1),
+        Duration.ofDays(1));
+    IdempotencyRecord noRetention = retained(key("ret-zero"), now.minus(Duration.ofHours(2)), Duration.ofHours(1),
+        Duration.ZERO);
+    IdempotencyRecord live = retained(key("ret-live"), now, Duration.ofHours(1), Duration.ofDays(30));
+    IdempotencyRecord unstarted = IdempotencyRecord.claimed(key("ret-claim"), Fingerprint.ofHash(HASH_A), "w",
+        now.minus(Duration.ofHours(2)), Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofDays(30));
+    for (IdempotencyRecord r : List.of(expired, retentionOver, noRetention, live, unstarted)) {
+      insert(r);
+    }
+
+    drainPurge(1000);
+    IdempotencyRecord tombstone = find(expired.key());
+    drainPurge(1000);
+
+    assertThat(tombstone).isEqualTo(expired.tombstone(now));
+    assertThat(tombstone.response().status()).isEqualTo(201);
+    assertThat(tombstone.response().headers()).isEmpty();
+    assertThat(tombstone.response().bodyLength()).isZero();
+    assertThat(tombstone.fingerprint()).isEqualTo(Fingerprint.ofHash(HASH_A));
+    assertThat(tombstone.checkpoint()).isEqualTo(Checkpoint.empty());
+    assertThat(tombstone.keyNonce()).isNull();
+    assertThat(tombstone.expiresAt()).isEqualTo(expired.expiresAt());
+    assertThat(tombstone.retainUntil()).isEqualTo(expired.retainUntil());
+    assertThat(tombstone.isRetained(now)).isTrue();
+    assertThat(find(expired.key())).as("a tombstone is made once").isEqualTo(tombstone);
+    assertThat(find(retentionOver.key())).isNull();
+    assertThat(find(noRetention.key())).isNull();
+    assertThat(find(unstarted.key())).isNull();
+    assertThat(find(live.key())).isEqualTo(live);
+  }
+
+  @Test
+  void purgeMakesTombstonesInBoundedBatches() throws Exception {
+    Instant past = now.minus(Duration.ofDays(2));
+    for (int i = 0; i < 5; i++) {
+      insert(retained(key("ret-batch-" + i), past, Duration.ofHours(1), Duration.ofDays(30)));
+    }
+
+    List<Integer> rounds = drainPurge(2);
+
+    assertThat(rounds).allSatisfy(n -> assertThat(n).isBetween(0, 2));
+    for (int i = 0; i < 5; i++) {
+      IdempotencyRecord r = find(key("ret-batch-" + i));
+      assertThat(r.response().bodyLength()).as("ret-batch-%d", i).isZero();
+      assertThat(r.version()).isEqualTo(2);
+    }
+  }
+
+  /** Purges at {@code now} until a round purges less than {@code limit}; returns each round's count. */
+  private List<Integer> drainPurge(int limit) {
+    List<Integer> rounds = new ArrayList<>();
+    int n;
+    do {
+      n = store.purgeExpired(now, limit);
+      rounds.add(n);
+    } while (n >= limit);
+    return rounds;
+  }
+
   @Test
   void findLeaseExpiredHonoursTheLimit() throws Exception {
     for (int i = 0; i < 5; i++) {

@@ -147,7 +147,7 @@ public final class Executor {
         // caller's transaction may hold a snapshot older than the record that collided.
         Optional<IdempotencyRecord> existing = findCommitted(key);
         Instant now = clock.instant();
-        if (existing.isPresent() && !existing.get().isExpired(now)) {
+        if (existing.isPresent() && !existing.get().isGone(now)) {
           return done(decideExisting(existing.get(), fingerprint, now), started);
         }
       }
@@ -192,7 +192,7 @@ public final class Executor {
     try {
       Optional<IdempotencyRecord> existing = findCommitted(key);
       Instant now = clock.instant();
-      if (existing.isPresent() && !existing.get().isExpired(now)) {
+      if (existing.isPresent() && !existing.get().isGone(now)) {
         throw new AnsweredByExisting(done(decideExisting(existing.get(), fingerprint, now), started));
       }
     } catch (StoreException lookupFailed) {
@@ -220,7 +220,7 @@ public final class Executor {
       Optional<IdempotencyRecord> existing = find(tx, key);
       if (existing.isPresent()) {
         IdempotencyRecord record = existing.get();
-        if (!record.isExpired(now)) {
+        if (!record.isGone(now)) {
           return decideExisting(record, fingerprint, now);
         }
         deleteIfExpired(tx, key, now);
@@ -243,7 +243,8 @@ public final class Executor {
     }
     checkSize(key, response, policy);
     IdempotencyRecord record = IdempotencyRecord.finished(
-        key, stored(fingerprint), response, KeepPolicy.stateFor(response.status()), now, policy.ttl());
+        key, stored(fingerprint), response, KeepPolicy.stateFor(response.status()), now, policy.ttl(),
+        policy.retention());
     if (!insertLast(tx, record)) {
       tx.setRollbackOnly();
       return null;
@@ -296,13 +297,14 @@ public final class Executor {
       Optional<IdempotencyRecord> existing = findCommitted(key);
       Instant now = clock.instant();
       if (existing.isPresent()) {
-        if (!existing.get().isExpired(now)) {
+        if (!existing.get().isGone(now)) {
           return null;
         }
         transaction(tx -> deleteIfExpired(tx, key, now));
       }
       IdempotencyRecord claimed =
-          IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl());
+          IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl(),
+              policy.retention());
       Object[] outcome = new Object[2];
       IdempotencyRecord written;
       try {
@@ -520,13 +522,14 @@ public final class Executor {
     for (int round = 1; ; round++) {
       Instant now = clock.instant();
       Optional<IdempotencyRecord> existing = findCommitted(key);
-      if (existing.isPresent() && existing.get().isExpired(now)) {
+      if (existing.isPresent() && existing.get().isGone(now)) {
         transaction(tx -> deleteIfExpired(tx, key, now));
         existing = Optional.empty();
       }
       if (existing.isEmpty()) {
         IdempotencyRecord claimed =
-            IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl());
+            IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl(),
+                policy.retention());
         boolean inserted = transaction(tx -> {
           if (insert(tx, claimed)) {
             return true;
@@ -576,11 +579,18 @@ public final class Executor {
     return result.isRefusal() || policy.keep().keeps(result.response().status());
   }
 
-  /** The decision for a live record found in the store. */
+  /**
+   * The decision for a record found in the store that still holds its key (live, or a tombstone within its
+   * retention). A tombstone never runs the request again: another request is a mismatch, the same one is refused as
+   * expired.
+   */
   private Execution decideExisting(IdempotencyRecord record, Fingerprint fingerprint, Instant now) {
     RecordKey key = record.key();
     if (!record.fingerprint().matches(fingerprint)) {
       return Execution.payloadMismatch(key, record.fingerprint().differingFields(fingerprint));
+    }
+    if (record.isRetained(now)) {
+      return Execution.keyExpired(key, record.expiresAt());
     }
     if (record.state().isFinal()) {
       return Execution.replayed(key, record.response(), Duration.between(record.createdAt(), now));

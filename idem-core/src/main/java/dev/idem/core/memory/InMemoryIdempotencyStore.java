@@ -94,7 +94,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   @Override
   public boolean deleteIfExpired(StoreTransaction tx, RecordKey key, Instant now) {
     IdempotencyRecord current = records.get(key);
-    return current != null && current.isExpired(now) && records.remove(key, current);
+    return current != null && current.isGone(now) && records.remove(key, current);
   }
 
   @Override
@@ -111,16 +111,27 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
   @Override
   public int purgeExpired(Instant now, int limit) {
-    int deleted = 0;
+    int purged = 0;
     for (IdempotencyRecord r : records.values()) {
-      if (deleted >= limit) {
+      if (purged >= limit) {
         break;
       }
-      if (r.isExpired(now) && records.remove(r.key(), r)) {
-        deleted++;
+      if (r.isGone(now)) {
+        purged += records.remove(r.key(), r) ? 1 : 0;
+      } else if (r.isRetained(now)) {
+        IdempotencyRecord tombstone = r.tombstone(now);
+        if (!sameContent(r, tombstone)) {
+          purged += records.replace(r.key(), r, tombstone) ? 1 : 0;
+        }
       }
     }
-    return deleted;
+    return purged;
+  }
+
+  /** Whether a record already is its tombstone (but for version and update time): nothing left to drop. */
+  private static boolean sameContent(IdempotencyRecord r, IdempotencyRecord tombstone) {
+    return r.response().equals(tombstone.response()) && r.fingerprint().equals(tombstone.fingerprint())
+        && r.checkpoint().equals(tombstone.checkpoint()) && r.recoveryPoint() == null && r.keyNonce() == null;
   }
 
   @Override

@@ -44,6 +44,14 @@ public final class ProblemCode {
   /** 422 (or 409 where configured): a key reused with a different request. */
   public static final ProblemCode PAYLOAD_MISMATCH = of("CONFLICT.idempotency.payload_mismatch", 422, false,
       "Idempotency-Key reused with a different request");
+  /**
+   * 422: a key whose answer expired but which is still retained (see {@code OperationPolicy.retention}): the request
+   * is not run again, and no retry with this key succeeds; a new request needs a new key. 422 like
+   * {@link #PAYLOAD_MISMATCH}: the request is well formed but cannot be processed with this key. Not 410, which says
+   * the target resource is gone (and is cacheable by default), when only the key is.
+   */
+  public static final ProblemCode KEY_EXPIRED = of("CONFLICT.idempotency.key_expired", 422, false,
+      "Idempotency-Key expired");
   /** 409, retryable: the first request with this key has not finished. */
   public static final ProblemCode IN_PROGRESS = of("CONFLICT.idempotency.in_progress", 409, true,
       "A request with this Idempotency-Key is in progress");

@@ -76,8 +76,9 @@ public interface IdempotencyStore {
   boolean delete(StoreTransaction tx, RecordKey key, long version);
 
   /**
-   * Deletes the record if it expired at or before {@code now} and is not in progress with a recovery point (see
-   * {@link IdempotencyRecord#isExpired}); returns whether it did.
+   * Deletes the record if its key is free at {@code now}: it expired at or before {@code now}, is not in progress
+   * with a recovery point, and is not a final record inside its retention (see {@link IdempotencyRecord#isGone});
+   * returns whether it did. A tombstone is never deleted here, whatever the caller read.
    */
   boolean deleteIfExpired(StoreTransaction tx, RecordKey key, Instant now);
 
@@ -90,9 +91,12 @@ public interface IdempotencyStore {
   List<IdempotencyRecord> findLeaseExpired(Instant now, Collection<Operation> operations, int limit);
 
   /**
-   * Deletes up to {@code limit} records that expired at or before {@code now}, except in-progress records with a
-   * recovery point (they wait for their completion), in one short transaction that does not block claims of live
-   * keys. Returns how many it deleted; callers loop until it returns less than the limit.
+   * Purges up to {@code limit} records at {@code now}, in one short transaction that does not block claims of live
+   * keys: records whose key is free ({@link IdempotencyRecord#isGone}) are deleted, and final records past their
+   * expiry but inside their retention become their {@linkplain IdempotencyRecord#tombstone tombstone}, once (the
+   * response body and headers, field hashes, checkpoint and key nonce go; the row shrinks). In-progress records with
+   * a recovery point are left alone (they wait for their completion). Returns how many records it deleted or turned
+   * into tombstones; callers loop until it returns less than the limit.
    */
   int purgeExpired(Instant now, int limit);
 

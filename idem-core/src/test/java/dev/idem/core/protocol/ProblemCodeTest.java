@@ -44,6 +44,9 @@ class ProblemCodeTest {
     assertThat(ProblemCode.RETRY_BUDGET_EXHAUSTED.retryable()).isFalse();
     assertThat(ProblemCode.DEPENDENCY_TIMEOUT.retryable()).isTrue();
     assertThat(ProblemCode.STORE_ERROR.retryable()).isFalse();
+    assertThat(ProblemCode.KEY_EXPIRED.code()).isEqualTo("CONFLICT.idempotency.key_expired");
+    assertThat(ProblemCode.KEY_EXPIRED.status()).isEqualTo(422);
+    assertThat(ProblemCode.KEY_EXPIRED.retryable()).isFalse();
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.idem.jdbc.internal;
 
 import dev.idem.jdbc.JdbcDialect;
 import java.util.Collections;
+import java.util.List;
 import java.util.regex.Pattern;
 
 /**
@@ -13,10 +14,22 @@ public final class Sql {
 
   static final String COLUMNS = "scope, operation, idem_key, state, fingerprint, field_hashes, response_status,"
       + " response_headers, response_body, recovery_point, checkpoint, lease_owner, locked_until, version,"
-      + " created_at, updated_at, expires_at, key_nonce";
+      + " created_at, updated_at, expires_at, key_nonce, retain_until";
   static final String PK = "scope = ? AND operation = ? AND idem_key = ?";
   /** Expired records that may go: not in progress with committed phases (see IdempotencyRecord.isExpired). */
   static final String PURGEABLE = " AND (state <> 'in_progress' OR recovery_point IS NULL)";
+  /**
+   * Records whose key is free once expired: no retention (written before it existed, or zero), retention over, or in
+   * progress (never retained). Binds now. See IdempotencyRecord.isGone.
+   */
+  static final String FREE = " AND (retain_until IS NULL OR retain_until <= ? OR state = 'in_progress')";
+  /**
+   * What a tombstone keeps: purge drops the rest (see IdempotencyRecord.tombstone) and moves purge_at to the end of
+   * the retention, out of the range purge reads. Binds now (updated_at).
+   */
+  static final String STRIP = " SET response_headers = NULL, response_body = NULL, field_hashes = NULL,"
+      + " checkpoint = NULL, recovery_point = NULL, key_nonce = NULL, lease_owner = NULL, locked_until = NULL,"
+      + " version = version + 1, updated_at = ?, purge_at = retain_until";
 
   public final String table;
   /** Reads no row, but fails when the table or one of its columns is missing. */
@@ -27,9 +40,8 @@ public final class Sql {
   public final String update;
   public final String delete;
   public final String deleteIfExpired;
-  public final String purge;
-  public final String purgeSelect;
-  public final String purgeByKey;
+  /** The three steps of a purge batch, in order: free records due, tombstones due, records without purge_at. */
+  public final List<PurgeStep> purgeSteps;
   public final String simpleTable;
   public final String listFirst;
   public final String listAfter;
@@ -39,27 +51,22 @@ public final class Sql {
   public Sql(JdbcDialect dialect, String table) {
     this.table = checkTable(table);
     find = "SELECT " + COLUMNS + " FROM " + table + " WHERE " + PK;
-    probe = "SELECT " + COLUMNS + " FROM " + table + " WHERE 1 = 0";
-    insert = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        + " ?)";
+    probe = "SELECT " + COLUMNS + ", purge_at FROM " + table + " WHERE 1 = 0";
+    insert = "INSERT INTO " + table + " (" + COLUMNS + ", purge_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+        + " ?, ?, ?, ?, ?, ?)";
     insertAndCommit = insert + "; COMMIT";
     update = "UPDATE " + table + " SET state = ?, response_status = ?, response_headers = ?, response_body = ?,"
         + " recovery_point = ?, checkpoint = ?, lease_owner = ?, locked_until = ?, version = ?, updated_at = ?"
         + " WHERE " + PK + " AND version = ?";
     delete = "DELETE FROM " + table + " WHERE " + PK + " AND version = ?";
-    deleteIfExpired = "DELETE FROM " + table + " WHERE " + PK + " AND expires_at <= ?" + PURGEABLE;
-    purge = switch (dialect) {
-      // SKIP LOCKED: rows a live transaction holds (a key being reused) are left for the next round.
-      case POSTGRESQL -> "DELETE FROM " + table + " WHERE (scope, operation, idem_key) IN (SELECT scope, operation,"
-          + " idem_key FROM " + table + " WHERE expires_at <= ?" + PURGEABLE + " ORDER BY expires_at LIMIT ?"
-          + " FOR UPDATE SKIP LOCKED)";
-      // purgeSelect + purgeByKey at READ COMMITTED: no gap locks, locked rows skipped
-      case MARIADB -> null;
-      case H2 -> "DELETE FROM " + table + " WHERE expires_at <= ?" + PURGEABLE + " FETCH FIRST ? ROWS ONLY";
-    };
-    purgeSelect = "SELECT scope, operation, idem_key FROM " + table + " WHERE expires_at <= ?" + PURGEABLE
-        + " ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED";
-    purgeByKey = "DELETE FROM " + table + " WHERE " + PK + " AND expires_at <= ?" + PURGEABLE;
+    deleteIfExpired = "DELETE FROM " + table + " WHERE " + PK + " AND expires_at <= ?" + FREE + PURGEABLE;
+    String delete = "DELETE FROM " + table;
+    String strip = "UPDATE " + table + STRIP;
+    purgeSteps = List.of(
+        new PurgeStep(dialect, table, delete, "purge_at <= ?" + FREE + PURGEABLE, "purge_at"),
+        new PurgeStep(dialect, table, strip, "purge_at <= ? AND retain_until > ? AND state <> 'in_progress'",
+            "purge_at"),
+        new PurgeStep(dialect, table, delete, "purge_at IS NULL AND expires_at <= ?" + PURGEABLE, "expires_at"));
     simpleTable = table.contains(".") ? table.substring(table.indexOf('.') + 1) : table;
     listFirst = "SELECT " + COLUMNS + " FROM " + table + " WHERE state = ?"
         + " ORDER BY scope, operation, idem_key LIMIT ?";
@@ -78,6 +85,33 @@ public final class Sql {
     return "SELECT " + COLUMNS + " FROM " + table + " WHERE state = 'in_progress' AND locked_until <= ?"
         + " AND operation IN (" + String.join(", ", Collections.nCopies(operations, "?")) + ") ORDER BY locked_until"
         + " LIMIT ?";
+  }
+
+  /**
+   * One step of a purge batch: an action (a DELETE, or the UPDATE that makes tombstones) on the rows that meet a
+   * condition, oldest first, rows other transactions hold skipped. Every parameter but the keys and the limit is now.
+   *
+   * @param oneStatement the action on up to {@code ?} (the last parameter) rows; {@code null} on MariaDB
+   * @param select MariaDB: the keys of up to {@code ?} (the last parameter) rows, locked, at READ COMMITTED
+   * @param byKey MariaDB: the action on one selected key (the last three parameters), its condition checked again
+   */
+  public record PurgeStep(String oneStatement, String select, String byKey) {
+    PurgeStep(JdbcDialect dialect, String table, String action, String condition, String order) {
+      this(switch (dialect) {
+        // SKIP LOCKED: rows a live transaction holds (a key being reused) are left for the next round.
+        case POSTGRESQL -> action + " WHERE (scope, operation, idem_key) IN (SELECT scope, operation, idem_key FROM "
+            + table + " WHERE " + condition + " ORDER BY " + order + " LIMIT ? FOR UPDATE SKIP LOCKED)";
+        // select + byKey at READ COMMITTED: no gap locks, locked rows skipped
+        case MARIADB -> null;
+        case H2 -> action + " WHERE " + condition + " FETCH FIRST ? ROWS ONLY";
+      }, "SELECT scope, operation, idem_key FROM " + table + " WHERE " + condition + " ORDER BY " + order
+          + " LIMIT ? FOR UPDATE SKIP LOCKED", action + " WHERE " + condition + " AND " + PK);
+    }
+  }
+
+  /** How many parameters a statement has: none of ours holds a literal question mark. */
+  public static int parameters(String statement) {
+    return (int) statement.chars().filter(ch -> ch == '?').count();
   }
 
   public static String checkTable(String table) {

@@ -15,6 +15,11 @@ import dev.idem.spring.internal.BackgroundWork;
 import dev.idem.spring.internal.HandlerStart;
 import dev.idem.spring.internal.SpringTransactionBoundary;
 import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +40,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
@@ -115,7 +121,8 @@ public class IdemAutoConfiguration {
   }
 
   static OperationPolicy defaults(IdemProperties properties) {
-    return OperationPolicy.builder().ttl(properties.getDefaultTtl()).lease(properties.getDefaultLease()).build();
+    return OperationPolicy.builder().ttl(properties.getDefaultTtl()).retention(properties.getDefaultRetention())
+        .lease(properties.getDefaultLease()).build();
   }
 
   @Bean
@@ -126,6 +133,13 @@ public class IdemAutoConfiguration {
     IdemProperties.Purge p = properties.getPurge();
     return new BackgroundWork(idem, clock.getIfAvailable(Clock::systemUTC), c.isEnabled(), c.getInterval(),
         c.getBatchSize(), p.isEnabled(), p.getInterval(), p.getBatchSize());
+  }
+
+  /** The OpenAPI fragment of the HTTP contract, for the application to merge into its own API description. */
+  @Bean
+  @ConditionalOnMissingBean
+  public IdemOpenApi idemOpenApi(IdemProperties properties) {
+    return new IdemOpenApi(properties.getFilter().getMismatchStatus());
   }
 
   /** The filter and what it plugs in; only in servlet web applications. */
@@ -139,6 +153,27 @@ public class IdemAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static HandlerStart.PostProcessor idemHandlerStart() {
       return new HandlerStart.PostProcessor();
+    }
+
+    /** Serves the OpenAPI fragment on GET at {@code idem.openapi.path}, when that property is set. */
+    @Bean
+    @ConditionalOnProperty(prefix = "idem.openapi", name = "path")
+    ServletRegistrationBean<HttpServlet> idemOpenApiServlet(IdemOpenApi openApi, IdemProperties properties) {
+      byte[] body = openApi.json().getBytes(StandardCharsets.UTF_8);
+      HttpServlet servlet = new HttpServlet() {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+          response.setContentType(IdemOpenApi.MEDIA_TYPE);
+          response.setContentLength(body.length);
+          response.getOutputStream().write(body);
+        }
+      };
+      ServletRegistrationBean<HttpServlet> registration =
+          new ServletRegistrationBean<>(servlet, properties.getOpenapi().getPath());
+      registration.setName("idemOpenApi");
+      return registration;
     }
 
     @Bean

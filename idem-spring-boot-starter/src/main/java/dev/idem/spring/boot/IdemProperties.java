@@ -19,6 +19,11 @@ public class IdemProperties {
   private String name = "idem";
   /** How long kept answers are replayed, for operations without their own {@code @Idempotent(ttl)}. */
   private Duration defaultTtl = Duration.ofHours(24);
+  /**
+   * How long past its TTL a key stays taken (a retry with it is refused as {@code key_expired} instead of running
+   * again), for operations without their own {@code @Idempotent(retention)}; {@code 0} turns it off.
+   */
+  private Duration defaultRetention = Duration.ofDays(30);
   /** How long a phased or leased execution holds a key before the completer may take it over. */
   private Duration defaultLease = Duration.ofSeconds(30);
 
@@ -28,6 +33,23 @@ public class IdemProperties {
   private final Purge purge = new Purge();
   private final Metrics metrics = new Metrics();
   private final Logging logging = new Logging();
+  private final OpenApi openapi = new OpenApi();
+
+  public static class OpenApi {
+    /**
+     * Where to serve the OpenAPI fragment of the HTTP contract ({@code IdemOpenApi}), such as
+     * {@code /idem/openapi.json}; unset (the default), it is not served.
+     */
+    private String path;
+
+    public String getPath() {
+      return path;
+    }
+
+    public void setPath(String path) {
+      this.path = path;
+    }
+  }
 
   public static class Store {
     /** The record table; an SQL identifier, optionally schema-qualified. */
@@ -310,6 +332,10 @@ public class IdemProperties {
     }
     positive("idem.default-ttl", defaultTtl);
     positive("idem.default-lease", defaultLease);
+    if (defaultRetention == null || defaultRetention.isNegative()) {
+      throw new IllegalStateException("idem.default-retention must be zero or a positive duration, got "
+          + defaultRetention);
+    }
     positive("idem.store.lock-timeout", store.lockTimeout);
     positive("idem.completer.interval", completer.interval);
     positive("idem.purge.interval", purge.interval);
@@ -326,6 +352,10 @@ public class IdemProperties {
       throw new IllegalStateException("idem.purge.batch-size must be 1..100000, got " + purge.batchSize);
     }
     positive("idem.metrics.in-progress-refresh", metrics.inProgressRefresh);
+    if (openapi.path != null && (!openapi.path.startsWith("/") || openapi.path.contains("*"))) {
+      throw new IllegalStateException("idem.openapi.path must be a path starting with / and without wildcards, got '"
+          + openapi.path + "'");
+    }
   }
 
   private static void positive(String property, Duration d) {
@@ -358,6 +388,14 @@ public class IdemProperties {
     this.defaultTtl = defaultTtl;
   }
 
+  public Duration getDefaultRetention() {
+    return defaultRetention;
+  }
+
+  public void setDefaultRetention(Duration defaultRetention) {
+    this.defaultRetention = defaultRetention;
+  }
+
   public Duration getDefaultLease() {
     return defaultLease;
   }
@@ -380,6 +418,10 @@ public class IdemProperties {
 
   public Purge getPurge() {
     return purge;
+  }
+
+  public OpenApi getOpenapi() {
+    return openapi;
   }
 
   /** The meters' settings. */

@@ -99,6 +99,7 @@ public class IdempotencyEndpoint {
     m.put("created_at", text(r.createdAt()));
     m.put("updated_at", text(r.updatedAt()));
     m.put("expires_at", text(r.expiresAt()));
+    m.put("retain_until", text(r.retainUntil()));
     return m;
   }
 

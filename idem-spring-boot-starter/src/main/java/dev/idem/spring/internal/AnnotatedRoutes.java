@@ -119,6 +119,9 @@ public final class AnnotatedRoutes {
       if (!a.ttl().isBlank()) {
         b.ttl(duration(source, "ttl", a.ttl()));
       }
+      if (!a.retention().isBlank()) {
+        b.retention(duration(source, "retention", a.retention()));
+      }
       if (!a.lease().isBlank()) {
         b.lease(duration(source, "lease", a.lease()));
       }

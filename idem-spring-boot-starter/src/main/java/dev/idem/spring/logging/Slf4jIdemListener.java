@@ -29,13 +29,15 @@ import org.slf4j.LoggerFactory;
  * their messages. Thread-safe.
  *
  * <p>Levels: executions and transitions at DEBUG, except a payload mismatch (a client reusing a key for another
- * request) at INFO; lease expiries and recoveries at INFO; a failed recovery at WARN.
+ * request) and an expired key (a client retrying after the answer's TTL) at INFO; lease expiries and recoveries at INFO; a failed recovery at WARN.
  */
 public final class Slf4jIdemListener implements IdemListener {
   /** The problem code of a payload mismatch, as the HTTP contract answers it. */
   public static final String PAYLOAD_MISMATCH_CODE = ProblemCode.PAYLOAD_MISMATCH.code();
   /** The problem code of a request whose key is in progress. */
   public static final String IN_PROGRESS_CODE = ProblemCode.IN_PROGRESS.code();
+  /** The problem code of a retry whose key expired but is retained. */
+  public static final String KEY_EXPIRED_CODE = ProblemCode.KEY_EXPIRED.code();
 
   private final Logger log;
 
@@ -65,14 +67,15 @@ public final class Slf4jIdemListener implements IdemListener {
     return IdemMdc.set(all);
   }
 
-  /** An execution ended: its outcome, at DEBUG (a payload mismatch at INFO). */
+  /** An execution ended: its outcome, at DEBUG (a payload mismatch or an expired key at INFO). */
   @Override
   public void onExecution(String instance, Execution execution, Duration elapsed) {
     boolean mismatch = execution.outcome() == Execution.Outcome.PAYLOAD_MISMATCH;
-    if (mismatch ? !log.isInfoEnabled() : !log.isDebugEnabled()) {
+    boolean expired = execution.outcome() == Execution.Outcome.KEY_EXPIRED;
+    if (mismatch || expired ? !log.isInfoEnabled() : !log.isDebugEnabled()) {
       return;
     }
-    String code = mismatch ? PAYLOAD_MISMATCH_CODE
+    String code = mismatch ? PAYLOAD_MISMATCH_CODE : expired ? KEY_EXPIRED_CODE
         : execution.outcome() == Execution.Outcome.IN_PROGRESS ? IN_PROGRESS_CODE : null;
     String line = where(instance, execution.key()) + " outcome=" + execution.outcome()
         + (execution.response() == null ? "" : " status=" + execution.response().status())
@@ -83,7 +86,7 @@ public final class Slf4jIdemListener implements IdemListener {
         + " elapsed_us=" + elapsed.toNanos() / 1000;
     IdemMdc.Frame frame = mdc(execution.key(), IdemMdc.ERROR_CODE, code);
     try {
-      if (mismatch) {
+      if (mismatch || expired) {
         log.info(line);
       } else {
         log.debug(line);

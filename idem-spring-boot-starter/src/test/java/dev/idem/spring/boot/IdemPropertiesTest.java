@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** Where the MDC filter goes relative to the idempotency filter ({@code idem.logging.mdc.order}). */
+/**
+ * Where the MDC filter goes relative to the idempotency filter ({@code idem.logging.mdc.order}), and the default
+ * retention ({@code idem.default-retention}).
+ */
 class IdemPropertiesTest {
   private final IdemProperties.Mdc mdc = new IdemProperties().getLogging().getMdc();
 
@@ -45,5 +49,31 @@ class IdemPropertiesTest {
   void theStarterKeepsTheSameHeadersForReplaysAsTheFilter() {
     assertThat(new IdemProperties().getFilter().getKeepHeaders())
         .containsExactlyInAnyOrderElementsOf(dev.idem.servlet.IdempotencyFilter.DEFAULT_KEPT_HEADERS);
+  }
+
+  @Test
+  void theDefaultRetentionIsThirtyDaysZeroTurnsItOffAndANegativeOneIsRefused() {
+    IdemProperties properties = new IdemProperties();
+    Duration byDefault = IdemAutoConfiguration.defaults(properties).retention();
+    properties.setDefaultRetention(Duration.ZERO);
+    properties.validate();
+    Duration off = IdemAutoConfiguration.defaults(properties).retention();
+    properties.setDefaultRetention(Duration.ofSeconds(-1));
+
+    assertThat(byDefault).isEqualTo(Duration.ofDays(30));
+    assertThat(off).isZero();
+    assertThatThrownBy(properties::validate).isInstanceOf(IllegalStateException.class)
+        .hasMessage("idem.default-retention must be zero or a positive duration, got PT-1S");
+  }
+
+  @Test
+  void theOpenApiPathIsAPathWithoutWildcards() {
+    IdemProperties properties = new IdemProperties();
+    properties.getOpenapi().setPath("idem/openapi.json");
+
+    assertThatThrownBy(properties::validate).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("idem.openapi.path must be a path starting with /");
+    properties.getOpenapi().setPath("/idem/openapi.json");
+    assertThatCode(properties::validate).doesNotThrowAnyException();
   }
 }

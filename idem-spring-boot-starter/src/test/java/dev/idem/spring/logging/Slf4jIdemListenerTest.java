@@ -7,9 +7,11 @@ import ch.qos.logback.classic.LoggerContext;
 import dev.idem.core.Execution;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.spring.internal.OutcomeNames;
 import dev.idem.spring.logging.CapturedLogs.Line;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -76,6 +78,19 @@ class Slf4jIdemListenerTest {
     assertThat(lines.get(1).mdc()).containsEntry(IdemMdc.ERROR_CODE, Slf4jIdemListener.IN_PROGRESS_CODE)
         .doesNotContainKeys(IdemMdc.FROM_STATE, IdemMdc.TO_STATE);
     assertThat(MDC.getCopyOfContextMap()).isNullOrEmpty();
+  }
+
+  @Test
+  void anExpiredKeyIsLoggedAtInfoWithItsCodeAndItsMeterName() {
+    listener.onExecution("payments", Execution.keyExpired(KEY, Instant.parse("2026-01-02T00:00:00Z")),
+        Duration.ofMillis(1));
+
+    List<Line> lines = logs.lines();
+    assertThat(lines).hasSize(1);
+    assertThat(lines.get(0).level()).isEqualTo("INFO");
+    assertThat(lines.get(0).message()).contains("outcome=KEY_EXPIRED");
+    assertThat(lines.get(0).mdc()).containsEntry(IdemMdc.ERROR_CODE, "CONFLICT.idempotency.key_expired");
+    assertThat(OutcomeNames.of(Execution.Outcome.KEY_EXPIRED)).isEqualTo("key_expired");
   }
 
   @Test

@@ -1,0 +1,8 @@
+package dev.idem.jdbc;
+
+class H2RowsFromBeforeRetentionTest extends RowsFromBeforeRetentionContract {
+  @Override
+  JdbcDialect dialect() {
+    return JdbcDialect.H2;
+  }
+}

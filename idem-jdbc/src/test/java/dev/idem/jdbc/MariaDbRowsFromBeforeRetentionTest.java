@@ -1,0 +1,8 @@
+package dev.idem.jdbc;
+
+class MariaDbRowsFromBeforeRetentionTest extends RowsFromBeforeRetentionContract {
+  @Override
+  JdbcDialect dialect() {
+    return JdbcDialect.MARIADB;
+  }
+}
