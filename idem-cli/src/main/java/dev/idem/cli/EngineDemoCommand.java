@@ -233,12 +233,18 @@ final class EngineDemoCommand implements Command {
     check(bob.outcome() == Outcome.STORED && !bob.response().bodyAsString().equals(first.response().bodyAsString()),
         "an independent payment, never alice's answer");
 
-    section("8. a day later: records expire and purge removes them");
+    section("8. a day later: the answers expire, and the keys stay taken for the retention");
     clock.advance(Duration.ofHours(25));
-    long purged = store.purgeAllExpired(clock.instant(), 100);
-    out.printf("   purged %d expired records%n", purged);
+    long shrunk = store.purgeAllExpired(clock.instant(), 100);
+    out.printf("   purge: %d expired records shrunk to tombstones%n", shrunk);
+    Execution late = pay(idem, pool, "alice", "key-1", "{\"amount\":1000,\"currency\":\"EUR\"}");
+    check(shrunk >= 5 && late.outcome() == Outcome.KEY_EXPIRED,
+        "a retry after the TTL is refused as key_expired, never run again (" + ProblemCode.KEY_EXPIRED.code() + ")");
+    clock.advance(OperationPolicy.ofDefaults().retention());
+    long deleted = store.purgeAllExpired(clock.instant(), 100);
+    out.printf("   %s later, purge: %d tombstones deleted%n", OperationPolicy.ofDefaults().retention(), deleted);
     Execution fresh = pay(idem, pool, "alice", "key-1", "{\"amount\":5,\"currency\":\"EUR\"}");
-    check(purged >= 5 && fresh.outcome() == Outcome.STORED, "expired keys count as absent; key-1 runs afresh");
+    check(deleted >= 5 && fresh.outcome() == Outcome.STORED, "after the retention key-1 runs afresh");
   }
 
   // ---------------------------------------------------------------- the operations

@@ -26,8 +26,9 @@ class EngineDemoCommandTest {
     String printed = out.toString(StandardCharsets.UTF_8);
     assertThat(status).as(err.toString(StandardCharsets.UTF_8)).isZero();
     assertThat(printed).contains("every step behaved as the contract says").doesNotContain("FAIL");
-    assertThat(printed.lines().filter(l -> l.startsWith("   ok ")).count()).isEqualTo(12);
-    assertThat(printed).contains("outcomes: {STORED=1, REPLAYED=19}", "PAYLOAD_MISMATCH differing [amount]");
+    assertThat(printed.lines().filter(l -> l.startsWith("   ok ")).count()).isEqualTo(13);
+    assertThat(printed).contains("outcomes: {STORED=1, REPLAYED=19}", "PAYLOAD_MISMATCH differing [amount]",
+        "refused as key_expired");
   }
 
   @Test
