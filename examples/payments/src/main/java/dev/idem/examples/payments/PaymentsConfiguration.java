@@ -134,7 +134,8 @@ public class PaymentsConfiguration {
    *
    * @param adminKey {@code payments.admin-key}
    * @param address {@code server.address}; null or blank means every interface
-   * @throws IllegalStateException when the key is the default and the address is not loopback
+   * @throws IllegalStateException when the key is the default and the address is not loopback (on loopback it is
+   *     logged as a warning)
    */
   static void refuseDefaultAdminKeyOffLoopback(String adminKey, String address) {
     if (!DEFAULT_ADMIN_KEY.equals(adminKey)) {
@@ -153,6 +154,9 @@ public class PaymentsConfiguration {
           + " (environment PAYMENTS_ADMIN_KEY) to a secret of your own, or listen on loopback only"
           + " (server.address=127.0.0.1)");
     }
+    System.getLogger(PaymentsConfiguration.class.getName()).log(System.Logger.Level.WARNING,
+        "payments.admin-key is the documented default: whoever can reach " + address.strip() + " can use the admin"
+            + " routes and the operator console with it; set a secret of your own before listening elsewhere");
   }
 
   @Bean
