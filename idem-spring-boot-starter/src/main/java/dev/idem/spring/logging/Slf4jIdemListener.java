@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * their messages. Thread-safe.
  *
  * <p>Levels: executions and transitions at DEBUG, except a payload mismatch (a client reusing a key for another
- * request) and an expired key (a client retrying after the answer's TTL) at INFO; lease expiries and recoveries at INFO; a failed recovery at WARN.
+ * request) and an expired key (a client retrying after the answer's TTL) at INFO; lease expiries and recoveries at
+ * INFO; a failed recovery at WARN.
  */
 public final class Slf4jIdemListener implements IdemListener {
   /** The problem code of a payload mismatch, as the HTTP contract answers it. */

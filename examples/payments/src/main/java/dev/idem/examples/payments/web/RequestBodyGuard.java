@@ -170,7 +170,8 @@ public final class RequestBodyGuard extends HttpFilter {
   private static Problem readFailure(IOException e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof InterruptedIOException) {
-        return Problem.of(PaymentsProblems.BODY_TIMEOUT).withDetail("the body stalled; send it at once, and retry with the same key");
+        return Problem.of(PaymentsProblems.BODY_TIMEOUT)
+            .withDetail("the body stalled; send it at once, and retry with the same key");
       }
       if (t instanceof EOFException) {
         return Problem.of(PaymentsProblems.UNREADABLE_BODY).withDetail("the body ended before its Content-Length");
@@ -200,7 +201,8 @@ public final class RequestBodyGuard extends HttpFilter {
 
     Body(long length) {
       this.length = length;
-      this.bytes = new ByteArrayOutputStream(length > 0 ? (int) length : 1024);
+      // grows with the bytes that arrive, not with what the caller declares
+      this.bytes = new ByteArrayOutputStream(length > 0 ? (int) Math.min(length, chunk.length) : 1024);
     }
 
     /**

@@ -14,6 +14,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -254,12 +259,16 @@ class HostileFramingTest extends ServiceOfItsOwn {
   }
 
   /**
-   * A body that sends {@code text} a byte at a time, {@code pauseMillis} apart, and then blocks until the server
-   * closes the connection (at most a minute): a client that trickles in a body, or stalls short of it.
+   * A body that sends {@code text} a byte at a time, one per tick of a clock that ticks every {@code pauseMillis}
+   * (at once when 0), and then blocks until the server closes the connection ({@code RunningService.raw} interrupts
+   * its writer then; at most a minute): a client that trickles in a body, or stalls short of it.
    */
   static final class Trickle extends InputStream {
     private final byte[] text;
     private final long pauseMillis;
+    private final Semaphore ticks = new Semaphore(0);
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private ScheduledExecutorService clock;
     private int next;
 
     Trickle(String text, long pauseMillis) {
@@ -271,14 +280,33 @@ class HostileFramingTest extends ServiceOfItsOwn {
     public int read() {
       try {
         if (next < text.length) {
-          Thread.sleep(pauseMillis);
+          awaitTick();
           return text[next++];
         }
-        Thread.sleep(60_000);
+        stopClock();
+        closed.await(60, TimeUnit.SECONDS);
         return -1;
       } catch (InterruptedException e) {
+        stopClock();
         Thread.currentThread().interrupt();
         return -1;
+      }
+    }
+
+    private void awaitTick() throws InterruptedException {
+      if (pauseMillis == 0) {
+        return;
+      }
+      if (clock == null) {
+        clock = Executors.newSingleThreadScheduledExecutor();
+        clock.scheduleAtFixedRate(ticks::release, pauseMillis, pauseMillis, TimeUnit.MILLISECONDS);
+      }
+      ticks.acquire();
+    }
+
+    private void stopClock() {
+      if (clock != null) {
+        clock.shutdownNow();
       }
     }
 
