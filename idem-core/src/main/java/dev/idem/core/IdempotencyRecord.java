@@ -237,4 +237,13 @@ public record IdempotencyRecord(
     return new IdempotencyRecord(key, state, fingerprint, other, recoveryPoint, checkpoint, leaseOwner, lockedUntil,
         version, createdAt, updatedAt, expiresAt, keyNonce, retainUntil);
   }
+
+  /**
+   * The same record with other checkpoint values (same version), as a store decorator that seals or opens them
+   * passes it on.
+   */
+  public IdempotencyRecord withCheckpoint(Checkpoint other) {
+    return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, other, leaseOwner, lockedUntil,
+        version, createdAt, updatedAt, expiresAt, keyNonce, retainUntil);
+  }
 }

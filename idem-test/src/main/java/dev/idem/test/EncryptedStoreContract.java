@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.Checkpoint;
 import dev.idem.core.Execution;
 import dev.idem.core.Idem;
 import dev.idem.core.IdempotencyKey;
@@ -95,6 +96,29 @@ public abstract class EncryptedStoreContract {
     assertThat(sealed.find(record.key())).contains(record);
     Optional<IdempotencyRecord> inTx = sealed.inTransaction(tx -> sealed.find(tx, record.key()));
     assertThat(inTx).contains(record);
+  }
+
+  @Test
+  void checkpointValuesReachTheStoreSealedAndReadBackWhole() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key("k-checkpoint"), Fingerprint.ofHash("a".repeat(64)),
+        "worker-1", now, Duration.ofSeconds(30), Duration.ofHours(1));
+    Checkpoint values = Checkpoint.of(Map.of("account_id", "acct_" + SECRET, "note", "x".repeat(4096),
+        "charge_id", "ch_1:2"));
+    IdempotencyRecord advanced = claimed.withRecoveryPoint("charge", values, now.minusSeconds(1), now);
+    insert(sealed, claimed);
+
+    boolean updated = sealed.inTransaction(tx -> sealed.update(tx, advanced));
+
+    assertThat(updated).isTrue();
+    IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
+    assertThat(stored.checkpoint().values().keySet())
+        .allMatch(name -> name.startsWith(EncryptedIdempotencyStore.SEALED_CHECKPOINT));
+    assertThat(stored.checkpoint().values().toString()).doesNotContain("4242424242424242", "ch_1");
+    assertThat(sealed.find(claimed.key()).orElseThrow().checkpoint()).isEqualTo(values);
+    assertThat(sealed.findLeaseExpired(now, List.of(claimed.key().operation()), 1000))
+        .filteredOn(r -> r.key().equals(claimed.key())).singleElement()
+        .satisfies(r -> assertThat(r.checkpoint()).isEqualTo(values));
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.idem.core.crypto;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import dev.idem.core.Checkpoint;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
@@ -30,7 +31,8 @@ import java.util.Optional;
 /**
  * An {@link IdempotencyStore} that keeps the answers of another one sealed: the status stays readable (purge and the
  * operator views use it), while the headers and the body are sealed together under {@link Encryption}, bound to the
- * record's scope, operation, key and status. A sealed answer moved to another record, or given another status, does
+ * record's scope, operation, key and status. The values phases record in a checkpoint (request data, the outside
+ * system's ids) are sealed too, bound to the record. A sealed answer moved to another record, or given another status, does
  * not open. Records read back are opened before the engine sees them; answers written before encryption was turned
  * on are read as they are. Fingerprints stay hashes and are not sealed.
  *
@@ -44,6 +46,9 @@ import java.util.Optional;
 public final class EncryptedIdempotencyStore implements IdempotencyStore {
   /** The header that marks a sealed answer in the underlying store; a replay never carries it. */
   public static final String SEALED_HEADER = "idem-sealed";
+  /** The names of the checkpoint values that hold a sealed checkpoint: this prefix and 0, 1, 2... */
+  public static final String SEALED_CHECKPOINT = "idem-sealed-";
+  private static final int CHUNK = 4000;
 
   private final IdempotencyStore store;
   private final Encryption encryption;
@@ -78,14 +83,22 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
     return record.response() != null && record.response().header(SEALED_HEADER) != null;
   }
 
-  /** The record with its answer sealed, as the underlying store keeps it; unchanged when it has no answer. */
+  /**
+   * The record with its answer and its checkpoint values sealed, as the underlying store keeps it; parts that are
+   * empty or already sealed stay as they are.
+   */
   public IdempotencyRecord seal(IdempotencyRecord record) {
+    IdempotencyRecord out = record;
+    Checkpoint checkpoint = record.checkpoint();
+    if (!checkpoint.isEmpty() && checkpoint.get(SEALED_CHECKPOINT + 0) == null) {
+      out = out.withCheckpoint(sealCheckpoint(record.key(), checkpoint));
+    }
     StoredResponse response = record.response();
     if (response == null || isSealed(record)) {
-      return record;
+      return out;
     }
     byte[] sealed = encryption.seal(encode(response), associatedData(record.key(), response.status()));
-    return record.withResponse(StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of("1")), sealed));
+    return out.withResponse(StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of("1")), sealed));
   }
 
   /**
@@ -94,13 +107,21 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
    * @throws DecryptionException when the sealed answer does not open
    */
   public IdempotencyRecord open(IdempotencyRecord record) {
-    if (!isSealed(record)) {
+    boolean sealedCheckpoint = record.checkpoint().get(SEALED_CHECKPOINT + 0) != null;
+    if (!isSealed(record) && !sealedCheckpoint) {
       return record;
     }
-    StoredResponse sealed = record.response();
     try {
+      IdempotencyRecord out = record;
+      if (sealedCheckpoint) {
+        out = out.withCheckpoint(openCheckpoint(record.key(), record.checkpoint()));
+      }
+      if (!isSealed(record)) {
+        return out;
+      }
+      StoredResponse sealed = record.response();
       byte[] plain = encryption.open(sealed.body(), associatedData(record.key(), sealed.status()));
-      return record.withResponse(decode(sealed.status(), plain));
+      return out.withResponse(decode(sealed.status(), plain));
     } catch (DecryptionException e) {
       listener.onRecordUnreadable(store.name(), record.key(), e);
       throw new DecryptionException(e.reason(), e.keyId(), "the kept answer of " + record.key() + " in store '"
@@ -206,6 +227,56 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
       opened.add(open(record));
     }
     return opened;
+  }
+
+  private Checkpoint sealCheckpoint(RecordKey key, Checkpoint checkpoint) {
+    StringBuilder plain = new StringBuilder();
+    for (Map.Entry<String, String> e : checkpoint.values().entrySet()) {
+      plain.append(e.getKey().length()).append(':').append(e.getKey()).append(e.getValue().length()).append(':')
+          .append(e.getValue());
+    }
+    String sealed = encryption.sealText(plain.toString(), checkpointData(key));
+    Map<String, String> chunks = new LinkedHashMap<>();
+    for (int i = 0, at = 0; at < sealed.length(); i++, at += CHUNK) {
+      chunks.put(SEALED_CHECKPOINT + i, sealed.substring(at, Math.min(sealed.length(), at + CHUNK)));
+    }
+    if (chunks.size() > Checkpoint.MAX_VALUES) {
+      throw new IllegalArgumentException("the checkpoint of " + key + " is too large to seal: "
+          + sealed.length() + " characters sealed, at most " + (long) CHUNK * Checkpoint.MAX_VALUES);
+    }
+    return Checkpoint.of(chunks);
+  }
+
+  private Checkpoint openCheckpoint(RecordKey key, Checkpoint sealed) {
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; sealed.get(SEALED_CHECKPOINT + i) != null; i++) {
+      text.append(sealed.get(SEALED_CHECKPOINT + i));
+    }
+    String plain = encryption.openText(text.toString(), checkpointData(key));
+    Map<String, String> values = new LinkedHashMap<>();
+    try {
+      for (int at = 0; at < plain.length(); ) {
+        String name = lengthPrefixed(plain, at);
+        at = plain.indexOf(':', at) + 1 + name.length();
+        String value = lengthPrefixed(plain, at);
+        at = plain.indexOf(':', at) + 1 + value.length();
+        values.put(name, value);
+      }
+    } catch (RuntimeException e) {
+      throw new DecryptionException(DecryptionException.Reason.MALFORMED, null,
+          "a sealed checkpoint opened, but its content is not a checkpoint", e);
+    }
+    return Checkpoint.of(values);
+  }
+
+  private static String lengthPrefixed(String text, int at) {
+    int colon = text.indexOf(':', at);
+    int length = Integer.parseInt(text.substring(at, colon));
+    return text.substring(colon + 1, colon + 1 + length);
+  }
+
+  private static String checkpointData(RecordKey key) {
+    return new String(associatedData(key, 0), UTF_8) + "\u0000checkpoint";
   }
 
   static byte[] associatedData(RecordKey key, int status) {
