@@ -13,12 +13,7 @@ import dev.idem.core.spi.IdempotencyAdmin;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -286,55 +281,68 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
         + status).getBytes(UTF_8);
   }
 
+  /** Headers and body in one array: a count, then each name and value as a length and UTF-8 bytes, then the body. */
   private static byte[] encode(StoredResponse response) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(response.bodyLength() + 64);
-    try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.writeInt(response.headers().size());
-      for (Map.Entry<String, List<String>> h : response.headers().entrySet()) {
-        writeString(out, h.getKey());
-        out.writeInt(h.getValue().size());
-        for (String value : h.getValue()) {
-          writeString(out, value);
-        }
+    List<byte[]> strings = new ArrayList<>();
+    int size = 4 + response.bodyLength();
+    for (Map.Entry<String, List<String>> h : response.headers().entrySet()) {
+      byte[] name = h.getKey().getBytes(UTF_8);
+      strings.add(name);
+      size += 8 + name.length;
+      for (String value : h.getValue()) {
+        byte[] v = value.getBytes(UTF_8);
+        strings.add(v);
+        size += 4 + v.length;
       }
-      out.write(response.body());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
-    return bytes.toByteArray();
+    ByteBuffer out = ByteBuffer.allocate(size);
+    out.putInt(response.headers().size());
+    int i = 0;
+    for (Map.Entry<String, List<String>> h : response.headers().entrySet()) {
+      byte[] name = strings.get(i++);
+      out.putInt(name.length).put(name).putInt(h.getValue().size());
+      for (int j = 0; j < h.getValue().size(); j++) {
+        byte[] v = strings.get(i++);
+        out.putInt(v.length).put(v);
+      }
+    }
+    out.put(response.body());
+    return out.array();
   }
 
   private static StoredResponse decode(int status, byte[] plain) {
-    try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(plain))) {
-      int count = in.readInt();
+    try {
+      ByteBuffer in = ByteBuffer.wrap(plain);
+      int count = in.getInt();
       Map<String, List<String>> headers = new LinkedHashMap<>();
       for (int i = 0; i < count; i++) {
         String name = readString(in);
-        int n = in.readInt();
-        List<String> values = new ArrayList<>(Math.min(n, 64));
+        int n = in.getInt();
+        if (n < 0 || n > in.remaining()) {
+          throw new IllegalArgumentException(n + " values in " + in.remaining() + " bytes");
+        }
+        List<String> values = new ArrayList<>(n);
         for (int j = 0; j < n; j++) {
           values.add(readString(in));
         }
         headers.put(name, values);
       }
-      return StoredResponse.of(status, headers, in.readAllBytes());
-    } catch (IOException | RuntimeException e) {
+      byte[] body = new byte[in.remaining()];
+      in.get(body);
+      return StoredResponse.of(status, headers, body);
+    } catch (RuntimeException e) {
       throw new DecryptionException(DecryptionException.Reason.MALFORMED, null,
           "a sealed answer opened, but its content is not a kept answer", e);
     }
   }
 
-  private static void writeString(DataOutputStream out, String s) throws IOException {
-    byte[] b = s.getBytes(UTF_8);
-    out.writeInt(b.length);
-    out.write(b);
-  }
-
-  private static String readString(DataInputStream in) throws IOException {
-    int n = in.readInt();
-    if (n < 0 || n > in.available()) {
-      throw new IOException("a string of " + n + " bytes in " + in.available());
+  private static String readString(ByteBuffer in) {
+    int n = in.getInt();
+    if (n < 0 || n > in.remaining()) {
+      throw new IllegalArgumentException("a string of " + n + " bytes in " + in.remaining());
     }
-    return new String(in.readNBytes(n), UTF_8);
+    String s = new String(in.array(), in.position(), n, UTF_8);
+    in.position(in.position() + n);
+    return s;
   }
 }

@@ -48,12 +48,20 @@ public final class Encryption {
   private static final int TAG_BITS = 128;
   private static final int KEY_BYTES = 32;
   private static final SecureRandom RANDOM = new SecureRandom();
+  /** A cipher per thread: looking one up allocates more than a seal; every use re-initialises it. */
+  private static final ThreadLocal<Cipher> CIPHERS = ThreadLocal.withInitial(() -> {
+    try {
+      return Cipher.getInstance("AES/GCM/NoPadding");
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("AES-GCM is not available in this JDK", e);
+    }
+  });
 
   private final KeyProvider provider;
   private final long dataKeyUses;
   private final Duration dataKeyLifetime;
   private final Clock clock;
-  private final Map<ByteBuffer, SecretKey> opened;
+  private final Map<CacheKey, SecretKey> opened;
   private final int cacheSize;
   private DataKey current;
 
@@ -67,7 +75,7 @@ public final class Encryption {
       private static final long serialVersionUID = 1L;
 
       @Override
-      protected boolean removeEldestEntry(Map.Entry<ByteBuffer, SecretKey> eldest) {
+      protected boolean removeEldestEntry(Map.Entry<CacheKey, SecretKey> eldest) {
         return size() > cacheSize;
       }
     };
@@ -102,7 +110,7 @@ public final class Encryption {
     RANDOM.nextBytes(nonce);
     buffer.put(nonce);
     try {
-      Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+      Cipher cipher = CIPHERS.get();
       cipher.init(Cipher.ENCRYPT_MODE, key.key, new GCMParameterSpec(TAG_BITS, nonce));
       cipher.updateAAD(out, 0, header);
       cipher.updateAAD(associatedData);
@@ -124,7 +132,7 @@ public final class Encryption {
     Header h = header(envelope);
     SecretKey key = unwrap(h.keyId, h.wrapped);
     try {
-      Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+      Cipher cipher = CIPHERS.get();
       cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, envelope, h.length - NONCE_BYTES,
           NONCE_BYTES));
       cipher.updateAAD(envelope, 0, h.length);
@@ -207,7 +215,8 @@ public final class Encryption {
   }
 
   private SecretKey unwrap(String keyId, byte[] wrapped) {
-    ByteBuffer id = ByteBuffer.wrap((keyId + '\u0000' + Base64.getEncoder().encodeToString(wrapped)).getBytes(UTF_8));
+    // the wrapped bytes hold the provider's own nonce: they name one data key (the key id is checked by unwrap)
+    CacheKey id = new CacheKey(keyId, ByteBuffer.wrap(wrapped));
     synchronized (opened) {
       SecretKey cached = opened.get(id);
       if (cached != null) {
@@ -264,6 +273,8 @@ public final class Encryption {
   }
 
   private record Header(String keyId, byte[] wrapped, int length) {}
+
+  private record CacheKey(String keyId, ByteBuffer wrapped) {}
 
   /** Mutable, not thread-safe. */
   public static final class Builder {
