@@ -1,5 +1,7 @@
 package dev.idem.outbox.webhook;
 
+import dev.idem.core.crypto.DecryptionException;
+import dev.idem.core.crypto.Encryption;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Arrays;
@@ -9,6 +11,10 @@ import java.util.Objects;
 /**
  * A Standard Webhooks signing secret: {@code whsec_} followed by the base64 of 24 to 64 random bytes. Its
  * {@link #toString()} never shows the key.
+ *
+ * <p>To keep endpoint secrets encrypted at rest, store {@link #seal(Encryption, String)} instead of
+ * {@link #reveal()} and read them back with {@link #fromStored(String, Encryption, String)}, which also reads the
+ * plain {@code whsec_} text stored before encryption was turned on.
  */
 public final class WebhookSecret {
   /** The prefix of a serialised secret. */
@@ -51,6 +57,47 @@ public final class WebhookSecret {
   /** The secret as {@code whsec_<base64>}, to store or to show once to the endpoint's owner. */
   public String reveal() {
     return PREFIX + Base64.getEncoder().encodeToString(key);
+  }
+
+  /**
+   * This secret sealed for storage ({@link Encryption#sealText} of the key bytes), bound to {@code endpointId}: the
+   * sealed text moved to another endpoint does not open. About 185 characters with a local keyring whose key ids are
+   * short (up to 14 characters for a 32-byte secret fit a 200-character column); longer with a KMS's wrapped keys.
+   */
+  public String seal(Encryption encryption, String endpointId) {
+    Objects.requireNonNull(encryption, "encryption");
+    return encryption.sealText(Base64.getEncoder().encodeToString(key), associatedData(endpointId));
+  }
+
+  /**
+   * Reads a secret as stored: sealed by {@link #seal} for the same {@code endpointId}, or the plain {@code whsec_}
+   * text.
+   *
+   * @param encryption the key provider's encryption, or null when the application has none (a sealed secret then
+   *     fails with {@link DecryptionException.Reason#UNKNOWN_KEY})
+   * @throws DecryptionException when the stored secret is sealed and does not open: never retryable
+   * @throws IllegalArgumentException when it is plain text but not a webhook secret
+   */
+  public static WebhookSecret fromStored(String stored, Encryption encryption, String endpointId) {
+    Objects.requireNonNull(stored, "stored");
+    if (!Encryption.isSealed(stored)) {
+      return parse(stored);
+    }
+    if (encryption == null) {
+      throw new DecryptionException(DecryptionException.Reason.UNKNOWN_KEY, null, "the secret of webhook endpoint '"
+          + endpointId + "' is sealed and no encryption is configured to open it");
+    }
+    String opened = encryption.openText(stored, associatedData(endpointId));
+    try {
+      return new WebhookSecret(Base64.getDecoder().decode(opened));
+    } catch (IllegalArgumentException e) {
+      throw new DecryptionException(DecryptionException.Reason.MALFORMED, Encryption.keyIdOf(stored),
+          "the opened secret of webhook endpoint '" + endpointId + "' is not 24 to 64 bytes of base64");
+    }
+  }
+
+  private static String associatedData(String endpointId) {
+    return "idem.webhook.secret.v1\n" + Objects.requireNonNull(endpointId, "endpointId");
   }
 
   byte[] key() {
