@@ -90,6 +90,14 @@ public final class FileJournal implements PendingJournal {
     return builder(file).maxRecordBytes(maxRecordBytes).open();
   }
 
+  /** {@code maxRecordBytes} when it is valid, for both journals' builders. */
+  static int checkMaxRecordBytes(int maxRecordBytes) {
+    if (maxRecordBytes < 64) {
+      throw new IllegalArgumentException("maxRecordBytes must be >= 64, was " + maxRecordBytes);
+    }
+    return maxRecordBytes;
+  }
+
   /** The journal's file. */
   public Path file() {
     return file;
@@ -406,10 +414,7 @@ public final class FileJournal implements PendingJournal {
      * @throws IllegalArgumentException unless {@code >= 64}
      */
     public Builder maxRecordBytes(int maxRecordBytes) {
-      if (maxRecordBytes < 64) {
-        throw new IllegalArgumentException("maxRecordBytes must be >= 64, was " + maxRecordBytes);
-      }
-      this.maxRecordBytes = maxRecordBytes;
+      this.maxRecordBytes = FileJournal.checkMaxRecordBytes(maxRecordBytes);
       return this;
     }
 

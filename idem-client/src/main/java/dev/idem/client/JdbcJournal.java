@@ -482,10 +482,7 @@ public final class JdbcJournal implements PendingJournal {
      * @throws IllegalArgumentException unless {@code >= 64}
      */
     public Builder maxRecordBytes(int maxRecordBytes) {
-      if (maxRecordBytes < 64) {
-        throw new IllegalArgumentException("maxRecordBytes must be >= 64, was " + maxRecordBytes);
-      }
-      this.maxRecordBytes = maxRecordBytes;
+      this.maxRecordBytes = FileJournal.checkMaxRecordBytes(maxRecordBytes);
       return this;
     }
 

@@ -8,7 +8,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -75,10 +74,6 @@ abstract class EncryptedJdbcJournalContract extends EncryptedJournalContract {
 
   @AfterEach
   void dropTable() {
-    try (Connection c = dataSource().getConnection(); Statement st = c.createStatement()) {
-      st.execute("DROP TABLE IF EXISTS " + table);
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
+    JdbcJournalContractTest.dropTable(dataSource(), table);
   }
 }
