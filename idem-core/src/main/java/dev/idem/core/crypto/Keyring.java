@@ -80,27 +80,34 @@ public final class Keyring implements KeyProvider {
     Objects.requireNonNull(text, "text");
     Map<String, SecretKeySpec> keys = new LinkedHashMap<>();
     int n = 0;
-    for (String line : text.split("[,\\r\\n]")) {
-      String entry = line.strip();
-      n++;
-      if (entry.isEmpty() || entry.startsWith("#")) {
+    for (String line : text.split("\\R")) {
+      if (line.strip().startsWith("#")) {
         continue;
       }
-      int colon = entry.indexOf(':');
-      if (colon < 0) {
-        throw new ConfigurationException("keyring entry " + n + " is not 'id:base64-key'");
+      for (String piece : line.split(",")) {
+        String entry = piece.strip();
+        if (!entry.isEmpty()) {
+          parseEntry(keys, entry, ++n);
+        }
       }
-      String id = entry.substring(0, colon).strip();
-      byte[] key;
-      try {
-        key = Base64.getDecoder().decode(entry.substring(colon + 1).strip());
-      } catch (IllegalArgumentException e) {
-        throw new ConfigurationException("keyring entry " + n + " ('" + safeId(id) + "'): the key is not base64");
-      }
-      add(keys, id, key);
-      Arrays.fill(key, (byte) 0);
     }
     return new Keyring(keys);
+  }
+
+  private static void parseEntry(Map<String, SecretKeySpec> keys, String entry, int n) {
+    int colon = entry.indexOf(':');
+    if (colon < 0) {
+      throw new ConfigurationException("keyring entry " + n + " is not 'id:base64-key'");
+    }
+    String id = entry.substring(0, colon).strip();
+    byte[] key;
+    try {
+      key = Base64.getDecoder().decode(entry.substring(colon + 1).strip());
+    } catch (IllegalArgumentException e) {
+      throw new ConfigurationException("keyring entry " + n + " ('" + safeId(id) + "'): the key is not base64");
+    }
+    add(keys, id, key);
+    Arrays.fill(key, (byte) 0);
   }
 
   /** Reads a keyring file (the text form). */

@@ -3,6 +3,7 @@ package dev.idem.spring.internal;
 import dev.idem.core.Execution;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.RecordKey;
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.spi.IdemListener;
 import dev.idem.servlet.IdempotentRoute;
 import io.micrometer.core.instrument.Counter;
@@ -10,6 +11,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -119,6 +121,15 @@ public final class MicrometerListener implements IdemListener {
   @Override
   public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
     recoveries(instance, key.operation().name(), recovered).increment();
+  }
+
+  /** Counts a kept answer that could not be opened, by store and reason; alert on any. */
+  @Override
+  public void onRecordUnreadable(String store, RecordKey key, DecryptionException failure) {
+    Counter.builder("idem.records.unreadable")
+        .description("Kept answers that could not be opened (tampered with, or under an unknown key)")
+        .tags("instance", instance, "store", store, "reason", failure.reason().name().toLowerCase(Locale.ROOT))
+        .register(registry).increment();
   }
 
   /** Times the store call. */

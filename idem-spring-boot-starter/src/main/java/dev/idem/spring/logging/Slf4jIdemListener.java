@@ -5,6 +5,7 @@ import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.LoggingListener;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.core.spi.IdemListener;
 import java.sql.SQLException;
@@ -160,6 +161,17 @@ public final class Slf4jIdemListener implements IdemListener {
         log.warn(where(instance, key) + " completer could not finish the record error="
             + failure.getClass().getName(), RedactedException.of(failure));
       }
+    } finally {
+      frame.close();
+    }
+  }
+
+  @Override
+  public void onRecordUnreadable(String store, RecordKey key, DecryptionException failure) {
+    IdemMdc.Frame frame = mdc(key);
+    try {
+      log.error("store '" + store + "' " + key + ": kept answer cannot be opened, reason=" + failure.reason()
+          + " key_id=" + failure.keyId() + "; nothing was run again");
     } finally {
       frame.close();
     }
