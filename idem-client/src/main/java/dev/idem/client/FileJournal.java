@@ -409,7 +409,7 @@ public final class FileJournal implements PendingJournal {
 
     /**
      * The largest record, header included (default {@link #MAX_RECORD_BYTES}); with encryption, the sealed body
-     * counts (about 150 bytes more with a local keyring).
+     * counts (95 bytes plus the key id more, with a local keyring).
      *
      * @throws IllegalArgumentException unless {@code >= 64}
      */

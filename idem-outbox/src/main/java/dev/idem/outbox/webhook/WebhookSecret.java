@@ -1,5 +1,7 @@
 package dev.idem.outbox.webhook;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
 import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.crypto.Encryption;
 import java.security.MessageDigest;
@@ -60,13 +62,16 @@ public final class WebhookSecret {
   }
 
   /**
-   * This secret sealed for storage ({@link Encryption#sealText} of the key bytes), bound to {@code endpointId}: the
-   * sealed text moved to another endpoint does not open. About 185 characters with a local keyring whose key ids are
-   * short (up to 14 characters for a 32-byte secret fit a 200-character column); longer with a KMS's wrapped keys.
+   * This secret sealed for storage: the text form of an envelope ({@link Encryption#TEXT_PREFIX} and base64) of the
+   * key bytes, bound to {@code endpointId}, so that the sealed text moved to another endpoint does not open. 183
+   * characters for a 32-byte secret under a local keyring's 2-character key id (ids of up to 14 characters fit a
+   * 200-character column); longer with a KMS's wrapped keys.
    */
   public String seal(Encryption encryption, String endpointId) {
     Objects.requireNonNull(encryption, "encryption");
-    return encryption.sealText(Base64.getEncoder().encodeToString(key), associatedData(endpointId));
+    // the key bytes, not their base64: the text form stays short enough for a 200-character column
+    return Encryption.TEXT_PREFIX + Base64.getEncoder().encodeToString(
+        encryption.seal(key, associatedData(endpointId)));
   }
 
   /**
@@ -87,17 +92,26 @@ public final class WebhookSecret {
       throw new DecryptionException(DecryptionException.Reason.UNKNOWN_KEY, null, "the secret of webhook endpoint '"
           + endpointId + "' is sealed and no encryption is configured to open it");
     }
-    String opened = encryption.openText(stored, associatedData(endpointId));
+    byte[] envelope;
     try {
-      return new WebhookSecret(Base64.getDecoder().decode(opened));
+      envelope = Base64.getDecoder().decode(stored.substring(Encryption.TEXT_PREFIX.length()));
     } catch (IllegalArgumentException e) {
-      throw new DecryptionException(DecryptionException.Reason.MALFORMED, Encryption.keyIdOf(stored),
-          "the opened secret of webhook endpoint '" + endpointId + "' is not 24 to 64 bytes of base64");
+      throw new DecryptionException(DecryptionException.Reason.MALFORMED, null, "the sealed secret of webhook"
+          + " endpoint '" + endpointId + "' is not base64");
+    }
+    byte[] opened = encryption.open(envelope, associatedData(endpointId));
+    try {
+      return new WebhookSecret(opened);
+    } catch (IllegalArgumentException e) {
+      throw new DecryptionException(DecryptionException.Reason.MALFORMED, Encryption.keyIdOf(envelope),
+          "the opened secret of webhook endpoint '" + endpointId + "' is not 24 to 64 bytes");
+    } finally {
+      Arrays.fill(opened, (byte) 0);
     }
   }
 
-  private static String associatedData(String endpointId) {
-    return "idem.webhook.secret.v1\n" + Objects.requireNonNull(endpointId, "endpointId");
+  private static byte[] associatedData(String endpointId) {
+    return ("idem.webhook.secret.v1\n" + Objects.requireNonNull(endpointId, "endpointId")).getBytes(UTF_8);
   }
 
   byte[] key() {
