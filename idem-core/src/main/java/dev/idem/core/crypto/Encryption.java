@@ -102,6 +102,12 @@ public final class Encryption {
     DataKey key = dataKey();
     byte[] keyId = key.wrapped.keyId().getBytes(UTF_8);
     byte[] wrapped = key.wrapped.bytes();
+    if (keyId.length < 1 || keyId.length > 255 || wrapped.length > 0xffff) {
+      // the header holds them in one and two bytes: a longer one would be written, and never read back
+      throw new IllegalStateException("key provider " + provider + " gave a key id of " + keyId.length
+          + " bytes and a wrapped data key of " + wrapped.length + " bytes; an envelope holds 1 to 255 and at most"
+          + " 65535");
+    }
     int header = MAGIC.length + 1 + keyId.length + 2 + wrapped.length + NONCE_BYTES;
     byte[] out = new byte[header + plaintext.length + TAG_BITS / 8];
     ByteBuffer buffer = ByteBuffer.wrap(out);

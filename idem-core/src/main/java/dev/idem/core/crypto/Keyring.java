@@ -6,7 +6,10 @@ import dev.idem.core.ConfigurationException;
 import dev.idem.core.spi.KeyProvider;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -129,16 +132,54 @@ public final class Keyring implements KeyProvider {
       return load(file);
     }
     Keyring created = generate(keyId);
+    Path temp = null;
     try {
-      if (file.toAbsolutePath().getParent() != null) {
-        Files.createDirectories(file.toAbsolutePath().getParent());
+      Path dir = file.toAbsolutePath().getParent();
+      if (dir != null) {
+        Files.createDirectories(dir);
       }
-      created.writeNew(file);
+      // written whole and forced under a name of its own, then published at once: a racing process never reads a
+      // half-written keyring, and a crash never leaves an empty one that data was sealed under
+      temp = file.resolveSibling(file.getFileName() + "." + Long.toHexString(RANDOM.nextLong()) + ".new");
+      created.writeNew(temp);
+      publish(temp, file);
       return created;
     } catch (FileAlreadyExistsException e) {
       return load(file);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the keyring " + file + ": " + e.getMessage(), e);
+    } finally {
+      if (temp != null) {
+        try {
+          Files.deleteIfExists(temp);
+        } catch (IOException ignored) {
+          // a stray temporary file holds a key nobody uses
+        }
+      }
+    }
+  }
+
+  /**
+   * Makes the complete {@code temp} appear as {@code file} unless {@code file} exists: a hard link (atomic create-if-
+   * absent) where the file system has them, else a move without replacing.
+   *
+   * @throws FileAlreadyExistsException when another process published first
+   */
+  private static void publish(Path temp, Path file) throws IOException {
+    try {
+      Files.createLink(file, temp);
+    } catch (FileAlreadyExistsException e) {
+      throw e;
+    } catch (UnsupportedOperationException | FileSystemException e) {
+      Files.move(temp, file);
+    }
+    Path dir = file.toAbsolutePath().getParent();
+    if (dir != null) {
+      try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+        d.force(true);
+      } catch (IOException | UnsupportedOperationException e) {
+        // some platforms cannot open a directory; the link or move is atomic there
+      }
     }
   }
 
@@ -240,7 +281,13 @@ public final class Keyring implements KeyProvider {
     } catch (UnsupportedOperationException e) {
       Files.createFile(file);
     }
-    Files.writeString(file, text, UTF_8, StandardOpenOption.TRUNCATE_EXISTING);
+    try (FileChannel out = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+      ByteBuffer bytes = ByteBuffer.wrap(text.toString().getBytes(UTF_8));
+      while (bytes.hasRemaining()) {
+        out.write(bytes);
+      }
+      out.force(true);
+    }
   }
 
   private static void add(Map<String, SecretKeySpec> keys, String id, byte[] key) {
