@@ -257,9 +257,6 @@ final class RecordPartitions {
    * @throws IllegalStateException otherwise, naming the table and the schema file
    */
   void checkSchema(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql.probe); ResultSet rs = ps.executeQuery()) {
-      rs.next();
-    }
     try (PreparedStatement ps = c.prepareStatement(sql.isPartitioned)) {
       ps.setString(1, sql.table);
       try (ResultSet rs = ps.executeQuery()) {
@@ -270,6 +267,9 @@ final class RecordPartitions {
               + " of an existing table), or build the store without partitionedExpiry");
         }
       }
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql.probe); ResultSet rs = ps.executeQuery()) {
+      rs.next();
     }
   }
 }
