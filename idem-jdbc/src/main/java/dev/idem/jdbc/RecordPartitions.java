@@ -79,9 +79,13 @@ final class RecordPartitions {
     return sql.table + '\n' + key.scope().value() + '\n' + key.operation().name() + '\n' + key.key().value();
   }
 
-  /** Whether a table name (unqualified, as PostgreSQL reports it) is one of this table's partitions. */
+  /**
+   * Whether a table name (unqualified, as PostgreSQL reports it) is one of this table's partitions: named as the store
+   * names them, or listed in the catalog when last read (partitions made under another name, before a rename).
+   */
   boolean isPartition(String name) {
-    return name.regionMatches(true, 0, sql.partitionPrefix, 0, sql.partitionPrefix.length());
+    return name.regionMatches(true, 0, sql.partitionPrefix, 0, sql.partitionPrefix.length())
+        || names.containsValue(name);
   }
 
   /** Makes sure the partition for {@code goneAt} exists, creating it (on another connection) if it does not. */
