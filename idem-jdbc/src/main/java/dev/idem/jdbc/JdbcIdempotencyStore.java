@@ -699,6 +699,9 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       JdbcIdempotencyStore store = new JdbcIdempotencyStore(this);
       if (createSchemaIfMissing) {
         store.createSchemaIfMissing();
+        if (store.partitions != null) {
+          store.checkSchema();   // a table of that name may exist unpartitioned
+        }
       } else if (checkSchema) {
         store.checkSchema();
       }

@@ -83,15 +83,17 @@ public final class PartitionedSql {
         + to + "); END IF; END $$";
   }
 
-  /** Locks the parent (and so every partition) against every other access; waits at most {@code millis}. */
+  /** Makes the transaction's lock waits give up after {@code millis}. */
   public String lockTimeout(long millis) {
     return "SET LOCAL lock_timeout = '" + millis + "ms'";
   }
 
+  /** Locks the parent table, and so every partition, against every other access until the transaction ends. */
   public String lockTable() {
     return "LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE";
   }
 
+  /** Drops a partition (which takes an ACCESS EXCLUSIVE lock on the parent too). */
   public String dropPartition(String partition) {
     return "DROP TABLE IF EXISTS " + schemaPrefix + partition;
   }
