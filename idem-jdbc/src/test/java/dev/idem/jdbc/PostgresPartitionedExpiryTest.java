@@ -12,6 +12,7 @@ import dev.idem.core.RecordState;
 import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.test.Eventually;
 import dev.idem.test.MutableClock;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -150,6 +151,48 @@ class PostgresPartitionedExpiryTest {
     assertThat(store.find(stuck.key())).contains(stuck);
     assertThat(rows(store.table(), uncertain.key())).isEqualTo(1);
     assertThat(goneAt(store.table(), uncertain.key())).isGreaterThan(later.toEpochMilli());
+  }
+
+  @Test
+  void aClaimThatWaitedForTheDeletionOfAnOldRowOfItsKeySurvivesTheDropOfThatRowsPartition() throws Exception {
+    JdbcIdempotencyStore store = PartitionedStores.store("idem_pt_reuse");
+    IdempotencyRecord old = completedGoneAt(key("reused"), BOUNDARY.plus(Duration.ofMinutes(10)));
+    IdempotencyRecord fresh = completedGoneAt(key("reused"), BOUNDARY.plus(Duration.ofDays(10)));
+    insert(store, old);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    Future<Boolean> claim;
+
+    try (Connection deleter = Databases.pool(JdbcDialect.POSTGRESQL).getConnection()) {
+      // a delete that takes no advisory lock (purge, evict) holds the old row while the claim arrives
+      deleter.setAutoCommit(false);
+      try (PreparedStatement ps = deleter.prepareStatement("DELETE FROM " + store.table() + " WHERE scope = ?")) {
+        ps.setString(1, scope);
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+      }
+      claim = pool.submit(() -> insert(store, fresh));
+      Eventually.await("the claim waits on the deleted row", Duration.ofSeconds(30),
+          PostgresPartitionedExpiryTest::insertsWaitingOnALock, n -> n > 0);
+      deleter.commit();
+    } finally {
+      pool.shutdown();
+    }
+    boolean inserted = claim.get(30, TimeUnit.SECONDS);
+    store.purgeExpired(BOUNDARY.plus(Duration.ofHours(3)), 100);
+
+    assertThat(inserted).isTrue();
+    assertThat(partitions(store.table())).doesNotContain("idem_pt_reuse_p203001011200");
+    assertThat(store.find(fresh.key())).contains(fresh);
+  }
+
+  private static long insertsWaitingOnALock() {
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            + " AND query LIKE '%INSERT INTO idem_pt_reuse %'")) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @Test

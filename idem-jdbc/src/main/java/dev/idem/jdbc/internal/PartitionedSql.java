@@ -35,6 +35,11 @@ public final class PartitionedSql {
   public final String partitions;
   /** Moves live rows below a bound to another gone_at: bind the new gone_at and the bound. */
   public final String moveLive;
+  /**
+   * Moves rows below a bound that are not gone at now by their own times (a claim that waited for the deletion of its
+   * key's old row took that row's gone_at): bind the new gone_at, the bound and now.
+   */
+  public final String moveMisplaced;
   /** Deletes up to {@code ?} expired claims without a recovery point: bind now and the limit. */
   public final String deleteExpiredClaims;
   /** Turns up to {@code ?} expired final records into tombstones: bind now (updated_at), now, now and the limit. */
@@ -57,6 +62,8 @@ public final class PartitionedSql {
     partitions = "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
         + " JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(?)";
     moveLive = "UPDATE " + table + " SET gone_at = ? WHERE gone_at < ? AND " + LIVE;
+    moveMisplaced = "UPDATE " + table + " SET gone_at = ? WHERE gone_at < ? AND gone_at < COALESCE(retain_until,"
+        + " expires_at) AND COALESCE(retain_until, expires_at) > ?";
     String keys = "(scope, operation, idem_key, gone_at) IN (SELECT scope, operation, idem_key, gone_at FROM " + table;
     deleteExpiredClaims = "DELETE FROM " + table + " WHERE " + keys + " WHERE state <> 'completed'"
         + " AND state <> 'failed' AND state = 'in_progress' AND recovery_point IS NULL AND expires_at <= ?"

@@ -5,6 +5,8 @@
 -- gone_at: epoch ms, COALESCE(retain_until, expires_at) at insert, never updated by a claim: at that time the row is
 -- gone by its own rules unless it is in progress with a recovery point or uncertain; purge moves such rows to a newer
 -- partition before it drops an old one.
+-- A claim that waited for the deletion of its key's old row (purge, evict) is inserted with that row's gone_at (see
+-- below): purge moves such a row too, found through the misplaced index, before it drops its partition.
 -- The primary key must contain the partition column, so it is not the arbiter of a race here: an insert first takes
 -- a transaction-scoped advisory lock on the key, then inserts with the gone_at of any row the key already has, so
 -- that a duplicate lands in the same partition and fails on this key.
@@ -39,3 +41,6 @@ CREATE INDEX IF NOT EXISTS idem_record_unfinished ON idem_record (expires_at)
   WHERE state <> 'completed' AND state <> 'failed';
 -- Only records still to become tombstones (purge_at moves to retain_until when they do, and leaves the index).
 CREATE INDEX IF NOT EXISTS idem_record_shrink ON idem_record (purge_at) WHERE purge_at < retain_until;
+-- Only rows whose gone_at is earlier than their own times say: normally none (see the header).
+CREATE INDEX IF NOT EXISTS idem_record_misplaced ON idem_record (gone_at)
+  WHERE gone_at < COALESCE(retain_until, expires_at);
