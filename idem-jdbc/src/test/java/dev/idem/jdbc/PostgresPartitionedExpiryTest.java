@@ -6,7 +6,11 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.idem.core.Checkpoint;
 import dev.idem.core.ConfigurationException;
+import dev.idem.core.Execution;
+import dev.idem.core.Idem;
 import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.StoreException;
@@ -14,6 +18,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.test.Eventually;
 import dev.idem.test.MutableClock;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -96,6 +101,48 @@ class PostgresPartitionedExpiryTest {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  @Test
+  void atomicExecutionsOfOneKeyWhoseExpiriesStraddleAPartitionBoundaryTakeEffectOnce() throws Exception {
+    MutableClock clock = new MutableClock(BOUNDARY.minus(Duration.ofHours(1)).minusMillis(1));
+    JdbcIdempotencyStore store = PartitionedStores.store("idem_pt_atomic", clock);
+    // the same claim time, TTLs 2 ms apart: one Idem's records land before the boundary, the other's after it
+    Idem early = Idem.builder().name("early").store(store).clock(clock).defaultPolicy(OperationPolicy.builder()
+        .ttl(Duration.ofHours(1)).retention(Duration.ZERO).build()).build();
+    Idem late = Idem.builder().name("late").store(store).clock(clock).defaultPolicy(OperationPolicy.builder()
+        .ttl(Duration.ofHours(1).plusMillis(2)).retention(Duration.ZERO).build()).build();
+    int threads = 16;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CyclicBarrier start = new CyclicBarrier(threads);
+    try {
+      for (int round = 0; round < 100; round++) {
+        String marker = scope + "/atomic-" + round;
+        IdempotentRequest request = IdempotentRequest.of(key("atomic-" + round),
+            "{\"amount\":1}".getBytes(StandardCharsets.UTF_8), "application/json");
+        List<Future<Execution.Outcome>> results = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          Idem idem = t % 2 == 0 ? early : late;
+          results.add(pool.submit(() -> {
+            start.await(30, TimeUnit.SECONDS);
+            return idem.atomic(request, tx -> {
+              Databases.insertEffect(JdbcTransaction.connectionOf(tx), marker);
+              return StoredResponse.json(201, "{}");
+            }).outcome();
+          }));
+        }
+        List<Execution.Outcome> outcomes = new ArrayList<>();
+        for (Future<Execution.Outcome> f : results) {
+          outcomes.add(f.get(60, TimeUnit.SECONDS));
+        }
+
+        assertThat(outcomes).as("round %d", round).containsOnlyOnce(Execution.Outcome.STORED);
+        assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, marker)).as("round %d", round).isEqualTo(1);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(partitions(store.table())).contains("idem_pt_atomic_p203001011100", "idem_pt_atomic_p203001011200");
   }
 
   @Test
