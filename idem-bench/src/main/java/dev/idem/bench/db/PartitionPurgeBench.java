@@ -40,7 +40,7 @@ import org.HdrHistogram.Recorder;
  *
  * <pre>java -cp idem-bench/target/benchmarks.jar dev.idem.bench.db.PartitionPurgeBench --rows 10000000 --threads 8
  *     --seconds 10 --window 120 --passes 2 --width P7D [--admin-url jdbc:postgresql://127.0.0.1:5432/postgres]
- *     [--user postgres] [--database idem_bench_partition]</pre>
+ *     [--user postgres] [--database idem_bench_partition] [--from 1]</pre>
  * (idem-bench/scripts/partition-purge.sh runs it with these settings.)
  */
 public final class PartitionPurgeBench {
@@ -88,7 +88,7 @@ public final class PartitionPurgeBench {
         Integer.parseInt(opts.getOrDefault("window", "60")), Long.parseLong(opts.getOrDefault("rows", "10000000")),
         Duration.parse(opts.getOrDefault("width", "P1D")));
     try {
-      bench.run(Integer.parseInt(opts.getOrDefault("passes", "2")));
+      bench.run(Integer.parseInt(opts.getOrDefault("from", "1")), Integer.parseInt(opts.getOrDefault("passes", "2")));
     } finally {
       bench.ds.close();
       admin(adminUrl, user, "DROP DATABASE IF EXISTS " + database);
@@ -101,7 +101,8 @@ public final class PartitionPurgeBench {
     }
   }
 
-  private void run(int passes) throws Exception {
+  /** Passes {@code from} to {@code passes}: odd ones measure the partitioned store first, even ones the other. */
+  private void run(int from, int passes) throws Exception {
     JdbcIdempotencyStore rowStore = JdbcIdempotencyStore.builder(ds).name("rows").table("rec_rows")
         .createSchemaIfMissing(true).build();
     JdbcIdempotencyStore partStore = JdbcIdempotencyStore.builder(ds).name("partitions").table("rec_part")
@@ -112,7 +113,7 @@ public final class PartitionPurgeBench {
     claims(rowStore, 5, null);
     claims(partStore, 5, null);
     List<Result> results = new ArrayList<>();
-    for (int pass = 1; pass <= passes; pass++) {
+    for (int pass = from; pass <= passes; pass++) {
       for (JdbcIdempotencyStore store : pass % 2 == 1 ? List.of(partStore, rowStore) : List.of(rowStore, partStore)) {
         results.add(retried(pass, store));
       }
