@@ -1,6 +1,7 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.Checkpoint;
+import dev.idem.core.ConfigurationException;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
@@ -21,6 +22,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.sql.Types;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
@@ -45,14 +47,27 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   private final Sql sql;
   private final int lockTimeoutSeconds;
   private final boolean commitWithRecordInsert;
+  /** The partitions in partitioned-expiry mode, else null. */
+  private final RecordPartitions partitions;
+  private final String insertStatement;
+  private final String insertAndCommitStatement;
   private final ThreadLocal<Connection> bound = new ThreadLocal<>();
   private final IdempotencyAdmin admin = new Admin();
 
   private JdbcIdempotencyStore(Builder b) {
-    super(b.dataSource, b.dialect, b.name, b.table, SchemaScript.RECORD);
+    super(b.dataSource, b.dialect, b.name, b.table,
+        b.partitionWidth == null ? SchemaScript.RECORD : SchemaScript.RECORD_PARTITIONED);
     this.sql = new Sql(dialect, b.table);
     this.lockTimeoutSeconds = (int) b.lockTimeout.toSeconds();
     this.commitWithRecordInsert = b.commitWithRecordInsert && dialect == JdbcDialect.POSTGRESQL;
+    if (b.partitionWidth != null && dialect != JdbcDialect.POSTGRESQL) {
+      throw new ConfigurationException("store '" + name + "': partitionedExpiry needs PostgreSQL, the database is "
+          + dialect + "; build the store without it (purge deletes rows in batches there)");
+    }
+    this.partitions = b.partitionWidth == null ? null
+        : new RecordPartitions(this, b.table, b.partitionWidth, b.partitionsAhead, lockTimeoutSeconds);
+    this.insertStatement = partitions == null ? sql.insert : partitions.sql().insert;
+    this.insertAndCommitStatement = partitions == null ? sql.insertAndCommit : partitions.sql().insertAndCommit;
   }
 
   public static Builder builder(DataSource dataSource) {
@@ -170,7 +185,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   @Override
   public boolean insert(StoreTransaction tx, IdempotencyRecord r) {
-    return insert(tx, r, sql.insert);
+    return insert(tx, r, insertStatement);
   }
 
   /**
@@ -181,39 +196,62 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   @Override
   public boolean insertLast(StoreTransaction tx, IdempotencyRecord r) {
     if (commitWithRecordInsert && tx instanceof JdbcTransaction jdbc && jdbc.owned()) {
-      boolean inserted = insert(tx, r, sql.insertAndCommit);
+      boolean inserted = insert(tx, r, insertAndCommitStatement);
       if (inserted) {
         jdbc.markCommitted();
       }
       return inserted;
     }
-    return insert(tx, r, sql.insert);
+    return insert(tx, r, insertStatement);
   }
 
+  /**
+   * Partitioned expiry adds, around the 20 values: the advisory lock's key first, and after them the key and the
+   * record's gone_at (see {@link RecordPartitions}).
+   */
   private boolean insert(StoreTransaction tx, IdempotencyRecord r, String statement) {
+    long goneAt = partitions == null ? 0 : RecordPartitions.goneAt(r);
+    if (partitions != null) {
+      partitions.ensure(goneAt);
+    }
     try (PreparedStatement ps = connection(tx).prepareStatement(statement)) {
       ps.setQueryTimeout(lockTimeoutSeconds);
-      bindKey(ps, 1, r.key());
-      ps.setString(4, stateName(r.state()));
-      ps.setString(5, r.fingerprint().hash());
-      ps.setString(6, RecordCodec.encodeMap(r.fingerprint().fieldHashes()));
-      bindResponse(ps, 7, r.response());
-      ps.setString(10, r.recoveryPoint());
-      ps.setString(11, RecordCodec.encodeMap(r.checkpoint().values()));
-      ps.setString(12, r.leaseOwner());
-      setMillis(ps, 13, r.lockedUntil());
-      ps.setLong(14, r.version());
-      ps.setLong(15, r.createdAt().toEpochMilli());
-      ps.setLong(16, r.updatedAt().toEpochMilli());
-      ps.setLong(17, r.expiresAt().toEpochMilli());
-      ps.setString(18, r.keyNonce());
-      setMillis(ps, 19, r.retainUntil());
-      ps.setLong(20, r.expiresAt().toEpochMilli());
-      ps.executeUpdate();
+      int at = 0;
+      if (partitions != null) {
+        ps.setString(1, partitions.lockKey(r.key()));
+        at = 1;
+      }
+      bindKey(ps, at + 1, r.key());
+      ps.setString(at + 4, stateName(r.state()));
+      ps.setString(at + 5, r.fingerprint().hash());
+      ps.setString(at + 6, RecordCodec.encodeMap(r.fingerprint().fieldHashes()));
+      bindResponse(ps, at + 7, r.response());
+      ps.setString(at + 10, r.recoveryPoint());
+      ps.setString(at + 11, RecordCodec.encodeMap(r.checkpoint().values()));
+      ps.setString(at + 12, r.leaseOwner());
+      setMillis(ps, at + 13, r.lockedUntil());
+      ps.setLong(at + 14, r.version());
+      ps.setLong(at + 15, r.createdAt().toEpochMilli());
+      ps.setLong(at + 16, r.updatedAt().toEpochMilli());
+      ps.setLong(at + 17, r.expiresAt().toEpochMilli());
+      ps.setString(at + 18, r.keyNonce());
+      setMillis(ps, at + 19, r.retainUntil());
+      ps.setLong(at + 20, r.expiresAt().toEpochMilli());
+      if (partitions != null) {
+        bindKey(ps, at + 21, r.key());
+        ps.setLong(at + 24, goneAt);
+      }
+      ps.execute();
       return true;
     } catch (SQLException e) {
-      if (SqlErrors.isUniqueViolation(dialect, e) && (statement != sql.insertAndCommit || onRecordKey(e))) {
+      if (SqlErrors.isUniqueViolation(dialect, e) && (statement != insertAndCommitStatement || onRecordKey(e))) {
         return false;
+      }
+      if (partitions != null && "23514".equals(e.getSQLState())) {
+        // no partition for the row: another node dropped it after the check; the executor retries transient ones
+        partitions.forget(goneAt);
+        throw new StoreException(name, "insert " + r.key() + " failed: its partition was dropped meanwhile, retry: "
+            + e.getMessage(), e.getSQLState(), false, true, e);
       }
       throw wrap("insert " + r.key(), e);
     }
@@ -229,7 +267,8 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       Object serverMessage = e.getClass().getMethod("getServerErrorMessage").invoke(e);
       Object table = serverMessage == null ? null
           : serverMessage.getClass().getMethod("getTable").invoke(serverMessage);
-      return table == null || table.toString().equalsIgnoreCase(sql.simpleTable);
+      return table == null || table.toString().equalsIgnoreCase(sql.simpleTable)
+          || partitions != null && partitions.isPartition(table.toString());
     } catch (ReflectiveOperationException | RuntimeException notPgjdbc) {
       return true;
     }
@@ -298,6 +337,9 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   public int purgeExpired(Instant now, int limit) {
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be positive, got " + limit);
+    }
+    if (partitions != null) {
+      return partitions.purgeExpired(now, limit);
     }
     boolean mariaDb = dialect == JdbcDialect.MARIADB;
     long millis = now.toEpochMilli();
@@ -411,12 +453,16 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.probe);
         ResultSet rs = ps.executeQuery()) {
       rs.next();
+      if (partitions != null) {
+        partitions.checkSchema(c);
+      }
     } catch (SQLException e) {
       StoreException failure = wrap("checking the record table", e);
       if (failure.isSchemaFault()) {
         throw new IllegalStateException("Idem store '" + name + "': the record table " + table + " is missing,"
             + " or lacks a column, on " + dialect + " (" + e.getMessage().strip() + "). Create it from the schema file "
-            + SchemaScript.RECORD.resource(dialect) + " on the classpath (with your migration tool), or let the store"
+            + (partitions == null ? SchemaScript.RECORD : SchemaScript.RECORD_PARTITIONED).resource(dialect)
+            + " on the classpath (with your migration tool), or let the store"
             + " create it (createSchemaIfMissing(true))", e);
       }
       throw failure;
@@ -531,6 +577,9 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     private boolean createSchemaIfMissing;
     private boolean commitWithRecordInsert = true;
     private boolean checkSchema = true;
+    private Duration partitionWidth;
+    private Duration partitionsAhead = Duration.ofDays(32);
+    private Clock clock = Clock.systemUTC();
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -596,12 +645,68 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       return this;
     }
 
+    /**
+     * PostgreSQL only: partitions the record table by the time each row is gone (its retention's end, or its expiry
+     * without one), {@code width} per partition, so that purge drops whole partitions instead of deleting rows. The
+     * table must be created from {@code db/idem/postgresql/partitioned/V1__idem_record_partitioned.sql} (or by
+     * {@link #createSchemaIfMissing}); docs/jdbc.md gives the migration of an existing table. Whole minutes, 1 minute
+     * to 31 days; a day suits the default TTL and retention. Off by default. {@link #build()} throws a
+     * {@link ConfigurationException} on another database.
+     */
+    public Builder partitionedExpiry(Duration width) {
+      Objects.requireNonNull(width, "width");
+      if (width.toSeconds() % 60 != 0 || width.getNano() != 0 || width.compareTo(Duration.ofMinutes(1)) < 0
+          || width.compareTo(Duration.ofDays(31)) > 0) {
+        throw new IllegalArgumentException("partition width must be whole minutes between 1 minute and 31 days, got "
+            + width);
+      }
+      this.partitionWidth = width;
+      return this;
+    }
+
+    /**
+     * With {@link #partitionedExpiry}: how far ahead of now partitions are made, at build and by every purge (default
+     * 32 days: the default TTL of 24 hours, the default retention of 30 days and a day to spare). Records that need a
+     * partition further ahead get it when they are inserted. At most 400 partitions ahead: every partition costs each
+     * key look-up one index probe.
+     */
+    public Builder partitionsAhead(Duration ahead) {
+      Objects.requireNonNull(ahead, "ahead");
+      if (ahead.isNegative() || ahead.compareTo(Duration.ofDays(400)) > 0) {
+        throw new IllegalArgumentException("partitionsAhead must be between 0 and 400 days, got " + ahead);
+      }
+      this.partitionsAhead = ahead;
+      return this;
+    }
+
+    /** The clock {@link #build()} reads to make partitions ahead (default the system clock, UTC). */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
     public JdbcIdempotencyStore build() {
+      if (partitionWidth != null
+          && partitionsAhead.toMillis() / partitionWidth.toMillis() > RecordPartitions.MAX_PARTITIONS_AHEAD) {
+        throw new IllegalArgumentException("partitionsAhead " + partitionsAhead + " at a partition width of "
+            + partitionWidth + " makes more than " + RecordPartitions.MAX_PARTITIONS_AHEAD + " partitions; widen the"
+            + " partitions");
+      }
+      if (partitionWidth != null && Sql.checkTable(table).substring(table.indexOf('.') + 1).length() > 48) {
+        throw new IllegalArgumentException("with partitionedExpiry the table name has at most 48 characters (its"
+            + " partitions add 14), got '" + table + "'");
+      }
       JdbcIdempotencyStore store = new JdbcIdempotencyStore(this);
       if (createSchemaIfMissing) {
         store.createSchemaIfMissing();
+        if (store.partitions != null) {
+          store.checkSchema();   // a table of that name may exist unpartitioned
+        }
       } else if (checkSchema) {
         store.checkSchema();
+      }
+      if (store.partitions != null && (createSchemaIfMissing || checkSchema)) {
+        store.partitions.ensureAhead(clock.instant());
       }
       return store;
     }

@@ -48,6 +48,14 @@ public abstract class IdempotencyStoreContract {
   /** Releases what {@link #createStore()} made. */
   protected void closeStore(IdempotencyStore store) throws Exception {}
 
+  /**
+   * Whether the store's purge drops whole partitions of expired records rather than deleting them one by one; such a
+   * purge may remove more than its limit of records at once, and does not count them. Default false.
+   */
+  protected boolean purgeDropsPartitions() {
+    return false;
+  }
+
   @BeforeEach
   void setUpStore() throws Exception {
     store = createStore();
@@ -499,8 +507,10 @@ public abstract class IdempotencyStoreContract {
       total += round;
     }
 
-    assertThat(first).isEqualTo(3);
-    assertThat(total).isGreaterThanOrEqualTo(7);
+    if (!purgeDropsPartitions()) {
+      assertThat(first).isEqualTo(3);
+      assertThat(total).isGreaterThanOrEqualTo(7);
+    }
     for (int i = 0; i < 7; i++) {
       assertThat(find(key("expired-" + i))).isNull();
     }

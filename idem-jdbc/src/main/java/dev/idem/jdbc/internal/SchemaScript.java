@@ -22,6 +22,11 @@ public enum SchemaScript {
    * {@code V4__idem_record_retention.sql}.
    */
   RECORD("idem_record", "V1__idem_record.sql", "V3__idem_record_key_nonce.sql", "V4__idem_record_retention.sql"),
+  /**
+   * The idempotency records partitioned by the time each row is gone (PostgreSQL only):
+   * {@code partitioned/V1__idem_record_partitioned.sql}.
+   */
+  RECORD_PARTITIONED("idem_record", "partitioned/V1__idem_record_partitioned.sql"),
   /** The outbox and its attempt history: the outbox half of {@code V2__idem_outbox.sql}. */
   OUTBOX("idem_outbox", "V2__idem_outbox.sql"),
   /** The inbox: the inbox half of {@code V2__idem_outbox.sql}. */
