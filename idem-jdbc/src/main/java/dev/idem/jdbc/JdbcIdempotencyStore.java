@@ -1,10 +1,12 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Checkpoint;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
 import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.fingerprint.Fingerprint;
@@ -208,7 +210,8 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       ps.setLong(17, r.expiresAt().toEpochMilli());
       ps.setString(18, r.keyNonce());
       setMillis(ps, 19, r.retainUntil());
-      ps.setLong(20, r.expiresAt().toEpochMilli());
+      ps.setInt(20, r.resumeAttempts());
+      ps.setLong(21, r.expiresAt().toEpochMilli());
       ps.executeUpdate();
       return true;
     } catch (SQLException e) {
@@ -237,7 +240,15 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   @Override
   public boolean update(StoreTransaction tx, IdempotencyRecord next) {
-    try (PreparedStatement ps = connection(tx).prepareStatement(sql.update)) {
+    try {
+      return update(connection(tx), next);
+    } catch (SQLException e) {
+      throw wrap("update " + next.key(), e);
+    }
+  }
+
+  private boolean update(Connection c, IdempotencyRecord next) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.update)) {
       ps.setQueryTimeout(lockTimeoutSeconds);
       ps.setString(1, stateName(next.state()));
       bindResponse(ps, 2, next.response());
@@ -247,11 +258,10 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       setMillis(ps, 8, next.lockedUntil());
       ps.setLong(9, next.version());
       ps.setLong(10, next.updatedAt().toEpochMilli());
-      bindKey(ps, 11, next.key());
-      ps.setLong(14, next.version() - 1);
+      ps.setInt(11, next.resumeAttempts());
+      bindKey(ps, 12, next.key());
+      ps.setLong(15, next.version() - 1);
       return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw wrap("update " + next.key(), e);
     }
   }
 
@@ -292,6 +302,34 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       }
       ps.setInt(2 + ops.size(), limit);
     });
+  }
+
+  @Override
+  public List<IdempotencyRecord> findUncertain(Collection<Operation> operations, RecordKey after, int limit) {
+    if (operations.isEmpty()) {
+      return List.of();
+    }
+    List<Operation> ops = List.copyOf(operations);
+    return query("find uncertain records", sql.findUncertain(ops.size(), after != null), ps -> {
+      int at = 1;
+      for (Operation op : ops) {
+        ps.setString(at++, op.name());
+      }
+      if (after != null) {
+        at = bindAfter(ps, at, after);
+      }
+      ps.setInt(at, limit);
+    });
+  }
+
+  /** Binds the five parameters of {@code Sql.AFTER} from {@code at}; returns the next parameter's index. */
+  private static int bindAfter(PreparedStatement ps, int at, RecordKey after) throws SQLException {
+    ps.setString(at, after.scope().value());
+    ps.setString(at + 1, after.scope().value());
+    ps.setString(at + 2, after.operation().name());
+    ps.setString(at + 3, after.operation().name());
+    ps.setString(at + 4, after.key().value());
+    return at + 5;
   }
 
   @Override
@@ -459,7 +497,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   private static IdempotencyRecord read(ResultSet rs) throws SQLException {
     RecordKey key = RecordKey.of(rs.getString(1), rs.getString(2), rs.getString(3));
-    RecordState state = RecordState.valueOf(rs.getString(4).toUpperCase(Locale.ROOT));
+    RecordState state = state(rs.getString(4));
     Fingerprint fingerprint = new Fingerprint(rs.getString(5).trim(), RecordCodec.decodeMap(rs.getString(6)));
     int status = rs.getInt(7);
     StoredResponse response = rs.wasNull() ? null
@@ -470,7 +508,11 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     Instant until = instantOrNull(rs, 13);
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
         rs.getLong(14), Instant.ofEpochMilli(rs.getLong(15)), Instant.ofEpochMilli(rs.getLong(16)),
-        Instant.ofEpochMilli(rs.getLong(17)), rs.getString(18), instantOrNull(rs, 19));
+        Instant.ofEpochMilli(rs.getLong(17)), rs.getString(18), instantOrNull(rs, 19), rs.getInt(20));
+  }
+
+  private static RecordState state(String stored) {
+    return RecordState.valueOf(stored.toUpperCase(Locale.ROOT));
   }
 
   private static byte[] nonNull(byte[] b) {
@@ -490,12 +532,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       }
       return query("list " + state, sql.listAfter, ps -> {
         ps.setString(1, stateName(state));
-        ps.setString(2, after.scope().value());
-        ps.setString(3, after.scope().value());
-        ps.setString(4, after.operation().name());
-        ps.setString(5, after.operation().name());
-        ps.setString(6, after.key().value());
-        ps.setInt(7, limit);
+        ps.setInt(bindAfter(ps, 2, after), limit);
       });
     }
 
@@ -508,6 +545,48 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
           return ps.executeUpdate() == 1;
         }
       });
+    }
+
+    /**
+     * Reads the record, writes its next version conditional on the version given and the audit row, in one
+     * transaction: the audit holds exactly the resolutions that took effect.
+     */
+    @Override
+    public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
+      return transaction("resolve " + key, false, c -> {
+        Optional<IdempotencyRecord> current = query(c, sql.find, ps -> bindKey(ps, 1, key),
+            JdbcIdempotencyStore::read).stream().findFirst();
+        if (current.isEmpty() || current.get().version() != version
+            || current.get().state() != RecordState.UNCERTAIN) {
+          return Optional.<AuditEntry>empty();
+        }
+        IdempotencyRecord next = current.get().resolve(resolution);
+        if (!update(c, next)) {
+          return Optional.<AuditEntry>empty();
+        }
+        AuditEntry entry = AuditEntry.of(current.get(), next, resolution);
+        try (PreparedStatement ps = c.prepareStatement(sql.auditInsert)) {
+          ps.setQueryTimeout(lockTimeoutSeconds);
+          bindKey(ps, 1, key);
+          ps.setLong(4, entry.version());
+          ps.setLong(5, entry.at().toEpochMilli());
+          ps.setString(6, entry.actor());
+          ps.setString(7, entry.action().name().toLowerCase(Locale.ROOT));
+          ps.setString(8, stateName(entry.from()));
+          ps.setString(9, stateName(entry.to()));
+          ps.setString(10, entry.reason());
+          ps.executeUpdate();
+        }
+        return Optional.of(entry);
+      });
+    }
+
+    @Override
+    public List<AuditEntry> history(RecordKey key) {
+      return withConnection("audit of " + key, c -> query(c, sql.auditHistory, ps -> bindKey(ps, 1, key),
+          rs -> new AuditEntry(key, rs.getLong(1), Instant.ofEpochMilli(rs.getLong(2)), rs.getString(3),
+              Resolution.Action.valueOf(rs.getString(4).toUpperCase(Locale.ROOT)), state(rs.getString(5)),
+              state(rs.getString(6)), rs.getString(7))));
     }
 
     @Override
