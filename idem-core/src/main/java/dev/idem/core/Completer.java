@@ -35,10 +35,10 @@ public final class Completer implements AutoCloseable {
 
   /**
    * What one reconciliation round did: uncertain records found (of operations with a {@link Reconciler}), decided
-   * completed or failed, left uncertain (the reconciler could not tell, or threw), and skipped (another worker
-   * decided them first).
+   * completed or failed, sent back to work (resumed), left uncertain (the reconciler could not tell, or threw), and
+   * skipped (another worker decided them first).
    */
-  public record Reconciliation(int found, int completed, int failed, int unknown, int skipped) {}
+  public record Reconciliation(int found, int completed, int failed, int resumed, int unknown, int skipped) {}
 
   private final Executor executor;
   private final int batchSize;
@@ -122,7 +122,7 @@ public final class Completer implements AutoCloseable {
   public Reconciliation reconcileOnce() {
     List<Operation> operations = executor.reconciledOperations();
     if (operations.isEmpty()) {
-      return new Reconciliation(0, 0, 0, 0, 0);
+      return new Reconciliation(0, 0, 0, 0, 0, 0);
     }
     RecordKey after = reconcileAfter.get();
     List<IdempotencyRecord> uncertain = executor.store().findUncertain(operations, after, batchSize);
@@ -130,6 +130,7 @@ public final class Completer implements AutoCloseable {
         uncertain.size() < batchSize ? null : uncertain.get(uncertain.size() - 1).key());
     int completed = 0;
     int failed = 0;
+    int resumed = 0;
     int unknown = 0;
     int skipped = 0;
     for (IdempotencyRecord record : uncertain) {
@@ -148,6 +149,8 @@ public final class Completer implements AutoCloseable {
           skipped++;
         } else if (verdict.result() == Reconciler.Verdict.Result.COMPLETED) {
           completed++;
+        } else if (verdict.result() == Reconciler.Verdict.Result.RESUME) {
+          resumed++;
         } else {
           failed++;
         }
@@ -159,12 +162,13 @@ public final class Completer implements AutoCloseable {
         executor.listener().onReconciled(executor.name(), record.key(), Reconciler.Verdict.Result.UNKNOWN, false, e);
       }
     }
-    return new Reconciliation(uncertain.size(), completed, failed, unknown, skipped);
+    return new Reconciliation(uncertain.size(), completed, failed, resumed, unknown, skipped);
   }
 
   /**
    * Runs rounds every {@code interval} on a daemon thread until {@link #close()}: completer rounds until no more
-   * expired leases are found, then one reconciliation round.
+   * expired leases are found, then one reconciliation round (whose resumed records the next round's completer
+   * finishes).
    */
   public synchronized Completer start() {
     if (scheduler != null) {

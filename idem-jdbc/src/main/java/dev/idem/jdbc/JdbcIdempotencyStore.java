@@ -421,19 +421,25 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   /**
    * The in-progress records at {@code now}: how many, how many of them have a lease that has run out, when the
-   * oldest was claimed and when the first lease ends. One parameterised query that reads only in-progress rows
-   * through the lease index, on a connection of its own (never the caller's bound one), bounded by the lock
-   * timeout. Meant for gauges and operators: call it every few seconds at most, not per request.
+   * oldest was claimed and when the first lease ends; and how many records are uncertain. Two parameterised queries
+   * that read only in-progress rows through the lease index and uncertain rows through theirs, on a connection of its
+   * own (never the caller's bound one), bounded by the lock timeout. Meant for gauges and operators: call it every
+   * few seconds at most, not per request.
    *
    * @throws StoreException when the query fails; it names this store and keeps the SQLState
    */
   public InProgressRecords inProgress(Instant now) {
     Objects.requireNonNull(now, "now");
-    return committing("count in-progress records", c -> query(c, sql.inProgress, ps -> {
-      ps.setQueryTimeout(lockTimeoutSeconds);
-      ps.setLong(1, now.toEpochMilli());
-    }, rs -> rs.getLong(1) == 0 ? InProgressRecords.NONE
-        : new InProgressRecords(rs.getLong(1), rs.getLong(2), instantOrNull(rs, 3), instantOrNull(rs, 4))).get(0));
+    return committing("count in-progress records", c -> {
+      long uncertain = query(c, sql.uncertainCount, ps -> ps.setQueryTimeout(lockTimeoutSeconds),
+          rs -> rs.getLong(1)).get(0);
+      return query(c, sql.inProgress, ps -> {
+        ps.setQueryTimeout(lockTimeoutSeconds);
+        ps.setLong(1, now.toEpochMilli());
+      }, rs -> rs.getLong(1) == 0 && uncertain == 0 ? InProgressRecords.NONE
+          : new InProgressRecords(rs.getLong(1), rs.getLong(2), instantOrNull(rs, 3), instantOrNull(rs, 4),
+              uncertain)).get(0);
+    });
   }
 
   /**

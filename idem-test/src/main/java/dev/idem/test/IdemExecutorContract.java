@@ -1168,7 +1168,7 @@ public abstract class IdemExecutorContract {
     Completer.Reconciliation round = idem.completer().batchSize(10).build().reconcileOnce();
     Execution replay = idem.phased(request);
 
-    assertThat(round).isEqualTo(new Completer.Reconciliation(1, 1, 0, 0, 0));
+    assertThat(round).isEqualTo(new Completer.Reconciliation(1, 1, 0, 0, 0, 0));
     assertThat(askedFor).containsExactly(uncertain.derive("charge"));
     assertThat(record(request).state()).isEqualTo(RecordState.COMPLETED);
     assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
@@ -1210,6 +1210,30 @@ public abstract class IdemExecutorContract {
     assertThat(record(request).state()).isEqualTo(RecordState.FAILED);
     assertThat(idem.phased(request).response().status()).isEqualTo(402);
     assertThat(idem.history(request.recordKey())).hasSize(1);
+  }
+
+  @Test
+  void aReconcilerThatSaysResumeSendsTheRecordBackToWorkAndTheCompleterFinishesItWithItsOwnPhases()
+      throws Exception {
+    Operation operation = freshOperation();
+    Idem idem = cappedIdem(operation, 2, Duration.ofHours(24), record -> Reconciler.Verdict.resume());
+    IdempotentRequest request = chargeRequest(operation, "rec-resume", "{}");
+    driveToUncertain(idem, request);
+    providerDown.set(false);
+    Completer completer = idem.completer().batchSize(10).build();
+
+    Completer.Reconciliation reconciled = completer.reconcileOnce();
+    IdempotencyRecord backToWork = record(request);
+    Completer.Round round = completer.runOnce();
+
+    assertThat(reconciled.resumed()).isEqualTo(1);
+    assertThat(backToWork.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(backToWork.resumeAttempts()).isZero();
+    assertThat(round.recovered()).isEqualTo(1);
+    assertThat(record(request).state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(externalCalls).containsOnlyKeys(backToWork.derive("charge"));
+    assertThat(idem.history(request.recordKey())).singleElement()
+        .satisfies(e -> assertThat(e.action()).isEqualTo(Resolution.Action.RETRY));
   }
 
   @Test

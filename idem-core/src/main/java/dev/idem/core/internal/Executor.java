@@ -766,6 +766,7 @@ public final class Executor {
       case COMPLETED -> Resolution.complete(verdict.response(), actor,
           "the other system reports the effect completed", now);
       case FAILED -> Resolution.fail(verdict.response(), actor, "the other system reports the effect failed", now);
+      case RESUME -> Resolution.retry(actor, "the other system knows the call: resumed from the recovery point", now);
       case UNKNOWN -> throw new IllegalArgumentException("an UNKNOWN verdict decides nothing");
     };
     Optional<AuditEntry> entry = store.admin().resolve(record.key(), record.version(), resolution);

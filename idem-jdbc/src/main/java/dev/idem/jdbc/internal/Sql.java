@@ -52,6 +52,8 @@ public final class Sql {
   public final String listAfter;
   public final String evict;
   public final String inProgress;
+  /** How many records are uncertain; the state a literal, for PostgreSQL's partial index. */
+  public final String uncertainCount;
   /** The audit of resolutions: {@code <table>_audit}. */
   public final String auditInsert;
   public final String auditHistory;
@@ -86,6 +88,7 @@ public final class Sql {
     // MariaDB and H2 use their (state, locked_until) index. Only in-progress rows are read, never the final ones.
     inProgress = "SELECT COUNT(*), COALESCE(SUM(CASE WHEN locked_until IS NULL OR locked_until <= ? THEN 1 ELSE 0"
         + " END), 0), MIN(created_at), MIN(locked_until) FROM " + table + " WHERE state = 'in_progress'";
+    uncertainCount = "SELECT COUNT(*) FROM " + table + " WHERE state = 'uncertain'";
     String audit = table + "_audit";
     auditInsert = "INSERT INTO " + audit + " (scope, operation, idem_key, version, resolved_at, actor, action,"
         + " from_state, to_state, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
