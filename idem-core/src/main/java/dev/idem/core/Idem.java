@@ -88,6 +88,15 @@ public final class Idem {
     return executor.resolve(Objects.requireNonNull(key, "key"), Objects.requireNonNull(resolution, "resolution"));
   }
 
+  /**
+   * As {@link #resolve(RecordKey, Resolution)}, only if the record is still at {@code version}, the one the operator
+   * decided on: a record that moved on since is left alone.
+   */
+  public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
+    return executor.resolve(Objects.requireNonNull(key, "key"), version,
+        Objects.requireNonNull(resolution, "resolution"));
+  }
+
   /** The audit of {@code key}'s resolutions, oldest first ({@code admin().history}). */
   public List<AuditEntry> history(RecordKey key) {
     return executor.store().admin().history(key);

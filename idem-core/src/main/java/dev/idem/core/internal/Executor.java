@@ -783,7 +783,12 @@ public final class Executor {
     if (current.isEmpty() || current.get().state() != RecordState.UNCERTAIN) {
       return Optional.empty();
     }
-    Optional<AuditEntry> entry = store.admin().resolve(key, current.get().version(), resolution);
+    return resolve(key, current.get().version(), resolution);
+  }
+
+  /** As {@link #resolve(RecordKey, Resolution)}, at the version the operator saw. */
+  public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
+    Optional<AuditEntry> entry = store.admin().resolve(key, version, resolution);
     entry.ifPresent(e -> {
       listener.onTransition(name, key, e.from(), e.to(), null);
       listener.onResolved(name, e);

@@ -53,6 +53,18 @@ public class Refunds {
   }
 
   /** Marks a pending refund failed: the provider refused it for good. */
+  /** Marks the refund failed if it is still pending; returns whether it was. Safe to repeat. */
+  public boolean failIfPending(Connection c, String id, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("UPDATE pay_refund SET status = ?, updated_at = ?"
+        + " WHERE id = ? AND status = ?")) {
+      ps.setString(1, Refund.FAILED);
+      ps.setLong(2, now.toEpochMilli());
+      ps.setString(3, id);
+      ps.setString(4, Refund.PENDING);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
   public void fail(Connection c, String id, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE pay_refund SET status = ?, updated_at = ?"
         + " WHERE id = ? AND status = ?")) {
