@@ -387,12 +387,13 @@ final class ChaosCommand implements Command {
 
     private String describe() {
       return String.format(Locale.ROOT, "preset %s, %ds at %s/s, %d instance(s), seed %d, %s, kill every %s,"
-          + " PostgreSQL restart at %s, fault rate %s, refusal rate %s", settings.preset(),
+          + " PostgreSQL restart at %s, fault rate %s, refusal rate %s, provider down %s", settings.preset(),
           settings.duration().toSeconds(), fmt(settings.rate()), settings.instances(), settings.seed(),
           settings.isH2() ? "H2" : ChaosSettings.redact(settings.db()),
           settings.killEvery() == null ? "never" : settings.killEvery().toSeconds() + "s",
           settings.pgRestartAt() == null ? "never" : settings.pgRestartAt().toMillis() / 1000.0 + "s",
-          fmt(settings.faultRate()), fmt(settings.refusalRate()));
+          fmt(settings.faultRate()), fmt(settings.refusalRate()), settings.providerDown() == null ? "never"
+          : settings.providerDown().toSeconds() + "s from " + settings.providerDownAt().toSeconds() + "s");
     }
 
     /** The instances' arguments, visible to every user of the machine: no secret among them. */
@@ -546,12 +547,23 @@ final class ChaosCommand implements Command {
       });
     }
 
+    /**
+     * PUTs the JSON, again on a 503 (the instance is serving as many requests as it allows: the workload's) for up to
+     * 20 s.
+     */
     private static void put(URI uri, String json) throws IOException, InterruptedException {
-      HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri)
-          .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-          .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() != 200) {
-        throw new IOException("PUT " + uri + " answered " + r.statusCode() + " " + r.body());
+      long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (true) {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri)
+            .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
+            .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 200) {
+          return;
+        }
+        if (r.statusCode() != 503 || System.nanoTime() - deadline > 0) {
+          throw new IOException("PUT " + uri + " answered " + r.statusCode() + " " + r.body());
+        }
+        TimeUnit.MILLISECONDS.sleep(200);
       }
     }
 

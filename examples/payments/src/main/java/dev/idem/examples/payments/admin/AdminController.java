@@ -68,7 +68,7 @@ public class AdminController {
       @RequestParam(name = "version", required = false) String version) throws IOException {
     RecordKey recordKey = RecordResolutions.key(scope, operation, key);
     JsonNode body = json.object(JsonRequest.body(request));
-    return resolutions.resolve(recordKey, version(version), body, actor(request));
+    return resolutions.resolve(recordKey, RecordResolutions.version(version), body, actor(request));
   }
 
   /** The audit of a record: every resolution, oldest first. */
@@ -86,16 +86,6 @@ public class AdminController {
     return who + "@" + request.getRemoteAddr();
   }
 
-  static Long version(String version) {
-    if (version == null || version.isEmpty()) {
-      return null;
-    }
-    try {
-      return Long.parseLong(version);
-    } catch (NumberFormatException e) {
-      throw ApiProblem.invalid("version", "version must be the record's version, a whole number");
-    }
-  }
 
   @GetMapping("/faults")
   public Map<String, Object> faults() {

@@ -50,6 +50,18 @@ public class RecordResolutions {
     this.clock = clock;
   }
 
+  /** A record's version from a query parameter: {@code null} when absent, 400 when not a whole number. */
+  public static Long version(String version) {
+    if (version == null || version.isEmpty()) {
+      return null;
+    }
+    try {
+      return Long.parseLong(version);
+    } catch (NumberFormatException e) {
+      throw ApiProblem.invalid("version", "version must be the record's version, a whole number");
+    }
+  }
+
   /** The record key of the query parameters, each validated as the engine would. */
   public static RecordKey key(String scope, String operation, String key) {
     return new RecordKey(valid("scope", scope, Scope::of), valid("operation", operation, Operation::of),

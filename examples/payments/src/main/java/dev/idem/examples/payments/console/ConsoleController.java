@@ -203,13 +203,10 @@ public class ConsoleController {
       @RequestParam(name = "key", required = false) String key,
       @RequestParam(name = "version") String version) throws IOException {
     RecordKey recordKey = RecordResolutions.key(scope, operation, key);
-    long expected = valid("version", version, v -> {
-      try {
-        return Long.parseLong(v);
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("version must be the record's version, a whole number");
-      }
-    });
+    Long expected = RecordResolutions.version(version);
+    if (expected == null) {
+      throw ApiProblem.invalid("version", "version is required: the record's version as the console showed it");
+    }
     JsonNode body = json.object(JsonRequest.body(request));
     String who = request.getUserPrincipal() == null ? "admin" : request.getUserPrincipal().getName();
     return resolutions.resolve(recordKey, expected, body, who + " (console)");
