@@ -12,11 +12,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -49,6 +51,8 @@ final class ChaosCommand implements Command {
   private static final JsonMapper JSON = JsonMapper.builder().build();
   /** A new admin key at each run: nothing another user of the machine could guess. */
   private static final String ADMIN_KEY = "sk_chaos_admin_" + ChaosWorkload.RUN_TOKEN;
+  /** The keyring of this run, in its text form: one fresh key that every instance shares. */
+  private static final String KEYRING = "chaos:" + Base64.getEncoder().encodeToString(randomKey());
   /** The share of intents that may stay unanswered (every instance down for the whole retry budget). */
   private static final double MAX_UNANSWERED = 0.02;
   /** How long after the provider is back reconciliation has to close every uncertain record. */
@@ -133,7 +137,7 @@ final class ChaosCommand implements Command {
   /**
    * What the instances get through their environment rather than their command line, which every user of the machine
    * can read ({@code ps}, {@code /proc/<pid>/cmdline}): the database's URL (it may hold a password), the admin key and
-   * the tenants' API keys.
+   * the tenants' API keys, and the keyring that seals kept answers (one for the run, shared by every instance).
    */
   static Map<String, String> secretEnvironment(String dbUrl) {
     StringJoiner keys = new StringJoiner(",");
@@ -141,7 +145,13 @@ final class ChaosCommand implements Command {
       keys.add(ChaosWorkload.apiKey(tenant) + "=" + tenant);
     }
     return Map.of("SPRING_DATASOURCE_URL", dbUrl, "PAYMENTS_ADMIN_KEY", ADMIN_KEY, "PAYMENTS_API_KEYS",
-        keys.toString());
+        keys.toString(), "IDEM_ENCRYPTION_KEYRING", KEYRING);
+  }
+
+  private static byte[] randomKey() {
+    byte[] key = new byte[32];
+    new SecureRandom().nextBytes(key);
+    return key;
   }
 
   /** The admin key of this run. */

@@ -19,7 +19,8 @@ public final class Main {
   public static final int USAGE = 2;
 
   private static final List<Command> COMMANDS = List.of(new DemoCommand(), new ServeCommand(),
-      new EngineDemoCommand(), new FingerprintCommand(), new SimulateCommand(), new ChaosCommand());
+      new EngineDemoCommand(), new FingerprintCommand(), new SimulateCommand(), new ChaosCommand(),
+      new KeysCommand());
 
   private Main() {}
 

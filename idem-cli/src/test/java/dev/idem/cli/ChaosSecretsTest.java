@@ -2,12 +2,13 @@ package dev.idem.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.core.crypto.Keyring;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@code idem chaos} hands its instances their secrets through the environment, never the command line that every
- * user of the machine can read, and the secrets are new at each run.
+ * user of the machine can read, and the secrets (the keyring too) are new at each run.
  */
 class ChaosSecretsTest {
 
@@ -21,6 +22,17 @@ class ChaosSecretsTest {
     for (String tenant : ChaosWorkload.TENANTS) {
       assertThat(env.get("PAYMENTS_API_KEYS")).contains(ChaosWorkload.apiKey(tenant) + "=" + tenant);
     }
+  }
+
+  @Test
+  void everyInstanceGetsTheRunsOneKeyringThroughTheEnvironment() {
+    Map<String, String> env = ChaosCommand.secretEnvironment("jdbc:h2:mem:x");
+
+    Keyring keyring = Keyring.parse(env.get("IDEM_ENCRYPTION_KEYRING"));
+
+    assertThat(keyring.keyIds()).containsExactly("chaos");
+    assertThat(ChaosCommand.secretEnvironment("jdbc:h2:mem:y").get("IDEM_ENCRYPTION_KEYRING"))
+        .isEqualTo(env.get("IDEM_ENCRYPTION_KEYRING"));
   }
 
   @Test

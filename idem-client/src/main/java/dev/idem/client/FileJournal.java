@@ -1,6 +1,7 @@
 package dev.idem.client;
 
 import dev.idem.client.spi.PendingJournal;
+import dev.idem.core.crypto.Encryption;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -29,6 +30,14 @@ import java.util.zip.CRC32;
  * values, body; for a completion ({@code type 2}): the key. Strings and the body are {@code [int length][bytes]},
  * strings in UTF-8. A record is at most {@link #MAX_RECORD_BYTES} bytes unless configured otherwise.
  *
+ * <p>With {@link Builder#encryption(Encryption)}, request bodies are sealed at rest: an intent is written as a
+ * {@code type 3} record, the same fields with the body replaced by its envelope ({@link Encryption#seal}, associated
+ * data binding the key, method and URI). Opening the journal opens them; a body that does not open (tampered with, or
+ * sealed under a key the key provider lacks) fails the opening with a {@link JournalException} naming the key and the
+ * reason, and the file is left as it is: the intent is never resent with other bytes, nor dropped. Plaintext
+ * {@code type 1} records written before encryption was turned on are still read, and compaction rewrites every
+ * pending intent sealed under the current key. The method, URI and headers stay in clear text.
+ *
  * <p>Implementation note, crash safety: every append writes one whole record and forces it to the device
  * ({@link FileChannel#force(boolean) force(true)}) before returning, so a crash can only leave the last record torn.
  * Opening the file replays it; the first record that is short, too long or fails its CRC ends the log, and the file
@@ -44,18 +53,26 @@ public final class FileJournal implements PendingJournal {
 
   private static final byte INTENT = 1;
   private static final byte COMPLETION = 2;
+  private static final byte SEALED_INTENT = 3;
   private static final int COMPACT_AFTER_COMPLETIONS = 1024;
 
   private final Path file;
   private final int maxRecordBytes;
+  private final Encryption encryption;
   private final Map<String, Intent> pending = new LinkedHashMap<>();
   private FileChannel channel;
   private int completedRecords;
   private boolean closed;
 
-  private FileJournal(Path file, int maxRecordBytes) {
+  private FileJournal(Path file, int maxRecordBytes, Encryption encryption) {
     this.file = file;
     this.maxRecordBytes = maxRecordBytes;
+    this.encryption = encryption;
+  }
+
+  /** A builder of the journal at {@code file}, for options beyond {@link #open(Path, int)}. */
+  public static Builder builder(Path file) {
+    return new Builder(file);
   }
 
   /** Opens (creating if absent) the journal at {@code file} with records up to {@link #MAX_RECORD_BYTES}. */
@@ -70,13 +87,15 @@ public final class FileJournal implements PendingJournal {
    * @throws JournalException when the file cannot be read or written
    */
   public static FileJournal open(Path file, int maxRecordBytes) {
-    Objects.requireNonNull(file, "file");
+    return builder(file).maxRecordBytes(maxRecordBytes).open();
+  }
+
+  /** {@code maxRecordBytes} when it is valid, for both journals' builders. */
+  static int checkMaxRecordBytes(int maxRecordBytes) {
     if (maxRecordBytes < 64) {
       throw new IllegalArgumentException("maxRecordBytes must be >= 64, was " + maxRecordBytes);
     }
-    FileJournal journal = new FileJournal(file.toAbsolutePath(), maxRecordBytes);
-    journal.replay();
-    return journal;
+    return maxRecordBytes;
   }
 
   /** The journal's file. */
@@ -182,35 +201,47 @@ public final class FileJournal implements PendingJournal {
         Files.createDirectories(parent);
       }
       channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-      long size = channel.size();
-      long position = 0;
-      ByteBuffer header = ByteBuffer.allocate(8);
-      while (position + 8 <= size) {
-        header.clear();
-        readFully(header, position);
-        int length = header.getInt(0);
-        int crc = header.getInt(4);
-        // The size limit applies to writes only: a complete record written under a larger limit is still read.
-        if (length < 1 || position + 8 + length > size) {
-          break;
-        }
-        ByteBuffer payload = ByteBuffer.allocate(length);
-        readFully(payload, position + 8);
-        CRC32 check = new CRC32();
-        check.update(payload.array());
-        if ((int) check.getValue() != crc || !apply(payload.array())) {
-          break;
-        }
-        position += 8 + length;
-      }
-      if (position < size) {
-        channel.truncate(position);
-        channel.force(true);
-      }
-      channel.position(position);
+      replayRecords();
     } catch (IOException e) {
       throw new JournalException("journal " + file + ": cannot open: " + e.getMessage(), e);
+    } catch (JournalException e) {
+      closed = true;
+      try {
+        channel.close();
+      } catch (IOException c) {
+        e.addSuppressed(c);
+      }
+      throw e;
     }
+  }
+
+  private void replayRecords() throws IOException {
+    long size = channel.size();
+    long position = 0;
+    ByteBuffer header = ByteBuffer.allocate(8);
+    while (position + 8 <= size) {
+      header.clear();
+      readFully(header, position);
+      int length = header.getInt(0);
+      int crc = header.getInt(4);
+      // The size limit applies to writes only: a complete record written under a larger limit is still read.
+      if (length < 1 || position + 8 + length > size) {
+        break;
+      }
+      ByteBuffer payload = ByteBuffer.allocate(length);
+      readFully(payload, position + 8);
+      CRC32 check = new CRC32();
+      check.update(payload.array());
+      if ((int) check.getValue() != crc || !apply(payload.array())) {
+        break;
+      }
+      position += 8 + length;
+    }
+    if (position < size) {
+      channel.truncate(position);
+      channel.force(true);
+    }
+    channel.position(position);
   }
 
   private void readFully(ByteBuffer buffer, long position) throws IOException {
@@ -221,7 +252,12 @@ public final class FileJournal implements PendingJournal {
     }
   }
 
-  /** Applies one checked payload; false when it does not decode (treated as the end of the log). */
+  /**
+   * Applies one checked payload; false when it does not decode (treated as the end of the log).
+   *
+   * @throws JournalException when a sealed body does not open: the record is whole, so it is not torn, and the
+   *     journal must not be truncated there
+   */
   private boolean apply(byte[] payload) {
     try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(payload))) {
       byte type = in.readByte();
@@ -231,7 +267,7 @@ public final class FileJournal implements PendingJournal {
         }
         return true;
       }
-      if (type != INTENT) {
+      if (type != INTENT && type != SEALED_INTENT) {
         return false;
       }
       String key = readString(in);
@@ -242,9 +278,15 @@ public final class FileJournal implements PendingJournal {
       for (int i = 0; i < headerCount; i++) {
         intent = intent.withHeader(readString(in), readString(in));
       }
-      intent = intent.withBody(readBytes(in)).withKey(key);
+      byte[] body = readBytes(in);
+      if (type == SEALED_INTENT) {
+        body = SealedBodies.open(encryption, "journal " + file, key, method, uri.toString(), body);
+      }
+      intent = intent.withBody(body).withKey(key);
       pending.put(key, intent);
       return true;
+    } catch (JournalException e) {
+      throw e;
     } catch (IOException | RuntimeException e) {
       return false;
     }
@@ -253,8 +295,9 @@ public final class FileJournal implements PendingJournal {
   private ByteBuffer encodeIntent(Intent intent) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.writeByte(INTENT);
-      writeString(out, intent.key().orElseThrow());
+      String key = intent.key().orElseThrow();
+      out.writeByte(encryption == null ? INTENT : SEALED_INTENT);
+      writeString(out, key);
       writeString(out, intent.method());
       writeString(out, intent.uri().toString());
       out.writeInt(intent.headers().size());
@@ -262,7 +305,8 @@ public final class FileJournal implements PendingJournal {
         writeString(out, h.getKey());
         writeString(out, h.getValue());
       }
-      byte[] body = intent.bodyUnsafe();
+      byte[] body = encryption == null ? intent.bodyUnsafe()
+          : SealedBodies.seal(encryption, key, intent.method(), intent.uri().toString(), intent.bodyUnsafe());
       out.writeInt(body.length);
       out.write(body);
     } catch (IOException e) {
@@ -351,5 +395,44 @@ public final class FileJournal implements PendingJournal {
       throw new IOException("bad length " + length);
     }
     return in.readNBytes(length);
+  }
+
+  /** Options of a {@link FileJournal}. Mutable, not thread-safe. */
+  public static final class Builder {
+    private final Path file;
+    private int maxRecordBytes = MAX_RECORD_BYTES;
+    private Encryption encryption;
+
+    private Builder(Path file) {
+      this.file = Objects.requireNonNull(file, "file");
+    }
+
+    /**
+     * The largest record, header included (default {@link #MAX_RECORD_BYTES}); with encryption, the sealed body
+     * counts (95 bytes plus the key id more, with a local keyring).
+     *
+     * @throws IllegalArgumentException unless {@code >= 64}
+     */
+    public Builder maxRecordBytes(int maxRecordBytes) {
+      this.maxRecordBytes = FileJournal.checkMaxRecordBytes(maxRecordBytes);
+      return this;
+    }
+
+    /** Seals request bodies at rest with {@code encryption} (see the class comment). Off by default. */
+    public Builder encryption(Encryption encryption) {
+      this.encryption = Objects.requireNonNull(encryption, "encryption");
+      return this;
+    }
+
+    /**
+     * Opens (creating if absent) the journal, replaying it.
+     *
+     * @throws JournalException when the file cannot be read or written, or a sealed body in it does not open
+     */
+    public FileJournal open() {
+      FileJournal journal = new FileJournal(file.toAbsolutePath(), maxRecordBytes, encryption);
+      journal.replay();
+      return journal;
+    }
   }
 }

@@ -58,7 +58,8 @@ import java.util.random.RandomGenerator;
  *       {@code "retryable": false} (whatever its status), never an unsafe intent sent
  *       {@link Intent#withoutKey() without a key};
  *   <li>422 (or 409) {@code CONFLICT.idempotency.payload_mismatch} ends with {@link PayloadMismatchException} after
- *       one attempt;
+ *       one attempt, and 422 {@code CONFLICT.idempotency.key_expired} (the key's answer is no longer kept) with
+ *       {@link KeyExpiredException}; both complete the intent in the journal;
  *   <li>delays, {@code Retry-After} (a floor, read against the response's {@code Date}), the deadline and the budget
  *       are idem-retry's: {@link Retry} under the configured {@link RetryPolicy};
  *   <li>every attempt, the first included, carries {@value #ATTEMPT_HEADER}{@code : n} (1-based), and, when there is a
@@ -124,6 +125,7 @@ public final class IdempotentHttpClient {
         .abortOnResult(o -> !o.retryable)
         .retryAfter(o -> java.util.Optional.ofNullable(o.retryAfter))
         .abortOn(PayloadMismatchException.class)
+        .abortOn(KeyExpiredException.class)
         .build();
     this.budgetFactory = b.budgetFactory;
     this.clock = b.clock;
@@ -151,6 +153,7 @@ public final class IdempotentHttpClient {
    *
    * @return the final answer, with the key and the attempt log
    * @throws PayloadMismatchException when the server says the key was used for another request
+   * @throws KeyExpiredException when the server says the key's answer has expired (its effect stands)
    * @throws IntentPendingException when retries end without a final answer
    */
   public Response send(Intent intent) {
@@ -276,7 +279,7 @@ public final class IdempotentHttpClient {
     Outcome outcome;
     try {
       outcome = retry.call(call::attempt);
-    } catch (PayloadMismatchException e) {
+    } catch (PayloadMismatchException | KeyExpiredException e) {
       if (journaled) {
         journal.complete(key);
       }
@@ -591,6 +594,12 @@ public final class IdempotentHttpClient {
         log(new Attempt(n, delay, status, code, "final: payload mismatch"), AttemptOutcome.PAYLOAD_MISMATCH, null);
         String detail = problem.get("detail") instanceof String s ? s : null;
         throw new PayloadMismatchException(name, key, status, detail, attempts);
+      }
+      if (ProblemCode.KEY_EXPIRED.is(code) && status == 422) {
+        log(new Attempt(n, delay, status, code, "final: key expired"), AttemptOutcome.FAILURE, null);
+        String detail = problem.get("detail") instanceof String s ? s : null;
+        String expiredAt = problem.get("expired_at") instanceof String s ? s : null;
+        throw new KeyExpiredException(name, key, status, detail, expiredAt, attempts);
       }
       boolean retry;
       String note;

@@ -1,6 +1,7 @@
 package dev.idem.client;
 
 import dev.idem.client.spi.PendingJournal;
+import dev.idem.core.crypto.Encryption;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -37,6 +38,14 @@ import javax.sql.DataSource;
  * {@link Builder#maxRecordBytes(int)} (measured as {@link FileJournal} measures its records) is refused with a
  * {@link JournalException}, as {@link FileJournal} refuses it. Every SQL failure becomes a {@link JournalException}
  * naming the journal, its table, the statement and the SQLState.
+ *
+ * <p>With {@link Builder#encryption(Encryption)}, the {@code body} column holds the body sealed
+ * ({@link Encryption#seal}, associated data binding the key, method and URI) and {@link #pending()} opens it. A body
+ * that does not open (tampered with, moved to another row, or sealed under a key the key provider lacks) is a
+ * {@link JournalException} naming the key and the reason ({@link dev.idem.core.crypto.DecryptionException} as its
+ * cause): the intent is never resent with other bytes. Rows written before encryption was turned on are read as they
+ * are; a sealed body read by a journal without encryption is refused the same way. The method, URI and headers stay in
+ * clear text.
  *
  * <p>If the DataSource hands out connections with auto-commit off, the journal commits each statement itself, so an
  * intent is durable when {@link #append} returns either way.
@@ -85,6 +94,7 @@ public final class JdbcJournal implements PendingJournal {
   private final Dialect dialect;
   private final int maxRecordBytes;
   private final Clock clock;
+  private final Encryption encryption;
   private final String insertSql;
   private final String deleteSql;
   private final String selectAllSql;
@@ -98,6 +108,7 @@ public final class JdbcJournal implements PendingJournal {
     this.dialect = dialect;
     this.maxRecordBytes = b.maxRecordBytes;
     this.clock = b.clock;
+    this.encryption = b.encryption;
     this.insertSql = "INSERT INTO " + table + " (idem_key, method, uri, headers, body, created_at)"
         + " VALUES (?, ?, ?, ?, ?, ?)";
     this.deleteSql = "DELETE FROM " + table + " WHERE idem_key = ?";
@@ -141,7 +152,9 @@ public final class JdbcJournal implements PendingJournal {
         "journal '" + name + "': an intent needs a key to be journaled, was " + intent));
     Intent clean = intent.withoutHeaders(SECRET_HEADERS);
     String headers = encodeHeaders(clean);
-    checkSize(clean, key, headers);
+    byte[] body = encryption == null ? clean.bodyUnsafe()
+        : SealedBodies.seal(encryption, key, clean.method(), clean.uri().toString(), clean.bodyUnsafe());
+    checkSize(clean, key, body.length);
     for (int attempt = 0; ; attempt++) {
       SQLException failure;
       try {
@@ -151,7 +164,7 @@ public final class JdbcJournal implements PendingJournal {
             ps.setString(2, clean.method());
             ps.setString(3, clean.uri().toString());
             ps.setString(4, headers);
-            ps.setBytes(5, clean.bodyUnsafe());
+            ps.setBytes(5, body);
             ps.setLong(6, clock.millis());
             ps.executeUpdate();
           }
@@ -256,7 +269,13 @@ public final class JdbcJournal implements PendingJournal {
         intent = intent.withHeader(line.substring(0, colon), line.substring(colon + 2));
       }
       byte[] body = rs.getBytes(5);
-      return intent.withBody(body == null ? new byte[0] : body).withKey(key);
+      if (body == null) {
+        body = new byte[0];
+      } else if (Encryption.isSealed(body)) {
+        body = SealedBodies.open(encryption, "journal '" + name + "' (table " + table + ")", key, intent.method(),
+            intent.uri().toString(), body);
+      }
+      return intent.withBody(body).withKey(key);
     } catch (IllegalArgumentException e) {
       throw new JournalException("journal '" + name + "' (table " + table + "): the row of key " + key
           + " is not a valid intent: " + e.getMessage() + ". Delete the row or fix it by hand.", e);
@@ -272,10 +291,13 @@ public final class JdbcJournal implements PendingJournal {
     return s.toString();
   }
 
-  /** The size FileJournal's record of this intent would have, so that both journals accept the same intents. */
-  private void checkSize(Intent intent, String key, String headers) {
+  /**
+   * The size FileJournal's record of this intent would have (with the stored body, sealed or not), so that both
+   * journals accept the same intents.
+   */
+  private void checkSize(Intent intent, String key, int bodyLength) {
     long size = 8 + 1 + 4 + utf8(key) + 4 + utf8(intent.method()) + 4 + utf8(intent.uri().toString()) + 4
-        + 4 + (long) intent.bodyUnsafe().length;
+        + 4 + (long) bodyLength;
     for (Map.Entry<String, String> h : intent.headers()) {
       size += 4 + utf8(h.getKey()) + 4 + utf8(h.getValue());
     }
@@ -415,6 +437,7 @@ public final class JdbcJournal implements PendingJournal {
     private boolean createSchemaIfMissing;
     private int maxRecordBytes = FileJournal.MAX_RECORD_BYTES;
     private Clock clock = Clock.systemUTC();
+    private Encryption encryption;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -459,10 +482,13 @@ public final class JdbcJournal implements PendingJournal {
      * @throws IllegalArgumentException unless {@code >= 64}
      */
     public Builder maxRecordBytes(int maxRecordBytes) {
-      if (maxRecordBytes < 64) {
-        throw new IllegalArgumentException("maxRecordBytes must be >= 64, was " + maxRecordBytes);
-      }
-      this.maxRecordBytes = maxRecordBytes;
+      this.maxRecordBytes = FileJournal.checkMaxRecordBytes(maxRecordBytes);
+      return this;
+    }
+
+    /** Seals request bodies at rest with {@code encryption} (see the class comment). Off by default. */
+    public Builder encryption(Encryption encryption) {
+      this.encryption = Objects.requireNonNull(encryption, "encryption");
       return this;
     }
 

@@ -73,7 +73,11 @@ abstract class JdbcJournalContractTest extends PendingJournalContractTest {
 
   @AfterEach
   void dropTable() {
-    try (Connection c = dataSource().getConnection(); Statement st = c.createStatement()) {
+    dropTable(dataSource(), table);
+  }
+
+  static void dropTable(DataSource dataSource, String table) {
+    try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
       st.execute("DROP TABLE IF EXISTS " + table);
     } catch (SQLException e) {
       throw new IllegalStateException(e);

@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import dev.idem.core.crypto.EncryptedIdempotencyStore;
+import dev.idem.core.crypto.Encryption;
 import dev.idem.core.internal.Executor;
 import dev.idem.core.spi.IdemListener;
 import dev.idem.core.spi.IdempotencyStore;
@@ -38,7 +40,10 @@ public final class Idem {
 
   private Idem(Builder b) {
     this.name = b.name;
-    this.executor = new Executor(b.name, b.store, b.clock, b.sleeper, b.listener(), b.defaultPolicy,
+    IdemListener listener = b.listener();
+    IdempotencyStore store = b.encryption == null ? b.store
+        : EncryptedIdempotencyStore.wrap(b.store, b.encryption, listener);
+    this.executor = new Executor(b.name, store, b.clock, b.sleeper, listener, b.defaultPolicy,
         Map.copyOf(b.policies), Map.copyOf(b.phased));
   }
 
@@ -110,6 +115,7 @@ public final class Idem {
   public static final class Builder {
     private String name = "default";
     private IdempotencyStore store;
+    private Encryption encryption;
     private Clock clock = Clock.systemUTC();
     private Sleeper sleeper = Sleeper.SYSTEM;
     private final List<IdemListener> listeners = new ArrayList<>();
@@ -130,6 +136,16 @@ public final class Idem {
 
     public Builder store(IdempotencyStore store) {
       this.store = Objects.requireNonNull(store, "store");
+      return this;
+    }
+
+    /**
+     * Seals every kept answer (headers and body) under {@code encryption} before it reaches the store, and opens it
+     * on the way back (see {@link EncryptedIdempotencyStore}); {@link Idem#store()} is then the sealing store. Off
+     * by default.
+     */
+    public Builder encryption(Encryption encryption) {
+      this.encryption = Objects.requireNonNull(encryption, "encryption");
       return this;
     }
 

@@ -282,4 +282,25 @@ public record IdempotencyRecord(
           null, now, version + 1, createdAt, now, expiresAt, keyNonce, retainUntil, 0);
     };
   }
+
+  /**
+   * The same record with another response (same version), as a store decorator that seals or opens responses passes
+   * it on. Only for a final record.
+   */
+  public IdempotencyRecord withResponse(StoredResponse other) {
+    if (!state.isFinal()) {
+      throw new IllegalStateException("only a final record has a response, not an " + state + " one");
+    }
+    return new IdempotencyRecord(key, state, fingerprint, other, recoveryPoint, checkpoint, leaseOwner, lockedUntil,
+        version, createdAt, updatedAt, expiresAt, keyNonce, retainUntil, resumeAttempts);
+  }
+
+  /**
+   * The same record with other checkpoint values (same version), as a store decorator that seals or opens them
+   * passes it on.
+   */
+  public IdempotencyRecord withCheckpoint(Checkpoint other) {
+    return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, other, leaseOwner, lockedUntil,
+        version, createdAt, updatedAt, expiresAt, keyNonce, retainUntil, resumeAttempts);
+  }
 }

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.spi.IdemListener;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -102,5 +103,11 @@ public final class LoggingListener implements IdemListener {
 
   private static String name(RecordState state) {
     return state == null ? "ABSENT" : state.name();
+  }
+
+  @Override
+  public void onRecordUnreadable(String store, RecordKey key, DecryptionException failure) {
+    log.log(Level.ERROR, "store '" + store + "' " + key + ": kept answer cannot be opened, reason=" + failure.reason()
+        + " key_id=" + failure.keyId() + "; nothing was run again");
   }
 }

@@ -1,5 +1,7 @@
 package dev.idem.outbox;
 
+import dev.idem.core.crypto.DecryptionException;
+import dev.idem.core.crypto.Encryption;
 import dev.idem.core.fingerprint.JsonCanonicalizer;
 import dev.idem.core.fingerprint.MalformedJsonException;
 import dev.idem.core.spi.StoreTransaction;
@@ -35,14 +37,34 @@ import java.util.UUID;
  * }
  * }</pre>
  *
+ * <p><b>Encrypted routes.</b> With {@link Builder#encryption(Encryption, Set)} (or {@link Builder#encryptAll}), the
+ * payload of an event bound for one of the given routes is sealed at enqueue ({@link Encryption#sealText}, associated
+ * data binding the event id and destination) and stored as that text: the store never sees the plaintext. A relay
+ * opens it just before handing the message to the transport; {@link #list} and {@link #find} show it opened to the
+ * operator. A payload that does not open (tampered with, moved to another event, or sealed under a key the key
+ * provider does not hold) is never sent: the relay marks the event dead at once with an error naming the reason, and
+ * tells {@link OutboxListener#decryptionFailed}. Headers, type, aggregate and destination stay in clear text.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class Outbox {
+  /**
+   * The largest plaintext payload of an outbox that seals payloads: 12 MiB minus 64 KiB, so that the sealed text
+   * (base64, a third longer, plus the envelope) fits MariaDB's {@code MEDIUMTEXT} column of 16 MiB.
+   */
+  public static final int MAX_SEALED_PAYLOAD_BYTES = (12 << 20) - (64 << 10);
+  /** The longest payload text a store column holds (MariaDB's {@code MEDIUMTEXT}). */
+  static final int MAX_STORED_PAYLOAD_CHARS = (16 << 20) - 1;
+  private static final String ASSOCIATED_DATA = "idem.outbox.payload.v1\n";
+
   private final OutboxStore store;
   private final Set<String> orderedTypes;
   private final Clock clock;
   private final int maxPayloadBytes;
   private final boolean validateJson;
+  private final Encryption encryption;
+  private final Set<String> sealedRoutes;
+  private final boolean sealAll;
 
   private Outbox(Builder b) {
     this.store = b.store;
@@ -50,6 +72,9 @@ public final class Outbox {
     this.clock = b.clock;
     this.maxPayloadBytes = b.maxPayloadBytes;
     this.validateJson = b.validateJson;
+    this.encryption = b.encryption;
+    this.sealedRoutes = b.sealedRoutes;
+    this.sealAll = b.sealAll;
   }
 
   /** A builder of an outbox on {@code store}. */
@@ -73,11 +98,20 @@ public final class Outbox {
   }
 
   /**
+   * Whether the payloads of events bound for {@code destination} are sealed at enqueue: its route (the part before
+   * {@code ':'}) or the whole destination is one of the encrypted routes, or every route is.
+   */
+  public boolean seals(String destination) {
+    return encryption != null
+        && (sealAll || sealedRoutes.contains(destination) || sealedRoutes.contains(Limits.route(destination)));
+  }
+
+  /**
    * Writes {@code event} in {@code tx}, the caller's open transaction of the store's kind (for JDBC, {@code
    * JdbcTransaction.of(connection)} with auto-commit off); it is sent only if that transaction commits.
    *
    * @return the event id
-   * @throws IllegalArgumentException when the payload is too large or not JSON
+   * @throws IllegalArgumentException when the payload is too large or not JSON, or is already a sealed envelope
    * @throws IllegalStateException when {@code tx} is not an open transaction (a JDBC connection in auto-commit mode)
    * @throws dev.idem.core.StoreException when the store refuses the write (an event id written before, say)
    */
@@ -94,7 +128,7 @@ public final class Outbox {
     for (OutboxEvent e : events) {
       checkPayload(Objects.requireNonNull(e, "event"));
       ids.add(e.id());
-      pending.add(new PendingEvent(e, orderedTypes.contains(e.type())));
+      pending.add(new PendingEvent(seals(e.destination()) ? sealed(e) : e, orderedTypes.contains(e.type())));
     }
     store.enqueue(tx, pending, clock.instant());
     return ids;
@@ -121,18 +155,86 @@ public final class Outbox {
         throw new IllegalArgumentException("event " + e.id() + " payload is not JSON: " + ex.getMessage(), ex);
       }
     }
+    if (Encryption.isSealed(payload)) {
+      // a relay would open it as if this outbox had sealed it: refuse sealed text copied from elsewhere
+      throw new IllegalArgumentException("event " + e.id() + " payload is a sealed envelope ('"
+          + Encryption.TEXT_PREFIX + "...'); enqueue the plaintext and let the outbox seal it");
+    }
+  }
+
+  private OutboxEvent sealed(OutboxEvent e) {
+    String sealed = encryption.sealText(e.payload(), associatedData(e.id(), e.destination()));
+    if (sealed.length() > MAX_STORED_PAYLOAD_CHARS) {
+      throw new IllegalArgumentException("event " + e.id() + " payload sealed is " + sealed.length()
+          + " characters, more than the payload column holds (" + MAX_STORED_PAYLOAD_CHARS + "): send a smaller"
+          + " payload");
+    }
+    return e.withPayload(sealed);
+  }
+
+  /**
+   * The payload as the transport must send it: opened when it is sealed, as it is otherwise.
+   *
+   * @throws DecryptionException when it is sealed and does not open (or this outbox has no encryption)
+   */
+  String open(UUID id, String destination, String payload) {
+    if (!Encryption.isSealed(payload)) {
+      return payload;
+    }
+    if (encryption == null) {
+      throw new DecryptionException(DecryptionException.Reason.UNKNOWN_KEY, keyIdOrNull(payload), "event " + id
+          + " payload is sealed, and outbox on " + store.name() + " has no encryption to open it: configure"
+          + " Outbox.Builder.encryption(...) with the key provider that sealed it");
+    }
+    return encryption.openText(payload, associatedData(id, destination));
+  }
+
+  private static String keyIdOrNull(String payload) {
+    try {
+      return Encryption.keyIdOf(payload);
+    } catch (DecryptionException e) {
+      return null;
+    }
+  }
+
+  private static String associatedData(UUID id, String destination) {
+    return ASSOCIATED_DATA + id + '\n' + destination;
+  }
+
+  /** The entry with its payload opened for the operator; as stored (sealed text) when it does not open. */
+  private OutboxEntry opened(OutboxEntry e) {
+    if (!Encryption.isSealed(e.payload())) {
+      return e;
+    }
+    String payload;
+    try {
+      payload = open(e.id(), e.destination(), e.payload());
+    } catch (RuntimeException ex) {
+      return e; // shown sealed (OutboxEntry.payloadSealed()); the relay reports why when it tries to send it
+    }
+    return new OutboxEntry(e.seq(), e.id(), e.type(), e.aggregateType(), e.aggregateId(), e.ordered(), payload,
+        e.headers(), e.destination(), e.status(), e.attempts(), e.attemptsSinceReplay(), e.availableAt(),
+        e.leaseOwner(), e.leaseUntil(), e.lastError(), e.createdAt(), e.finishedAt(), e.history());
   }
 
   // ------------------------------------------------------------------------------------------------- operators
 
-  /** One page of events matching {@code query}, by {@code seq}, each with its attempt history. */
+  /**
+   * One page of events matching {@code query}, by {@code seq}, each with its attempt history. Sealed payloads are
+   * shown opened; one that does not open is shown as its sealed text ({@link OutboxEntry#payloadSealed()}).
+   */
   public OutboxPage list(OutboxQuery query) {
-    return store.admin().list(query);
+    OutboxPage page = store.admin().list(query);
+    if (encryption == null) {
+      return page;
+    }
+    return new OutboxPage(page.entries().stream().map(this::opened).toList(), page.nextCursor());
   }
 
-  /** The event with this id, with its attempt history. */
+  /** The event with this id, with its attempt history; its payload shown as {@link #list} shows it. */
   public Optional<OutboxEntry> find(UUID id) {
-    return store.admin().find(id);
+    Optional<OutboxEntry> found = store.admin().find(id);
+    return encryption == null ? found : found.map(this::opened);
   }
 
   /**
@@ -205,7 +307,8 @@ public final class Outbox {
 
   @Override
   public String toString() {
-    return "Outbox{" + store.name() + ", ordered=" + orderedTypes + '}';
+    return "Outbox{" + store.name() + ", ordered=" + orderedTypes
+        + (encryption == null ? "" : ", sealed=" + (sealAll ? "*" : sealedRoutes)) + '}';
   }
 
   /** Builds an {@link Outbox}. Mutable and not thread-safe; {@link #build} copies it. */
@@ -215,6 +318,9 @@ public final class Outbox {
     private Clock clock = Clock.systemUTC();
     private int maxPayloadBytes = 1 << 20;
     private boolean validateJson = true;
+    private Encryption encryption;
+    private Set<String> sealedRoutes = Set.of();
+    private boolean sealAll;
 
     private Builder(OutboxStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -250,7 +356,40 @@ public final class Outbox {
       return this;
     }
 
+    /**
+     * Seals the payloads of events bound for {@code routes} with {@code encryption} (see the class comment). An entry
+     * is a route ({@code webhook}: every {@code webhook:...} destination) or a whole destination
+     * ({@code webhook:we_123}). Events already in the outbox, sealed or not, are read either way, so a route can be
+     * added or removed at any time; with an empty set nothing new is sealed but sealed events still open. The
+     * largest payload is then at most {@link #MAX_SEALED_PAYLOAD_BYTES}.
+     */
+    public Builder encryption(Encryption encryption, Set<String> routes) {
+      this.encryption = Objects.requireNonNull(encryption, "encryption");
+      this.sealedRoutes = Set.copyOf(routes.stream().map(Limits::destination).toList());
+      this.sealAll = false;
+      return this;
+    }
+
+    /** Seals the payloads of every event with {@code encryption}; see {@link #encryption(Encryption, Set)}. */
+    public Builder encryptAll(Encryption encryption) {
+      this.encryption = Objects.requireNonNull(encryption, "encryption");
+      this.sealedRoutes = Set.of();
+      this.sealAll = true;
+      return this;
+    }
+
+    /**
+     * Builds the outbox.
+     *
+     * @throws IllegalArgumentException when payloads are sealed and {@link #maxPayloadBytes} is larger than
+     *     {@link #MAX_SEALED_PAYLOAD_BYTES}
+     */
     public Outbox build() {
+      if (encryption != null && maxPayloadBytes > MAX_SEALED_PAYLOAD_BYTES) {
+        throw new IllegalArgumentException("maxPayloadBytes must be at most " + MAX_SEALED_PAYLOAD_BYTES
+            + " (12 MiB - 64 KiB) when payloads are sealed: the sealed text is a third longer and must fit the"
+            + " payload column (16 MiB on MariaDB); got " + maxPayloadBytes);
+      }
       return new Outbox(this);
     }
   }

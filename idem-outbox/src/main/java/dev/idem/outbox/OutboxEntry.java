@@ -1,5 +1,6 @@
 package dev.idem.outbox;
 
+import dev.idem.core.crypto.Encryption;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +16,7 @@ import java.util.UUID;
  * @param aggregateType the aggregate's type
  * @param aggregateId the aggregate's id
  * @param ordered whether the event waits for older events of its aggregate
- * @param payload the JSON payload
+ * @param payload the JSON payload; for a sealed payload that {@link Outbox#list} could not open, the sealed text
  * @param headers the event's headers
  * @param destination where it goes
  * @param status where it is in its life
@@ -36,5 +37,13 @@ public record OutboxEntry(long seq, UUID id, String type, String aggregateType, 
 
   public Optional<Instant> finished() {
     return Optional.ofNullable(finishedAt);
+  }
+
+  /**
+   * Whether {@link #payload()} is a sealed envelope: the outbox that listed it could not open it (see the event's
+   * last error), or the entry comes straight from a store.
+   */
+  public boolean payloadSealed() {
+    return Encryption.isSealed(payload);
   }
 }

@@ -42,6 +42,17 @@ public final class OutboxEvent {
     this.availableAt = b.availableAt;
   }
 
+  private OutboxEvent(OutboxEvent e, String payload) {
+    this.id = e.id;
+    this.type = e.type;
+    this.aggregateType = e.aggregateType;
+    this.aggregateId = e.aggregateId;
+    this.payload = payload;
+    this.headers = e.headers;
+    this.destination = e.destination;
+    this.availableAt = e.availableAt;
+  }
+
   /** A builder for an event of {@code type}, such as {@code payment.succeeded}. */
   public static Builder builder(String type) {
     return new Builder(type);
@@ -81,6 +92,11 @@ public final class OutboxEvent {
   /** When it becomes due, if later than the commit (a scheduled event). */
   public Optional<Instant> availableAt() {
     return Optional.ofNullable(availableAt);
+  }
+
+  /** This event with another payload (the sealed one, written in its place). */
+  OutboxEvent withPayload(String payload) {
+    return new OutboxEvent(this, payload);
   }
 
   @Override

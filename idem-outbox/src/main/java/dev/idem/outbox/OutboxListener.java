@@ -1,5 +1,6 @@
 package dev.idem.outbox;
 
+import dev.idem.core.crypto.DecryptionException;
 import java.time.Duration;
 
 /**
@@ -15,6 +16,13 @@ public interface OutboxListener {
 
   /** An attempt failed; {@code dead} when it was the last one. */
   default void failed(String relay, OutboxMessage message, DeliveryResult result, boolean dead) {}
+
+  /**
+   * A sealed payload did not open ({@code error.reason()} says why: tampered with, an unknown key, not an envelope):
+   * the event was not sent and is dead ({@link #failed} is called for it too). Count it and alert: it needs an
+   * operator (restore the key, or discard the event).
+   */
+  default void decryptionFailed(String relay, OutboxMessage message, DecryptionException error) {}
 
   /** A marking found a row no longer leased to this relay (its lease ran out and another relay took it). */
   default void leaseLost(String relay, int rows) {}

@@ -1,5 +1,6 @@
 package dev.idem.outbox;
 
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.outbox.spi.ClaimedEvent;
 import dev.idem.outbox.spi.FailedDelivery;
 import dev.idem.outbox.spi.OutboxStore;
@@ -29,6 +30,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Any number of relays, in one JVM or many, may run on one outbox: claims skip locked rows, and a claimed row is
  * out of every other relay's range until its lease ends. A relay that dies mid-batch leaves its rows to be taken over
  * when the lease ends; they are sent again (at least once), so receivers deduplicate on the event id.
+ *
+ * <p>A sealed payload (an encrypted route, see {@link Outbox}) is opened just before it is sent; one that does not
+ * open is dead at once, never sent, with an error naming the reason ({@code TAMPERED}, {@code UNKNOWN_KEY},
+ * {@code MALFORMED}), and {@link OutboxListener#decryptionFailed} counts it. A key provider that cannot be reached
+ * (any other exception) fails the attempt, retried with backoff.
  *
  * <pre>{@code
  * OutboxRelay relay = OutboxRelay.builder(outbox)
@@ -136,12 +142,30 @@ public final class OutboxRelay implements AutoCloseable {
     List<ClaimedEvent> delivered = new ArrayList<>(batch.size());
     List<FailedDelivery> failures = new ArrayList<>();
     List<ClaimedEvent> unsent = new ArrayList<>();
+    Map<OutboxMessage, DecryptionException> unopened = new LinkedHashMap<>();
     Instant now = outbox.clock().instant();
     for (Map.Entry<String, List<ClaimedEvent>> e : byRoute.entrySet()) {
-      List<ClaimedEvent> rows = e.getValue();
       Route route = routes.get(e.getKey()); // the claim returns only this relay's routes
       if (!running && !workers.isEmpty() || System.nanoTime() >= leaseEnds) {
-        unsent.addAll(rows); // stopping, or the lease ran out before this route's turn: give them back unsent
+        unsent.addAll(e.getValue()); // stopping, or the lease ran out before this route's turn: give them back unsent
+        continue;
+      }
+      List<ClaimedEvent> rows = new ArrayList<>(e.getValue().size());
+      for (ClaimedEvent c : e.getValue()) {
+        try {
+          rows.add(opened(c));
+        } catch (DecryptionException ex) {
+          unopened.put(c.message(), ex);
+          failures.add(new FailedDelivery(c, DeliveryResult.permanent("the sealed payload cannot be opened ("
+              + ex.reason() + (ex.keyId() == null ? "" : ", key '" + ex.keyId() + "'") + "): " + ex.getMessage()
+              + "; it was not sent", null), true, now));
+        } catch (RuntimeException ex) {
+          safely(() -> listener.relayError(name, ex));
+          failures.add(failure(c, DeliveryResult.retry("opening the sealed payload failed: "
+              + OutboxTransport.describe(ex), null), route.maxAttempts(), now));
+        }
+      }
+      if (rows.isEmpty()) {
         continue;
       }
       List<OutboxMessage> messages = rows.stream().map(ClaimedEvent::message).toList();
@@ -177,6 +201,7 @@ public final class OutboxRelay implements AutoCloseable {
       store.release(token, unsent, outbox.clock().instant());
     }
     Instant done = outbox.clock().instant();
+    unopened.forEach((m, ex) -> safely(() -> listener.decryptionFailed(name, m, ex)));
     for (ClaimedEvent c : delivered) {
       safely(() -> listener.delivered(name, c.message(), Duration.between(c.message().createdAt(), done)));
     }
@@ -184,6 +209,17 @@ public final class OutboxRelay implements AutoCloseable {
       safely(() -> listener.failed(name, f.claimed().message(), f.result(), f.dead()));
     }
     return batch.size();
+  }
+
+  /** The claimed event with its payload opened when it is sealed. */
+  private ClaimedEvent opened(ClaimedEvent c) {
+    OutboxMessage m = c.message();
+    String payload = outbox.open(m.id(), m.destination(), m.payload());
+    if (payload.equals(m.payload())) {
+      return c;
+    }
+    return new ClaimedEvent(c.seq(), new OutboxMessage(m.id(), m.type(), m.aggregateType(), m.aggregateId(), payload,
+        m.headers(), m.destination(), m.attempt(), m.createdAt()), c.attempts(), c.attemptBase());
   }
 
   private FailedDelivery failure(ClaimedEvent c, DeliveryResult r, int maxAttempts, Instant now) {

@@ -13,6 +13,7 @@ import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.WorkFailedException;
 import dev.idem.core.OperationPolicy;
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.fingerprint.MalformedJsonException;
 import dev.idem.core.protocol.IdemHeaders;
@@ -491,6 +492,13 @@ public final class IdempotencyFilter implements Filter {
       problem = Problem.of(ProblemCode.RESPONSE_TOO_LARGE)
           .withDetail("the answer to this request is larger than the server keeps for idempotent requests;"
               + " nothing was applied");
+    } else if (cause instanceof DecryptionException) {
+      // the kept answer exists but cannot be opened: never run the work again, never retryable
+      LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the kept answer of " + exchange.recordKey()
+          + " cannot be opened (" + ((DecryptionException) cause).reason() + "); nothing was run again", cause);
+      problem = Problem.of(ProblemCode.RECORD_UNREADABLE)
+          .withDetail("the answer kept for this Idempotency-Key cannot be read; nothing was run again. Do not retry"
+              + " with this key: ask the operator of this service");
     } else if (cause instanceof StoreException && ((StoreException) cause).isSchemaFault()) {
       // a fault of the deployment (a missing table or column, a refused permission), not an outage: retrying with
       // the same key cannot help, and the database's own text stays in the log
@@ -532,7 +540,8 @@ public final class IdempotencyFilter implements Filter {
     Throwable own = null;
     for (int i = 0; i < 10 && t != null; i++) {
       if (t instanceof MalformedJsonException || t instanceof ResponseTooLargeException
-          || t instanceof CapturedResponse.BodyTooLargeException || t instanceof StoreException
+          || t instanceof DecryptionException || t instanceof CapturedResponse.BodyTooLargeException
+          || t instanceof StoreException
           || t instanceof StoreUnavailableAfterHandlerException) {
         return t;
       }

@@ -102,6 +102,12 @@ final class TestService implements AutoCloseable {
   /** On embedded Jetty ({@link #JETTY}) or Tomcat ({@link #TOMCAT}), the executor reading {@code clock}. */
   TestService(String db, String container, Clock clock, UnaryOperator<IdempotencyFilter.Builder> filterConfig)
       throws Exception {
+    this(db, container, clock, b -> b, filterConfig);
+  }
+
+  /** As above, with {@code idemConfig} applied to the {@code Idem} builder last (encryption, say). */
+  TestService(String db, String container, Clock clock, UnaryOperator<Idem.Builder> idemConfig,
+      UnaryOperator<IdempotencyFilter.Builder> filterConfig) throws Exception {
     this.ownSchema = db.equals(DB_POSTGRES_OWN_SCHEMA)
         ? "servlet_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12) : null;
     this.dataSource = open(db, ownSchema);
@@ -110,12 +116,12 @@ final class TestService implements AutoCloseable {
         .createSchemaIfMissing(true).build();
     OperationPolicy phasedPolicy = OperationPolicy.builder().lease(LEASE).resumeCap(RESUME_CAP, Duration.ofHours(24))
         .build();
-    this.idem = Idem.builder().name("servlet-test").store(store).clock(clock)
+    this.idem = idemConfig.apply(Idem.builder().name("servlet-test").store(store).clock(clock)
         .policy("POST /orders", OperationPolicy.builder().maxResponseBytes(MAX_RESPONSE_BYTES).build())
         .policy("POST /payments", phasedPolicy)
         .policy("POST /payments-wait", phasedPolicy.toBuilder().waitInFlight(Duration.ofSeconds(30)).build())
         .phased(paymentsOperation("POST /payments"))
-        .phased(paymentsOperation("POST /payments-wait"))
+        .phased(paymentsOperation("POST /payments-wait")))
         .build();
     IdempotencyFilter filter = filterConfig.apply(IdempotencyFilter.builder(idem)
         .route(IdempotentRoute.atomic("POST", "/orders"))

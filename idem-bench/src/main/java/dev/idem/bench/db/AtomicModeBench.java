@@ -11,6 +11,8 @@ import dev.idem.core.OperationPolicy;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.UuidV7;
+import dev.idem.core.crypto.Encryption;
+import dev.idem.core.crypto.Keyring;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.jdbc.JdbcTransaction;
 import java.nio.charset.StandardCharsets;
@@ -36,15 +38,17 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The database load harness for atomic mode on PostgreSQL: a bare two-insert business transaction (a), the same
  * transaction through Idem's atomic mode (b), a hand-written raw-SQL claim+complete in the same transaction (c),
- * and the replay path (d: Idem, e: raw SQL), measured side by side in one run, alternating, on pre-filled tables.
+ * the replay path (d: Idem, e: raw SQL), and Idem with its kept answers sealed at rest (f: new key, g: replay),
+ * measured side by side in one run, alternating, on pre-filled tables.
  *
  * <pre>java -cp idem-bench/target/benchmarks.jar dev.idem.bench.db.AtomicModeBench --threads 8 --seconds 8 --passes 5
- *     [--only a,b,c,b2,c2,d,e] [--url jdbc:postgresql://127.0.0.1:5432/test --user postgres] [--prefill 100000]</pre>
+ *     [--only a,b,c,b2,c2,d,e,f,g] [--url jdbc:postgresql://127.0.0.1:5432/test --user postgres] [--prefill 100000]</pre>
  */
 public final class AtomicModeBench {
   private final HikariDataSource ds;
   private final Idem idem;
   private final Idem optimistic;
+  private final Idem sealed;
   private final int threads;
   private final int seconds;
   private final List<String> replayKeys = new ArrayList<>();
@@ -62,6 +66,8 @@ public final class AtomicModeBench {
     this.idem = Idem.builder().name("bench").store(store).build();
     this.optimistic = Idem.builder().name("bench-optimistic").store(store)
         .defaultPolicy(OperationPolicy.builder().lookupFirst(false).build()).build();
+    this.sealed = Idem.builder().name("bench-sealed").store(store)
+        .encryption(Encryption.with(Keyring.generate("bench"))).build();
     this.threads = threads;
     this.seconds = seconds;
   }
@@ -89,6 +95,8 @@ public final class AtomicModeBench {
     variants.put("c2 raw no-lookup", () -> bench.raw(false));
     variants.put("d idem replay", bench::idemReplay);
     variants.put("e raw replay", bench::rawReplay);
+    variants.put("f idem sealed", bench::idemSealed);
+    variants.put("g idem sealed replay", bench::idemSealedReplay);
     String only = opts.get("only");
     if (only != null) {
       List<String> keep = List.of(only.split(","));
@@ -141,6 +149,8 @@ public final class AtomicModeBench {
       idem.atomic(request(key, body(n)), tx -> businessWrite(JdbcTransaction.connectionOf(tx), "pay_r" + n, n));
       replayKeys.add(key);
       replayBodies.add(body(n).getBytes(StandardCharsets.UTF_8));
+      sealed.atomic(request("sealed-" + key, body(n)),
+          tx -> businessWrite(JdbcTransaction.connectionOf(tx), "pay_rs" + n, n));
     }
   }
 
@@ -265,11 +275,23 @@ public final class AtomicModeBench {
     }
   }
 
+  private void idemSealed() {
+    atomicThrough(sealed);
+  }
+
   private void idemReplay() {
+    replayThrough(idem, "");
+  }
+
+  private void idemSealedReplay() {
+    replayThrough(sealed, "sealed-");
+  }
+
+  private void replayThrough(Idem engine, String prefix) {
     int i = ThreadLocalRandom.current().nextInt(replayKeys.size());
     IdempotentRequest request = IdempotentRequest.of(Scope.of("bench"), Operation.of("POST /payments"),
-        IdempotencyKey.of(replayKeys.get(i)), replayBodies.get(i));
-    Execution e = idem.atomic(request, tx -> {
+        IdempotencyKey.of(prefix + replayKeys.get(i)), replayBodies.get(i));
+    Execution e = engine.atomic(request, tx -> {
       throw new IllegalStateException("a replay must not run the work");
     });
     if (e.outcome() != Execution.Outcome.REPLAYED) {
@@ -366,7 +388,9 @@ public final class AtomicModeBench {
     System.out.println("| ratio | per pass | median (min-max) | inverse ratio of CPU us/op (client+db) |");
     System.out.println("| --- | --- | --- | --- |");
     String[][] pairs = {{"b idem", "a bare"}, {"b idem", "c raw"}, {"b2 idem no-lookup", "a bare"},
-        {"b2 idem no-lookup", "c2 raw no-lookup"}, {"d idem replay", "a bare"}, {"d idem replay", "e raw replay"}};
+        {"b2 idem no-lookup", "c2 raw no-lookup"}, {"d idem replay", "a bare"}, {"d idem replay", "e raw replay"},
+        {"f idem sealed", "a bare"}, {"f idem sealed", "b idem"}, {"g idem sealed replay", "a bare"},
+        {"g idem sealed replay", "d idem replay"}};
     for (String[] pair : pairs) {
       if (results.containsKey(pair[0]) && results.containsKey(pair[1])) {
         ratio(results, pair[0], pair[1], passes);

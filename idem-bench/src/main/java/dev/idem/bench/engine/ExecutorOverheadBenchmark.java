@@ -9,6 +9,8 @@ import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.crypto.Encryption;
+import dev.idem.core.crypto.Keyring;
 import dev.idem.core.spi.IdempotencyAdmin;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.core.spi.StoreTransaction;
@@ -53,12 +55,16 @@ public class ExecutorOverheadBenchmark {
       "{\"id\":\"pay_42\",\"account_id\":\"acct_42\",\"amount\":1000,\"currency\":\"EUR\",\"status\":\"captured\"}");
 
   private Idem idem;
+  private Idem sealed;
   private final AtomicLong counter = new AtomicLong();
 
   @Setup
   public void setUp() {
     idem = Idem.builder().name("bench").store(new MemoryTransactions()).build();
     idem.atomic(request("replayed"), tx -> RESPONSE);
+    sealed = Idem.builder().name("bench-sealed").store(new MemoryTransactions())
+        .encryption(Encryption.with(Keyring.generate("bench"))).build();
+    sealed.atomic(request("replayed"), tx -> RESPONSE);
   }
 
   private static IdempotentRequest request(String key) {
@@ -80,6 +86,18 @@ public class ExecutorOverheadBenchmark {
   @Benchmark
   public Execution replay() {
     return idem.atomic(request("replayed"), tx -> RESPONSE);
+  }
+
+  /** {@link #firstExecution} with the kept answer sealed (AES-256-GCM, a data key per 100,000 answers). */
+  @Benchmark
+  public Execution firstExecutionSealed() {
+    return sealed.atomic(request("k" + counter.incrementAndGet()), tx -> RESPONSE);
+  }
+
+  /** {@link #replay} of a sealed answer: opened on every read (the data key is cached). */
+  @Benchmark
+  public Execution replaySealed() {
+    return sealed.atomic(request("replayed"), tx -> RESPONSE);
   }
 
   /** A store in memory with pretend transactions: enough for the executor, nothing to measure on its own. */

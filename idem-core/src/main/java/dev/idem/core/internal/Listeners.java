@@ -6,6 +6,7 @@ import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.Reconciler;
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.spi.IdemListener;
 import java.time.Duration;
 import java.util.List;
@@ -78,5 +79,10 @@ public final class Listeners implements IdemListener {
   @Override
   public void onStoreCall(String store, String call, long nanos, boolean success) {
     each(l -> l.onStoreCall(store, call, nanos, success));
+  }
+
+  @Override
+  public void onRecordUnreadable(String store, RecordKey key, DecryptionException failure) {
+    each(l -> l.onRecordUnreadable(store, key, failure));
   }
 }

@@ -67,6 +67,12 @@ public final class ProblemCode {
       "Response too large to keep");
   /** 500: the store refused the request for a reason no retry fixes (a missing table). */
   public static final ProblemCode STORE_ERROR = of("INTERNAL.store_error", 500, false, "Idempotency store error");
+  /**
+   * 500: the kept answer for this key cannot be opened (tampered with, or sealed under a key the server no longer
+   * holds). Never retryable, and nothing runs again: an operator must look at the record.
+   */
+  public static final ProblemCode RECORD_UNREADABLE = of("INTERNAL.record_unreadable", 500, false,
+      "Kept answer unreadable");
   /** 503, retryable: a dependency (the idempotency store, the inbox) could not be reached. */
   public static final ProblemCode DEPENDENCY_UNAVAILABLE = of("DEPENDENCY.unavailable", 503, true,
       "Dependency unavailable");

@@ -6,6 +6,7 @@ import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.Reconciler;
+import dev.idem.core.crypto.DecryptionException;
 import java.time.Duration;
 
 /**
@@ -66,4 +67,10 @@ public interface IdemListener {
 
   /** A store call finished. {@code call} is a short fixed name such as {@code "find"} or {@code "insert"}. */
   default void onStoreCall(String store, String call, long nanos, boolean success) {}
+
+  /**
+   * A kept answer could not be opened (see {@link dev.idem.core.crypto.DecryptionException}): the request that read
+   * it fails, and nothing runs again. {@code store} is the store's name.
+   */
+  default void onRecordUnreadable(String store, RecordKey key, DecryptionException failure) {}
 }

@@ -1,5 +1,6 @@
 package dev.idem.outbox.webhook;
 
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxTransport;
@@ -132,6 +133,10 @@ public final class WebhookTransport implements OutboxTransport {
     Optional<WebhookEndpoint> endpoint;
     try {
       endpoint = endpointId.isEmpty() ? Optional.empty() : found.computeIfAbsent(endpointId, endpoints::find);
+    } catch (DecryptionException e) {
+      // the endpoint's stored secret does not open (tampered with, unknown key): no retry signs this message
+      return done(DeliveryResult.permanent("the secret of webhook endpoint '" + endpointId + "' cannot be opened ("
+          + e.reason() + (e.keyId() == null ? "" : ", key '" + e.keyId() + "'") + "): " + e.getMessage(), null));
     } catch (RuntimeException e) {
       // the look-up failed (the database blipped): this message only is retried
       return done(DeliveryResult.retry(OutboxTransport.describe(e), null));

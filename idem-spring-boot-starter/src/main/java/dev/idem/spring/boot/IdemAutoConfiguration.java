@@ -4,8 +4,12 @@ import dev.idem.core.Idem;
 import dev.idem.core.OperationPolicy;
 import dev.idem.core.PhasedOperation;
 import dev.idem.core.RecordKey;
+import dev.idem.core.crypto.EncryptedIdempotencyStore;
+import dev.idem.core.crypto.Encryption;
+import dev.idem.core.crypto.Keyring;
 import dev.idem.core.spi.IdemListener;
 import dev.idem.core.spi.IdempotencyStore;
+import dev.idem.core.spi.KeyProvider;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotentRoute;
@@ -91,17 +95,45 @@ public class IdemAutoConfiguration {
     }
   }
 
+  /**
+   * Envelope encryption of the kept answers, when {@code idem.encryption.enabled=true}: under the
+   * {@link KeyProvider} bean if there is one (a KMS), else under the keyring the properties name.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "idem.encryption", name = "enabled", havingValue = "true")
+  public Encryption idemEncryption(IdemProperties properties, ObjectProvider<KeyProvider> keyProvider) {
+    IdemProperties.Encryption settings = properties.getEncryption();
+    KeyProvider provider = keyProvider.getIfUnique();
+    settings.validate(provider != null);
+    if (provider == null) {
+      if (settings.hasKeyringText()) {
+        provider = Keyring.parse(settings.getKeyring());
+      } else if (settings.isCreateKeyringFile()) {
+        provider = Keyring.loadOrCreate(settings.getKeyringFile(), settings.getNewKeyId());
+      } else {
+        provider = Keyring.load(settings.getKeyringFile());
+      }
+    }
+    LOG.log(System.Logger.Level.INFO, "Idem '" + properties.getName() + "': kept answers are sealed at rest under "
+        + provider);
+    return Encryption.builder(provider).dataKeyUses(settings.getDataKeyUses())
+        .dataKeyLifetime(settings.getDataKeyLifetime()).build();
+  }
+
   /** The {@code Idem} on the one {@link IdempotencyStore} bean (or the {@code @Primary} one among several). */
   @Bean
   @ConditionalOnMissingBean
   @ConditionalOnSingleCandidate(IdempotencyStore.class)
   public Idem idem(IdempotencyStore store, IdemProperties properties, ObjectProvider<PhasedOperation> phased,
-      ObjectProvider<IdemListener> listeners, ObjectProvider<Clock> clock, ListableBeanFactory beans) {
+      ObjectProvider<IdemListener> listeners, ObjectProvider<Clock> clock, ObjectProvider<Encryption> encryption,
+      ListableBeanFactory beans) {
     properties.validate();
     OperationPolicy defaults = defaults(properties);
     Idem.Builder builder = Idem.builder().name(properties.getName()).store(store).defaultPolicy(defaults)
         .clock(clock.getIfAvailable(Clock::systemUTC));
     listeners.orderedStream().forEach(builder::listener);
+    encryption.ifUnique(builder::encryption);
     Map<String, PhasedOperation> operations = phased.orderedStream()
         .collect(Collectors.toMap(p -> p.operation().name(), Function.identity(), (a, b) -> {
           throw new IllegalStateException("two PhasedOperation beans for " + a.operation());
@@ -277,8 +309,10 @@ public class IdemAutoConfiguration {
      */
     private static TransactionBoundary springBoundary(Idem idem, ObjectProvider<PlatformTransactionManager> tm) {
       PlatformTransactionManager transactions = tm.getIfUnique();
-      if (transactions != null && idem.store() instanceof JdbcIdempotencyStore) {
-        JdbcIdempotencyStore store = (JdbcIdempotencyStore) idem.store();
+      IdempotencyStore underneath = idem.store() instanceof EncryptedIdempotencyStore
+          ? ((EncryptedIdempotencyStore) idem.store()).unwrap() : idem.store();
+      if (transactions != null && underneath instanceof JdbcIdempotencyStore) {
+        JdbcIdempotencyStore store = (JdbcIdempotencyStore) underneath;
         Object managed = transactions instanceof ResourceTransactionManager
             ? ((ResourceTransactionManager) transactions).getResourceFactory() : null;
         if (managed == store.dataSource()) {

@@ -1,6 +1,9 @@
 package dev.idem.spring.boot;
 
+import dev.idem.core.Idem;
+import dev.idem.core.crypto.EncryptedIdempotencyStore;
 import dev.idem.core.spi.IdempotencyStore;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -20,7 +23,11 @@ public class IdemEndpointAutoConfiguration {
   @ConditionalOnMissingBean
   @ConditionalOnSingleCandidate(IdempotencyStore.class)
   @ConditionalOnAvailableEndpoint
-  IdempotencyEndpoint idempotencyEndpoint(IdempotencyStore store) {
-    return new IdempotencyEndpoint(store);
+  IdempotencyEndpoint idempotencyEndpoint(IdempotencyStore store, ObjectProvider<Idem> idem) {
+    // with encryption at rest, the Idem's store opens what this store keeps sealed
+    Idem engine = idem.getIfUnique();
+    boolean sealing = engine != null && engine.store() instanceof EncryptedIdempotencyStore
+        && ((EncryptedIdempotencyStore) engine.store()).unwrap() == store;
+    return new IdempotencyEndpoint(sealing ? engine.store() : store);
   }
 }

@@ -1,6 +1,7 @@
 package dev.idem.spring.boot;
 
 import dev.idem.servlet.IdempotencyFilter;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,6 +42,109 @@ public class IdemProperties {
   private final Metrics metrics = new Metrics();
   private final Logging logging = new Logging();
   private final OpenApi openapi = new OpenApi();
+  private final Encryption encryption = new Encryption();
+
+  /**
+   * Encryption at rest of the kept answers ({@code Idem.builder().encryption}): off by default. When on, the keys
+   * come from a {@code KeyProvider} bean (a KMS) if there is one, else from {@link #getKeyring() keyring} (the text
+   * form, typically from the environment variable {@code IDEM_ENCRYPTION_KEYRING}), which takes precedence, or
+   * {@link #getKeyringFile() keyring-file}.
+   */
+  public static class Encryption {
+    /** Whether kept answers are sealed at rest (default false). */
+    private boolean enabled;
+    /** The keyring's text form, newest key first: {@code id:base64-key} entries, comma-separated. Never logged. */
+    private String keyring;
+    /** A keyring file (the same text form, one entry per line); unused when {@link #keyring} is set. */
+    private Path keyringFile;
+    /** Whether a missing {@link #keyringFile} is created with one fresh key (default false). */
+    private boolean createKeyringFile;
+    /** The id of the key a created keyring file starts with (default {@code k1}). */
+    private String newKeyId = "k1";
+    /** Seals per data key before a fresh one is drawn (default 100,000; 1 gives a data key per answer). */
+    private long dataKeyUses = 100_000;
+    /** How long a data key serves before a fresh one is drawn (default 10 minutes). */
+    private Duration dataKeyLifetime = Duration.ofMinutes(10);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public String getKeyring() {
+      return keyring;
+    }
+
+    public void setKeyring(String keyring) {
+      this.keyring = keyring;
+    }
+
+    public Path getKeyringFile() {
+      return keyringFile;
+    }
+
+    public void setKeyringFile(Path keyringFile) {
+      this.keyringFile = keyringFile;
+    }
+
+    public boolean isCreateKeyringFile() {
+      return createKeyringFile;
+    }
+
+    public void setCreateKeyringFile(boolean createKeyringFile) {
+      this.createKeyringFile = createKeyringFile;
+    }
+
+    public String getNewKeyId() {
+      return newKeyId;
+    }
+
+    public void setNewKeyId(String newKeyId) {
+      this.newKeyId = newKeyId;
+    }
+
+    public long getDataKeyUses() {
+      return dataKeyUses;
+    }
+
+    public void setDataKeyUses(long dataKeyUses) {
+      this.dataKeyUses = dataKeyUses;
+    }
+
+    public Duration getDataKeyLifetime() {
+      return dataKeyLifetime;
+    }
+
+    public void setDataKeyLifetime(Duration dataKeyLifetime) {
+      this.dataKeyLifetime = dataKeyLifetime;
+    }
+
+    /** Whether the keyring's text form is given; it then takes precedence over {@link #getKeyringFile()}. */
+    public boolean hasKeyringText() {
+      return keyring != null && !keyring.isBlank();
+    }
+
+    /** Checks the settings that do not depend on a KeyProvider bean. */
+    void validate(boolean keyProviderBean) {
+      if (!enabled) {
+        return;
+      }
+      if (!keyProviderBean && !hasKeyringText() && keyringFile == null) {
+        throw new IllegalStateException("idem.encryption.enabled=true needs idem.encryption.keyring (or the"
+            + " environment variable IDEM_ENCRYPTION_KEYRING), idem.encryption.keyring-file, or a KeyProvider bean");
+      }
+      if (dataKeyUses < 1 || dataKeyUses > (1L << 32)) {
+        throw new IllegalStateException("idem.encryption.data-key-uses must be 1..4294967296, got " + dataKeyUses);
+      }
+      if (dataKeyLifetime == null || dataKeyLifetime.toMillis() < 1) {
+        throw new IllegalStateException("idem.encryption.data-key-lifetime must be at least 1ms, got "
+            + dataKeyLifetime);
+      }
+    }
+  }
 
   public static class OpenApi {
     /**
@@ -465,6 +569,11 @@ public class IdemProperties {
 
   public OpenApi getOpenapi() {
     return openapi;
+  }
+
+  /** Encryption at rest of the kept answers. */
+  public Encryption getEncryption() {
+    return encryption;
   }
 
   /** The meters' settings. */

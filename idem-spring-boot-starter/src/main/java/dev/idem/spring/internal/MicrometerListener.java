@@ -5,6 +5,7 @@ import dev.idem.core.Execution;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Reconciler;
 import dev.idem.core.RecordKey;
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.spi.IdemListener;
 import dev.idem.servlet.IdempotentRoute;
 import io.micrometer.core.instrument.Counter;
@@ -165,6 +166,15 @@ public final class MicrometerListener implements IdemListener {
   @Override
   public void onResolved(String instance, AuditEntry entry) {
     resolutions(instance, entry.key().operation().name(), entry.action().name().toLowerCase(Locale.ROOT)).increment();
+  }
+
+  /** Counts a kept answer that could not be opened, by store and reason; alert on any. */
+  @Override
+  public void onRecordUnreadable(String store, RecordKey key, DecryptionException failure) {
+    Counter.builder("idem.records.unreadable")
+        .description("Kept answers that could not be opened (tampered with, or under an unknown key)")
+        .tags("instance", instance, "store", store, "reason", failure.reason().name().toLowerCase(Locale.ROOT))
+        .register(registry).increment();
   }
 
   /** Times the store call. */

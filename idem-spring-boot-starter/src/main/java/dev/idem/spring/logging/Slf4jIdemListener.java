@@ -7,6 +7,7 @@ import dev.idem.core.LoggingListener;
 import dev.idem.core.Reconciler;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.core.spi.IdemListener;
 import java.sql.SQLException;
@@ -210,6 +211,17 @@ public final class Slf4jIdemListener implements IdemListener {
     try {
       log.info(where(instance, entry.key()) + " resolved by '" + entry.actor() + "': " + entry.action() + " "
           + entry.from() + " -> " + entry.to() + " reason=\"" + entry.reason() + "\"");
+    } finally {
+      frame.close();
+    }
+  }
+
+  @Override
+  public void onRecordUnreadable(String store, RecordKey key, DecryptionException failure) {
+    IdemMdc.Frame frame = mdc(key);
+    try {
+      log.error("store '" + store + "' " + key + ": kept answer cannot be opened, reason=" + failure.reason()
+          + " key_id=" + failure.keyId() + "; nothing was run again");
     } finally {
       frame.close();
     }

@@ -2,6 +2,7 @@ package dev.idem.examples.payments.web;
 
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.StoreException;
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletResponse;
@@ -26,7 +27,8 @@ import org.springframework.web.servlet.resource.NoResourceFoundException;
 /**
  * Turns every exception a handler throws into an RFC 9457 problem: the service's own {@link ApiProblem}s, Spring
  * MVC's client errors (unknown route, wrong method, unreadable body) as 4xx with a {@code VALIDATION.*} or
- * {@code NOT_FOUND.*} code, an unavailable database as a retryable 503, and anything else as a retryable 500.
+ * {@code NOT_FOUND.*} code, an unavailable database as a retryable 503, a kept answer that cannot be opened as the
+ * non-retryable 500 {@code INTERNAL.record_unreadable}, and anything else as a retryable 500.
  */
 @RestControllerAdvice
 public class ProblemAdvice {
@@ -79,6 +81,10 @@ public class ProblemAdvice {
       }
     }
     for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof DecryptionException) {
+        return Problem.of(ProblemCode.RECORD_UNREADABLE).withDetail("the answer kept for this Idempotency-Key"
+            + " cannot be read; nothing was run again. Do not retry with this key: ask the operator of this service");
+      }
       if (t instanceof LeaseLostException) {
         return Problem.of(ProblemCode.IN_PROGRESS)
             .withDetail("another worker took this request over; retry with the same key");

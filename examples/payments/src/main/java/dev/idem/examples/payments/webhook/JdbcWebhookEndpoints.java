@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.webhook;
 
+import dev.idem.core.crypto.Encryption;
 import dev.idem.examples.payments.ResourceId;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.outbox.webhook.WebhookEndpoint;
@@ -23,20 +24,35 @@ import javax.sql.DataSource;
  * The tenants' webhook endpoints ({@code pay_webhook_endpoint}), and the {@link WebhookEndpoints} the relay's
  * {@link dev.idem.outbox.webhook.WebhookTransport} looks them up in: a 410 Gone {@linkplain #disable disables} one.
  * Reads for the transport go to the table every time, so a disabled endpoint stops receiving at once. Thread-safe.
+ *
+ * <p>With an {@link Encryption}, the {@code secret} column holds each secret sealed and bound to its endpoint id
+ * ({@link WebhookSecret#seal}); secrets stored in clear text before encryption was turned on are still read. A secret
+ * that does not open makes {@link #find(String)} throw the {@link dev.idem.core.crypto.DecryptionException}, and the
+ * transport gives up on the event (dead, never signed with another secret).
  */
 public final class JdbcWebhookEndpoints implements WebhookEndpoints {
   private static final String COLUMNS = "SELECT id, tenant, url, events, enabled, created_at, disabled_reason"
       + " FROM pay_webhook_endpoint";
   private static final int MAX_REASON = 500;
+  /** The width of the {@code secret} column. */
+  private static final int SECRET_COLUMN = 200;
 
   private final DataSource dataSource;
   private final Clock clock;
   private final int maxPerTenant;
+  private final Encryption encryption;
 
+  /** Endpoints whose secrets are stored in clear text. */
   public JdbcWebhookEndpoints(DataSource dataSource, Clock clock, int maxPerTenant) {
+    this(dataSource, clock, maxPerTenant, null);
+  }
+
+  /** Endpoints whose secrets are sealed with {@code encryption} (clear text when it is null). */
+  public JdbcWebhookEndpoints(DataSource dataSource, Clock clock, int maxPerTenant, Encryption encryption) {
     this.dataSource = dataSource;
     this.clock = clock;
     this.maxPerTenant = maxPerTenant;
+    this.encryption = encryption;
   }
 
   /** A created endpoint and its secret, which is shown this once. */
@@ -52,6 +68,11 @@ public final class JdbcWebhookEndpoints implements WebhookEndpoints {
     WebhookSecret secret = WebhookSecret.generate();
     WebhookSubscription endpoint = new WebhookSubscription(ResourceId.next("we"), tenant, request.url().toString(),
         request.events(), true, Instant.ofEpochMilli(clock.millis()), null);
+    String stored = encryption == null ? secret.reveal() : secret.seal(encryption, endpoint.id());
+    if (stored.length() > SECRET_COLUMN) {
+      throw new IllegalStateException("the sealed secret is " + stored.length() + " characters, wider than"
+          + " pay_webhook_endpoint.secret (" + SECRET_COLUMN + "): use key ids of at most 14 characters");
+    }
     try (Connection c = dataSource.getConnection()) {
       try (PreparedStatement ps = c.prepareStatement(
           "SELECT COUNT(*) FROM pay_webhook_endpoint WHERE tenant = ? AND enabled = ?")) {
@@ -71,7 +92,7 @@ public final class JdbcWebhookEndpoints implements WebhookEndpoints {
         ps.setString(2, tenant);
         ps.setString(3, endpoint.url());
         ps.setString(4, String.join(",", endpoint.events()));
-        ps.setString(5, secret.reveal());
+        ps.setString(5, stored);
         ps.setBoolean(6, true);
         ps.setLong(7, endpoint.createdAt().toEpochMilli());
         ps.executeUpdate();
@@ -141,7 +162,7 @@ public final class JdbcWebhookEndpoints implements WebhookEndpoints {
           return Optional.empty();
         }
         return Optional.of(new WebhookEndpoint(rs.getString(1), URI.create(rs.getString(2)),
-            List.of(WebhookSecret.parse(rs.getString(3))), rs.getBoolean(4)));
+            List.of(WebhookSecret.fromStored(rs.getString(3), encryption, id)), rs.getBoolean(4)));
       }
     } catch (SQLException e) {
       // the transport counts an exception as a failed attempt, retried later: never as "no such endpoint"
@@ -176,6 +197,7 @@ public final class JdbcWebhookEndpoints implements WebhookEndpoints {
 
   @Override
   public String toString() {
-    return "JdbcWebhookEndpoints[pay_webhook_endpoint, at most " + maxPerTenant + " per tenant]";
+    return "JdbcWebhookEndpoints[pay_webhook_endpoint, at most " + maxPerTenant + " per tenant"
+        + (encryption == null ? "" : ", secrets sealed") + "]";
   }
 }

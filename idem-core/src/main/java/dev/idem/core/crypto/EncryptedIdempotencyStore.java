@@ -1,0 +1,373 @@
+package dev.idem.core.crypto;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import dev.idem.core.AuditEntry;
+import dev.idem.core.Checkpoint;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.Operation;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.IdemListener;
+import dev.idem.core.spi.IdempotencyAdmin;
+import dev.idem.core.spi.IdempotencyStore;
+import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
+import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * An {@link IdempotencyStore} that keeps the answers of another one sealed: the status stays readable (purge and the
+ * operator views use it), while the headers and the body are sealed together under {@link Encryption}, bound to the
+ * record's scope, operation, key and status. The values phases record in a checkpoint (request data, the outside
+ * system's ids) are sealed too, bound to the record. A sealed answer moved to another record, or given another status, does
+ * not open. Records read back are opened before the engine sees them; answers written before encryption was turned
+ * on are read as they are. Fingerprints stay hashes and are not sealed.
+ *
+ * <p>An answer that does not open (tampered with, or sealed under a key the key provider no longer holds) makes the
+ * read fail with {@link DecryptionException}: the request fails loudly (the servlet filter answers
+ * {@code INTERNAL.record_unreadable}), the listener's {@link IdemListener#onRecordUnreadable} counts it, and nothing
+ * is run again. The operator listing ({@link #admin()}) shows such a record still sealed rather than failing.
+ *
+ * <p>{@code Idem.builder().encryption(...)} wraps its store in one; build one directly only to share it. Thread-safe.
+ */
+public final class EncryptedIdempotencyStore implements IdempotencyStore {
+  /** The header that marks a sealed answer in the underlying store; a replay never carries it. */
+  public static final String SEALED_HEADER = "idem-sealed";
+  /** The names of the checkpoint values that hold a sealed checkpoint: this prefix and 0, 1, 2... */
+  public static final String SEALED_CHECKPOINT = "idem-sealed-";
+  private static final int CHUNK = 4000;
+
+  private final IdempotencyStore store;
+  private final Encryption encryption;
+  private final IdemListener listener;
+
+  private EncryptedIdempotencyStore(IdempotencyStore store, Encryption encryption, IdemListener listener) {
+    this.store = Objects.requireNonNull(store, "store");
+    this.encryption = Objects.requireNonNull(encryption, "encryption");
+    this.listener = Objects.requireNonNull(listener, "listener");
+  }
+
+  /** {@code store} with its answers sealed under {@code encryption}; failures to open are reported to the listener. */
+  public static EncryptedIdempotencyStore wrap(IdempotencyStore store, Encryption encryption, IdemListener listener) {
+    if (store instanceof EncryptedIdempotencyStore) {
+      throw new IllegalArgumentException("the store '" + store.name() + "' is already encrypted");
+    }
+    return new EncryptedIdempotencyStore(store, encryption, listener);
+  }
+
+  /** The store underneath, which holds the sealed answers. */
+  public IdempotencyStore unwrap() {
+    return store;
+  }
+
+  /** The key id new answers are sealed under. */
+  public String currentKeyId() {
+    return encryption.currentKeyId();
+  }
+
+  /** Whether the record's answer is sealed (as the underlying store holds it). */
+  public static boolean isSealed(IdempotencyRecord record) {
+    return record.response() != null && record.response().header(SEALED_HEADER) != null;
+  }
+
+  /**
+   * The record with its answer and its checkpoint values sealed, as the underlying store keeps it; parts that are
+   * empty or already sealed stay as they are.
+   */
+  public IdempotencyRecord seal(IdempotencyRecord record) {
+    IdempotencyRecord out = record;
+    Checkpoint checkpoint = record.checkpoint();
+    if (!checkpoint.isEmpty() && checkpoint.get(SEALED_CHECKPOINT + 0) == null) {
+      out = out.withCheckpoint(sealCheckpoint(record.key(), checkpoint));
+    }
+    StoredResponse response = record.response();
+    if (response == null || isSealed(record)) {
+      return out;
+    }
+    byte[] sealed = encryption.seal(encode(response), associatedData(record.key(), response.status()));
+    return out.withResponse(StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of("1")), sealed));
+  }
+
+  /**
+   * The record with its answer opened; unchanged when it is not sealed.
+   *
+   * @throws DecryptionException when the sealed answer does not open
+   */
+  public IdempotencyRecord open(IdempotencyRecord record) {
+    boolean sealedCheckpoint = record.checkpoint().get(SEALED_CHECKPOINT + 0) != null;
+    if (!isSealed(record) && !sealedCheckpoint) {
+      return record;
+    }
+    try {
+      IdempotencyRecord out = record;
+      if (sealedCheckpoint) {
+        out = out.withCheckpoint(openCheckpoint(record.key(), record.checkpoint()));
+      }
+      if (!isSealed(record)) {
+        return out;
+      }
+      StoredResponse sealed = record.response();
+      byte[] plain = encryption.open(sealed.body(), associatedData(record.key(), sealed.status()));
+      return out.withResponse(decode(sealed.status(), plain));
+    } catch (DecryptionException e) {
+      listener.onRecordUnreadable(store.name(), record.key(), e);
+      throw new DecryptionException(e.reason(), e.keyId(), "the kept answer of " + record.key() + " in store '"
+          + store.name() + "' cannot be opened (" + e.reason() + "): " + e.getMessage()
+          + ". Nothing was run again; an operator must resolve or evict the record", e);
+    }
+  }
+
+  @Override
+  public String name() {
+    return store.name();
+  }
+
+  @Override
+  public boolean transactional() {
+    return store.transactional();
+  }
+
+  @Override
+  public <R> R inTransaction(TransactionWork<R> work) throws Exception {
+    return store.inTransaction(work);
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> find(StoreTransaction tx, RecordKey key) {
+    return store.find(tx, key).map(this::open);
+  }
+
+  @Override
+  public Optional<IdempotencyRecord> find(RecordKey key) {
+    return store.find(key).map(this::open);
+  }
+
+  @Override
+  public boolean insert(StoreTransaction tx, IdempotencyRecord record) {
+    return store.insert(tx, seal(record));
+  }
+
+  @Override
+  public boolean insertLast(StoreTransaction tx, IdempotencyRecord record) {
+    return store.insertLast(tx, seal(record));
+  }
+
+  @Override
+  public boolean update(StoreTransaction tx, IdempotencyRecord next) {
+    return store.update(tx, seal(next));
+  }
+
+  @Override
+  public boolean delete(StoreTransaction tx, RecordKey key, long version) {
+    return store.delete(tx, key, version);
+  }
+
+  @Override
+  public boolean deleteIfExpired(StoreTransaction tx, RecordKey key, Instant now) {
+    return store.deleteIfExpired(tx, key, now);
+  }
+
+  @Override
+  public List<IdempotencyRecord> findLeaseExpired(Instant now, Collection<Operation> operations, int limit) {
+    return openAll(store.findLeaseExpired(now, operations, limit));
+  }
+
+  @Override
+  public List<IdempotencyRecord> findUncertain(Collection<Operation> operations, RecordKey after, int limit) {
+    return openAll(store.findUncertain(operations, after, limit));
+  }
+
+  @Override
+  public int purgeExpired(Instant now, int limit) {
+    return store.purgeExpired(now, limit);
+  }
+
+  @Override
+  public IdempotencyAdmin admin() {
+    IdempotencyAdmin admin = store.admin();
+    return new IdempotencyAdmin() {
+      @Override
+      public List<IdempotencyRecord> list(RecordState state, RecordKey after, int limit) {
+        List<IdempotencyRecord> page = new ArrayList<>();
+        for (IdempotencyRecord record : admin.list(state, after, limit)) {
+          IdempotencyRecord shown = record;
+          try {
+            shown = open(record);
+          } catch (DecryptionException e) {
+            // listed still sealed: the operator sees the record and can evict it; the listing does not fail
+          }
+          page.add(shown);
+        }
+        return page;
+      }
+
+      @Override
+      public boolean evict(RecordKey key) {
+        return admin.evict(key);
+      }
+
+      /** The resolution's answer is sealed like any kept answer before the store underneath keeps it. */
+      @Override
+      public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
+        if (resolution.response() == null) {
+          return admin.resolve(key, version, resolution);
+        }
+        StoredResponse response = resolution.response();
+        byte[] sealed = encryption.seal(encode(response), associatedData(key, response.status()));
+        return admin.resolve(key, version, new Resolution(resolution.action(),
+            StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of("1")), sealed), resolution.actor(),
+            resolution.reason(), resolution.at()));
+      }
+
+      @Override
+      public List<AuditEntry> history(RecordKey key) {
+        return admin.history(key);
+      }
+    };
+  }
+
+  @Override
+  public String toString() {
+    return "EncryptedIdempotencyStore[" + store.name() + ", " + encryption + "]";
+  }
+
+  private List<IdempotencyRecord> openAll(List<IdempotencyRecord> records) {
+    List<IdempotencyRecord> opened = new ArrayList<>(records.size());
+    for (IdempotencyRecord record : records) {
+      opened.add(open(record));
+    }
+    return opened;
+  }
+
+  private Checkpoint sealCheckpoint(RecordKey key, Checkpoint checkpoint) {
+    StringBuilder plain = new StringBuilder();
+    for (Map.Entry<String, String> e : checkpoint.values().entrySet()) {
+      plain.append(e.getKey().length()).append(':').append(e.getKey()).append(e.getValue().length()).append(':')
+          .append(e.getValue());
+    }
+    String sealed = encryption.sealText(plain.toString(), checkpointData(key));
+    Map<String, String> chunks = new LinkedHashMap<>();
+    for (int i = 0, at = 0; at < sealed.length(); i++, at += CHUNK) {
+      chunks.put(SEALED_CHECKPOINT + i, sealed.substring(at, Math.min(sealed.length(), at + CHUNK)));
+    }
+    if (chunks.size() > Checkpoint.MAX_VALUES) {
+      throw new IllegalArgumentException("the checkpoint of " + key + " is too large to seal: "
+          + sealed.length() + " characters sealed, at most " + (long) CHUNK * Checkpoint.MAX_VALUES);
+    }
+    return Checkpoint.of(chunks);
+  }
+
+  private Checkpoint openCheckpoint(RecordKey key, Checkpoint sealed) {
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; sealed.get(SEALED_CHECKPOINT + i) != null; i++) {
+      text.append(sealed.get(SEALED_CHECKPOINT + i));
+    }
+    String plain = encryption.openText(text.toString(), checkpointData(key));
+    Map<String, String> values = new LinkedHashMap<>();
+    try {
+      for (int at = 0; at < plain.length(); ) {
+        String name = lengthPrefixed(plain, at);
+        at = plain.indexOf(':', at) + 1 + name.length();
+        String value = lengthPrefixed(plain, at);
+        at = plain.indexOf(':', at) + 1 + value.length();
+        values.put(name, value);
+      }
+    } catch (RuntimeException e) {
+      throw new DecryptionException(DecryptionException.Reason.MALFORMED, null,
+          "a sealed checkpoint opened, but its content is not a checkpoint", e);
+    }
+    return Checkpoint.of(values);
+  }
+
+  private static String lengthPrefixed(String text, int at) {
+    int colon = text.indexOf(':', at);
+    int length = Integer.parseInt(text.substring(at, colon));
+    return text.substring(colon + 1, colon + 1 + length);
+  }
+
+  private static String checkpointData(RecordKey key) {
+    return new String(associatedData(key, 0), UTF_8) + "\u0000checkpoint";
+  }
+
+  static byte[] associatedData(RecordKey key, int status) {
+    String scope = key.scope().value();
+    return ("idem.record.v1\u0000" + scope.length() + ':' + scope + '\u0000' + key.operation().name().length() + ':'
+        + key.operation().name() + '\u0000' + key.key().value().length() + ':' + key.key().value() + '\u0000'
+        + status).getBytes(UTF_8);
+  }
+
+  /** Headers and body in one array: a count, then each name and value as a length and UTF-8 bytes, then the body. */
+  private static byte[] encode(StoredResponse response) {
+    List<byte[]> strings = new ArrayList<>();
+    int size = 4 + response.bodyLength();
+    for (Map.Entry<String, List<String>> h : response.headers().entrySet()) {
+      byte[] name = h.getKey().getBytes(UTF_8);
+      strings.add(name);
+      size += 8 + name.length;
+      for (String value : h.getValue()) {
+        byte[] v = value.getBytes(UTF_8);
+        strings.add(v);
+        size += 4 + v.length;
+      }
+    }
+    ByteBuffer out = ByteBuffer.allocate(size);
+    out.putInt(response.headers().size());
+    int i = 0;
+    for (Map.Entry<String, List<String>> h : response.headers().entrySet()) {
+      byte[] name = strings.get(i++);
+      out.putInt(name.length).put(name).putInt(h.getValue().size());
+      for (int j = 0; j < h.getValue().size(); j++) {
+        byte[] v = strings.get(i++);
+        out.putInt(v.length).put(v);
+      }
+    }
+    out.put(response.body());
+    return out.array();
+  }
+
+  private static StoredResponse decode(int status, byte[] plain) {
+    try {
+      ByteBuffer in = ByteBuffer.wrap(plain);
+      int count = in.getInt();
+      Map<String, List<String>> headers = new LinkedHashMap<>();
+      for (int i = 0; i < count; i++) {
+        String name = readString(in);
+        int n = in.getInt();
+        if (n < 0 || n > in.remaining()) {
+          throw new IllegalArgumentException(n + " values in " + in.remaining() + " bytes");
+        }
+        List<String> values = new ArrayList<>(n);
+        for (int j = 0; j < n; j++) {
+          values.add(readString(in));
+        }
+        headers.put(name, values);
+      }
+      byte[] body = new byte[in.remaining()];
+      in.get(body);
+      return StoredResponse.of(status, headers, body);
+    } catch (RuntimeException e) {
+      throw new DecryptionException(DecryptionException.Reason.MALFORMED, null,
+          "a sealed answer opened, but its content is not a kept answer", e);
+    }
+  }
+
+  private static String readString(ByteBuffer in) {
+    int n = in.getInt();
+    if (n < 0 || n > in.remaining()) {
+      throw new IllegalArgumentException("a string of " + n + " bytes in " + in.remaining());
+    }
+    String s = new String(in.array(), in.position(), n, UTF_8);
+    in.position(in.position() + n);
+    return s;
+  }
+}

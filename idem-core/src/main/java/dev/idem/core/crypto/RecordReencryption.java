@@ -1,0 +1,119 @@
+package dev.idem.core.crypto;
+
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.StoreException;
+import dev.idem.core.spi.IdempotencyStore;
+import java.time.Clock;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Re-seals, under the current key, the kept answers still sealed under an older key, so that the older key can leave
+ * the keyring before every record sealed under it has expired; optionally it also seals answers written before
+ * encryption was turned on. It walks the final records in key order, in bounded batches; each record is re-sealed
+ * in its own short transaction by an update conditional on the version it read, so claims, replays and purge go on
+ * meanwhile, and a record that changed in between is left to the next pass. Not thread-safe: one walk at a time.
+ *
+ * <pre>{@code
+ * RecordReencryption walk = RecordReencryption.of(encryptedStore, Clock.systemUTC());
+ * RecordReencryption.Pass pass;
+ * do {
+ *   pass = walk.next(500);
+ * } while (!pass.done());
+ * }</pre>
+ */
+public final class RecordReencryption {
+  private static final List<RecordState> STATES = List.of(RecordState.COMPLETED, RecordState.FAILED);
+
+  /**
+   * What one batch did: records read, re-sealed under the current key, sealed for the first time (plaintext before),
+   * left alone because they changed meanwhile, and that could not be opened (counted and left as they are); and
+   * whether the walk has reached the end.
+   */
+  public record Pass(int scanned, int resealed, int sealed, int changed, int unreadable, boolean done) {}
+
+  private final EncryptedIdempotencyStore store;
+  private final IdempotencyStore raw;
+  private final Clock clock;
+  private boolean sealPlaintext;
+  private int stateIndex;
+  private RecordKey after;
+
+  private RecordReencryption(EncryptedIdempotencyStore store, Clock clock) {
+    this.store = Objects.requireNonNull(store, "store");
+    this.raw = store.unwrap();
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /** A walk over the records of {@code store} (as {@code idem.store()} returns it when encryption is on). */
+  public static RecordReencryption of(IdempotencyStore store, Clock clock) {
+    if (!(store instanceof EncryptedIdempotencyStore)) {
+      throw new IllegalArgumentException("store '" + store.name() + "' does not seal its answers: build Idem with"
+          + " encryption(...) and pass idem.store()");
+    }
+    return new RecordReencryption((EncryptedIdempotencyStore) store, clock);
+  }
+
+  /** Also seals answers kept in plaintext, written before encryption was turned on (default: only re-seals). */
+  public RecordReencryption sealPlaintext(boolean seal) {
+    this.sealPlaintext = seal;
+    return this;
+  }
+
+  /** Handles up to {@code limit} records (1..10,000) after where the last batch stopped. */
+  public Pass next(int limit) {
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be 1..10000, got " + limit);
+    }
+    if (stateIndex >= STATES.size()) {
+      return new Pass(0, 0, 0, 0, 0, true);
+    }
+    List<IdempotencyRecord> page = raw.admin().list(STATES.get(stateIndex), after, limit);
+    String current = store.currentKeyId();
+    int resealed = 0;
+    int sealed = 0;
+    int changed = 0;
+    int unreadable = 0;
+    for (IdempotencyRecord record : page) {
+      boolean isSealed = EncryptedIdempotencyStore.isSealed(record);
+      boolean stale = isSealed ? !current.equals(Encryption.keyIdOf(record.response().body()))
+          : sealPlaintext && record.response().bodyLength() + record.response().headers().size() > 0
+              && !record.isExpired(clock.instant());
+      if (!stale) {
+        continue;
+      }
+      IdempotencyRecord opened;
+      try {
+        opened = store.open(record);
+      } catch (DecryptionException e) {
+        unreadable++;
+        continue;
+      }
+      IdempotencyRecord next = opened.withLease(null, null, clock.instant()).withResponse(opened.response());
+      boolean written;
+      try {
+        written = raw.inTransaction(tx -> raw.update(tx, store.seal(next)));
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new StoreException(raw.name(), "re-sealing " + record.key() + " failed", e);
+      }
+      if (!written) {
+        changed++;
+      } else if (isSealed) {
+        resealed++;
+      } else {
+        sealed++;
+      }
+    }
+    if (page.size() < limit) {
+      stateIndex++;
+      after = null;
+    } else {
+      after = page.get(page.size() - 1).key();
+    }
+    return new Pass(page.size(), resealed, sealed, changed, unreadable, stateIndex >= STATES.size());
+  }
+}

@@ -1,0 +1,359 @@
+package dev.idem.test;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.AuditEntry;
+import dev.idem.core.Checkpoint;
+import dev.idem.core.Execution;
+import dev.idem.core.Idem;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationPolicy;
+import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.crypto.DecryptionException;
+import dev.idem.core.crypto.EncryptedIdempotencyStore;
+import dev.idem.core.crypto.Encryption;
+import dev.idem.core.crypto.Keyring;
+import dev.idem.core.crypto.RecordReencryption;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.spi.IdemListener;
+import dev.idem.core.spi.IdempotencyStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract of answers sealed at rest ({@link EncryptedIdempotencyStore}) over a store: what reaches the store is
+ * sealed, a sealed answer opens only in its own record, a wrong or tampered one fails loudly and is never run again,
+ * and rotation re-seals under the new key while claims go on. Extend it and implement {@link #createStore()} (the
+ * plain store underneath); each test uses a fresh random scope.
+ */
+public abstract class EncryptedStoreContract {
+  private static final String SECRET = "card 4242424242424242 cvc 123";
+
+  protected IdempotencyStore raw;
+  private Scope scope;
+  private Instant now;
+  private final List<DecryptionException> unreadable = new CopyOnWriteArrayList<>();
+  private final IdemListener listener = new IdemListener() {
+    @Override
+    public void onRecordUnreadable(String store, RecordKey key, DecryptionException failure) {
+      unreadable.add(failure);
+    }
+  };
+
+  /** The plain store to seal answers over. Called before each test. */
+  protected abstract IdempotencyStore createStore() throws Exception;
+
+  /** Releases what {@link #createStore()} made. */
+  protected void closeStore(IdempotencyStore store) throws Exception {}
+
+  @BeforeEach
+  void setUpStore() throws Exception {
+    raw = createStore();
+    scope = Scope.of("sealed-" + UUID.randomUUID());
+    now = Instant.ofEpochMilli(System.currentTimeMillis());
+  }
+
+  @AfterEach
+  void tearDownStore() throws Exception {
+    closeStore(raw);
+  }
+
+  @Test
+  void answersReachTheStoreSealedAndReadBackWhole() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    IdempotencyRecord record = completed(key("k-round-trip"), 201);
+
+    insert(sealed, record);
+
+    IdempotencyRecord stored = raw.find(record.key()).orElseThrow();
+    assertThat(stored.response().status()).isEqualTo(201);
+    assertThat(stored.response().headers()).containsOnlyKeys(EncryptedIdempotencyStore.SEALED_HEADER);
+    assertThat(new String(stored.response().body(), UTF_8)).doesNotContain("4242424242424242", "thing_1");
+    assertThat(Encryption.keyIdOf(stored.response().body())).isEqualTo("k1");
+    assertThat(sealed.find(record.key())).contains(record);
+    Optional<IdempotencyRecord> inTx = sealed.inTransaction(tx -> sealed.find(tx, record.key()));
+    assertThat(inTx).contains(record);
+  }
+
+  @Test
+  void checkpointValuesReachTheStoreSealedAndReadBackWhole() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key("k-checkpoint"), Fingerprint.ofHash("a".repeat(64)),
+        "worker-1", now, Duration.ofSeconds(30), Duration.ofHours(1));
+    Checkpoint values = Checkpoint.of(Map.of("account_id", "acct_" + SECRET, "note", "x".repeat(4096),
+        "charge_id", "ch_1:2"));
+    IdempotencyRecord advanced = claimed.withRecoveryPoint("charge", values, now.minusSeconds(1), now);
+    insert(sealed, claimed);
+
+    boolean updated = sealed.inTransaction(tx -> sealed.update(tx, advanced));
+
+    assertThat(updated).isTrue();
+    IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
+    assertThat(stored.checkpoint().values().keySet())
+        .allMatch(name -> name.startsWith(EncryptedIdempotencyStore.SEALED_CHECKPOINT));
+    assertThat(stored.checkpoint().values().toString()).doesNotContain("4242424242424242", "ch_1");
+    assertThat(sealed.find(claimed.key()).orElseThrow().checkpoint()).isEqualTo(values);
+    assertThat(sealed.findLeaseExpired(now, List.of(claimed.key().operation()), 1000))
+        .filteredOn(r -> r.key().equals(claimed.key())).singleElement()
+        .satisfies(r -> assertThat(r.checkpoint()).isEqualTo(values));
+  }
+
+  @Test
+  void aSealedAnswerMovedToAnotherRecordDoesNotOpen() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    insert(sealed, completed(key("k-a"), 201));
+    insert(sealed, completed(key("k-b"), 201));
+    IdempotencyRecord a = raw.find(key("k-a")).orElseThrow();
+    IdempotencyRecord b = raw.find(key("k-b")).orElseThrow();
+
+    rewrite(b.withLease(null, null, now).withResponse(a.response()));
+
+    assertThatThrownBy(() -> sealed.find(key("k-b")))
+        .isInstanceOfSatisfying(DecryptionException.class,
+            e -> assertThat(e.reason()).isEqualTo(DecryptionException.Reason.TAMPERED))
+        .hasMessageContaining("k-b").hasMessageContaining("Nothing was run again");
+    assertThat(unreadable).hasSize(1);
+    assertThat(sealed.find(key("k-a"))).isPresent();
+  }
+
+  @Test
+  void aSealedAnswerGivenAnotherStatusDoesNotOpen() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    insert(sealed, completed(key("k-status"), 402));
+    IdempotencyRecord stored = raw.find(key("k-status")).orElseThrow();
+
+    rewrite(stored.withLease(null, null, now).withResponse(
+        StoredResponse.of(200, stored.response().headers(), stored.response().body())));
+
+    assertThatThrownBy(() -> sealed.find(key("k-status"))).isInstanceOfSatisfying(DecryptionException.class,
+        e -> assertThat(e.reason()).isEqualTo(DecryptionException.Reason.TAMPERED));
+  }
+
+  @Test
+  void everyFlippedByteOfASealedAnswerIsRefused() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    insert(sealed, completed(key("k-flip"), 201));
+    IdempotencyRecord stored = raw.find(key("k-flip")).orElseThrow();
+    byte[] body = stored.response().body();
+    IdempotencyRecord current = stored;
+
+    for (int i = 0; i < body.length; i += Math.max(1, body.length / 40)) {
+      byte[] flipped = body.clone();
+      flipped[i] ^= 0x01;
+      current = current.withLease(null, null, now).withResponse(
+          StoredResponse.of(201, stored.response().headers(), flipped));
+      rewrite(current);
+
+      assertThatThrownBy(() -> sealed.find(key("k-flip"))).as("byte %d", i)
+          .isInstanceOf(DecryptionException.class);
+    }
+  }
+
+  @Test
+  void anAnswerSealedUnderAKeyTheKeyringNoLongerHoldsIsRefusedAsUnknownKey() throws Exception {
+    Keyring k1 = Keyring.generate("k1");
+    insert(sealing(k1), completed(key("k-unknown"), 201));
+    EncryptedIdempotencyStore other = sealing(Keyring.generate("k2"));
+
+    assertThatThrownBy(() -> other.find(key("k-unknown"))).isInstanceOfSatisfying(DecryptionException.class,
+        e -> {
+          assertThat(e.reason()).isEqualTo(DecryptionException.Reason.UNKNOWN_KEY);
+          assertThat(e.keyId()).isEqualTo("k1");
+        });
+    assertThat(unreadable).extracting(DecryptionException::reason)
+        .containsExactly(DecryptionException.Reason.UNKNOWN_KEY);
+  }
+
+  @Test
+  void aTamperedAnswerFailsEveryRetryAndIsNeverRunAgain() throws Exception {
+    Idem idem = Idem.builder().name("sealed").store(raw).encryption(Encryption.with(Keyring.generate("k1")))
+        .listener(listener).build();
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentRequest request = IdempotentRequest.of(key("k-never-again"), "{\"amount\":5}".getBytes(UTF_8),
+        "application/json");
+    Execution first = idem.leased(request, k -> {
+      runs.incrementAndGet();
+      return StoredResponse.json(201, "{\"id\":\"pay_1\"}");
+    });
+    assertThat(first.outcome()).isEqualTo(Execution.Outcome.STORED);
+    IdempotencyRecord stored = raw.find(key("k-never-again")).orElseThrow();
+    byte[] body = stored.response().body();
+    body[body.length - 1] ^= 0x01;
+    rewrite(stored.withLease(null, null, now).withResponse(
+        StoredResponse.of(201, stored.response().headers(), body)));
+
+    for (int i = 0; i < 3; i++) {
+      assertThatThrownBy(() -> idem.leased(request, k -> {
+        runs.incrementAndGet();
+        return StoredResponse.json(201, "{\"id\":\"pay_2\"}");
+      })).satisfies(e -> assertThat(rootDecryption(e)).isNotNull()
+          .extracting(DecryptionException::reason).isEqualTo(DecryptionException.Reason.TAMPERED));
+    }
+
+    assertThat(runs).hasValue(1);
+    assertThat(unreadable).hasSize(3);
+  }
+
+  @Test
+  void rotationReSealsEveryAnswerUnderTheNewKeyWhileClaimsGoOn() throws Exception {
+    Keyring k1 = Keyring.generate("k1");
+    EncryptedIdempotencyStore before = sealing(k1);
+    int old = 120;
+    for (int i = 0; i < old; i++) {
+      insert(before, completed(key("old-" + i), 201));
+    }
+    Keyring k2 = k1.withNewKey("k2");
+    EncryptedIdempotencyStore after = sealing(k2);
+    AtomicBoolean walking = new AtomicBoolean(true);
+    List<RecordKey> written = new CopyOnWriteArrayList<>();
+    CountDownLatch started = new CountDownLatch(2);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    List<Future<?>> writers = new ArrayList<>();
+    for (int w = 0; w < 2; w++) {
+      int writer = w;
+      writers.add(pool.submit(() -> {
+        started.countDown();
+        for (int i = 0; walking.get() && i < 2_000; i++) {
+          RecordKey k = key("new-" + writer + "-" + i);
+          insert(after, completed(k, 201));
+          assertThat(after.find(key("old-" + (i % old)))).isPresent();
+          written.add(k);
+        }
+        return null;
+      }));
+    }
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    RecordReencryption walk = RecordReencryption.of(after, Clock.systemUTC());
+    int resealed = 0;
+    RecordReencryption.Pass pass;
+    do {
+      pass = walk.next(25);
+      resealed += pass.resealed();
+    } while (!pass.done());
+    walking.set(false);
+    for (Future<?> writer : writers) {
+      writer.get(60, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+
+    assertThat(resealed).isGreaterThanOrEqualTo(old);
+    EncryptedIdempotencyStore retired = sealing(k2.without("k1"));
+    for (int i = 0; i < old; i++) {
+      IdempotencyRecord stored = raw.find(key("old-" + i)).orElseThrow();
+      assertThat(Encryption.keyIdOf(stored.response().body())).isEqualTo("k2");
+      assertThat(retired.find(key("old-" + i)).orElseThrow().response().bodyAsString()).contains("thing_1");
+    }
+    assertThat(written).isNotEmpty();
+    for (RecordKey k : written) {
+      assertThat(retired.find(k)).isPresent();
+    }
+  }
+
+  @Test
+  void answersKeptBeforeEncryptionWasOnStillReadAndCanBeSealedLater() throws Exception {
+    IdempotencyRecord plain = completed(key("k-plain"), 201);
+    insert(raw, plain);
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+
+    assertThat(sealed.find(plain.key())).contains(plain);
+    RecordReencryption.Pass pass;
+    RecordReencryption walk = RecordReencryption.of(sealed, Clock.systemUTC()).sealPlaintext(true);
+    do {
+      pass = walk.next(200);
+    } while (!pass.done());
+
+    IdempotencyRecord stored = raw.find(plain.key()).orElseThrow();
+    assertThat(EncryptedIdempotencyStore.isSealed(stored)).isTrue();
+    assertThat(sealed.find(plain.key()).orElseThrow().response().bodyAsString()).isEqualTo(
+        plain.response().bodyAsString());
+  }
+
+  @Test
+  void anUncertainRecordIsFoundOpenedAndAnOperatorsAnswerToItIsSealed() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    Operation operation = Operation.of("POST /sealed-uncertain-" + UUID.randomUUID());
+    RecordKey key = new RecordKey(scope, operation, IdempotencyKey.of("k-uncertain"));
+    Checkpoint values = Checkpoint.of(Map.of("account_id", "acct_" + SECRET));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key, Fingerprint.ofHash("a".repeat(64)), "worker-1", now,
+        Duration.ofSeconds(30), Duration.ofHours(1));
+    IdempotencyRecord uncertain = claimed.withRecoveryPoint("charge", values, now, now)
+        .afterFailedResume(OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ZERO, now);
+    insert(sealed, claimed);
+    sealed.inTransaction(tx -> sealed.update(tx, claimed.withRecoveryPoint("charge", values, now, now)));
+    sealed.inTransaction(tx -> sealed.update(tx, uncertain));
+    StoredResponse answer = StoredResponse.json(201, "{\"note\":\"" + SECRET + "\"}");
+
+    List<IdempotencyRecord> found = sealed.findUncertain(List.of(operation), null, 10);
+    Optional<AuditEntry> entry = sealed.admin().resolve(key, uncertain.version(),
+        Resolution.complete(answer, "alice", "the provider shows the charge", now));
+
+    assertThat(found).singleElement().satisfies(r -> assertThat(r.checkpoint()).isEqualTo(values));
+    assertThat(entry).isPresent();
+    IdempotencyRecord stored = raw.find(key).orElseThrow();
+    assertThat(EncryptedIdempotencyStore.isSealed(stored)).isTrue();
+    assertThat(new String(stored.response().body(), UTF_8)).doesNotContain("4242424242424242");
+    assertThat(sealed.find(key).orElseThrow().response()).isEqualTo(answer);
+    assertThat(sealed.admin().history(key)).containsExactly(entry.get());
+  }
+
+  private EncryptedIdempotencyStore sealing(Keyring keyring) {
+    return EncryptedIdempotencyStore.wrap(raw, Encryption.with(keyring), listener);
+  }
+
+  private RecordKey key(String key) {
+    return new RecordKey(scope, Operation.of("POST /sealed"), IdempotencyKey.of(key));
+  }
+
+  private IdempotencyRecord completed(RecordKey key, int status) {
+    StoredResponse response = StoredResponse.of(status,
+        Map.of("Content-Type", List.of("application/json"), "Location", List.of("/things/1")),
+        ("{\"id\":\"thing_1\",\"note\":\"" + SECRET + "\"}").getBytes(UTF_8));
+    return IdempotencyRecord.finished(key, Fingerprint.ofHash("a".repeat(64)), response, RecordState.COMPLETED, now,
+        Duration.ofHours(1));
+  }
+
+  private static void insert(IdempotencyStore store, IdempotencyRecord record) throws Exception {
+    boolean inserted = store.inTransaction(tx -> store.insert(tx, record));
+    assertThat(inserted).as("inserted %s", record.key()).isTrue();
+  }
+
+  private void rewrite(IdempotencyRecord next) throws Exception {
+    boolean updated = raw.inTransaction(tx -> raw.update(tx, next));
+    assertThat(updated).isTrue();
+  }
+
+  private static DecryptionException rootDecryption(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof DecryptionException) {
+        return (DecryptionException) t;
+      }
+    }
+    return null;
+  }
+}
