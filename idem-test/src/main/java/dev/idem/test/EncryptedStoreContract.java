@@ -125,6 +125,33 @@ public abstract class EncryptedStoreContract {
   }
 
   @Test
+  void aRecordThatDoesNotOpenDoesNotHideTheOthersFromTheCompleter() throws Exception {
+    EncryptedIdempotencyStore other = sealing(Keyring.generate("k1"));
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    IdempotencyRecord foreign = expiredClaim("k-foreign");
+    IdempotencyRecord ours = expiredClaim("k-ours");
+    insert(other, foreign);
+    insert(sealed, ours);
+    IdempotencyRecord foreignAdvanced = foreign.withRecoveryPoint("charge", Checkpoint.of(Map.of("a", "b")),
+        now.minusSeconds(30), now.minusSeconds(59));
+    IdempotencyRecord oursAdvanced = ours.withRecoveryPoint("charge", Checkpoint.of(Map.of("c", "d")),
+        now.minusSeconds(30), now.minusSeconds(59));
+    boolean foreignUpdated = other.inTransaction(tx -> other.update(tx, foreignAdvanced));
+    boolean oursUpdated = sealed.inTransaction(tx -> sealed.update(tx, oursAdvanced));
+    assertThat(foreignUpdated && oursUpdated).isTrue();
+
+    List<IdempotencyRecord> expired = sealed.findLeaseExpired(now, List.of(ours.key().operation()), 1000);
+
+    assertThat(expired).extracting(IdempotencyRecord::key).contains(ours.key()).doesNotContain(foreign.key());
+    assertThat(unreadable).extracting(DecryptionException::reason).contains(DecryptionException.Reason.TAMPERED);
+  }
+
+  private IdempotencyRecord expiredClaim(String key) {
+    return IdempotencyRecord.claimed(key(key), Fingerprint.ofHash("a".repeat(64)), "worker-1", now.minusSeconds(60),
+        Duration.ofSeconds(1), Duration.ofHours(1));
+  }
+
+  @Test
   void aSealedAnswerMovedToAnotherRecordDoesNotOpen() throws Exception {
     EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
     insert(sealed, completed(key("k-a"), 201));

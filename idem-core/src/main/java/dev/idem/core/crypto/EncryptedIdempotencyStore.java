@@ -241,10 +241,18 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
     return "EncryptedIdempotencyStore[" + store.name() + ", " + encryption + "]";
   }
 
+  /**
+   * The records opened; one that does not open is left out (the listener has counted it), so that it cannot stop the
+   * completer from resuming the others.
+   */
   private List<IdempotencyRecord> openAll(List<IdempotencyRecord> records) {
     List<IdempotencyRecord> opened = new ArrayList<>(records.size());
     for (IdempotencyRecord record : records) {
-      opened.add(open(record));
+      try {
+        opened.add(open(record));
+      } catch (DecryptionException e) {
+        // reported by open(); an operator resolves or evicts it
+      }
     }
     return opened;
   }

@@ -1,5 +1,6 @@
 package dev.idem.spring.outbox;
 
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.Outbox;
@@ -35,6 +36,8 @@ import java.util.function.Supplier;
  *   <li>{@code idem.outbox.delivered} (counter): relay, route
  *   <li>{@code idem.outbox.delivery.latency} (timer, with a histogram): from enqueue to delivery; relay, route
  *   <li>{@code idem.outbox.failed} (counter): relay, route, dead = true|false, kind = retry|permanent
+ *   <li>{@code idem.outbox.decryption.failures} (counter): sealed payloads that did not open (the event is dead,
+ *       never sent); relay, route, reason = tampered|unknown_key|malformed
  *   <li>{@code idem.outbox.lease.lost} (counter, rows) and {@code idem.outbox.relay.errors} (counter): relay
  *   <li>{@code idem.outbox.backlog} (gauge): pending events; {@code idem.outbox.dead} (gauge): dead events
  *   <li>{@code idem.outbox.oldest.pending.age} (time gauge): how long the oldest pending event has waited, 0 when
@@ -139,6 +142,14 @@ public final class OutboxMetrics implements OutboxListener, InboxListener, AutoC
     Counter.builder("idem.outbox.failed").description("Failed delivery attempts; dead=true when it was the last")
         .tags("instance", instance, "relay", relay, "route", route(message), "dead", Boolean.toString(dead),
             "kind", result.kind().name().toLowerCase(Locale.ROOT))
+        .register(registry).increment();
+  }
+
+  @Override
+  public void decryptionFailed(String relay, OutboxMessage message, DecryptionException error) {
+    Counter.builder("idem.outbox.decryption.failures").description("Sealed payloads that did not open; never sent")
+        .tags("instance", instance, "relay", relay, "route", route(message),
+            "reason", error.reason().name().toLowerCase(Locale.ROOT))
         .register(registry).increment();
   }
 

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.outbox;
 
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.OutboxListener;
@@ -31,6 +32,11 @@ final class Listeners {
       @Override
       public void failed(String relay, OutboxMessage message, DeliveryResult result, boolean dead) {
         all.forEach(l -> safely(() -> l.failed(relay, message, result, dead)));
+      }
+
+      @Override
+      public void decryptionFailed(String relay, OutboxMessage message, DecryptionException error) {
+        all.forEach(l -> safely(() -> l.decryptionFailed(relay, message, error)));
       }
 
       @Override

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.outbox;
 
+import dev.idem.core.crypto.Encryption;
 import dev.idem.examples.payments.PaymentsProperties;
 import dev.idem.examples.payments.PaymentsSchema;
 import dev.idem.examples.payments.inbox.InboxCounts;
@@ -68,9 +69,12 @@ public class OutboxConfiguration {
     return JdbcOutboxStore.builder(dataSource).dialect(schema.dialect()).createSchemaIfMissing(true).build();
   }
 
+  /** Every route's payloads are sealed at rest when there is an {@link Encryption} bean (idem.encryption.*). */
   @Bean
-  Outbox outbox(JdbcOutboxStore store, Clock clock) {
-    return Outbox.builder(store).clock(clock).build();
+  Outbox outbox(JdbcOutboxStore store, Clock clock, ObjectProvider<Encryption> encryption) {
+    Outbox.Builder outbox = Outbox.builder(store).clock(clock);
+    Encryption sealing = encryption.getIfAvailable();
+    return (sealing == null ? outbox : outbox.encryptAll(sealing)).build();
   }
 
   @Bean
@@ -100,8 +104,9 @@ public class OutboxConfiguration {
 
   @Bean
   JdbcWebhookEndpoints webhookEndpoints(DataSource dataSource, PaymentsSchema schema, Clock clock,
-      PaymentsProperties properties) {
-    return new JdbcWebhookEndpoints(dataSource, clock, properties.webhooks().maxEndpointsPerTenant());
+      PaymentsProperties properties, ObjectProvider<Encryption> encryption) {
+    return new JdbcWebhookEndpoints(dataSource, clock, properties.webhooks().maxEndpointsPerTenant(),
+        encryption.getIfAvailable());
   }
 
   @Bean
