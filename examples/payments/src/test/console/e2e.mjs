@@ -331,6 +331,57 @@ async function run(page) {
   }
   check((await pending).status === 201, 'the pending payment completes');
 
+  log('an uncertain payment, completed by hand with an answer and a reason');
+  const uncertainKey = `console-e2e-uncertain-${randomUUID()}`;
+  await faults({ provider_error_rate: 1 });
+  try {
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const down = await pay(uncertainKey, 450, 'acct_console_uncertain');
+      if (down.status === 409) break;
+      check(down.status === 503, `while the provider is down a payment answers 503: ${down.status} ${down.text}`);
+    }
+    const conflict = await pay(uncertainKey, 450, 'acct_console_uncertain');
+    check(conflict.status === 409 && conflict.json.code === 'CONFLICT.idempotency.outcome_uncertain',
+      `an uncertain payment answers 409 outcome_uncertain: ${conflict.status} ${conflict.text}`);
+    await page.getByTestId('tab-records').click();
+    await page.getByTestId('records-state').selectOption('uncertain');
+    await page.getByTestId('records-search').fill(uncertainKey);
+    await page.getByTestId('records-submit').click();
+    const uncertainRow = page.locator(`[data-testid="record-row"][data-key="${uncertainKey}"]`);
+    await uncertainRow.waitFor();
+    check(await uncertainRow.getAttribute('data-state') === 'uncertain', 'the record is uncertain');
+    await screenshot(page, 'records-uncertain');
+    const replies = ['201', '{"status":"captured_by_hand"}', 'the provider dashboard shows the charge'];
+    const asked = [];
+    const reply = (dialog) => {
+      asked.push(dialog.message());
+      return dialog.accept(replies[asked.length - 1]);
+    };
+    page.on('dialog', reply);
+    try {
+      await uncertainRow.getByTestId('resolve-complete').click();
+      await page.getByTestId('notice').filter({ hasText: 'Resolved' }).waitFor();
+    } finally {
+      page.off('dialog', reply);
+    }
+    check(asked.length === 3 && /status/.test(asked[0]) && /body/.test(asked[1]) && /reason/i.test(asked[2]),
+      `the console asked for the status, the body and a reason: ${asked}`);
+    const listed = await api('GET', `/admin/console/records?state=any&key=${encodeURIComponent(uncertainKey)}`,
+      { key: ADMIN_KEY });
+    check(listed.status === 200 && listed.json.records.length === 1
+      && listed.json.records[0].state === 'completed', `the record is completed: ${listed.text}`);
+    const audit = await api('GET', `/admin/console/records/history?${new URLSearchParams({
+      scope: listed.json.records[0].scope, operation: 'POST /payments', key: uncertainKey })}`, { key: ADMIN_KEY });
+    check(audit.status === 200 && audit.json.history.length === 1
+      && audit.json.history[0].actor === 'admin (console)' && audit.json.history[0].to === 'completed',
+      `the audit names the console's admin: ${audit.text}`);
+  } finally {
+    await faults({ provider_error_rate: 0 });
+  }
+  const decided = await pay(uncertainKey, 450, 'acct_console_uncertain');
+  check(decided.status === 201 && decided.json.status === 'captured_by_hand',
+    `the decided payment replays the operator's answer: ${decided.status} ${decided.text}`);
+
   log('signing out forgets the key');
   await page.getByTestId('logout').click();
   await page.getByTestId('login').waitFor({ state: 'visible' });

@@ -128,12 +128,15 @@
     }
   }
 
-  async function call(method, path) {
+  async function call(method, path, json) {
     const key = sessionStorage.getItem(KEY_STORAGE);
     if (!key) throw new SignedOut('signed out');
+    const headers = { Authorization: `Bearer ${key}`, Accept: 'application/json' };
+    if (json !== undefined) headers['Content-Type'] = 'application/json';
     const response = await fetchWithTimeout(new URL(path, ROOT), {
       method,
-      headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+      headers,
+      body: json === undefined ? undefined : JSON.stringify(json),
       cache: 'no-store',
       credentials: 'omit',
     }, `${method} ${path}`);
@@ -267,7 +270,7 @@
   /** What a row shows apart from the times, which move on with every load. */
   function recordSignature(r) {
     return [r.scope, r.operation, r.key, r.state, r.version, r.recovery_point, r.lease_owner, r.locked_until,
-      r.updated_at, r.response_status].join('\u0000');
+      r.updated_at, r.response_status, r.resume_attempts].join('\u0000');
   }
 
   async function loadRecords() {
@@ -308,21 +311,45 @@
 
   const rowRecords = new WeakMap();
 
+  /** The three decisions an operator can take on an uncertain record. */
+  const RESOLUTIONS = [
+    { action: 'complete', label: 'Complete', status: '201' },
+    { action: 'fail', label: 'Fail', status: '422' },
+    { action: 'retry', label: 'Retry' },
+  ];
+
+  function actionButtons(row, r) {
+    const buttons = [];
+    if (r.state === 'uncertain') {
+      RESOLUTIONS.forEach((res) => buttons.push(el('button', {
+        type: 'button', className: 'small', 'data-testid': `resolve-${res.action}`, text: res.label,
+        onclick: () => resolveRecord(rowRecords.get(row), res),
+      })));
+    }
+    buttons.push(el('button', {
+      type: 'button', className: 'danger small', 'data-testid': 'evict', text: 'Evict',
+      onclick: () => evictRecord(rowRecords.get(row)),
+    }));
+    return buttons;
+  }
+
   function recordRow(r) {
+    const uncertain = r.state === 'uncertain';
     const row = el('tr', { 'data-testid': 'record-row', 'data-key': r.key, 'data-state': r.state },
       el('td', { className: 'mono', text: r.scope }),
       el('td', { className: 'mono nowrap', text: r.operation }),
-      el('td', { className: 'mono wrap', 'data-testid': 'record-key', text: r.key }),
-      el('td', {}, pill(r.state)),
+      el('td', {
+        className: 'mono wrap', 'data-testid': 'record-key', text: r.key,
+        title: uncertain && r.provider_key ? `provider key: ${r.provider_key}` : null,
+      }),
+      el('td', { title: uncertain ? `${r.resume_attempts} failed resumptions` : null }, pill(r.state)),
       el('td', { text: r.recovery_point || '–' }),
       el('td', { className: 'mono', text: r.lease_owner || '–' }),
       el('td', { 'data-testid': 'lease-age', text: r.state === 'in_progress' ? duration(r.lease_age_ms) : '–' }),
       el('td', { 'data-testid': 'lease-ends' }, leaseCell(r)),
       el('td', { className: 'nowrap', title: time(r.updated_at), text: ago(r.updated_at) }),
-      el('td', { className: 'actions' }, el('button', {
-        type: 'button', className: 'danger small', 'data-testid': 'evict', text: 'Evict',
-        onclick: () => evictRecord(rowRecords.get(row)),
-      })));
+      el('td', { className: 'actions' }));
+    row.cells[9].replaceChildren(...actionButtons(row, r));
     rowRecords.set(row, r);
     return row;
   }
@@ -340,6 +367,49 @@
       row.cells[7].replaceChildren(lease);
     }
     setText(row.cells[8], ago(r.updated_at));
+  }
+
+  /**
+   * Decides an uncertain record: asks for the answer (complete, fail) and the reason, then resolves it at the version
+   * shown. A record that moved on meanwhile is left alone and reported.
+   */
+  async function resolveRecord(r, res) {
+    const what = `${res.label} the uncertain record of key "${r.key}" (${r.operation}, scope ${r.scope})`;
+    const body = { action: res.action };
+    if (res.status) {
+      const status = window.prompt(`${what}.\n\nThe HTTP status a retry of this key will get from now on`
+        + (res.action === 'complete' ? ' (below 400):' : ' (a 4xx):'), res.status);
+      if (status === null) return;
+      body.status = Number(status);
+      const answer = window.prompt('The JSON body a retry of this key will get (check the provider first: '
+        + `provider key ${r.provider_key || 'unknown'}):`, '{}');
+      if (answer === null) return;
+      try {
+        body.body = JSON.parse(answer);
+      } catch (e) {
+        showError(new Error(`Not resolved: the body is not JSON (${e.message}).`));
+        return;
+      }
+    } else if (!window.confirm(`${what}?\n\nIt goes back in progress and is resumed at once: its provider call is `
+        + 'sent again with the same key. Only do this when the provider deduplicates on it.')) {
+      return;
+    }
+    const reason = window.prompt('Why? The reason is kept in the record\'s audit with your decision.', '');
+    if (reason === null) return;
+    if (!reason.trim()) {
+      showError(new Error('Not resolved: a reason is required.'));
+      return;
+    }
+    body.reason = reason;
+    const q = new URLSearchParams({ scope: r.scope, operation: r.operation, key: r.key, version: String(r.version) });
+    try {
+      const entry = await call('POST', `admin/console/records/resolve?${q}`, body);
+      notify(`Resolved the record of key ${r.key}: ${entry.from} -> ${entry.to}.`);
+    } catch (e) {
+      showError(e instanceof CallFailed && e.code === 'CONFLICT.record.changed'
+        ? new Error(`Not resolved: the record of key ${r.key} changed since it was shown. Look at it again.`) : e);
+    }
+    await loadRecords().catch(showError);
   }
 
   async function evictRecord(r) {

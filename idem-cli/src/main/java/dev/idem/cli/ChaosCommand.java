@@ -55,6 +55,8 @@ final class ChaosCommand implements Command {
   private static final String KEYRING = "chaos:" + Base64.getEncoder().encodeToString(randomKey());
   /** The share of intents that may stay unanswered (every instance down for the whole retry budget). */
   private static final double MAX_UNANSWERED = 0.02;
+  /** How long after the provider is back reconciliation has to close every uncertain record. */
+  private static final Duration RECONCILE_WINDOW = Duration.ofSeconds(60);
 
   @Override
   public String name() {
@@ -70,7 +72,8 @@ final class ChaosCommand implements Command {
   public String usage() {
     return "usage: idem chaos [--preset short|long] [--duration D] [--rate N] [--instances N] [--seed N]\n"
         + "                  [--db h2|JDBC_URL] [--kill-every D|none] [--pg-restart-at F|D|none]\n"
-        + "                  [--fault-rate F] [--refusal-rate F] [--report DIR] [--keep-db]\n\n"
+        + "                  [--fault-rate F] [--refusal-rate F] [--provider-down D|none] [--report DIR]\n"
+        + "                  [--keep-db]\n\n"
         + "Starts N instances of the reference payments service (child JVMs, one port each) on a PostgreSQL database\n"
         + "of its own (created on the server of --db and dropped afterwards), or on H2 with one instance; drives\n"
         + "payments and refunds of three tenants through idem-client (duplicates, sometimes to another instance;\n"
@@ -78,7 +81,10 @@ final class ChaosCommand implements Command {
         + "kills an instance with SIGKILL every --kill-every and restarts it, restarts PostgreSQL once\n"
         + "(pg_ctlcluster ... main restart), makes the provider time out after committing or fail (--fault-rate,\n"
         + "half each, plus 200 x F ms latency), refuse charges and refunds for good (--refusal-rate: 422\n"
-        + "PROVIDER.refused, a final answer) and has its webhook sink fail 20% of deliveries. Then it checks the\n"
+        + "PROVIDER.refused, a final answer), takes the provider down for --provider-down (every call fails, so\n"
+        + "records pass their resume cap of " + ChaosSettings.OUTAGE_RESUME_CAP + " failed resumptions and become"
+        + " uncertain; once it is back,\n"
+        + "reconciliation decides them) and has its webhook sink fail 20% of deliveries. Then it checks the\n"
         + "invariants, prints them with the counts, and writes report.json and chart.png into --report.\n\n"
         + "options (defaults: the short preset):\n"
         + "  --preset short|long    short: 45s at 15/s, a kill every 15s, PostgreSQL restart at 0.5, faults 0.1\n"
@@ -92,6 +98,8 @@ final class ChaosCommand implements Command {
         + "  --pg-restart-at F|D|none  when PostgreSQL restarts: a fraction of --duration (0.5) or a time (30s)\n"
         + "  --fault-rate F         provider faults, 0..0.9: F/2 timeouts after commit, F/2 errors\n"
         + "  --refusal-rate F       charges and refunds the provider refuses for good, 0..0.9 (default 0)\n"
+        + "  --provider-down D|none the provider is down for D from a quarter of --duration on (default none);\n"
+        + "                         adds the invariants on uncertain records\n"
         + "  --report DIR           where report.json, chart.png and the instances' logs go\n"
         + "                         (default chaos-report/<timestamp>)\n"
         + "  --keep-db              keep the run's PostgreSQL database for inspection\n\n"
@@ -164,6 +172,9 @@ final class ChaosCommand implements Command {
     private final AtomicLong restarts = new AtomicLong();
     private final AtomicLong pgRestarts = new AtomicLong();
     private final AtomicLong pgDownMillis = new AtomicLong();
+    private volatile boolean providerDown;
+    private volatile ChaosWorkload workloadRef;
+    private int resolvedByTheRun;
     private final Map<String, String> endpoints = new LinkedHashMap<>();
     private final Map<String, String> endpointSecrets = new LinkedHashMap<>();
     private ChaosTimeline timeline;
@@ -213,6 +224,7 @@ final class ChaosCommand implements Command {
         timeline = new ChaosTimeline(settings.duration().plusMinutes(10));
         workload = new ChaosWorkload(settings, instances, timeline);
         holder[0] = workload;
+        workloadRef = workload;
         schedule(control, restarter);
         boolean workersEnded = workload.run(DRAIN);
         control.shutdownNow();
@@ -245,6 +257,9 @@ final class ChaosCommand implements Command {
               + "\"provider_refusal_rate\":0}");
         }
         timeline.mark("pg", "faults off");
+        if (settings.providerDown() != null) {
+          resolvedByTheRun = invariants.awaitUncertainClosed(instances.get(0), RECONCILE_WINDOW);
+        }
         invariants.awaitNoneInProgress(instances.get(0), LEASE.plus(COMPLETER_INTERVAL.multipliedBy(2)));
         JsonNode outbox = invariants.awaitOutboxDrained(instances.get(0), OUTBOX_DRAIN);
         invariants.checkAcknowledgedReadable(workload, instances);
@@ -260,6 +275,9 @@ final class ChaosCommand implements Command {
         }
         try (Connection c = db.connect()) {
           invariants.checkDatabase(c, workload, sink, endpoints);
+          if (settings.providerDown() != null) {
+            invariants.checkUncertain(c, resolvedByTheRun, true);
+          }
           checkExercised(workload, sink);
           invariants.checkSecretsAbsent(c, dir, secrets());
         }
@@ -333,9 +351,13 @@ final class ChaosCommand implements Command {
       if (settings.pgRestartAt() != null && pgRestarts.get() != 1) {
         missing.add(pgRestarts.get() + " PostgreSQL restarts, planned 1");
       }
-      if (intents == 0 || unanswered > MAX_UNANSWERED * intents) {
-        missing.add(unanswered + " of " + intents + " intents unanswered (at most "
-            + fmt(MAX_UNANSWERED * 100) + "%)");
+      long inOutage = w.unansweredInOutage.sum();
+      if (intents == 0 || unanswered - inOutage > MAX_UNANSWERED * intents) {
+        missing.add((unanswered - inOutage) + " of " + intents + " intents unanswered outside the provider's outage"
+            + " (at most " + fmt(MAX_UNANSWERED * 100) + "%)");
+      }
+      if (settings.providerDown() != null && w.uncertainAnswers.sum() == 0) {
+        missing.add("no answer 409 outcome_uncertain while the provider was down");
       }
       if (settings.refusalRate() > 0 && w.refusedPayments.isEmpty()) {
         missing.add("no payment refused by the provider at --refusal-rate " + fmt(settings.refusalRate()));
@@ -375,12 +397,13 @@ final class ChaosCommand implements Command {
 
     private String describe() {
       return String.format(Locale.ROOT, "preset %s, %ds at %s/s, %d instance(s), seed %d, %s, kill every %s,"
-          + " PostgreSQL restart at %s, fault rate %s, refusal rate %s", settings.preset(),
+          + " PostgreSQL restart at %s, fault rate %s, refusal rate %s, provider down %s", settings.preset(),
           settings.duration().toSeconds(), fmt(settings.rate()), settings.instances(), settings.seed(),
           settings.isH2() ? "H2" : ChaosSettings.redact(settings.db()),
           settings.killEvery() == null ? "never" : settings.killEvery().toSeconds() + "s",
           settings.pgRestartAt() == null ? "never" : settings.pgRestartAt().toMillis() / 1000.0 + "s",
-          fmt(settings.faultRate()), fmt(settings.refusalRate()));
+          fmt(settings.faultRate()), fmt(settings.refusalRate()), settings.providerDown() == null ? "never"
+          : settings.providerDown().toSeconds() + "s from " + settings.providerDownAt().toSeconds() + "s");
     }
 
     /** The instances' arguments, visible to every user of the machine: no secret among them. */
@@ -399,6 +422,9 @@ final class ChaosCommand implements Command {
       a.add("--payments.outbox.poll-interval=200ms");
       a.add("--payments.webhooks.allow-private-addresses=true");
       a.add("--payments.webhooks.timeout=5s");
+      if (settings.providerDown() != null) {
+        a.add("--idem.default-resume-cap-attempts=" + ChaosSettings.OUTAGE_RESUME_CAP);
+      }
       return a;
     }
 
@@ -446,6 +472,11 @@ final class ChaosCommand implements Command {
         long every = settings.killEvery().toMillis();
         control.scheduleAtFixedRate(() -> killOne(victims, restarter), every, every, TimeUnit.MILLISECONDS);
       }
+      if (settings.providerDown() != null) {
+        long at = settings.providerDownAt().toMillis();
+        control.schedule(() -> provider(true), at, TimeUnit.MILLISECONDS);
+        control.schedule(() -> provider(false), at + settings.providerDown().toMillis(), TimeUnit.MILLISECONDS);
+      }
       if (settings.pgRestartAt() != null) {
         control.schedule(() -> {
           timeline.mark("pg", "PostgreSQL restart");
@@ -459,6 +490,32 @@ final class ChaosCommand implements Command {
             scheduleErrors.add("PostgreSQL restart interrupted");
           }
         }, settings.pgRestartAt().toMillis(), TimeUnit.MILLISECONDS);
+      }
+    }
+
+    /** Takes the provider down on every instance that is up, or brings it back (to the run's fault rates). */
+    private void provider(boolean down) {
+      providerDown = down;
+      ChaosWorkload w = workloadRef;
+      if (w != null) {
+        w.providerDown(down);
+      }
+      timeline.mark("pg", down ? "provider down" : "provider back");
+      for (ChaosInstance instance : instances) {
+        if (instance.isUp()) {
+          providerFaults(instance, down);
+        }
+      }
+    }
+
+    private void providerFaults(ChaosInstance instance, boolean down) {
+      try {
+        put(instance.uri("/admin/faults"), "{\"provider_error_rate\":" + (down ? 1 : settings.faultRate() / 2) + "}");
+      } catch (IOException | RuntimeException e) {
+        scheduleErrors.add("provider " + (down ? "down" : "back") + " on instance " + instance.index() + ": "
+            + e.getMessage());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       }
     }
 
@@ -489,6 +546,10 @@ final class ChaosCommand implements Command {
         try {
           victim.start(STARTUP);
           restarts.incrementAndGet();
+          if (providerDown) {
+            // the provider lives in each instance: a restarted one starts with it up
+            providerFaults(victim, true);
+          }
           timeline.mark("up", "#" + victim.index() + " up");
         } catch (IOException | RuntimeException e) {
           scheduleErrors.add("restart of instance " + victim.index() + ": " + e.getMessage());
@@ -496,12 +557,23 @@ final class ChaosCommand implements Command {
       });
     }
 
+    /**
+     * PUTs the JSON, again on a 503 (the instance is serving as many requests as it allows: the workload's) for up to
+     * 20 s.
+     */
     private static void put(URI uri, String json) throws IOException, InterruptedException {
-      HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri)
-          .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-          .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() != 200) {
-        throw new IOException("PUT " + uri + " answered " + r.statusCode() + " " + r.body());
+      long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (true) {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri)
+            .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
+            .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 200) {
+          return;
+        }
+        if (r.statusCode() != 503 || System.nanoTime() - deadline > 0) {
+          throw new IOException("PUT " + uri + " answered " + r.statusCode() + " " + r.body());
+        }
+        TimeUnit.MILLISECONDS.sleep(200);
       }
     }
 
@@ -523,6 +595,9 @@ final class ChaosCommand implements Command {
       counts.put("cross_tenant_probes", w.crossTenantProbes.sum());
       counts.put("keys_reused_by_another_tenant", w.sharedKeys.sum());
       counts.put("unanswered_intents", w.unanswered.sum());
+      counts.put("unanswered_in_provider_outage", w.unansweredInOutage.sum());
+      counts.put("uncertain_answers_409", w.uncertainAnswers.sum());
+      counts.put("reconciled_failed_answers_422", w.reconciledFailedAnswers.sum());
       counts.put("shed_by_the_workload", w.shed.sum());
       counts.put("acknowledged_payments", w.ackedPayments.size());
       counts.put("acknowledged_refunds", w.ackedRefunds.size());
@@ -535,6 +610,7 @@ final class ChaosCommand implements Command {
       faults.put("provider_error_rate", settings.faultRate() / 2);
       faults.put("provider_latency_ms", Math.round(200 * settings.faultRate()));
       faults.put("provider_refusal_rate", settings.refusalRate());
+      faults.put("provider_down_s", settings.providerDown() == null ? null : settings.providerDown().toSeconds());
       faults.put("provider_timeouts_seen_by_clients_504", w.providerTimeoutsSeen.sum());
       faults.put("other_5xx_seen_by_clients", w.unavailableSeen.sum());
       faults.put("transport_failures_seen_by_clients", w.transportFailures.sum());
@@ -579,6 +655,7 @@ final class ChaosCommand implements Command {
       s.put("pg_restart_at_s", settings.pgRestartAt() == null ? null : settings.pgRestartAt().toMillis() / 1000.0);
       s.put("fault_rate", settings.faultRate());
       s.put("refusal_rate", settings.refusalRate());
+      s.put("provider_down_s", settings.providerDown() == null ? null : settings.providerDown().toSeconds());
       List<Object> marks = new ArrayList<>();
       for (ChaosTimeline.Mark m : timeline.marks) {
         marks.add(Map.of("at_s", Math.round(m.second() * 10) / 10.0, "kind", m.kind(), "label", m.label()));
@@ -622,7 +699,8 @@ final class ChaosCommand implements Command {
           ChaosSettings.redact(settings.db()), "--kill-every", settings.killEvery() == null ? "none"
           : settings.killEvery().toSeconds() + "s", "--pg-restart-at", settings.pgRestartAt() == null ? "none"
           : settings.pgRestartAt().toMillis() + "ms", "--fault-rate", fmt(settings.faultRate()), "--refusal-rate",
-          fmt(settings.refusalRate())));
+          fmt(settings.refusalRate()), "--provider-down", settings.providerDown() == null ? "none"
+          : settings.providerDown().toSeconds() + "s"));
       return a;
     }
 

@@ -1,10 +1,14 @@
 package dev.idem.cli;
 
 import dev.idem.cli.ChaosWorkload.Acked;
+import dev.idem.core.RecordKey;
+import java.io.IOException;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -75,7 +80,7 @@ final class ChaosInvariants {
         } else {
           sample = "the admin route answered " + r.statusCode();
         }
-      } catch (java.io.IOException | RuntimeException e) {
+      } catch (IOException | RuntimeException e) {
         sample = e.toString();
       }
       if (System.nanoTime() - deadline > 0) {
@@ -87,6 +92,150 @@ final class ChaosInvariants {
         ? "none in progress within " + window.toSeconds() + " s (lease + 2 x completer interval)"
         : left + " in progress after " + window.toSeconds() + " s, e.g. " + sample);
     return left;
+  }
+
+  /**
+   * Waits at most {@code window} until no record is uncertain (the completers' reconciliation rounds decide them once
+   * the provider answers), then acts as an operator for those left: each is sent back to work through the admin API
+   * ({@code POST /admin/idempotency-records/resolve}, action {@code retry}, with a reason), so that the completer
+   * resumes it. Returns how many it resolved so.
+   */
+  int awaitUncertainClosed(ChaosInstance instance, Duration window) throws InterruptedException {
+    long deadline = System.nanoTime() + window.toNanos();
+    JsonNode left = null;
+    while (true) {
+      left = uncertain(instance);
+      if ((left != null && left.isEmpty()) || System.nanoTime() - deadline > 0) {
+        break;
+      }
+      TimeUnit.MILLISECONDS.sleep(250);
+    }
+    int resolved = 0;
+    if (left != null) {
+      for (JsonNode r : left) {
+        URI uri = instance.uri("/admin/idempotency-records/resolve?scope=" + encode(r.path("scope").asString())
+            + "&operation=" + encode(r.path("operation").asString()) + "&key=" + encode(r.path("key").asString())
+            + "&version=" + r.path("version").asLong());
+        try {
+          HttpResponse<String> answer = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
+              .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
+                  "{\"action\":\"retry\",\"operator\":\"idem chaos\",\"reason\":\"still uncertain "
+                  + window.toSeconds() + " s after the provider came back\"}")).build(),
+              HttpResponse.BodyHandlers.ofString());
+          if (answer.statusCode() == 200) {
+            resolved++;
+          }
+        } catch (IOException e) {
+          // counted as left: the invariant on uncertain records reports it
+        }
+      }
+    }
+    return resolved;
+  }
+
+  /** The uncertain records (at most 500), or null when the admin route could not be read. */
+  private JsonNode uncertain(ChaosInstance instance) throws InterruptedException {
+    try {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+          instance.uri("/admin/idempotency-records?state=uncertain&limit=500")).timeout(Duration.ofSeconds(10))
+          .GET().build(), HttpResponse.BodyHandlers.ofString());
+      JsonNode records = r.statusCode() == 200 ? JSON.readTree(r.body()).path("records") : null;
+      return records != null && records.isArray() ? records : null;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  private static String encode(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * The provider-down mode's two invariants, in the run's database: no record that was ever uncertain was executed
+   * twice at the provider (at most one provider charge or refund with the key its record derives, and for a payment at
+   * most one charge of its intent's account), and every one was closed by the end, by a reconciler or an operator
+   * (its last audit entry says which).
+   */
+  void checkUncertain(Connection c, int resolvedByTheRun, boolean expected) throws SQLException {
+    Map<String, String[]> ever = new LinkedHashMap<>();
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT r.scope, r.operation,"
+        + " r.idem_key, r.state, r.key_nonce, r.checkpoint, (SELECT a.actor FROM idem_record_audit a WHERE"
+        + " a.scope = r.scope AND a.operation = r.operation AND a.idem_key = r.idem_key ORDER BY a.version DESC"
+        + " FETCH FIRST 1 ROWS ONLY) FROM idem_record r WHERE r.state = 'uncertain' OR EXISTS (SELECT 1 FROM"
+        + " idem_record_audit a WHERE a.scope = r.scope AND a.operation = r.operation AND a.idem_key = r.idem_key"
+        + " AND a.from_state = 'uncertain')")) {
+      while (rs.next()) {
+        ever.put(rs.getString(1) + "\n" + rs.getString(2) + "\n" + rs.getString(3), new String[] {rs.getString(1),
+            rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6), rs.getString(7)});
+      }
+    }
+    long twice = 0;
+    long atProvider = 0;
+    long repeatedCalls = 0;
+    long byReconciler = 0;
+    long byOperator = 0;
+    List<String> left = new ArrayList<>();
+    List<String> examples = new ArrayList<>();
+    for (String[] r : ever.values()) {
+      boolean payment = r[1].equals("POST /payments");
+      String providerKey = RecordKey.of(r[0], r[1], r[2]).derive(payment ? "charge" : "refund", r[4]);
+      String table = payment ? "pay_provider_charge" : "pay_provider_refund";
+      long[] rows = keyRows(c, table, providerKey);
+      atProvider += rows[0] > 0 ? 1 : 0;
+      repeatedCalls += rows[1];
+      long executions = rows[0];
+      if (payment) {
+        String account = JSON.readTree(r[5] == null ? "{}" : r[5]).path("account_id").asString(null);
+        if (account != null) {
+          executions = Math.max(executions, count(c, "pay_provider_charge WHERE account_id = ?", account));
+        }
+      }
+      if (executions > 1) {
+        twice++;
+        if (examples.size() < 3) {
+          examples.add(r[0] + " " + r[1] + " " + r[2] + ": " + executions + " executions");
+        }
+      }
+      if (r[3].equals("uncertain")) {
+        left.add(r[0] + " " + r[1] + " " + r[2]);
+      } else if (r[6] != null && r[6].startsWith("reconciler")) {
+        byReconciler++;
+      } else {
+        byOperator++;
+      }
+    }
+    add("no uncertain record was executed twice at the provider", twice == 0, ever.size()
+        + " records became uncertain; " + atProvider + " of them had reached the provider (their call applied, its"
+        + " answer lost), each once; " + repeatedCalls + " repeated calls answered from the provider's key; executed"
+        + " twice: " + twice + (examples.isEmpty() ? "" : " " + String.join("; ", examples)));
+    add("every uncertain record was closed by reconciliation or an operator", left.isEmpty()
+        && (!expected || !ever.isEmpty()), ever.size() + " uncertain records: " + byReconciler
+        + " closed by a reconciler, " + byOperator + " by an operator (" + resolvedByTheRun + " sent back to work by"
+        + " this run, as an operator, after the reconciliation window); still uncertain: " + left.size()
+        + (left.isEmpty() ? "" : " e.g. " + left.get(0)) + (expected && ever.isEmpty()
+            ? "; none became uncertain, though the provider was down" : ""));
+  }
+
+  /** Rows at the provider with {@code key}, and their repeated calls. */
+  private static long[] keyRows(Connection c, String table, String key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*), COALESCE(SUM(duplicate_attempts), 0) FROM "
+        + table + " WHERE idempotency_key = ?")) {
+      ps.setString(1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new long[] {rs.getLong(1), rs.getLong(2)};
+      }
+    }
+  }
+
+  private static long count(Connection c, String from, String value) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + from)) {
+      ps.setString(1, value);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
   }
 
   /** Waits (bounded) until the outbox has nothing pending; returns the last stats read. */
@@ -103,7 +252,7 @@ final class ChaosInvariants {
             return stats;
           }
         }
-      } catch (java.io.IOException | RuntimeException e) {
+      } catch (IOException | RuntimeException e) {
         // the next round asks again
       }
       TimeUnit.MILLISECONDS.sleep(500);
@@ -226,7 +375,7 @@ final class ChaosInvariants {
         r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
             .header("Authorization", "Bearer " + ChaosWorkload.apiKey(tenant)).GET().build(),
             HttpResponse.BodyHandlers.ofByteArray());
-      } catch (java.io.IOException e) {
+      } catch (IOException e) {
         last = e.toString();
         continue;
       } catch (InterruptedException e) {
@@ -498,7 +647,7 @@ final class ChaosInvariants {
    * name the table and column, or the file and line, never the secret.
    */
   void checkSecretsAbsent(Connection c, java.nio.file.Path dir, List<Secret> secrets) throws SQLException,
-      java.io.IOException {
+      IOException {
     List<String> findings = new ArrayList<>();
     long files = 0;
     try (java.util.stream.Stream<java.nio.file.Path> list = java.nio.file.Files.list(dir)) {

@@ -15,6 +15,8 @@ import java.util.regex.Pattern;
  * @param killEvery time between two kill -9 of an instance, or null for none
  * @param pgRestartAt when PostgreSQL restarts, counted from the start of the workload, or null for never
  * @param refusalRate the fraction of charges and refunds the provider refuses for good (422 {@code PROVIDER.refused})
+ * @param providerDown how long the provider stays down (every call and look-up fails), from a quarter of the
+ *     workload on, or null for never: long enough, records pass their resume cap and become uncertain
  */
 record ChaosSettings(
     String preset,
@@ -28,7 +30,8 @@ record ChaosSettings(
     double faultRate,
     double refusalRate,
     Path report,
-    boolean keepDatabase) {
+    boolean keepDatabase,
+    Duration providerDown) {
 
   static final String DEFAULT_DB = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
   static final String H2 = "h2";
@@ -39,6 +42,9 @@ record ChaosSettings(
   static final Duration MIN_DURATION = Duration.ofSeconds(5);
   static final Duration MAX_DURATION = Duration.ofHours(24);
   static final Duration MIN_KILL_EVERY = Duration.ofSeconds(5);
+  static final Duration MIN_PROVIDER_DOWN = Duration.ofSeconds(5);
+  /** The resume cap of the instances when the provider goes down: few attempts, so that records pass it. */
+  static final int OUTAGE_RESUME_CAP = 3;
   private static final Pattern PG_URL = Pattern.compile("jdbc:postgresql://([^/?]+)/([A-Za-z0-9_]+)(\\?.*)?");
   private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)?");
 
@@ -53,6 +59,11 @@ record ChaosSettings(
 
   boolean isH2() {
     return db.equals(H2);
+  }
+
+  /** When the provider goes down, counted from the start of the workload: a quarter of it in. */
+  Duration providerDownAt() {
+    return duration.dividedBy(4);
   }
 
   /**
@@ -103,7 +114,7 @@ record ChaosSettings(
 
   private static final List<String> KNOWN = List.of("--preset", "--duration", "--rate", "--instances", "--seed",
       "--db", "--kill-every", "--pg-restart-at", "--fault-rate", "--refusal-rate", "--report",
-      "--keep-db");
+      "--keep-db", "--provider-down");
 
   /** Mutable while the flags are applied; {@link #build()} checks that the values fit together. */
   private static final class Builder {
@@ -120,6 +131,7 @@ record ChaosSettings(
     private double refusalRate;
     private Path report;
     private boolean keepDatabase;
+    private Duration providerDown;
 
     private Builder(String preset) {
       this.preset = preset;
@@ -189,6 +201,7 @@ record ChaosSettings(
           report = Path.of(value);
         }
         case "--keep-db" -> keepDatabase = true;
+        case "--provider-down" -> providerDown = value.equals("none") ? null : duration(flag, value);
         default -> throw new UsageException("unknown option '" + flag + "'");
       }
     }
@@ -206,6 +219,15 @@ record ChaosSettings(
       if (killEvery != null && killEvery.compareTo(duration) >= 0) {
         throw new UsageException("--kill-every (" + killEvery.toSeconds() + "s) must be shorter than --duration ("
             + duration.toSeconds() + "s), or none");
+      }
+      if (providerDown != null && providerDown.compareTo(MIN_PROVIDER_DOWN) < 0) {
+        throw new UsageException("--provider-down must be at least " + MIN_PROVIDER_DOWN.toSeconds() + "s or none,"
+            + " got " + providerDown.toMillis() + "ms");
+      }
+      if (providerDown != null && providerDown.multipliedBy(20).compareTo(duration.multipliedBy(13)) > 0) {
+        throw new UsageException("--provider-down (" + providerDown.toSeconds() + "s) must end before 90% of"
+            + " --duration (" + duration.toSeconds() + "s): it starts at a quarter of it, and the workload goes on"
+            + " after the provider is back");
       }
       Duration pgAt = null;
       if (pgRestartAt != null && !pgRestartAt.equals("none")) {
@@ -230,7 +252,7 @@ record ChaosSettings(
           : Path.of("chaos-report", java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")
               .withZone(java.time.ZoneOffset.UTC).format(java.time.Instant.now()));
       return new ChaosSettings(preset, duration, rate, n, seed, db, killEvery, pgAt, faultRate, refusalRate, dir,
-          keepDatabase);
+          keepDatabase, providerDown);
     }
   }
 

@@ -7,6 +7,7 @@ import dev.idem.client.IntentPendingException;
 import dev.idem.client.PayloadMismatchException;
 import dev.idem.client.Response;
 import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.retry.RetryPolicy;
 import java.net.http.HttpClient;
@@ -31,6 +32,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
@@ -112,6 +114,18 @@ final class ChaosWorkload {
   final LongAdder unavailableSeen = new LongAdder();
   final LongAdder transportFailures = new LongAdder();
   final LongAdder unanswered = new LongAdder();
+  /**
+   * Of the unanswered intents, those that were in flight while the provider was down (--provider-down): their client
+   * gave up during the outage, and their records are left to the completer, the resume cap and reconciliation.
+   */
+  final LongAdder unansweredInOutage = new LongAdder();
+  /** Answers 409 {@code CONFLICT.idempotency.outcome_uncertain}: the key's record was uncertain. */
+  final LongAdder uncertainAnswers = new LongAdder();
+  /** Answers 422 {@code PAYMENT.not_charged} or {@code REFUND.not_made}: an uncertain record reconciled as failed. */
+  final LongAdder reconciledFailedAnswers = new LongAdder();
+  /** Whether the provider is down now; {@link #outageChanges} counts its ups and downs. */
+  volatile boolean providerDown;
+  final AtomicInteger outageChanges = new AtomicInteger();
   final LongAdder shed = new LongAdder();
   /** Answers (first ones and replays) that were the provider's refusal for good: 422 {@code PROVIDER.*}. */
   final LongAdder refusedPaymentAnswers = new LongAdder();
@@ -356,8 +370,16 @@ final class ChaosWorkload {
     return instances.get((preferred + hop) % n);
   }
 
+  /** The provider goes down ({@code true}) or comes back. */
+  void providerDown(boolean down) {
+    providerDown = down;
+    outageChanges.incrementAndGet();
+  }
+
   private void send(Spec spec, int preferred) {
     intents.increment();
+    int changes = outageChanges.get();
+    boolean downAtStart = providerDown;
     for (int hop = 0; hop < MAX_HOPS; hop++) {
       ChaosInstance target = target(preferred, hop);
       requests.increment();
@@ -392,6 +414,9 @@ final class ChaosWorkload {
       }
     }
     unanswered.increment();
+    if (downAtStart || providerDown || changes != outageChanges.get()) {
+      unansweredInOutage.increment();
+    }
   }
 
   private void countAttempts(List<Attempt> list) {
@@ -417,6 +442,9 @@ final class ChaosWorkload {
   private void record(Spec spec, Response r) {
     timeline.answer();
     finalStatuses.computeIfAbsent(r.status(), s -> new LongAdder()).increment();
+    if (r.status() == 409 && ProblemCode.OUTCOME_UNCERTAIN.is(r.problemCode().orElse(null))) {
+      uncertainAnswers.increment();
+    }
     if (r.isReplayed()) {
       replays.increment();
     }
@@ -463,6 +491,10 @@ final class ChaosWorkload {
     }
     if (r.status() == 422 && r.problemCode().orElse("").startsWith("PROVIDER.")) {
       refused(spec, body);
+    }
+    if (r.status() == 422 && (PaymentsProblems.PAYMENT_NOT_CHARGED.is(r.problemCode().orElse(null))
+        || PaymentsProblems.REFUND_NOT_MADE.is(r.problemCode().orElse(null)))) {
+      reconciledFailedAnswers.increment();
     }
     if (paymentId != null) {
       shown.add(new String[] {spec.tenant(), paymentId, spec.key()});

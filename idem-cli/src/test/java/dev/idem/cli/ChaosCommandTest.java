@@ -7,6 +7,7 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -57,6 +58,9 @@ class ChaosCommandTest {
     assertThat(run("chaos", "--db", "jdbc:postgresql://db.example:5432/test")[2])
         .contains("restarts the PostgreSQL of this machine");
     assertThat(run("chaos", "--rate")[2]).contains("--rate needs a value");
+    assertThat(run("chaos", "--provider-down", "2s")[2]).contains("--provider-down must be at least 5s or none");
+    assertThat(run("chaos", "--duration", "60s", "--provider-down", "50s")[2])
+        .contains("--provider-down (50s) must end before 90% of --duration (60s)");
     String[] unknown = run("chaos", "--speed", "3");
 
     assertThat(unknown[0]).isEqualTo("2");
@@ -159,12 +163,22 @@ class ChaosCommandTest {
   }
 
   @Test
+  void theProviderGoesDownForTheDurationGivenFromAQuarterOfTheWorkloadOn() throws Exception {
+    ChaosSettings down = ChaosSettings.parse(java.util.List.of("--duration", "80s", "--provider-down", "30s"));
+
+    assertThat(down.providerDown()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(down.providerDownAt()).isEqualTo(Duration.ofSeconds(20));
+    assertThat(ChaosSettings.parse(java.util.List.of("--provider-down", "none")).providerDown()).isNull();
+    assertThat(ChaosSettings.parse(java.util.List.of()).providerDown()).as("off by default").isNull();
+  }
+
+  @Test
   void helpListsEveryFlag() {
     String[] r = run("chaos", "--help");
 
     assertThat(r[0]).isEqualTo("0");
     assertThat(r[1]).contains("--duration", "--rate", "--instances", "--seed", "--db", "--kill-every",
-        "--pg-restart-at", "--fault-rate", "--refusal-rate", "--report", "--preset short|long");
+        "--pg-restart-at", "--fault-rate", "--refusal-rate", "--provider-down", "--report", "--preset short|long");
   }
 
   @Test

@@ -10,6 +10,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Drives in-progress records whose lease expired to a final state: each resumes from its recovery point with the
@@ -32,12 +33,20 @@ public final class Completer implements AutoCloseable {
    */
   public record Round(int found, int recovered, int released, int failed, int skipped) {}
 
+  /**
+   * What one reconciliation round did: uncertain records found (of operations with a {@link Reconciler}), decided
+   * completed or failed, sent back to work (resumed), left uncertain (the reconciler could not tell, or threw), and
+   * skipped (another worker decided them first).
+   */
+  public record Reconciliation(int found, int completed, int failed, int resumed, int unknown, int skipped) {}
+
   private final Executor executor;
   private final int batchSize;
   private final Duration interval;
   private final AtomicLong rounds = new AtomicLong();
   private final AtomicLong recoveredTotal = new AtomicLong();
   private final AtomicLong failedTotal = new AtomicLong();
+  private final AtomicReference<RecordKey> reconcileAfter = new AtomicReference<>();
   private ScheduledExecutorService scheduler;
   private ScheduledFuture<?> task;
 
@@ -103,7 +112,64 @@ public final class Completer implements AutoCloseable {
     return new Round(expired.size(), recovered, released, failed, skipped);
   }
 
-  /** Runs rounds every {@code interval} on a daemon thread until {@link #close()}. */
+  /**
+   * Runs one bounded reconciliation round now, on the calling thread: asks the {@link Reconciler} of each phased
+   * operation that has one about up to {@code batchSize} of its {@link RecordState#UNCERTAIN uncertain} records, and
+   * applies each decision as a version-checked, audited resolution, so that of two nodes reconciling the same record
+   * exactly one decides it. Rounds walk the uncertain records by key and start over after the last, so that records
+   * the other system cannot tell about yet do not starve the ones behind them.
+   */
+  public Reconciliation reconcileOnce() {
+    List<Operation> operations = executor.reconciledOperations();
+    if (operations.isEmpty()) {
+      return new Reconciliation(0, 0, 0, 0, 0, 0);
+    }
+    RecordKey after = reconcileAfter.get();
+    List<IdempotencyRecord> uncertain = executor.store().findUncertain(operations, after, batchSize);
+    reconcileAfter.compareAndSet(after,
+        uncertain.size() < batchSize ? null : uncertain.get(uncertain.size() - 1).key());
+    int completed = 0;
+    int failed = 0;
+    int resumed = 0;
+    int unknown = 0;
+    int skipped = 0;
+    for (IdempotencyRecord record : uncertain) {
+      Reconciler reconciler = executor.phasedOperation(record.key().operation())
+          .flatMap(PhasedOperation::reconciler).orElseThrow();
+      Reconciler.Verdict verdict;
+      try {
+        verdict = Objects.requireNonNull(reconciler.reconcile(record), "the reconciler's verdict");
+        if (verdict.result() == Reconciler.Verdict.Result.UNKNOWN) {
+          unknown++;
+          executor.listener().onReconciled(executor.name(), record.key(), verdict.result(), false, null);
+          continue;
+        }
+        boolean applied = executor.applyVerdict(record, verdict);
+        if (!applied) {
+          skipped++;
+        } else if (verdict.result() == Reconciler.Verdict.Result.COMPLETED) {
+          completed++;
+        } else if (verdict.result() == Reconciler.Verdict.Result.RESUME) {
+          resumed++;
+        } else {
+          failed++;
+        }
+        executor.listener().onReconciled(executor.name(), record.key(), verdict.result(), applied, null);
+      } catch (Exception e) {
+        unknown++;
+        LOG.log(System.Logger.Level.WARNING, "completer '" + executor.name() + "': reconciling " + record.key()
+            + " failed; it stays uncertain until the next round", e);
+        executor.listener().onReconciled(executor.name(), record.key(), Reconciler.Verdict.Result.UNKNOWN, false, e);
+      }
+    }
+    return new Reconciliation(uncertain.size(), completed, failed, resumed, unknown, skipped);
+  }
+
+  /**
+   * Runs rounds every {@code interval} on a daemon thread until {@link #close()}: completer rounds until no more
+   * expired leases are found, then one reconciliation round (whose resumed records the next round's completer
+   * finishes).
+   */
   public synchronized Completer start() {
     if (scheduler != null) {
       throw new IllegalStateException("completer '" + executor.name() + "' is already running");
@@ -121,6 +187,11 @@ public final class Completer implements AutoCloseable {
         } while (round.found() == batchSize && round.recovered() + round.released() > 0);
       } catch (RuntimeException e) {
         LOG.log(System.Logger.Level.WARNING, "completer '" + executor.name() + "': round failed", e);
+      }
+      try {
+        reconcileOnce();
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "completer '" + executor.name() + "': reconciliation round failed", e);
       }
     }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
     return this;

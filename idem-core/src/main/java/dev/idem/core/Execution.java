@@ -29,7 +29,12 @@ public final class Execution {
      * The key's record expired but is retained as a tombstone: the same request is not run again, and its answer is
      * no longer kept. See {@link OperationPolicy#retention()}.
      */
-    KEY_EXPIRED
+    KEY_EXPIRED,
+    /**
+     * The key's record is {@link RecordState#UNCERTAIN}: its outside effect could not be confirmed, so nothing runs;
+     * a reconciler or an operator decides it. Not worth retrying until then.
+     */
+    UNCERTAIN
   }
 
   private final RecordKey key;
@@ -82,6 +87,12 @@ public final class Execution {
         Objects.requireNonNull(expiredAt, "expiredAt"));
   }
 
+  /** The key's record is uncertain since {@code since} (its last write); nothing ran. */
+  public static Execution uncertain(RecordKey key, Instant since) {
+    return new Execution(key, Outcome.UNCERTAIN, null, List.of(), null, null,
+        Objects.requireNonNull(since, "since"));
+  }
+
   public RecordKey key() {
     return key;
   }
@@ -97,7 +108,7 @@ public final class Execution {
 
   /**
    * The answer, or an exception describing why there is none: {@link PayloadMismatchException} or
-   * {@link RequestInProgressException} or {@link KeyExpiredException}.
+   * {@link RequestInProgressException} or {@link KeyExpiredException} or {@link OutcomeUncertainException}.
    */
   public StoredResponse responseOrThrow() {
     switch (outcome) {
@@ -107,6 +118,8 @@ public final class Execution {
         throw new RequestInProgressException(key, retryAfter);
       case KEY_EXPIRED:
         throw new KeyExpiredException(key, expiredAt);
+      case UNCERTAIN:
+        throw new OutcomeUncertainException(key, expiredAt);
       default:
         return response;
     }
@@ -127,7 +140,10 @@ public final class Execution {
     return keyAge;
   }
 
-  /** For KEY_EXPIRED: when the key's answer expired; {@code null} otherwise. */
+  /**
+   * For KEY_EXPIRED: when the key's answer expired; for UNCERTAIN: when the record became uncertain (its last
+   * write); {@code null} otherwise.
+   */
   public Instant expiredAt() {
     return expiredAt;
   }

@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The executor: decides, for every (scope, operation, key), whether a request executes, replays or is refused,
@@ -78,6 +79,32 @@ public final class Idem {
   /** A completer for this instance's phased operations; see {@link Completer}. */
   public Completer.Builder completer() {
     return Completer.builder(executor);
+  }
+
+  /**
+   * An operator's decision about the {@link RecordState#UNCERTAIN uncertain} record of {@code key}: complete it or
+   * fail it with a given answer, or send it back to work ({@link Resolution}). Applied at the record's current
+   * version through the store's {@code admin().resolve}, which audits it; listeners hear of it
+   * ({@link IdemListener#onResolved}).
+   *
+   * @return the audit entry, or empty when the record is absent, not uncertain, or changed meanwhile
+   */
+  public Optional<AuditEntry> resolve(RecordKey key, Resolution resolution) {
+    return executor.resolve(Objects.requireNonNull(key, "key"), Objects.requireNonNull(resolution, "resolution"));
+  }
+
+  /**
+   * As {@link #resolve(RecordKey, Resolution)}, only if the record is still at {@code version}, the one the operator
+   * decided on: a record that moved on since is left alone.
+   */
+  public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
+    return executor.resolve(Objects.requireNonNull(key, "key"), version,
+        Objects.requireNonNull(resolution, "resolution"));
+  }
+
+  /** The audit of {@code key}'s resolutions, oldest first ({@code admin().history}). */
+  public List<AuditEntry> history(RecordKey key) {
+    return executor.store().admin().history(key);
   }
 
   public IdempotencyStore store() {

@@ -32,6 +32,9 @@ import java.util.Objects;
  * @param retainUntil when the tombstone of a final record ends and its key is free again: {@code expiresAt} plus the
  *     operation's retention; {@code null} for records written before retention existed, which are gone at
  *     {@code expiresAt}
+ * @param resumeAttempts how many times a phase after the recovery point failed on a resumption (a client's retry or
+ *     the completer) since the record was claimed or last sent back to work by an operator; past the operation's
+ *     resume cap the record becomes {@link RecordState#UNCERTAIN}. Zero for records written before it existed
  */
 public record IdempotencyRecord(
     RecordKey key,
@@ -47,7 +50,8 @@ public record IdempotencyRecord(
     Instant updatedAt,
     Instant expiresAt,
     String keyNonce,
-    Instant retainUntil) {
+    Instant retainUntil,
+    int resumeAttempts) {
 
   /** The length of a key nonce drawn by {@link #claimed}: 32 hex characters, 128 random bits. */
   public static final int KEY_NONCE_LENGTH = 32;
@@ -68,7 +72,10 @@ public record IdempotencyRecord(
       throw new IllegalArgumentException("a " + state + " record needs a response");
     }
     if (!state.isFinal() && response != null) {
-      throw new IllegalArgumentException("an IN_PROGRESS record has no response yet");
+      throw new IllegalArgumentException("a " + state + " record has no response");
+    }
+    if (resumeAttempts < 0) {
+      throw new IllegalArgumentException("resumeAttempts must not be negative, got " + resumeAttempts);
     }
     if (version < 1) {
       throw new IllegalArgumentException("version starts at 1, got " + version);
@@ -80,6 +87,14 @@ public record IdempotencyRecord(
     if (retainUntil != null && retainUntil.isBefore(expiresAt)) {
       throw new IllegalArgumentException("retainUntil " + retainUntil + " is before expiresAt " + expiresAt);
     }
+  }
+
+  /** A record that has never failed a resumption, as records written before the counter existed are read back. */
+  public IdempotencyRecord(RecordKey key, RecordState state, Fingerprint fingerprint, StoredResponse response,
+      String recoveryPoint, Checkpoint checkpoint, String leaseOwner, Instant lockedUntil, long version,
+      Instant createdAt, Instant updatedAt, Instant expiresAt, String keyNonce, Instant retainUntil) {
+    this(key, state, fingerprint, response, recoveryPoint, checkpoint, leaseOwner, lockedUntil, version, createdAt,
+        updatedAt, expiresAt, keyNonce, retainUntil, 0);
   }
 
   /** A record without a retention, as records written before retention existed are read back. */
@@ -151,12 +166,13 @@ public record IdempotencyRecord(
   }
 
   /**
-   * Whether the record counts as absent: its TTL has passed, unless it is in progress with committed phases. Such a
-   * record is never dropped silently (a new execution would repeat the committed phases): it stays until a retry or
-   * the completer finishes it, and purge leaves it alone.
+   * Whether the record counts as absent: its TTL has passed, unless it is in progress with committed phases or
+   * uncertain. Such a record is never dropped silently (a new execution would repeat the committed phases): it stays
+   * until a retry, the completer, a reconciler or an operator finishes it, and purge leaves it alone.
    */
   public boolean isExpired(Instant now) {
-    return !expiresAt.isAfter(now) && !(state == RecordState.IN_PROGRESS && recoveryPoint != null);
+    return !expiresAt.isAfter(now) && state != RecordState.UNCERTAIN
+        && !(state == RecordState.IN_PROGRESS && recoveryPoint != null);
   }
 
   /**
@@ -187,7 +203,7 @@ public record IdempotencyRecord(
     }
     return new IdempotencyRecord(key, state, Fingerprint.ofHash(fingerprint.hash()),
         StoredResponse.of(response.status(), new byte[0]), null, Checkpoint.empty(), null, null, version + 1,
-        createdAt, now, expiresAt, null, retainUntil);
+        createdAt, now, expiresAt, null, retainUntil, 0);
   }
 
   /** Whether an in-progress record's lease has run out, so another worker may take it over. */
@@ -198,13 +214,13 @@ public record IdempotencyRecord(
   /** The next version of this record under a new lease, as a takeover or a phase writes it. */
   public IdempotencyRecord withLease(String owner, Instant until, Instant now) {
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
-        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil);
+        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil, resumeAttempts);
   }
 
   /** The next version after a committed phase. */
   public IdempotencyRecord withRecoveryPoint(String phase, Checkpoint values, Instant until, Instant now) {
     return new IdempotencyRecord(key, state, fingerprint, response, phase, values, leaseOwner, until,
-        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil);
+        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil, resumeAttempts);
   }
 
   /** Every component but the key nonce, which is shown only as present or absent: it must not reach a log. */
@@ -214,7 +230,7 @@ public record IdempotencyRecord(
         + response + ", recoveryPoint=" + recoveryPoint + ", checkpoint=" + checkpoint + ", leaseOwner=" + leaseOwner
         + ", lockedUntil=" + lockedUntil + ", version=" + version + ", createdAt=" + createdAt + ", updatedAt="
         + updatedAt + ", expiresAt=" + expiresAt + ", keyNonce=" + (keyNonce == null ? "none" : "(hidden)")
-        + ", retainUntil=" + retainUntil + "]";
+        + ", retainUntil=" + retainUntil + ", resumeAttempts=" + resumeAttempts + "]";
   }
 
   /** The next version, final. The lease is cleared. */
@@ -223,7 +239,48 @@ public record IdempotencyRecord(
       throw new IllegalArgumentException("finish needs COMPLETED or FAILED, got " + finalState);
     }
     return new IdempotencyRecord(key, finalState, fingerprint, finalResponse, recoveryPoint, checkpoint, null, null,
-        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil);
+        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil, resumeAttempts);
+  }
+
+  /**
+   * The next version after a resumption whose phase failed, as the engine writes it when it gives the lease up: the
+   * failed resumption is counted and the lease ends after {@code hold}; once the count reaches the policy's
+   * {@linkplain OperationPolicy#resumeCapAttempts() attempts}, or the record is as old as its
+   * {@linkplain OperationPolicy#resumeCapAge() age} cap, the record becomes {@link RecordState#UNCERTAIN} instead.
+   */
+  public IdempotencyRecord afterFailedResume(OperationPolicy policy, Duration hold, Instant now) {
+    if (state != RecordState.IN_PROGRESS) {
+      throw new IllegalStateException("only an IN_PROGRESS record is resumed, not an " + state + " one");
+    }
+    int attempts = resumeAttempts + 1;
+    boolean capped = attempts >= policy.resumeCapAttempts()
+        || !Duration.between(createdAt, now).minus(policy.resumeCapAge()).isNegative();
+    if (capped && recoveryPoint != null) {
+      return new IdempotencyRecord(key, RecordState.UNCERTAIN, fingerprint, null, recoveryPoint, checkpoint, null,
+          null, version + 1, createdAt, now, expiresAt, keyNonce, retainUntil, attempts);
+    }
+    return new IdempotencyRecord(key, state, fingerprint, null, recoveryPoint, checkpoint, null, now.plus(hold),
+        version + 1, createdAt, now, expiresAt, keyNonce, retainUntil, attempts);
+  }
+
+  /**
+   * The next version of this uncertain record once {@code resolution} decides it: final with the resolution's
+   * response (COMPLETED or FAILED), or, for {@link Resolution.Action#RETRY}, back in progress with no lease (its lease
+   * counts as expired, so the completer or a retry resumes it at once) and its resume count reset.
+   *
+   * @throws IllegalStateException when the record is not uncertain
+   */
+  public IdempotencyRecord resolve(Resolution resolution) {
+    if (state != RecordState.UNCERTAIN) {
+      throw new IllegalStateException("only an UNCERTAIN record is resolved; " + key + " is " + state);
+    }
+    Instant now = resolution.at();
+    return switch (resolution.action()) {
+      case COMPLETE -> finish(RecordState.COMPLETED, resolution.response(), now);
+      case FAIL -> finish(RecordState.FAILED, resolution.response(), now);
+      case RETRY -> new IdempotencyRecord(key, RecordState.IN_PROGRESS, fingerprint, null, recoveryPoint, checkpoint,
+          null, now, version + 1, createdAt, now, expiresAt, keyNonce, retainUntil, 0);
+    };
   }
 
   /**
@@ -235,7 +292,7 @@ public record IdempotencyRecord(
       throw new IllegalStateException("only a final record has a response, not an " + state + " one");
     }
     return new IdempotencyRecord(key, state, fingerprint, other, recoveryPoint, checkpoint, leaseOwner, lockedUntil,
-        version, createdAt, updatedAt, expiresAt, keyNonce, retainUntil);
+        version, createdAt, updatedAt, expiresAt, keyNonce, retainUntil, resumeAttempts);
   }
 
   /**
@@ -244,6 +301,6 @@ public record IdempotencyRecord(
    */
   public IdempotencyRecord withCheckpoint(Checkpoint other) {
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, other, leaseOwner, lockedUntil,
-        version, createdAt, updatedAt, expiresAt, keyNonce, retainUntil);
+        version, createdAt, updatedAt, expiresAt, keyNonce, retainUntil, resumeAttempts);
   }
 }

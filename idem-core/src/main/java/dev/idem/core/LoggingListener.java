@@ -75,6 +75,32 @@ public final class LoggingListener implements IdemListener {
     }
   }
 
+  @Override
+  public void onUncertain(String instance, IdempotencyRecord record, Throwable cause) {
+    log.log(Level.WARNING, where(instance, record.key()) + " IN_PROGRESS -> UNCERTAIN after "
+        + record.resumeAttempts() + " failed resumptions from recovery_point=" + record.recoveryPoint()
+        + "; it waits for a reconciler or an operator" + (cause == null ? "" : ": " + cause));
+  }
+
+  @Override
+  public void onReconciled(String instance, RecordKey key, Reconciler.Verdict.Result result, boolean applied,
+      Throwable failure) {
+    if (failure != null) {
+      log.log(Level.WARNING, where(instance, key) + " reconciler failed; the record stays UNCERTAIN: " + failure,
+          failure);
+    } else {
+      log.log(Level.INFO, where(instance, key) + " reconciler answered " + result
+          + (applied ? "" : result == Reconciler.Verdict.Result.UNKNOWN ? "; the record stays UNCERTAIN"
+              : "; another worker decided the record first"));
+    }
+  }
+
+  @Override
+  public void onResolved(String instance, AuditEntry entry) {
+    log.log(Level.INFO, where(instance, entry.key()) + " resolved by '" + entry.actor() + "': " + entry.action()
+        + " " + entry.from() + " -> " + entry.to() + " reason=\"" + entry.reason() + "\"");
+  }
+
   private static String name(RecordState state) {
     return state == null ? "ABSENT" : state.name();
   }

@@ -20,6 +20,8 @@ public final class OperationPolicy {
   private final FingerprintPolicy fingerprint;
   private final int maxResponseBytes;
   private final boolean lookupFirst;
+  private final int resumeCapAttempts;
+  private final Duration resumeCapAge;
 
   private OperationPolicy(Builder b) {
     this.ttl = b.ttl;
@@ -30,11 +32,13 @@ public final class OperationPolicy {
     this.fingerprint = b.fingerprint;
     this.maxResponseBytes = b.maxResponseBytes;
     this.lookupFirst = b.lookupFirst;
+    this.resumeCapAttempts = b.resumeCapAttempts;
+    this.resumeCapAge = b.resumeCapAge;
   }
 
   /**
    * TTL 24 h, retention 30 days past the TTL, lease 30 s, default keep policy, reject in-flight duplicates, 1 MiB
-   * responses.
+   * responses, resume cap of 10 failed resumptions or 24 h.
    */
   public static OperationPolicy ofDefaults() {
     return DEFAULTS;
@@ -54,6 +58,8 @@ public final class OperationPolicy {
     b.fingerprint = fingerprint;
     b.maxResponseBytes = maxResponseBytes;
     b.lookupFirst = lookupFirst;
+    b.resumeCapAttempts = resumeCapAttempts;
+    b.resumeCapAge = resumeCapAge;
     return b;
   }
 
@@ -109,10 +115,28 @@ public final class OperationPolicy {
     return lookupFirst;
   }
 
+  /**
+   * Phased mode: how many resumptions of a record (by a client's retry or the completer) may fail before the record
+   * becomes {@link RecordState#UNCERTAIN}: its outside effect could not be confirmed, so it is never resumed blindly
+   * again, and a {@link Reconciler} or an operator decides it. Default 10.
+   */
+  public int resumeCapAttempts() {
+    return resumeCapAttempts;
+  }
+
+  /**
+   * Phased mode: how old a record (from its claim) may be when a resumption fails before it becomes
+   * {@link RecordState#UNCERTAIN}, whatever the count of {@link #resumeCapAttempts()}. Default 24 h.
+   */
+  public Duration resumeCapAge() {
+    return resumeCapAge;
+  }
+
   @Override
   public String toString() {
     return "OperationPolicy[ttl=" + ttl + ", retention=" + retention + ", lease=" + lease + ", inFlightWait="
-        + inFlightWait + ", maxResponseBytes=" + maxResponseBytes + ", lookupFirst=" + lookupFirst + "]";
+        + inFlightWait + ", maxResponseBytes=" + maxResponseBytes + ", lookupFirst=" + lookupFirst
+        + ", resumeCap=" + resumeCapAttempts + " attempts or " + resumeCapAge + "]";
   }
 
   /** Mutable, not thread-safe. Each setter validates its value at once. */
@@ -125,6 +149,8 @@ public final class OperationPolicy {
     private FingerprintPolicy fingerprint = FingerprintPolicy.ofDefaults();
     private int maxResponseBytes = 1 << 20;
     private boolean lookupFirst = true;
+    private int resumeCapAttempts = 10;
+    private Duration resumeCapAge = Duration.ofHours(24);
 
     private Builder() {}
 
@@ -184,6 +210,20 @@ public final class OperationPolicy {
     /** See {@link OperationPolicy#lookupFirst()}. */
     public Builder lookupFirst(boolean lookupFirst) {
       this.lookupFirst = lookupFirst;
+      return this;
+    }
+
+    /**
+     * See {@link OperationPolicy#resumeCapAttempts()} and {@link OperationPolicy#resumeCapAge()}: a phased record
+     * becomes uncertain when a resumption fails for the {@code attempts}-th time (1 to 1000), or when it fails and the
+     * record is at least {@code maxAge} old (positive). Default 10 attempts or 24 h.
+     */
+    public Builder resumeCap(int attempts, Duration maxAge) {
+      if (attempts < 1 || attempts > 1000) {
+        throw new IllegalArgumentException("resumeCap attempts must be 1..1000, got " + attempts);
+      }
+      this.resumeCapAge = positive("resumeCap maxAge", maxAge);
+      this.resumeCapAttempts = attempts;
       return this;
     }
 

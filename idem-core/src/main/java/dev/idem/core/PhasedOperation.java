@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -54,11 +55,13 @@ public final class PhasedOperation {
   private final Operation operation;
   private final List<Step> steps;
   private final Release release;
+  private final Reconciler reconciler;
 
-  private PhasedOperation(Operation operation, List<Step> steps, Release release) {
+  private PhasedOperation(Operation operation, List<Step> steps, Release release, Reconciler reconciler) {
     this.operation = operation;
     this.steps = List.copyOf(steps);
     this.release = release;
+    this.reconciler = reconciler;
   }
 
   public static Builder builder(String operation) {
@@ -80,6 +83,14 @@ public final class PhasedOperation {
   /** The release step run on a refusal; one that does nothing when none was given. */
   public Release release() {
     return release;
+  }
+
+  /**
+   * The reconciler that decides this operation's {@link RecordState#UNCERTAIN uncertain} records, if one was given;
+   * without one they wait for an operator.
+   */
+  public Optional<Reconciler> reconciler() {
+    return Optional.ofNullable(reconciler);
   }
 
   /** The index of the first phase to run after {@code recoveryPoint} ({@code null}: from the start). */
@@ -108,6 +119,7 @@ public final class PhasedOperation {
     private final List<Step> steps = new ArrayList<>();
     private final Set<String> names = new HashSet<>();
     private Release release = NOTHING;
+    private Reconciler reconciler;
 
     private Builder(Operation operation) {
       this.operation = Objects.requireNonNull(operation, "operation");
@@ -146,6 +158,16 @@ public final class PhasedOperation {
       return this;
     }
 
+    /**
+     * The reconciler that asks the other system what became of this operation's uncertain records (those whose
+     * resumptions kept failing past {@link OperationPolicy#resumeCapAttempts() the cap}). Without one, they wait for
+     * an operator.
+     */
+    public Builder reconciler(Reconciler reconciler) {
+      this.reconciler = Objects.requireNonNull(reconciler, "reconciler");
+      return this;
+    }
+
     private Builder add(String name, boolean transactional, boolean repeatable, Phase phase) {
       Objects.requireNonNull(phase, "phase");
       if (name == null || name.isBlank() || name.length() > 64) {
@@ -167,7 +189,7 @@ public final class PhasedOperation {
             + "') must run inTransaction: it records in the checkpoint what later phases need, so that a retry or"
             + " the completer can resume after it; an external call before it could not be resumed");
       }
-      return new PhasedOperation(operation, steps, release);
+      return new PhasedOperation(operation, steps, release, reconciler);
     }
   }
 }

@@ -1,11 +1,13 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Checkpoint;
 import dev.idem.core.ConfigurationException;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
 import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.fingerprint.Fingerprint;
@@ -206,7 +208,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   }
 
   /**
-   * Partitioned expiry adds, around the 20 values: the advisory lock's key first, and after them the key and the
+   * Partitioned expiry adds, around the 21 values: the advisory lock's key first, and after them the key and the
    * record's gone_at (see {@link RecordPartitions}).
    */
   private boolean insert(StoreTransaction tx, IdempotencyRecord r, String statement) {
@@ -236,10 +238,11 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       ps.setLong(at + 17, r.expiresAt().toEpochMilli());
       ps.setString(at + 18, r.keyNonce());
       setMillis(ps, at + 19, r.retainUntil());
-      ps.setLong(at + 20, r.expiresAt().toEpochMilli());
+      ps.setInt(at + 20, r.resumeAttempts());
+      ps.setLong(at + 21, r.expiresAt().toEpochMilli());
       if (partitions != null) {
-        bindKey(ps, at + 21, r.key());
-        ps.setLong(at + 24, goneAt);
+        bindKey(ps, at + 22, r.key());
+        ps.setLong(at + 25, goneAt);
       }
       ps.execute();
       return true;
@@ -276,7 +279,15 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   @Override
   public boolean update(StoreTransaction tx, IdempotencyRecord next) {
-    try (PreparedStatement ps = connection(tx).prepareStatement(sql.update)) {
+    try {
+      return update(connection(tx), next);
+    } catch (SQLException e) {
+      throw wrap("update " + next.key(), e);
+    }
+  }
+
+  private boolean update(Connection c, IdempotencyRecord next) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.update)) {
       ps.setQueryTimeout(lockTimeoutSeconds);
       ps.setString(1, stateName(next.state()));
       bindResponse(ps, 2, next.response());
@@ -286,11 +297,10 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       setMillis(ps, 8, next.lockedUntil());
       ps.setLong(9, next.version());
       ps.setLong(10, next.updatedAt().toEpochMilli());
-      bindKey(ps, 11, next.key());
-      ps.setLong(14, next.version() - 1);
+      ps.setInt(11, next.resumeAttempts());
+      bindKey(ps, 12, next.key());
+      ps.setLong(15, next.version() - 1);
       return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw wrap("update " + next.key(), e);
     }
   }
 
@@ -331,6 +341,34 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       }
       ps.setInt(2 + ops.size(), limit);
     });
+  }
+
+  @Override
+  public List<IdempotencyRecord> findUncertain(Collection<Operation> operations, RecordKey after, int limit) {
+    if (operations.isEmpty()) {
+      return List.of();
+    }
+    List<Operation> ops = List.copyOf(operations);
+    return query("find uncertain records", sql.findUncertain(ops.size(), after != null), ps -> {
+      int at = 1;
+      for (Operation op : ops) {
+        ps.setString(at++, op.name());
+      }
+      if (after != null) {
+        at = bindAfter(ps, at, after);
+      }
+      ps.setInt(at, limit);
+    });
+  }
+
+  /** Binds the five parameters of {@code Sql.AFTER} from {@code at}; returns the next parameter's index. */
+  private static int bindAfter(PreparedStatement ps, int at, RecordKey after) throws SQLException {
+    ps.setString(at, after.scope().value());
+    ps.setString(at + 1, after.scope().value());
+    ps.setString(at + 2, after.operation().name());
+    ps.setString(at + 3, after.operation().name());
+    ps.setString(at + 4, after.key().value());
+    return at + 5;
   }
 
   @Override
@@ -425,19 +463,25 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   /**
    * The in-progress records at {@code now}: how many, how many of them have a lease that has run out, when the
-   * oldest was claimed and when the first lease ends. One parameterised query that reads only in-progress rows
-   * through the lease index, on a connection of its own (never the caller's bound one), bounded by the lock
-   * timeout. Meant for gauges and operators: call it every few seconds at most, not per request.
+   * oldest was claimed and when the first lease ends; and how many records are uncertain. Two parameterised queries
+   * that read only in-progress rows through the lease index and uncertain rows through theirs, on a connection of its
+   * own (never the caller's bound one), bounded by the lock timeout. Meant for gauges and operators: call it every
+   * few seconds at most, not per request.
    *
    * @throws StoreException when the query fails; it names this store and keeps the SQLState
    */
   public InProgressRecords inProgress(Instant now) {
     Objects.requireNonNull(now, "now");
-    return committing("count in-progress records", c -> query(c, sql.inProgress, ps -> {
-      ps.setQueryTimeout(lockTimeoutSeconds);
-      ps.setLong(1, now.toEpochMilli());
-    }, rs -> rs.getLong(1) == 0 ? InProgressRecords.NONE
-        : new InProgressRecords(rs.getLong(1), rs.getLong(2), instantOrNull(rs, 3), instantOrNull(rs, 4))).get(0));
+    return committing("count in-progress records", c -> {
+      long uncertain = query(c, sql.uncertainCount, ps -> ps.setQueryTimeout(lockTimeoutSeconds),
+          rs -> rs.getLong(1)).get(0);
+      return query(c, sql.inProgress, ps -> {
+        ps.setQueryTimeout(lockTimeoutSeconds);
+        ps.setLong(1, now.toEpochMilli());
+      }, rs -> rs.getLong(1) == 0 && uncertain == 0 ? InProgressRecords.NONE
+          : new InProgressRecords(rs.getLong(1), rs.getLong(2), instantOrNull(rs, 3), instantOrNull(rs, 4),
+              uncertain)).get(0);
+    });
   }
 
   /**
@@ -505,7 +549,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   private static IdempotencyRecord read(ResultSet rs) throws SQLException {
     RecordKey key = RecordKey.of(rs.getString(1), rs.getString(2), rs.getString(3));
-    RecordState state = RecordState.valueOf(rs.getString(4).toUpperCase(Locale.ROOT));
+    RecordState state = state(rs.getString(4));
     Fingerprint fingerprint = new Fingerprint(rs.getString(5).trim(), RecordCodec.decodeMap(rs.getString(6)));
     int status = rs.getInt(7);
     StoredResponse response = rs.wasNull() ? null
@@ -516,7 +560,11 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     Instant until = instantOrNull(rs, 13);
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
         rs.getLong(14), Instant.ofEpochMilli(rs.getLong(15)), Instant.ofEpochMilli(rs.getLong(16)),
-        Instant.ofEpochMilli(rs.getLong(17)), rs.getString(18), instantOrNull(rs, 19));
+        Instant.ofEpochMilli(rs.getLong(17)), rs.getString(18), instantOrNull(rs, 19), rs.getInt(20));
+  }
+
+  private static RecordState state(String stored) {
+    return RecordState.valueOf(stored.toUpperCase(Locale.ROOT));
   }
 
   private static byte[] nonNull(byte[] b) {
@@ -536,12 +584,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       }
       return query("list " + state, sql.listAfter, ps -> {
         ps.setString(1, stateName(state));
-        ps.setString(2, after.scope().value());
-        ps.setString(3, after.scope().value());
-        ps.setString(4, after.operation().name());
-        ps.setString(5, after.operation().name());
-        ps.setString(6, after.key().value());
-        ps.setInt(7, limit);
+        ps.setInt(bindAfter(ps, 2, after), limit);
       });
     }
 
@@ -554,6 +597,48 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
           return ps.executeUpdate() == 1;
         }
       });
+    }
+
+    /**
+     * Reads the record, writes its next version conditional on the version given and the audit row, in one
+     * transaction: the audit holds exactly the resolutions that took effect.
+     */
+    @Override
+    public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
+      return transaction("resolve " + key, false, c -> {
+        Optional<IdempotencyRecord> current = query(c, sql.find, ps -> bindKey(ps, 1, key),
+            JdbcIdempotencyStore::read).stream().findFirst();
+        if (current.isEmpty() || current.get().version() != version
+            || current.get().state() != RecordState.UNCERTAIN) {
+          return Optional.<AuditEntry>empty();
+        }
+        IdempotencyRecord next = current.get().resolve(resolution);
+        if (!update(c, next)) {
+          return Optional.<AuditEntry>empty();
+        }
+        AuditEntry entry = AuditEntry.of(current.get(), next, resolution);
+        try (PreparedStatement ps = c.prepareStatement(sql.auditInsert)) {
+          ps.setQueryTimeout(lockTimeoutSeconds);
+          bindKey(ps, 1, key);
+          ps.setLong(4, entry.version());
+          ps.setLong(5, entry.at().toEpochMilli());
+          ps.setString(6, entry.actor());
+          ps.setString(7, entry.action().name().toLowerCase(Locale.ROOT));
+          ps.setString(8, stateName(entry.from()));
+          ps.setString(9, stateName(entry.to()));
+          ps.setString(10, entry.reason());
+          ps.executeUpdate();
+        }
+        return Optional.of(entry);
+      });
+    }
+
+    @Override
+    public List<AuditEntry> history(RecordKey key) {
+      return withConnection("audit of " + key, c -> query(c, sql.auditHistory, ps -> bindKey(ps, 1, key),
+          rs -> new AuditEntry(key, rs.getLong(1), Instant.ofEpochMilli(rs.getLong(2)), rs.getString(3),
+              Resolution.Action.valueOf(rs.getString(4).toUpperCase(Locale.ROOT)), state(rs.getString(5)),
+              state(rs.getString(6)), rs.getString(7))));
     }
 
     @Override

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.Checkpoint;
 import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.StoredResponse;
@@ -43,6 +44,7 @@ abstract class InProgressRecordsContract {
   void dropTable() throws Exception {
     try (Connection c = Databases.pool(dialect()).getConnection(); Statement st = c.createStatement()) {
       st.execute("DROP TABLE " + table);
+      st.execute("DROP TABLE IF EXISTS " + table + "_audit");
     }
   }
 
@@ -101,6 +103,21 @@ abstract class InProgressRecordsContract {
     assertThat(found.oldestCreatedAt()).isEqualTo(NOW.minus(Duration.ofMinutes(10)));
     assertThat(found.earliestLeaseEnd()).isEqualTo(NOW.minus(Duration.ofMinutes(5)));
     assertThat(found.oldestAge(NOW)).isEqualTo(Duration.ofMinutes(10));
+  }
+
+  @Test
+  void uncertainRecordsAreCountedApartFromTheRecordsInProgress() throws Exception {
+    deleteAll();
+    IdempotencyRecord uncertain = inProgress("uncertain", NOW.minus(Duration.ofHours(2)), NOW)
+        .afterFailedResume(OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ZERO, NOW);
+    insert(uncertain, inProgress("running", NOW.minus(Duration.ofSeconds(30)), NOW.plus(Duration.ofSeconds(30))));
+
+    InProgressRecords found = store.inProgress(NOW);
+
+    assertThat(uncertain.state()).isEqualTo(RecordState.UNCERTAIN);
+    assertThat(found.count()).isEqualTo(1);
+    assertThat(found.uncertain()).isEqualTo(1);
+    assertThat(found.oldestCreatedAt()).isEqualTo(NOW.minus(Duration.ofSeconds(30)));
   }
 
   @Test

@@ -52,6 +52,7 @@ class SchemaRaceTest {
       try (Connection c = Databases.pool(dialect).getConnection(); Statement st = c.createStatement()) {
         for (String table : tables) {
           st.execute("DROP TABLE IF EXISTS " + table);
+          st.execute("DROP TABLE IF EXISTS " + table + "_audit");
         }
       }
     }

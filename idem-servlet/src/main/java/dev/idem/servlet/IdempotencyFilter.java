@@ -43,6 +43,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * Idem's HTTP contract (docs/architecture.md#http-contract) as a Jakarta Servlet filter. For each unsafe request on an
@@ -91,6 +92,7 @@ public final class IdempotencyFilter implements Filter {
   private final Set<String> keptHeaders;
   private final boolean keepOnlyStartedHandlers;
   private final String unauthenticatedDetail;
+  private final Function<RecordKey, String> recordLink;
   private final Map<OperationPolicy, Fingerprinter> fingerprinters = new ConcurrentHashMap<>();
 
   private IdempotencyFilter(Builder b) {
@@ -102,6 +104,7 @@ public final class IdempotencyFilter implements Filter {
     this.mismatchStatus = b.mismatchStatus;
     this.keepOnlyStartedHandlers = b.keepOnlyStartedHandlers;
     this.unauthenticatedDetail = b.unauthenticatedDetail;
+    this.recordLink = b.recordLink;
     Set<String> kept = new LinkedHashSet<>();
     b.keptHeaders.forEach(h -> kept.add(h.toLowerCase(Locale.ROOT)));
     this.keptHeaders = Collections.unmodifiableSet(kept);
@@ -419,6 +422,19 @@ public final class IdempotencyFilter implements Filter {
             .with("expired_at", execution.expiredAt().toString())
             .write(response);
         break;
+      case UNCERTAIN:
+        Problem uncertain = Problem.of(ProblemCode.OUTCOME_UNCERTAIN)
+            .withDetail("the first request with this key could not be confirmed at the other system it called, and it"
+                + " is not run again; an operator or a reconciler decides it, after which this request gets the"
+                + " decided answer. Do not send it with a new key before then")
+            .with("uncertain_since", execution.expiredAt().toString());
+        String link = recordLink.apply(execution.key());
+        if (link != null) {
+          response.setHeader("Link", "<" + link + ">; rel=\"related\"");
+          uncertain = uncertain.with("record", link);
+        }
+        uncertain.write(response);
+        break;
       case IN_PROGRESS:
         long seconds = Math.max(1, execution.retryAfter().toSeconds()
             + (execution.retryAfter().toNanosPart() > 0 ? 1 : 0));
@@ -564,6 +580,7 @@ public final class IdempotencyFilter implements Filter {
     private String pathPrefix = "";
     private boolean keepOnlyStartedHandlers;
     private String unauthenticatedDetail = DEFAULT_UNAUTHENTICATED_DETAIL;
+    private Function<RecordKey, String> recordLink = key -> null;
 
     private Builder(Idem idem) {
       this.idem = Objects.requireNonNull(idem, "idem");
@@ -642,6 +659,16 @@ public final class IdempotencyFilter implements Filter {
         throw new IllegalArgumentException("maxRequestBytes must be positive, got " + maxRequestBytes);
       }
       this.maxRequestBytes = maxRequestBytes;
+      return this;
+    }
+
+    /**
+     * Where an operator finds a record (an admin API's URL, say), for the answer to a request whose record is
+     * uncertain: the problem gets a {@code record} member and a {@code Link: <url>; rel="related"} header. The function
+     * may return {@code null} (no link); by default there is none.
+     */
+    public Builder recordLink(Function<RecordKey, String> recordLink) {
+      this.recordLink = Objects.requireNonNull(recordLink, "recordLink");
       return this;
     }
 

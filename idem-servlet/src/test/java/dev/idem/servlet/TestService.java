@@ -84,6 +84,10 @@ final class TestService implements AutoCloseable {
   /** When set, the charge phase signals {@code entered} and waits for {@code release}. */
   volatile CountDownLatch chargeEntered;
   volatile CountDownLatch chargeRelease;
+  /** When set, the charge phase fails, as a provider that is down. */
+  volatile boolean chargeFails;
+  /** Failed resumptions after which a payment's record becomes uncertain. */
+  static final int RESUME_CAP = 3;
 
   /** On embedded Jetty. */
   TestService(String db, UnaryOperator<IdempotencyFilter.Builder> filterConfig) throws Exception {
@@ -110,7 +114,8 @@ final class TestService implements AutoCloseable {
     createTables(db);
     this.store = JdbcIdempotencyStore.builder(dataSource).name("servlet-test-" + db).table("idem_servlet_record")
         .createSchemaIfMissing(true).build();
-    OperationPolicy phasedPolicy = OperationPolicy.builder().lease(LEASE).build();
+    OperationPolicy phasedPolicy = OperationPolicy.builder().lease(LEASE).resumeCap(RESUME_CAP, Duration.ofHours(24))
+        .build();
     this.idem = idemConfig.apply(Idem.builder().name("servlet-test").store(store).clock(clock)
         .policy("POST /orders", OperationPolicy.builder().maxResponseBytes(MAX_RESPONSE_BYTES).build())
         .policy("POST /payments", phasedPolicy)
@@ -390,6 +395,9 @@ final class TestService implements AutoCloseable {
             if (!release.await(60, TimeUnit.SECONDS)) {
               throw new IllegalStateException("the test never released the charge");
             }
+          }
+          if (chargeFails) {
+            throw new IllegalStateException("the provider is down");
           }
           String chargeKey = ctx.derivedKey("charge");
           int n = charges.computeIfAbsent(chargeKey, k -> new AtomicInteger()).incrementAndGet();

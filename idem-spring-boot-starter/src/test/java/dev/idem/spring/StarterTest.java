@@ -275,7 +275,11 @@ abstract class StarterTest {
     var atomicRecoveries = registry.find("idem.completer.recoveries").tags("operation", "POST /orders").counter();
 
     assertThat(requestOutcomes).containsExactlyInAnyOrder("created", "replayed", "released", "mismatch",
-        "in_progress", "key_expired");
+        "in_progress", "key_expired", "uncertain");
+    assertThat(registry.find("idem.records.uncertain").tags("instance", "starter-test", "operation", "POST /charges")
+        .counter()).as("a phased operation's records that became uncertain").isNotNull();
+    assertThat(registry.find("idem.records.uncertain").tags("operation", "POST /orders").counter())
+        .as("an atomic record is never uncertain").isNull();
     assertThat(registry.find("idem.requests").tags("operation", "POST /orders", "outcome", "mismatch").counter())
         .isNotNull();
     assertThat(leaseExpired).as("a phased operation's lease takeovers").isNotNull();

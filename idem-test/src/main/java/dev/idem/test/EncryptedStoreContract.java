@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Checkpoint;
 import dev.idem.core.Execution;
 import dev.idem.core.Idem;
@@ -11,8 +12,10 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Operation;
+import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.crypto.DecryptionException;
@@ -316,6 +319,34 @@ public abstract class EncryptedStoreContract {
     assertThat(EncryptedIdempotencyStore.isSealed(stored)).isTrue();
     assertThat(sealed.find(plain.key()).orElseThrow().response().bodyAsString()).isEqualTo(
         plain.response().bodyAsString());
+  }
+
+  @Test
+  void anUncertainRecordIsFoundOpenedAndAnOperatorsAnswerToItIsSealed() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    Operation operation = Operation.of("POST /sealed-uncertain-" + UUID.randomUUID());
+    RecordKey key = new RecordKey(scope, operation, IdempotencyKey.of("k-uncertain"));
+    Checkpoint values = Checkpoint.of(Map.of("account_id", "acct_" + SECRET));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key, Fingerprint.ofHash("a".repeat(64)), "worker-1", now,
+        Duration.ofSeconds(30), Duration.ofHours(1));
+    IdempotencyRecord uncertain = claimed.withRecoveryPoint("charge", values, now, now)
+        .afterFailedResume(OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ZERO, now);
+    insert(sealed, claimed);
+    sealed.inTransaction(tx -> sealed.update(tx, claimed.withRecoveryPoint("charge", values, now, now)));
+    sealed.inTransaction(tx -> sealed.update(tx, uncertain));
+    StoredResponse answer = StoredResponse.json(201, "{\"note\":\"" + SECRET + "\"}");
+
+    List<IdempotencyRecord> found = sealed.findUncertain(List.of(operation), null, 10);
+    Optional<AuditEntry> entry = sealed.admin().resolve(key, uncertain.version(),
+        Resolution.complete(answer, "alice", "the provider shows the charge", now));
+
+    assertThat(found).singleElement().satisfies(r -> assertThat(r.checkpoint()).isEqualTo(values));
+    assertThat(entry).isPresent();
+    IdempotencyRecord stored = raw.find(key).orElseThrow();
+    assertThat(EncryptedIdempotencyStore.isSealed(stored)).isTrue();
+    assertThat(new String(stored.response().body(), UTF_8)).doesNotContain("4242424242424242");
+    assertThat(sealed.find(key).orElseThrow().response()).isEqualTo(answer);
+    assertThat(sealed.admin().history(key)).containsExactly(entry.get());
   }
 
   private EncryptedIdempotencyStore sealing(Keyring keyring) {

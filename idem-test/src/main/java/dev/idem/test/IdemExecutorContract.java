@@ -3,6 +3,7 @@ package dev.idem.test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Checkpoint;
 import dev.idem.core.Completer;
 import dev.idem.core.Execution;
@@ -16,10 +17,13 @@ import dev.idem.core.KeyExpiredException;
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationPolicy;
+import dev.idem.core.OutcomeUncertainException;
 import dev.idem.core.PhaseResult;
 import dev.idem.core.PhasedOperation;
+import dev.idem.core.Reconciler;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.fingerprint.Fingerprint;
@@ -34,6 +38,11 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -98,6 +107,22 @@ public abstract class IdemExecutorContract {
       @Override
       public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
         events.add("completer " + (recovered ? "recovered" : "failed"));
+      }
+
+      @Override
+      public void onUncertain(String instance, IdempotencyRecord record, Throwable cause) {
+        events.add("uncertain " + record.key().key());
+      }
+
+      @Override
+      public void onReconciled(String instance, RecordKey key, Reconciler.Verdict.Result result, boolean applied,
+          Throwable failure) {
+        events.add("reconciled " + result + " " + applied);
+      }
+
+      @Override
+      public void onResolved(String instance, AuditEntry entry) {
+        events.add("resolved " + entry.actor() + " " + entry.action());
       }
     };
   }
@@ -995,6 +1020,310 @@ public abstract class IdemExecutorContract {
     Execution retry = idem.leased(request, key -> StoredResponse.of(200, "ok"));
 
     assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+  }
+
+  // ------------------------------------------------------------------ uncertain records
+
+  /** The provider of the uncertain tests: down (every call throws) or up; counts calls that took effect per key. */
+  protected final AtomicBoolean providerDown = new AtomicBoolean();
+
+  /** create (in a transaction) -> charge (outside: fails while the provider is down) -> capture (respond 201). */
+  protected PhasedOperation.Builder chargingOperation(Operation operation) {
+    return PhasedOperation.builder(operation)
+        .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("payment_id", "pay_" + ctx.key())))
+        .outside("charge", ctx -> {
+          ran(ctx.key().value(), "charge");
+          if (providerDown.get()) {
+            throw new IllegalStateException("provider unreachable");
+          }
+          externalCalls.computeIfAbsent(ctx.derivedKey("charge"), k -> new AtomicInteger()).incrementAndGet();
+          return PhaseResult.next(ctx.checkpoint().with("charge_id", "ch_" + ctx.derivedKey("charge")));
+        })
+        .inTransaction("capture", ctx -> PhaseResult.respond(StoredResponse.json(201,
+            "{\"id\":\"" + ctx.checkpoint().require("payment_id") + "\",\"status\":\"succeeded\"}")));
+  }
+
+  /** An Idem for one fresh operation only, with the given resume cap, the charging phases and the reconciler. */
+  protected Idem cappedIdem(Operation operation, int attempts, Duration maxAge, Reconciler reconciler) {
+    PhasedOperation.Builder phases = chargingOperation(operation);
+    if (reconciler != null) {
+      phases.reconciler(reconciler);
+    }
+    return soleOperationBuilder(operation)
+        .policy(operation, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1))
+            .resumeCap(attempts, maxAge).build())
+        .phased(phases.build()).build();
+  }
+
+  protected IdempotentRequest chargeRequest(Operation operation, String key, String body) {
+    return IdempotentRequest.of(scope, operation, IdempotencyKey.of(key), body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Runs the request while the provider is down until its record is uncertain; returns how many runs it took. */
+  protected int driveToUncertain(Idem idem, IdempotentRequest request) throws Exception {
+    providerDown.set(true);
+    for (int run = 1; run <= 1000; run++) {
+      try {
+        idem.phased(request);
+      } catch (IllegalStateException expected) {
+        // the provider is down
+      }
+      if (record(request).state() == RecordState.UNCERTAIN) {
+        return run;
+      }
+    }
+    throw new AssertionError("never became uncertain");
+  }
+
+  protected static Operation freshOperation() {
+    return Operation.of("POST /uncertain-" + UUID.randomUUID());
+  }
+
+  @Test
+  void aRecordWhoseResumptionsKeepFailingBecomesUncertainAtTheAttemptCapAndNothingRunsAfter() throws Exception {
+    Operation operation = freshOperation();
+    Idem idem = cappedIdem(operation, 3, Duration.ofHours(24), null);
+    IdempotentRequest request = chargeRequest(operation, "cap-1", "{\"amount\":100}");
+
+    int runs = driveToUncertain(idem, request);
+    IdempotencyRecord uncertain = record(request);
+    providerDown.set(false);
+    Execution duplicate = idem.phased(request);
+    Execution other = idem.phased(chargeRequest(operation, "cap-1", "{\"amount\":999}"));
+
+    assertThat(runs).isEqualTo(3);
+    assertThat(uncertain.resumeAttempts()).isEqualTo(3);
+    assertThat(uncertain.recoveryPoint()).isEqualTo("create");
+    assertThat(uncertain.checkpoint().values()).containsEntry("payment_id", "pay_cap-1");
+    assertThat(uncertain.keyNonce()).isNotNull();
+    assertThat(uncertain.leaseOwner()).isNull();
+    assertThat(uncertain.lockedUntil()).isNull();
+    assertThat(duplicate.outcome()).isEqualTo(Outcome.UNCERTAIN);
+    assertThat(duplicate.expiredAt()).isEqualTo(uncertain.updatedAt());
+    assertThatThrownBy(duplicate::responseOrThrow).isInstanceOf(OutcomeUncertainException.class)
+        .hasMessageContaining("cap-1");
+    assertThat(other.outcome()).isEqualTo(Outcome.PAYLOAD_MISMATCH);
+    assertThat(runs("cap-1", "charge")).as("nothing runs once uncertain").isEqualTo(3);
+    assertThat(record(request)).isEqualTo(uncertain);
+    assertThat(events).contains("transition IN_PROGRESS -> UNCERTAIN", "execution UNCERTAIN", "uncertain cap-1");
+  }
+
+  @Test
+  void aRecordBecomesUncertainAtTheAgeCapThroughTheCompleterWhichNeverTouchesItAgain() throws Exception {
+    Operation operation = freshOperation();
+    Idem idem = cappedIdem(operation, 1000, Duration.ofMinutes(10), null);
+    IdempotentRequest request = chargeRequest(operation, "age-1", "{}");
+    providerDown.set(true);
+    assertThatThrownBy(() -> idem.phased(request)).hasMessageContaining("provider unreachable");
+    Completer completer = idem.completer().batchSize(1000).build();
+
+    Completer.Round young = completer.runOnce();
+    IdempotencyRecord afterYoung = record(request);
+    clock.advance(Duration.ofMinutes(11));
+    Completer.Round old = completer.runOnce();
+    IdempotencyRecord afterOld = record(request);
+    clock.advance(LEASE.multipliedBy(10));
+    Completer.Round later = completer.runOnce();
+
+    assertThat(young.failed()).isEqualTo(1);
+    assertThat(afterYoung.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(afterYoung.resumeAttempts()).isEqualTo(2);
+    assertThat(old.failed()).isEqualTo(1);
+    assertThat(afterOld.state()).isEqualTo(RecordState.UNCERTAIN);
+    assertThat(afterOld.resumeAttempts()).isEqualTo(3);
+    assertThat(later.found()).isZero();
+    assertThat(record(request)).isEqualTo(afterOld);
+  }
+
+  @Test
+  void aPhaseThatSucceedsBeforeTheCapFinishesTheRecordAsUsual() throws Exception {
+    Operation operation = freshOperation();
+    Idem idem = cappedIdem(operation, 3, Duration.ofHours(24), null);
+    IdempotentRequest request = chargeRequest(operation, "cap-ok", "{}");
+    providerDown.set(true);
+    assertThatThrownBy(() -> idem.phased(request)).hasMessageContaining("provider unreachable");
+    assertThatThrownBy(() -> idem.phased(request)).hasMessageContaining("provider unreachable");
+    providerDown.set(false);
+
+    Execution third = idem.phased(request);
+
+    assertThat(third.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(record(request).state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(record(request).resumeAttempts()).isEqualTo(2);
+  }
+
+  @Test
+  void aReconcilerThatFindsTheChargeCompletesTheRecordByItsDerivedKeyAndTheAuditSaysSo() throws Exception {
+    Operation operation = freshOperation();
+    List<String> askedFor = new CopyOnWriteArrayList<>();
+    Idem idem = cappedIdem(operation, 2, Duration.ofHours(24), record -> {
+      askedFor.add(record.derive("charge"));
+      return Reconciler.Verdict.completed(StoredResponse.json(201, "{\"id\":\""
+          + record.checkpoint().require("payment_id") + "\",\"status\":\"succeeded\",\"reconciled\":true}"));
+    });
+    IdempotentRequest request = chargeRequest(operation, "rec-1", "{}");
+    driveToUncertain(idem, request);
+    IdempotencyRecord uncertain = record(request);
+
+    Completer.Reconciliation round = idem.completer().batchSize(10).build().reconcileOnce();
+    Execution replay = idem.phased(request);
+
+    assertThat(round).isEqualTo(new Completer.Reconciliation(1, 1, 0, 0, 0, 0));
+    assertThat(askedFor).containsExactly(uncertain.derive("charge"));
+    assertThat(record(request).state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(new String(replay.response().body(), StandardCharsets.UTF_8)).contains("\"reconciled\":true");
+    assertThat(idem.history(uncertain.key())).singleElement().satisfies(e -> {
+      assertThat(e.actor()).isEqualTo("reconciler 'sole'");
+      assertThat(e.from()).isEqualTo(RecordState.UNCERTAIN);
+      assertThat(e.to()).isEqualTo(RecordState.COMPLETED);
+    });
+    assertThat(events).contains("transition UNCERTAIN -> COMPLETED", "reconciled COMPLETED true");
+  }
+
+  @Test
+  void aReconcilerThatFindsNoChargeFailsTheRecordAndOneThatCannotTellLeavesIt() throws Exception {
+    Operation operation = freshOperation();
+    AtomicBoolean known = new AtomicBoolean();
+    AtomicBoolean throwing = new AtomicBoolean(true);
+    Idem idem = cappedIdem(operation, 1, Duration.ofHours(24), record -> {
+      if (throwing.getAndSet(false)) {
+        throw new java.io.IOException("look-up timed out");
+      }
+      return known.get() ? Reconciler.Verdict.failed(StoredResponse.json(402, "{\"code\":\"PAYMENT.declined\"}"))
+          : Reconciler.Verdict.unknown();
+    });
+    IdempotentRequest request = chargeRequest(operation, "rec-2", "{}");
+    driveToUncertain(idem, request);
+    Completer completer = idem.completer().batchSize(10).build();
+
+    Completer.Reconciliation threw = completer.reconcileOnce();
+    Completer.Reconciliation unknown = completer.reconcileOnce();
+    RecordState between = record(request).state();
+    known.set(true);
+    Completer.Reconciliation failed = completer.reconcileOnce();
+
+    assertThat(threw.unknown()).isEqualTo(1);
+    assertThat(unknown.unknown()).isEqualTo(1);
+    assertThat(between).isEqualTo(RecordState.UNCERTAIN);
+    assertThat(failed.failed()).isEqualTo(1);
+    assertThat(record(request).state()).isEqualTo(RecordState.FAILED);
+    assertThat(idem.phased(request).response().status()).isEqualTo(402);
+    assertThat(idem.history(request.recordKey())).hasSize(1);
+  }
+
+  @Test
+  void aReconcilerThatSaysResumeSendsTheRecordBackToWorkAndTheCompleterFinishesItWithItsOwnPhases()
+      throws Exception {
+    Operation operation = freshOperation();
+    Idem idem = cappedIdem(operation, 2, Duration.ofHours(24), record -> Reconciler.Verdict.resume());
+    IdempotentRequest request = chargeRequest(operation, "rec-resume", "{}");
+    driveToUncertain(idem, request);
+    providerDown.set(false);
+    Completer completer = idem.completer().batchSize(10).build();
+
+    Completer.Reconciliation reconciled = completer.reconcileOnce();
+    IdempotencyRecord backToWork = record(request);
+    Completer.Round round = completer.runOnce();
+
+    assertThat(reconciled.resumed()).isEqualTo(1);
+    assertThat(backToWork.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(backToWork.resumeAttempts()).isZero();
+    assertThat(round.recovered()).isEqualTo(1);
+    assertThat(record(request).state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(externalCalls).containsOnlyKeys(backToWork.derive("charge"));
+    assertThat(idem.history(request.recordKey())).singleElement()
+        .satisfies(e -> assertThat(e.action()).isEqualTo(Resolution.Action.RETRY));
+  }
+
+  @Test
+  void twoNodesReconcilingTheSameRecordsDecideEachExactlyOnce() throws Exception {
+    for (int iteration = 0; iteration < 5; iteration++) {
+      Operation operation = freshOperation();
+      AtomicInteger asked = new AtomicInteger();
+      Reconciler reconciler = record -> {
+        asked.incrementAndGet();
+        return Reconciler.Verdict.completed(StoredResponse.of(200, record.key().key().value()));
+      };
+      Idem nodeA = cappedIdem(operation, 1, Duration.ofHours(24), reconciler);
+      Idem nodeB = cappedIdem(operation, 1, Duration.ofHours(24), reconciler);
+      int records = 12;
+      for (int i = 0; i < records; i++) {
+        driveToUncertain(nodeA, chargeRequest(operation, "race-" + i, "{}"));
+      }
+      CyclicBarrier start = new CyclicBarrier(2);
+      ExecutorService pool = Executors.newFixedThreadPool(2);
+      try {
+        Future<Completer.Reconciliation> a = pool.submit(() -> {
+          start.await(10, TimeUnit.SECONDS);
+          return nodeA.completer().batchSize(100).build().reconcileOnce();
+        });
+        Future<Completer.Reconciliation> b = pool.submit(() -> {
+          start.await(10, TimeUnit.SECONDS);
+          return nodeB.completer().batchSize(100).build().reconcileOnce();
+        });
+        Completer.Reconciliation ra = a.get(60, TimeUnit.SECONDS);
+        Completer.Reconciliation rb = b.get(60, TimeUnit.SECONDS);
+
+        assertThat(ra.completed() + rb.completed()).isEqualTo(records);
+        assertThat(ra.completed() + rb.completed() + ra.skipped() + rb.skipped()).isEqualTo(asked.get());
+        for (int i = 0; i < records; i++) {
+          RecordKey key = new RecordKey(scope, operation, IdempotencyKey.of("race-" + i));
+          assertThat(nodeA.history(key)).as("audit of %s", key).hasSize(1);
+          assertThat(record(chargeRequest(operation, "race-" + i, "{}")).state()).isEqualTo(RecordState.COMPLETED);
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+  }
+
+  @Test
+  void anOperatorCompletesFailsOrRetriesUncertainRecordsAndEachResolutionIsAudited() throws Exception {
+    Operation operation = freshOperation();
+    Idem idem = cappedIdem(operation, 1, Duration.ofHours(24), null);
+    IdempotentRequest toComplete = chargeRequest(operation, "op-complete", "{}");
+    IdempotentRequest toFail = chargeRequest(operation, "op-fail", "{}");
+    IdempotentRequest toRetry = chargeRequest(operation, "op-retry", "{}");
+    for (IdempotentRequest r : List.of(toComplete, toFail, toRetry)) {
+      driveToUncertain(idem, r);
+    }
+    providerDown.set(false);
+    Instant at = clock.instant();
+
+    Optional<AuditEntry> completed = idem.resolve(toComplete.recordKey(), Resolution.complete(
+        StoredResponse.json(201, "{\"status\":\"succeeded\"}"), "alice", "the provider's dashboard shows it", at));
+    Optional<AuditEntry> failed = idem.resolve(toFail.recordKey(), Resolution.fail(
+        StoredResponse.json(402, "{\"status\":\"declined\"}"), "alice", "no charge at the provider", at));
+    Optional<AuditEntry> retried = idem.resolve(toRetry.recordKey(), Resolution.retry("bob", "provider back", at));
+    Optional<AuditEntry> twice = idem.resolve(toComplete.recordKey(), Resolution.retry("bob", "again", at));
+    IdempotencyRecord backToWork = record(toRetry);
+    Completer.Round round = idem.completer().batchSize(100).build().runOnce();
+
+    assertThat(completed).hasValueSatisfying(e -> assertThat(e.to()).isEqualTo(RecordState.COMPLETED));
+    assertThat(failed).hasValueSatisfying(e -> assertThat(e.to()).isEqualTo(RecordState.FAILED));
+    assertThat(retried).hasValueSatisfying(e -> assertThat(e.to()).isEqualTo(RecordState.IN_PROGRESS));
+    assertThat(twice).as("a record that is no longer uncertain is not resolved again").isEmpty();
+    assertThat(idem.phased(toComplete).outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(idem.phased(toFail).response().status()).isEqualTo(402);
+    assertThat(backToWork.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(backToWork.resumeAttempts()).isZero();
+    assertThat(round.recovered()).isEqualTo(1);
+    assertThat(record(toRetry).state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(externalCalls).containsOnlyKeys(backToWork.derive("charge"));
+    assertThat(idem.history(toComplete.recordKey())).singleElement()
+        .satisfies(e -> assertThat(e.actor()).isEqualTo("alice"));
+    assertThat(events).contains("resolved alice COMPLETE", "resolved alice FAIL", "resolved bob RETRY");
+  }
+
+  @Test
+  void theResumeCapIsValidated() {
+    assertThatThrownBy(() -> OperationPolicy.builder().resumeCap(0, Duration.ofHours(1)))
+        .hasMessageContaining("resumeCap attempts must be 1..1000, got 0");
+    assertThatThrownBy(() -> OperationPolicy.builder().resumeCap(3, Duration.ZERO))
+        .hasMessageContaining("resumeCap maxAge must be positive");
+    assertThat(OperationPolicy.ofDefaults().resumeCapAttempts()).isEqualTo(10);
+    assertThat(OperationPolicy.ofDefaults().resumeCapAge()).isEqualTo(Duration.ofHours(24));
   }
 
   /** Stands for a process dying mid-phase. */

@@ -1,13 +1,17 @@
 package dev.idem.test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.groups.Tuple.tuple;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Checkpoint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
+import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.fingerprint.Fingerprint;
@@ -19,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CyclicBarrier;
@@ -606,6 +611,208 @@ public abstract class IdempotencyStoreContract {
         }
         assertThat(winners).as("winners of round %d", round).hasSize(1);
         assertThat(find(claimed.key()).leaseOwner()).isEqualTo("worker-" + winners.get(0));
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  // ------------------------------------------------------------------ uncertain records and their resolution
+
+  /** A phased record at its recovery point {@code charge}, claimed at {@code at} with a one-hour TTL and a retention. */
+  protected IdempotencyRecord atRecoveryPoint(RecordKey key, Instant at) {
+    return IdempotencyRecord.claimed(key, Fingerprint.ofHash(HASH_A), "worker-1", at, Duration.ofSeconds(30),
+        Duration.ofHours(1), Duration.ofDays(1))
+        .withRecoveryPoint("charge", Checkpoint.of(Map.of("payment_id", "pay_1")), at.plusSeconds(30), at);
+  }
+
+  /** {@code key}'s record made uncertain at {@code at} (a resume cap of one attempt), inserted and returned. */
+  protected IdempotencyRecord insertUncertain(RecordKey key, Instant at) throws Exception {
+    IdempotencyRecord uncertain = atRecoveryPoint(key, at)
+        .afterFailedResume(OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ZERO, at);
+    insert(uncertain);
+    return uncertain;
+  }
+
+  @Test
+  void theResumeCountReadsBackThroughAnUpdate() throws Exception {
+    IdempotencyRecord record = atRecoveryPoint(key("resumed"), now);
+    insert(record);
+    IdempotencyRecord failedOnce = record.afterFailedResume(OperationPolicy.ofDefaults(), Duration.ZERO, now);
+
+    boolean updated = update(failedOnce);
+
+    assertThat(updated).isTrue();
+    assertThat(find(record.key())).isEqualTo(failedOnce);
+    assertThat(find(record.key()).resumeAttempts()).isEqualTo(1);
+    assertThat(find(record.key()).state()).isEqualTo(RecordState.IN_PROGRESS);
+  }
+
+  @Test
+  void anUncertainRecordReadsBackWithItsRecoveryPointCheckpointAndNonceAndNoLease() throws Exception {
+    IdempotencyRecord record = atRecoveryPoint(key("uncertain"), now);
+    insert(record);
+    IdempotencyRecord uncertain = record.afterFailedResume(
+        OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ZERO, now);
+
+    boolean updated = update(uncertain);
+
+    IdempotencyRecord read = find(record.key());
+    assertThat(updated).isTrue();
+    assertThat(read).isEqualTo(uncertain);
+    assertThat(read.state()).isEqualTo(RecordState.UNCERTAIN);
+    assertThat(read.recoveryPoint()).isEqualTo("charge");
+    assertThat(read.checkpoint().values()).containsEntry("payment_id", "pay_1");
+    assertThat(read.keyNonce()).isEqualTo(record.keyNonce());
+    assertThat(read.leaseOwner()).isNull();
+    assertThat(read.lockedUntil()).isNull();
+    assertThat(read.resumeAttempts()).isEqualTo(1);
+  }
+
+  @Test
+  void purgeAndDeleteIfExpiredLeaveUncertainRecordsAndTheCompleterNeverSeesThem() throws Exception {
+    Instant past = now.minus(Duration.ofDays(40));
+    IdempotencyRecord uncertain = insertUncertain(key("uncertain-old"), past);
+
+    boolean deleted = store.inTransaction(tx -> store.deleteIfExpired(tx, uncertain.key(), now));
+    while (store.purgeExpired(now, 1000) > 0) {
+      // drain
+    }
+    List<IdempotencyRecord> leaseExpired =
+        store.findLeaseExpired(now, List.of(uncertain.key().operation()), 1000);
+
+    assertThat(deleted).isFalse();
+    assertThat(uncertain.isGone(now)).isFalse();
+    assertThat(find(uncertain.key())).isEqualTo(uncertain);
+    assertThat(leaseExpired).noneMatch(r -> r.key().equals(uncertain.key()));
+  }
+
+  @Test
+  void findUncertainSeesOnlyTheGivenOperationsInKeyOrderAndPages() throws Exception {
+    Operation mine = Operation.of("POST /uncertain-" + UUID.randomUUID());
+    Operation other = Operation.of("POST /uncertain-other-" + UUID.randomUUID());
+    for (String k : List.of("u-3", "u-1", "u-2")) {
+      insertUncertain(new RecordKey(scope, mine, IdempotencyKey.of(k)), now);
+    }
+    insertUncertain(new RecordKey(scope, other, IdempotencyKey.of("u-0")), now);
+    insert(atRecoveryPoint(new RecordKey(scope, mine, IdempotencyKey.of("u-in-progress")), now));
+
+    List<IdempotencyRecord> first = store.findUncertain(List.of(mine), null, 2);
+    List<IdempotencyRecord> second = store.findUncertain(List.of(mine), first.get(1).key(), 2);
+
+    assertThat(first).extracting(r -> r.key().key().value()).containsExactly("u-1", "u-2");
+    assertThat(second).extracting(r -> r.key().key().value()).containsExactly("u-3");
+    assertThat(store.findUncertain(List.of(), null, 10)).isEmpty();
+  }
+
+  @Test
+  void resolvingCompletesAnUncertainRecordAndKeepsItsAudit() throws Exception {
+    IdempotencyRecord uncertain = insertUncertain(key("resolve-complete"), now);
+    StoredResponse answer = StoredResponse.json(201, "{\"id\":\"pay_1\",\"status\":\"succeeded\"}");
+    Instant at = now.plusSeconds(5);
+
+    Optional<AuditEntry> entry = store.admin().resolve(uncertain.key(), uncertain.version(),
+        Resolution.complete(answer, "alice@ops", "provider dashboard shows the charge", at));
+
+    IdempotencyRecord read = find(uncertain.key());
+    assertThat(read.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(read.response()).isEqualTo(answer);
+    assertThat(read.version()).isEqualTo(uncertain.version() + 1);
+    assertThat(entry).contains(new AuditEntry(uncertain.key(), uncertain.version() + 1, at, "alice@ops",
+        Resolution.Action.COMPLETE, RecordState.UNCERTAIN, RecordState.COMPLETED,
+        "provider dashboard shows the charge"));
+    assertThat(store.admin().history(uncertain.key())).containsExactly(entry.get());
+  }
+
+  @Test
+  void resolvingFailsOrRetriesAnUncertainRecordAndTheAuditKeepsBothInOrder() throws Exception {
+    IdempotencyRecord uncertain = insertUncertain(key("resolve-retry"), now);
+
+    Optional<AuditEntry> retried = store.admin().resolve(uncertain.key(), uncertain.version(),
+        Resolution.retry("bob", "provider is back", now.plusSeconds(1)));
+    IdempotencyRecord back = find(uncertain.key());
+    IdempotencyRecord again = back.afterFailedResume(
+        OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ZERO, now.plusSeconds(2));
+    update(again);
+    Optional<AuditEntry> failed = store.admin().resolve(uncertain.key(), again.version(),
+        Resolution.fail(StoredResponse.json(402, "{\"code\":\"PAYMENT.declined\"}"), "bob", "declined",
+            now.plusSeconds(3)));
+
+    assertThat(back.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(back.resumeAttempts()).isZero();
+    assertThat(back.isLeaseExpired(now.plusSeconds(1))).isTrue();
+    assertThat(back.recoveryPoint()).isEqualTo("charge");
+    assertThat(back.keyNonce()).isEqualTo(uncertain.keyNonce());
+    assertThat(find(uncertain.key()).state()).isEqualTo(RecordState.FAILED);
+    assertThat(find(uncertain.key()).response().status()).isEqualTo(402);
+    assertThat(store.admin().history(uncertain.key()))
+        .extracting(AuditEntry::action, AuditEntry::from, AuditEntry::to)
+        .containsExactly(
+            tuple(Resolution.Action.RETRY, RecordState.UNCERTAIN,
+                RecordState.IN_PROGRESS),
+            tuple(Resolution.Action.FAIL, RecordState.UNCERTAIN, RecordState.FAILED));
+    assertThat(retried).isPresent();
+    assertThat(failed).isPresent();
+  }
+
+  @Test
+  void resolvingAtAnotherVersionOrARecordThatIsNotUncertainChangesNothingAndAuditsNothing() throws Exception {
+    IdempotencyRecord uncertain = insertUncertain(key("resolve-stale"), now);
+    IdempotencyRecord inProgress = atRecoveryPoint(key("resolve-live"), now);
+    insert(inProgress);
+    Resolution complete = Resolution.complete(StoredResponse.of(200, "ok"), "carol", "checked", now);
+
+    Optional<AuditEntry> stale = store.admin().resolve(uncertain.key(), uncertain.version() - 1, complete);
+    Optional<AuditEntry> live = store.admin().resolve(inProgress.key(), inProgress.version(), complete);
+    Optional<AuditEntry> absent = store.admin().resolve(key("resolve-absent"), 1, complete);
+
+    assertThat(stale).isEmpty();
+    assertThat(live).isEmpty();
+    assertThat(absent).isEmpty();
+    assertThat(find(uncertain.key())).isEqualTo(uncertain);
+    assertThat(find(inProgress.key())).isEqualTo(inProgress);
+    assertThat(store.admin().history(uncertain.key())).isEmpty();
+    assertThat(store.admin().history(inProgress.key())).isEmpty();
+  }
+
+  @Test
+  void theAuditOutlivesAnEvictedRecord() throws Exception {
+    IdempotencyRecord uncertain = insertUncertain(key("resolve-evicted"), now);
+    store.admin().resolve(uncertain.key(), uncertain.version(),
+        Resolution.fail(StoredResponse.of(404, "gone"), "dave", "never reached the provider", now));
+
+    store.admin().evict(uncertain.key());
+
+    assertThat(find(uncertain.key())).isNull();
+    assertThat(store.admin().history(uncertain.key())).hasSize(1);
+  }
+
+  @Test
+  void concurrentResolutionsFromOneVersionHaveExactlyOneWinnerAndOneAuditEntry() throws Exception {
+    int threads = 4;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 30; round++) {
+        IdempotencyRecord uncertain = insertUncertain(key("resolve-race-" + round), now);
+        CyclicBarrier barrier = new CyclicBarrier(threads);
+        List<Future<Optional<AuditEntry>>> results = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          Resolution resolution = t % 2 == 0
+              ? Resolution.complete(StoredResponse.of(200, "by " + t), "worker-" + t, "race", now)
+              : Resolution.fail(StoredResponse.of(400, "by " + t), "worker-" + t, "race", now);
+          Callable<Optional<AuditEntry>> attempt = () -> {
+            barrier.await(10, TimeUnit.SECONDS);
+            return store.admin().resolve(uncertain.key(), uncertain.version(), resolution);
+          };
+          results.add(pool.submit(attempt));
+        }
+        List<AuditEntry> winners = new ArrayList<>();
+        for (Future<Optional<AuditEntry>> result : results) {
+          result.get(30, TimeUnit.SECONDS).ifPresent(winners::add);
+        }
+        assertThat(winners).as("winners of round %d", round).hasSize(1);
+        assertThat(store.admin().history(uncertain.key())).containsExactlyElementsOf(winners);
+        assertThat(find(uncertain.key()).state()).isEqualTo(winners.get(0).to());
       }
     } finally {
       pool.shutdownNow();

@@ -2,11 +2,13 @@ package dev.idem.core.crypto;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Checkpoint;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.IdemListener;
 import dev.idem.core.spi.IdempotencyAdmin;
@@ -181,6 +183,11 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
+  public List<IdempotencyRecord> findUncertain(Collection<Operation> operations, RecordKey after, int limit) {
+    return openAll(store.findUncertain(operations, after, limit));
+  }
+
+  @Override
   public int purgeExpired(Instant now, int limit) {
     return store.purgeExpired(now, limit);
   }
@@ -207,6 +214,24 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
       @Override
       public boolean evict(RecordKey key) {
         return admin.evict(key);
+      }
+
+      /** The resolution's answer is sealed like any kept answer before the store underneath keeps it. */
+      @Override
+      public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
+        if (resolution.response() == null) {
+          return admin.resolve(key, version, resolution);
+        }
+        StoredResponse response = resolution.response();
+        byte[] sealed = encryption.seal(encode(response), associatedData(key, response.status()));
+        return admin.resolve(key, version, new Resolution(resolution.action(),
+            StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of("1")), sealed), resolution.actor(),
+            resolution.reason(), resolution.at()));
+      }
+
+      @Override
+      public List<AuditEntry> history(RecordKey key) {
+        return admin.history(key);
       }
     };
   }

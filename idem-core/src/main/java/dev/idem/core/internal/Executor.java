@@ -1,6 +1,7 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.AtomicWork;
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Checkpoint;
 import dev.idem.core.ConfigurationException;
 import dev.idem.core.Execution;
@@ -15,8 +16,10 @@ import dev.idem.core.OperationPolicy;
 import dev.idem.core.PhaseContext;
 import dev.idem.core.PhaseResult;
 import dev.idem.core.PhasedOperation;
+import dev.idem.core.Reconciler;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
 import dev.idem.core.ResponseTooLargeException;
 import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
@@ -31,6 +34,7 @@ import dev.idem.core.spi.TransactionWork;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -108,6 +112,11 @@ public final class Executor {
   /** The operations registered for phased mode: the completer's view of the store. */
   public java.util.Set<Operation> phasedOperations() {
     return phased.keySet();
+  }
+
+  /** The phased operations that have a {@link Reconciler}: what the reconciliation rounds ask about. */
+  public List<Operation> reconciledOperations() {
+    return phased.values().stream().filter(p -> p.reconciler().isPresent()).map(PhasedOperation::operation).toList();
   }
 
   /** The fingerprint of a request under its operation's policy. */
@@ -405,10 +414,10 @@ public final class Executor {
       } catch (LeaseLostException e) {
         throw e;
       } catch (RuntimeException e) {
-        release(before, e, holdAfterFailure, step.transactional());
+        release(before, e, holdAfterFailure, step.transactional(), policy);
         throw e;
       } catch (Exception e) {
-        release(before, e, holdAfterFailure, step.transactional());
+        release(before, e, holdAfterFailure, step.transactional(), policy);
         throw new WorkFailedException(key, e);
       }
       PhaseResult result = (PhaseResult) outcome[0];
@@ -416,7 +425,7 @@ public final class Executor {
         StoredResponse response = result.response();
         if (current == null) {
           // not kept: the phase's transaction rolled back; give the lease up so a retry can resume
-          release(before, null, holdAfterFailure, step.transactional());
+          release(before, null, holdAfterFailure, step.transactional(), policy);
           return Execution.notStored(key, response);
         }
         listener.onTransition(name, key, RecordState.IN_PROGRESS, current.state(), step.name());
@@ -483,14 +492,14 @@ public final class Executor {
         checkSize(key, response, policy);
       }
     } catch (RuntimeException e) {
-      release(held, e, Duration.ZERO, true);
+      release(held, e, Duration.ZERO, true, policy);
       throw e;
     } catch (Exception e) {
-      release(held, e, Duration.ZERO, true);
+      release(held, e, Duration.ZERO, true, policy);
       throw new WorkFailedException(key, e);
     }
     if (!policy.keep().keeps(response.status())) {
-      release(held, null, Duration.ZERO, true);
+      release(held, null, Duration.ZERO, true, policy);
       return done(Execution.notStored(key, response), started);
     }
     IdempotencyRecord next = held.finish(KeepPolicy.stateFor(response.status()), response, clock.instant());
@@ -547,7 +556,7 @@ public final class Executor {
         continue;
       }
       IdempotencyRecord record = existing.get();
-      if (!record.fingerprint().matches(fingerprint) || record.state().isFinal()) {
+      if (!record.fingerprint().matches(fingerprint) || record.state() != RecordState.IN_PROGRESS) {
         return new Claim(decideExisting(record, fingerprint, now), null, false);
       }
       if (record.isLeaseExpired(now)) {
@@ -592,6 +601,9 @@ public final class Executor {
     if (record.isRetained(now)) {
       return Execution.keyExpired(key, record.expiresAt());
     }
+    if (record.state() == RecordState.UNCERTAIN) {
+      return Execution.uncertain(key, record.updatedAt());
+    }
     if (record.state().isFinal()) {
       return Execution.replayed(key, record.response(), Duration.between(record.createdAt(), now));
     }
@@ -609,16 +621,26 @@ public final class Executor {
   /**
    * Gives up the key after a failure: deletes a record no phase committed when the failed step left nothing behind
    * ({@code undone}: its transaction rolled back; leased work is the caller's to judge), or ends the lease (after
-   * {@code hold}) of one that has committed phases.
+   * {@code hold}) of one that has committed phases, counting the failed resumption: past the operation's resume cap
+   * the record becomes UNCERTAIN instead ({@link IdempotencyRecord#afterFailedResume}).
    */
-  private void release(IdempotencyRecord held, Throwable cause, Duration hold, boolean undone) {
+  private void release(IdempotencyRecord held, Throwable cause, Duration hold, boolean undone,
+      OperationPolicy policy) {
     try {
       if (held.recoveryPoint() == null && undone) {
         transaction(tx -> delete(tx, held.key(), held.version()));
         listener.onTransition(name, held.key(), RecordState.IN_PROGRESS, null, null);
-      } else {
+      } else if (held.recoveryPoint() == null) {
         Instant now = clock.instant();
         transaction(tx -> update(tx, held.withLease(null, now.plus(hold), now)));
+      } else {
+        IdempotencyRecord next = held.afterFailedResume(policy, hold, clock.instant());
+        boolean written = transaction(tx -> update(tx, next));
+        if (written && next.state() == RecordState.UNCERTAIN) {
+          listener.onTransition(name, held.key(), RecordState.IN_PROGRESS, RecordState.UNCERTAIN,
+              held.recoveryPoint());
+          listener.onUncertain(name, next, cause);
+        }
       }
     } catch (RuntimeException suppressed) {
       if (cause != null) {
@@ -730,6 +752,48 @@ public final class Executor {
       listener.onTransition(name, expired.key(), RecordState.IN_PROGRESS, null, null);
     }
     return deleted;
+  }
+
+  /**
+   * Applies a reconciler's verdict on an uncertain record, conditional on the version read: through the store's
+   * {@code admin().resolve}, so that the decision is audited (actor {@code reconciler '<instance>'}). Returns whether
+   * it took effect (false when another worker decided the record first).
+   */
+  public boolean applyVerdict(IdempotencyRecord record, Reconciler.Verdict verdict) {
+    Instant now = clock.instant();
+    String actor = "reconciler '" + name + "'";
+    Resolution resolution = switch (verdict.result()) {
+      case COMPLETED -> Resolution.complete(verdict.response(), actor,
+          "the other system reports the effect completed", now);
+      case FAILED -> Resolution.fail(verdict.response(), actor, "the other system reports the effect failed", now);
+      case RESUME -> Resolution.retry(actor, "the other system knows the call: resumed from the recovery point", now);
+      case UNKNOWN -> throw new IllegalArgumentException("an UNKNOWN verdict decides nothing");
+    };
+    Optional<AuditEntry> entry = store.admin().resolve(record.key(), record.version(), resolution);
+    entry.ifPresent(e -> listener.onTransition(name, e.key(), e.from(), e.to(), null));
+    return entry.isPresent();
+  }
+
+  /**
+   * An operator's resolution of the uncertain record of {@code key}, at its current version, audited by the store.
+   * Empty when the record is absent, not uncertain, or changed between the read and the write.
+   */
+  public Optional<AuditEntry> resolve(RecordKey key, Resolution resolution) {
+    Optional<IdempotencyRecord> current = findCommitted(key);
+    if (current.isEmpty() || current.get().state() != RecordState.UNCERTAIN) {
+      return Optional.empty();
+    }
+    return resolve(key, current.get().version(), resolution);
+  }
+
+  /** As {@link #resolve(RecordKey, Resolution)}, at the version the operator saw. */
+  public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
+    Optional<AuditEntry> entry = store.admin().resolve(key, version, resolution);
+    entry.ifPresent(e -> {
+      listener.onTransition(name, key, e.from(), e.to(), null);
+      listener.onResolved(name, e);
+    });
+    return entry;
   }
 
   /** Takes over a record whose lease expired (used by the completer). Returns the held record or null. */

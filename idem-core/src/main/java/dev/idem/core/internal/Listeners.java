@@ -1,9 +1,11 @@
 package dev.idem.core.internal;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Execution;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Reconciler;
 import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.spi.IdemListener;
 import java.time.Duration;
@@ -56,6 +58,22 @@ public final class Listeners implements IdemListener {
   @Override
   public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
     each(l -> l.onCompleterRecovery(instance, key, recovered, failure));
+  }
+
+  @Override
+  public void onUncertain(String instance, IdempotencyRecord record, Throwable cause) {
+    each(l -> l.onUncertain(instance, record, cause));
+  }
+
+  @Override
+  public void onReconciled(String instance, RecordKey key, Reconciler.Verdict.Result result, boolean applied,
+      Throwable failure) {
+    each(l -> l.onReconciled(instance, key, result, applied, failure));
+  }
+
+  @Override
+  public void onResolved(String instance, AuditEntry entry) {
+    each(l -> l.onResolved(instance, entry));
   }
 
   @Override

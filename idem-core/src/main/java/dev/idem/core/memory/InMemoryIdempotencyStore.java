@@ -1,9 +1,11 @@
 package dev.idem.core.memory;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Resolution;
 import dev.idem.core.spi.IdempotencyAdmin;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.core.spi.StoreTransaction;
@@ -15,7 +17,9 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A store in the JVM's memory, for tests and single-node services that accept losing records on restart.
@@ -30,6 +34,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   private final String name;
   private final ConcurrentSkipListMap<RecordKey, IdempotencyRecord> records = new ConcurrentSkipListMap<>(ORDER);
   private final IdempotencyAdmin admin = new Admin();
+  private final ConcurrentHashMap<RecordKey, List<AuditEntry>> audit = new ConcurrentHashMap<>();
 
   public InMemoryIdempotencyStore(String name) {
     this.name = Objects.requireNonNull(name, "name");
@@ -165,6 +170,29 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     @Override
     public boolean evict(RecordKey key) {
       return records.remove(key) != null;
+    }
+
+    @Override
+    public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
+      IdempotencyRecord current = records.get(key);
+      if (current == null || current.version() != version || current.state() != RecordState.UNCERTAIN) {
+        return Optional.empty();
+      }
+      IdempotencyRecord next = current.resolve(resolution);
+      AuditEntry entry = AuditEntry.of(current, next, resolution);
+      // The record changes first (compare-and-replace on the exact value read), then its entry is appended: only
+      // the winner of a race writes one.
+      List<AuditEntry> entries = audit.computeIfAbsent(key, k -> new CopyOnWriteArrayList<>());
+      if (!records.replace(key, current, next)) {
+        return Optional.empty();
+      }
+      entries.add(entry);
+      return Optional.of(entry);
+    }
+
+    @Override
+    public List<AuditEntry> history(RecordKey key) {
+      return List.copyOf(audit.getOrDefault(key, List.of()));
     }
 
     @Override

@@ -52,6 +52,13 @@ public final class ProblemCode {
    */
   public static final ProblemCode KEY_EXPIRED = of("CONFLICT.idempotency.key_expired", 422, false,
       "Idempotency-Key expired");
+  /**
+   * 409, not retryable: the key's record is uncertain (its outside effect could not be confirmed within the
+   * operation's resume cap). Nothing runs; a reconciler or an operator decides the record, after which the same
+   * request replays the decision.
+   */
+  public static final ProblemCode OUTCOME_UNCERTAIN = of("CONFLICT.idempotency.outcome_uncertain", 409, false,
+      "The outcome of the request with this Idempotency-Key is uncertain");
   /** 409, retryable: the first request with this key has not finished. */
   public static final ProblemCode IN_PROGRESS = of("CONFLICT.idempotency.in_progress", 409, true,
       "A request with this Idempotency-Key is in progress");

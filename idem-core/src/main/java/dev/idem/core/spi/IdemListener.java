@@ -1,9 +1,11 @@
 package dev.idem.core.spi;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Execution;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.Reconciler;
 import dev.idem.core.crypto.DecryptionException;
 import java.time.Duration;
 
@@ -43,6 +45,25 @@ public interface IdemListener {
    * record waits for the next round.
    */
   default void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {}
+
+  /**
+   * A phased record became {@link RecordState#UNCERTAIN}: a resumption failed past its operation's resume cap.
+   *
+   * @param record the uncertain record as written (its resume count, recovery point)
+   * @param cause the failure of the last resumption, or {@code null} when its phase answered without being kept
+   */
+  default void onUncertain(String instance, IdempotencyRecord record, Throwable cause) {}
+
+  /**
+   * A reconciler answered for an uncertain record: {@code result} is what it said; {@code applied} is whether its
+   * decision took effect (false for UNKNOWN, and when another node decided the record first). A reconciler that threw
+   * is reported as UNKNOWN with its {@code failure}.
+   */
+  default void onReconciled(String instance, RecordKey key, Reconciler.Verdict.Result result, boolean applied,
+      Throwable failure) {}
+
+  /** An operator's resolution (through {@code Idem.resolve}) took effect; the audit entry tells who, what and why. */
+  default void onResolved(String instance, AuditEntry entry) {}
 
   /** A store call finished. {@code call} is a short fixed name such as {@code "find"} or {@code "insert"}. */
   default void onStoreCall(String store, String call, long nanos, boolean success) {}

@@ -3,7 +3,9 @@ package dev.idem.core.spi;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
 import dev.idem.core.RecordKey;
+import dev.idem.core.RecordState;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -91,11 +93,36 @@ public interface IdempotencyStore {
   List<IdempotencyRecord> findLeaseExpired(Instant now, Collection<Operation> operations, int limit);
 
   /**
+   * Up to {@code limit} {@link RecordState#UNCERTAIN uncertain} records of the given operations, ordered
+   * by key, starting after {@code after} (exclusive; {@code null} for the first page): what the completer's
+   * reconciliation rounds decide. A snapshot: each decision is a version-checked write. The default pages through
+   * {@link IdempotencyAdmin#list} and keeps the given operations.
+   */
+  default List<IdempotencyRecord> findUncertain(Collection<Operation> operations, RecordKey after, int limit) {
+    List<IdempotencyRecord> found = new ArrayList<>();
+    RecordKey cursor = after;
+    while (found.size() < limit) {
+      List<IdempotencyRecord> page = admin().list(RecordState.UNCERTAIN, cursor, limit);
+      for (IdempotencyRecord r : page) {
+        if (found.size() < limit && operations.contains(r.key().operation())) {
+          found.add(r);
+        }
+      }
+      if (page.size() < limit) {
+        break;
+      }
+      cursor = page.get(page.size() - 1).key();
+    }
+    return found;
+  }
+
+  /**
    * Purges up to {@code limit} records at {@code now}, in one short transaction that does not block claims of live
    * keys: records whose key is free ({@link IdempotencyRecord#isGone}) are deleted, and final records past their
    * expiry but inside their retention become their {@linkplain IdempotencyRecord#tombstone tombstone}, once (the
    * response body and headers, field hashes, checkpoint and key nonce go; the row shrinks). In-progress records with
-   * a recovery point are left alone (they wait for their completion). Returns how many records it deleted or turned
+   * a recovery point are left alone (they wait for their completion), and so are uncertain records (they wait for a
+   * decision). Returns how many records it deleted or turned
    * into tombstones; callers loop until it returns less than the limit.
    */
   int purgeExpired(Instant now, int limit);

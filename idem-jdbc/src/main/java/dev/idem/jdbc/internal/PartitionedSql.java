@@ -24,7 +24,7 @@ public final class PartitionedSql {
   public final String isPartitioned;
   /**
    * Two statements in one execution: the advisory lock on the key (bind the lock key), which fails unless the
-   * transaction runs at READ COMMITTED; then the insert (bind the 20 values of {@link Sql#insert}, the key again and
+   * transaction runs at READ COMMITTED; then the insert (bind the 21 values of {@link Sql#insert}, the key again and
    * the record's gone_at). The insert is a statement of its own, so that its snapshot sees what the previous holder
    * of the lock committed; it takes the gone_at of a row the key already has, so that a duplicate fails on the
    * primary key of that row's partition.
@@ -57,7 +57,7 @@ public final class PartitionedSql {
         // not READ COMMITTED: fail with a message that says why, rather than insert on a stale snapshot
         + " OR CAST(" + isolation + " || ' isolation: partitioned expiry needs read committed' AS BOOLEAN);"
         + " INSERT INTO " + table + " (" + Sql.COLUMNS + ", purge_at, gone_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        + " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE((SELECT MAX(gone_at) FROM " + table + " WHERE " + Sql.PK + "), ?))";
+        + " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE((SELECT MAX(gone_at) FROM " + table + " WHERE " + Sql.PK + "), ?))";
     insertAndCommit = insert + "; COMMIT";
     partitions = "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
         + " JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(?)";

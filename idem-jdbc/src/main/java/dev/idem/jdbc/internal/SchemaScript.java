@@ -18,15 +18,18 @@ import java.util.regex.Pattern;
  */
 public enum SchemaScript {
   /**
-   * The idempotency records: {@code V1__idem_record.sql}, then {@code V3__idem_record_key_nonce.sql} and
-   * {@code V4__idem_record_retention.sql}.
+   * The idempotency records: {@code V1__idem_record.sql}, then {@code V3__idem_record_key_nonce.sql},
+   * {@code V4__idem_record_retention.sql} and {@code V5__idem_record_uncertain.sql} (with the audit table
+   * {@code <table>_audit}).
    */
-  RECORD("idem_record", "V1__idem_record.sql", "V3__idem_record_key_nonce.sql", "V4__idem_record_retention.sql"),
+  RECORD("idem_record", "V1__idem_record.sql", "V3__idem_record_key_nonce.sql", "V4__idem_record_retention.sql",
+      "V5__idem_record_uncertain.sql"),
   /**
    * The idempotency records partitioned by the time each row is gone (PostgreSQL only):
-   * {@code partitioned/V1__idem_record_partitioned.sql}.
+   * {@code partitioned/V1__idem_record_partitioned.sql}, then the uncertain records' column, index and audit table of
+   * {@code V5__idem_record_uncertain.sql}, which apply to a partitioned table as they are.
    */
-  RECORD_PARTITIONED("idem_record", "partitioned/V1__idem_record_partitioned.sql"),
+  RECORD_PARTITIONED("idem_record", "partitioned/V1__idem_record_partitioned.sql", "V5__idem_record_uncertain.sql"),
   /** The outbox and its attempt history: the outbox half of {@code V2__idem_outbox.sql}. */
   OUTBOX("idem_outbox", "V2__idem_outbox.sql"),
   /** The inbox: the inbox half of {@code V2__idem_outbox.sql}. */

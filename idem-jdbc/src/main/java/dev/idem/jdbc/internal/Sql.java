@@ -14,10 +14,15 @@ public final class Sql {
 
   static final String COLUMNS = "scope, operation, idem_key, state, fingerprint, field_hashes, response_status,"
       + " response_headers, response_body, recovery_point, checkpoint, lease_owner, locked_until, version,"
-      + " created_at, updated_at, expires_at, key_nonce, retain_until";
+      + " created_at, updated_at, expires_at, key_nonce, retain_until, resume_attempts";
   static final String PK = "scope = ? AND operation = ? AND idem_key = ?";
-  /** Expired records that may go: not in progress with committed phases (see IdempotencyRecord.isExpired). */
-  static final String PURGEABLE = " AND (state <> 'in_progress' OR recovery_point IS NULL)";
+  /** Keys after a key, in key order: binds scope, scope, operation, operation, key. */
+  static final String AFTER = "(scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND idem_key > ?))))";
+  /**
+   * Expired records that may go: not in progress with committed phases, not uncertain (see
+   * IdempotencyRecord.isExpired).
+   */
+  static final String PURGEABLE = " AND state <> 'uncertain' AND (state <> 'in_progress' OR recovery_point IS NULL)";
   /**
    * Records whose key is free once expired: no retention (written before it existed, or zero), retention over, or in
    * progress (never retained). Binds now. See IdempotencyRecord.isGone.
@@ -47,37 +52,55 @@ public final class Sql {
   public final String listAfter;
   public final String evict;
   public final String inProgress;
+  /** How many records are uncertain; the state a literal, for PostgreSQL's partial index. */
+  public final String uncertainCount;
+  /** The audit of resolutions: {@code <table>_audit}. */
+  public final String auditInsert;
+  public final String auditHistory;
 
   public Sql(JdbcDialect dialect, String table) {
     this.table = checkTable(table);
     find = "SELECT " + COLUMNS + " FROM " + table + " WHERE " + PK;
     probe = "SELECT " + COLUMNS + ", purge_at FROM " + table + " WHERE 1 = 0";
     insert = "INSERT INTO " + table + " (" + COLUMNS + ", purge_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        + " ?, ?, ?, ?, ?, ?)";
+        + " ?, ?, ?, ?, ?, ?, ?)";
     insertAndCommit = insert + "; COMMIT";
     update = "UPDATE " + table + " SET state = ?, response_status = ?, response_headers = ?, response_body = ?,"
-        + " recovery_point = ?, checkpoint = ?, lease_owner = ?, locked_until = ?, version = ?, updated_at = ?"
-        + " WHERE " + PK + " AND version = ?";
+        + " recovery_point = ?, checkpoint = ?, lease_owner = ?, locked_until = ?, version = ?, updated_at = ?,"
+        + " resume_attempts = ? WHERE " + PK + " AND version = ?";
     delete = "DELETE FROM " + table + " WHERE " + PK + " AND version = ?";
     deleteIfExpired = "DELETE FROM " + table + " WHERE " + PK + " AND expires_at <= ?" + FREE + PURGEABLE;
     String delete = "DELETE FROM " + table;
     String strip = "UPDATE " + table + STRIP;
     purgeSteps = List.of(
         new PurgeStep(dialect, table, delete, "purge_at <= ?" + FREE + PURGEABLE, "purge_at"),
-        new PurgeStep(dialect, table, strip, "purge_at <= ? AND retain_until > ? AND state <> 'in_progress'",
-            "purge_at"),
+        new PurgeStep(dialect, table, strip,
+            "purge_at <= ? AND retain_until > ? AND state IN ('completed', 'failed')", "purge_at"),
         new PurgeStep(dialect, table, delete, "purge_at IS NULL AND expires_at <= ?" + PURGEABLE, "expires_at"));
     simpleTable = table.contains(".") ? table.substring(table.indexOf('.') + 1) : table;
     listFirst = "SELECT " + COLUMNS + " FROM " + table + " WHERE state = ?"
         + " ORDER BY scope, operation, idem_key LIMIT ?";
-    listAfter = "SELECT " + COLUMNS + " FROM " + table + " WHERE state = ? AND (scope > ? OR (scope = ? AND"
-        + " (operation > ? OR (operation = ? AND idem_key > ?)))) ORDER BY scope, operation, idem_key LIMIT ?";
+    listAfter = "SELECT " + COLUMNS + " FROM " + table + " WHERE state = ? AND " + AFTER
+        + " ORDER BY scope, operation, idem_key LIMIT ?";
     evict = "DELETE FROM " + table + " WHERE " + PK;
     // One statement on every dialect; bind the current time in epoch ms. The state is a literal, not a parameter, so
     // that PostgreSQL can plan it on its partial lease index (WHERE state = 'in_progress'), even as a generic plan;
     // MariaDB and H2 use their (state, locked_until) index. Only in-progress rows are read, never the final ones.
     inProgress = "SELECT COUNT(*), COALESCE(SUM(CASE WHEN locked_until IS NULL OR locked_until <= ? THEN 1 ELSE 0"
         + " END), 0), MIN(created_at), MIN(locked_until) FROM " + table + " WHERE state = 'in_progress'";
+    uncertainCount = "SELECT COUNT(*) FROM " + table + " WHERE state = 'uncertain'";
+    String audit = table + "_audit";
+    auditInsert = "INSERT INTO " + audit + " (scope, operation, idem_key, version, resolved_at, actor, action,"
+        + " from_state, to_state, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    auditHistory = "SELECT version, resolved_at, actor, action, from_state, to_state, reason FROM " + audit
+        + " WHERE " + PK + " ORDER BY version";
+  }
+
+  /** Uncertain records of {@code operations} operations after a key: bind the names, the key (five, when after), the limit. */
+  public String findUncertain(int operations, boolean after) {
+    return "SELECT " + COLUMNS + " FROM " + table + " WHERE state = 'uncertain' AND operation IN ("
+        + String.join(", ", Collections.nCopies(operations, "?")) + ")" + (after ? " AND " + AFTER : "")
+        + " ORDER BY scope, operation, idem_key LIMIT ?";
   }
 
   /** In-progress records of {@code operations} operations whose lease ended: bind now, the names, the limit. */

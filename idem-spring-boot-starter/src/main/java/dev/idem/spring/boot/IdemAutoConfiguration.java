@@ -3,6 +3,7 @@ package dev.idem.spring.boot;
 import dev.idem.core.Idem;
 import dev.idem.core.OperationPolicy;
 import dev.idem.core.PhasedOperation;
+import dev.idem.core.RecordKey;
 import dev.idem.core.crypto.EncryptedIdempotencyStore;
 import dev.idem.core.crypto.Encryption;
 import dev.idem.core.crypto.Keyring;
@@ -23,6 +24,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.List;
@@ -154,7 +156,8 @@ public class IdemAutoConfiguration {
 
   static OperationPolicy defaults(IdemProperties properties) {
     return OperationPolicy.builder().ttl(properties.getDefaultTtl()).retention(properties.getDefaultRetention())
-        .lease(properties.getDefaultLease()).build();
+        .lease(properties.getDefaultLease())
+        .resumeCap(properties.getDefaultResumeCapAttempts(), properties.getDefaultResumeCapAge()).build();
   }
 
   @Bean
@@ -282,11 +285,22 @@ public class IdemAutoConfiguration {
           .maxRequestBytes(f.getMaxRequestBytes()).mismatchStatus(f.getMismatchStatus())
           .keepHeaders(f.getKeepHeaders().toArray(String[]::new))
           .pathPrefix(environment.getProperty("spring.mvc.servlet.path", ""));
+      String link = f.getRecordLink();
+      if (link != null && !link.isBlank()) {
+        builder.recordLink(key -> recordLink(link, key));
+      }
       routes.forEach(r -> builder.route(r.route()));
       registration.setFilter(builder.build());
       LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': idempotent routes " + routes.stream()
           .map(r -> r.route().toString()).collect(Collectors.joining(", ")));
       return registration;
+    }
+
+    /** {@code template} with the record's scope, operation and key, URL-encoded, in place of their names. */
+    static String recordLink(String template, RecordKey key) {
+      return template.replace("{scope}", URLEncoder.encode(key.scope().value(), StandardCharsets.UTF_8))
+          .replace("{operation}", URLEncoder.encode(key.operation().name(), StandardCharsets.UTF_8))
+          .replace("{key}", URLEncoder.encode(key.key().value(), StandardCharsets.UTF_8));
     }
 
     /**

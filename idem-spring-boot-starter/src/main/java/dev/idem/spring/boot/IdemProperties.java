@@ -27,6 +27,13 @@ public class IdemProperties {
   private Duration defaultRetention = Duration.ofDays(30);
   /** How long a phased or leased execution holds a key before the completer may take it over. */
   private Duration defaultLease = Duration.ofSeconds(30);
+  /**
+   * Phased operations: after how many failed resumptions a record becomes uncertain (a reconciler or an operator
+   * then decides it).
+   */
+  private int defaultResumeCapAttempts = 10;
+  /** Phased operations: how old a record may be when a resumption fails before it becomes uncertain. */
+  private Duration defaultResumeCapAge = Duration.ofHours(24);
 
   private final Store store = new Store();
   private final Filter filter = new Filter();
@@ -203,6 +210,21 @@ public class IdemProperties {
      * empty unless a layer in front of the service sets and strips it.
      */
     private String scopeHeader;
+    /**
+     * Where operators see a record, for the answer to a request whose record is uncertain (409
+     * {@code CONFLICT.idempotency.outcome_uncertain}): a URL template whose {@code {scope}}, {@code {operation}} and
+     * {@code {key}} are replaced by the record's, URL-encoded. It becomes the problem's {@code record} member and a
+     * {@code Link} header. Empty (the default): no link.
+     */
+    private String recordLink;
+
+    public String getRecordLink() {
+      return recordLink;
+    }
+
+    public void setRecordLink(String recordLink) {
+      this.recordLink = recordLink;
+    }
 
     public int getOrder() {
       return order;
@@ -436,6 +458,11 @@ public class IdemProperties {
     }
     positive("idem.default-ttl", defaultTtl);
     positive("idem.default-lease", defaultLease);
+    positive("idem.default-resume-cap-age", defaultResumeCapAge);
+    if (defaultResumeCapAttempts < 1 || defaultResumeCapAttempts > 1000) {
+      throw new IllegalStateException("idem.default-resume-cap-attempts must be 1..1000, got "
+          + defaultResumeCapAttempts);
+    }
     if (defaultRetention == null || defaultRetention.isNegative()) {
       throw new IllegalStateException("idem.default-retention must be zero or a positive duration, got "
           + defaultRetention);
@@ -490,6 +517,22 @@ public class IdemProperties {
 
   public void setDefaultTtl(Duration defaultTtl) {
     this.defaultTtl = defaultTtl;
+  }
+
+  public int getDefaultResumeCapAttempts() {
+    return defaultResumeCapAttempts;
+  }
+
+  public void setDefaultResumeCapAttempts(int defaultResumeCapAttempts) {
+    this.defaultResumeCapAttempts = defaultResumeCapAttempts;
+  }
+
+  public Duration getDefaultResumeCapAge() {
+    return defaultResumeCapAge;
+  }
+
+  public void setDefaultResumeCapAge(Duration defaultResumeCapAge) {
+    this.defaultResumeCapAge = defaultResumeCapAge;
   }
 
   public Duration getDefaultRetention() {

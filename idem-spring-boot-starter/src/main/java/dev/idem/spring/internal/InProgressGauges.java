@@ -30,6 +30,8 @@ import java.util.function.LongSupplier;
  *       waiting for the completer or a client's retry
  *   <li>{@code idem.records.in_progress.oldest.age} (time gauge, seconds): how long the oldest record has been in
  *       progress, 0 when none is
+ *   <li>{@code idem.records.uncertain.current} (gauge): records that are uncertain, waiting for a reconciler or an
+ *       operator
  * </ul>
  *
  * <p>The figures come from {@link JdbcIdempotencyStore#inProgress(Instant)}, read at most once per refresh interval
@@ -48,6 +50,8 @@ public final class InProgressGauges implements AutoCloseable {
   public static final String IN_PROGRESS = "idem.records.in_progress";
   /** In-progress records whose lease has run out. */
   public static final String LEASE_EXPIRED = "idem.records.in_progress.lease_expired";
+  /** Records that are uncertain. */
+  public static final String UNCERTAIN = "idem.records.uncertain.current";
   /** Age of the oldest in-progress record. */
   public static final String OLDEST_AGE = "idem.records.in_progress.oldest.age";
 
@@ -110,6 +114,9 @@ public final class InProgressGauges implements AutoCloseable {
         Gauge.builder(LEASE_EXPIRED, this, g -> g.value(true))
             .description("In-progress records whose lease has run out, waiting for the completer or a retry")
             .tag("instance", instance).strongReference(true).register(registry),
+        Gauge.builder(UNCERTAIN, this, InProgressGauges::uncertain)
+            .description("Uncertain records, waiting for a reconciler or an operator").tag("instance", instance)
+            .strongReference(true).register(registry),
         TimeGauge.builder(OLDEST_AGE, this, TimeUnit.SECONDS, InProgressGauges::oldestAgeSeconds)
             .description("How long the oldest in-progress record has been in progress (0 when none is)")
             .tag("instance", instance).strongReference(true).register(registry));
@@ -139,6 +146,11 @@ public final class InProgressGauges implements AutoCloseable {
       return Double.NaN;
     }
     return leaseExpired ? r.leaseExpired() : r.count();
+  }
+
+  private double uncertain() {
+    InProgressRecords r = current();
+    return r == null ? Double.NaN : r.uncertain();
   }
 
   private double oldestAgeSeconds() {

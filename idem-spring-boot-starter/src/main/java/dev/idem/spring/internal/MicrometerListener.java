@@ -1,7 +1,9 @@
 package dev.idem.spring.internal;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Execution;
 import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.Reconciler;
 import dev.idem.core.RecordKey;
 import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.spi.IdemListener;
@@ -26,6 +28,10 @@ import java.util.concurrent.TimeUnit;
  *       instance, operation
  *   <li>{@code idem.lease.expired} (counter): instance, operation; and {@code idem.completer.recoveries} (counter):
  *       instance, operation, result = recovered, failed
+ *   <li>{@code idem.records.uncertain} (counter): instance, operation: records that became uncertain (their resume
+ *       cap was hit); {@code idem.reconcile} (counter): instance, operation, result = completed, failed, resumed,
+ *       unknown, skipped (another node decided first), error (the reconciler threw); {@code idem.resolutions}
+ *       (counter): instance, operation, action = complete, fail, retry: operators' resolutions
  *   <li>{@code idem.store.latency} (timer): instance, store (the store's name), call (a short fixed name such as
  *       {@code find} or {@code insert}), success
  * </ul>
@@ -65,7 +71,24 @@ public final class MicrometerListener implements IdemListener {
     if (mode == IdempotentRoute.Mode.PHASED) {
       recoveries(instance, operation, true);
       recoveries(instance, operation, false);
+      uncertain(instance, operation);
     }
+  }
+
+  private Counter uncertain(String instance, String operation) {
+    return Counter.builder("idem.records.uncertain")
+        .description("Records that became uncertain: their resumptions failed past the operation's resume cap")
+        .tags("instance", instance, "operation", operation).register(registry);
+  }
+
+  private Counter reconcile(String instance, String operation, String result) {
+    return Counter.builder("idem.reconcile").description("Reconcilers' answers about uncertain records")
+        .tags("instance", instance, "operation", operation, "result", result).register(registry);
+  }
+
+  private Counter resolutions(String instance, String operation, String action) {
+    return Counter.builder("idem.resolutions").description("Operators' resolutions of uncertain records")
+        .tags("instance", instance, "operation", operation, "action", action).register(registry);
   }
 
   private Counter requests(String instance, String operation, String outcome) {
@@ -121,6 +144,28 @@ public final class MicrometerListener implements IdemListener {
   @Override
   public void onCompleterRecovery(String instance, RecordKey key, boolean recovered, Throwable failure) {
     recoveries(instance, key.operation().name(), recovered).increment();
+  }
+
+  /** Counts the record that became uncertain. */
+  @Override
+  public void onUncertain(String instance, IdempotencyRecord record, Throwable cause) {
+    uncertain(instance, record.key().operation().name()).increment();
+  }
+
+  /** Counts the reconciler's answer. */
+  @Override
+  public void onReconciled(String instance, RecordKey key, Reconciler.Verdict.Result result, boolean applied,
+      Throwable failure) {
+    String name = failure != null ? "error"
+        : !applied && result != Reconciler.Verdict.Result.UNKNOWN ? "skipped"
+        : result == Reconciler.Verdict.Result.RESUME ? "resumed" : result.name().toLowerCase(Locale.ROOT);
+    reconcile(instance, key.operation().name(), name).increment();
+  }
+
+  /** Counts the operator's resolution. */
+  @Override
+  public void onResolved(String instance, AuditEntry entry) {
+    resolutions(instance, entry.key().operation().name(), entry.action().name().toLowerCase(Locale.ROOT)).increment();
   }
 
   /** Counts a kept answer that could not be opened, by store and reason; alert on any. */

@@ -6,7 +6,7 @@ import java.util.Locale;
 /**
  * The names of the executor's outcomes in meter tags ({@code outcome} of {@code idem.requests}), span attributes
  * ({@code idem.outcome}) and logs: {@code created}, {@code replayed}, {@code mismatch}, {@code in_progress},
- * {@code released}, {@code key_expired}. Needs neither Micrometer nor OpenTelemetry.
+ * {@code released}, {@code key_expired}, {@code uncertain}. Needs neither Micrometer nor OpenTelemetry.
  */
 public final class OutcomeNames {
   private OutcomeNames() {}
@@ -26,6 +26,8 @@ public final class OutcomeNames {
         return "released";
       case KEY_EXPIRED:
         return "key_expired";
+      case UNCERTAIN:
+        return "uncertain";
       default:
         return outcome.name().toLowerCase(Locale.ROOT);
     }

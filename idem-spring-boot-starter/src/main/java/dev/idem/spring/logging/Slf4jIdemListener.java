@@ -1,8 +1,10 @@
 package dev.idem.spring.logging;
 
+import dev.idem.core.AuditEntry;
 import dev.idem.core.Execution;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.LoggingListener;
+import dev.idem.core.Reconciler;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.crypto.DecryptionException;
@@ -40,6 +42,8 @@ public final class Slf4jIdemListener implements IdemListener {
   public static final String IN_PROGRESS_CODE = ProblemCode.IN_PROGRESS.code();
   /** The problem code of a retry whose key expired but is retained. */
   public static final String KEY_EXPIRED_CODE = ProblemCode.KEY_EXPIRED.code();
+  /** The problem code of a request whose record is uncertain. */
+  public static final String OUTCOME_UNCERTAIN_CODE = ProblemCode.OUTCOME_UNCERTAIN.code();
 
   private final Logger log;
 
@@ -74,10 +78,12 @@ public final class Slf4jIdemListener implements IdemListener {
   public void onExecution(String instance, Execution execution, Duration elapsed) {
     boolean mismatch = execution.outcome() == Execution.Outcome.PAYLOAD_MISMATCH;
     boolean expired = execution.outcome() == Execution.Outcome.KEY_EXPIRED;
-    if (mismatch || expired ? !log.isInfoEnabled() : !log.isDebugEnabled()) {
+    boolean uncertain = execution.outcome() == Execution.Outcome.UNCERTAIN;
+    boolean info = mismatch || expired || uncertain;
+    if (info ? !log.isInfoEnabled() : !log.isDebugEnabled()) {
       return;
     }
-    String code = mismatch ? PAYLOAD_MISMATCH_CODE : expired ? KEY_EXPIRED_CODE
+    String code = mismatch ? PAYLOAD_MISMATCH_CODE : expired ? KEY_EXPIRED_CODE : uncertain ? OUTCOME_UNCERTAIN_CODE
         : execution.outcome() == Execution.Outcome.IN_PROGRESS ? IN_PROGRESS_CODE : null;
     String line = where(instance, execution.key()) + " outcome=" + execution.outcome()
         + (execution.response() == null ? "" : " status=" + execution.response().status())
@@ -88,7 +94,7 @@ public final class Slf4jIdemListener implements IdemListener {
         + " elapsed_us=" + elapsed.toNanos() / 1000;
     IdemMdc.Frame frame = mdc(execution.key(), IdemMdc.ERROR_CODE, code);
     try {
-      if (mismatch || expired) {
+      if (info) {
         log.info(line);
       } else {
         log.debug(line);
@@ -161,6 +167,50 @@ public final class Slf4jIdemListener implements IdemListener {
         log.warn(where(instance, key) + " completer could not finish the record error="
             + failure.getClass().getName(), RedactedException.of(failure));
       }
+    } finally {
+      frame.close();
+    }
+  }
+
+  /** A record became uncertain, at WARN: an operator or a reconciler has to decide it. */
+  @Override
+  public void onUncertain(String instance, IdempotencyRecord record, Throwable cause) {
+    IdemMdc.Frame frame = mdc(record.key(), IdemMdc.FROM_STATE, "IN_PROGRESS", IdemMdc.TO_STATE, "UNCERTAIN");
+    try {
+      log.warn(where(instance, record.key()) + " became UNCERTAIN after " + record.resumeAttempts()
+          + " failed resumptions from recovery_point=" + record.recoveryPoint()
+          + "; it waits for a reconciler or an operator" + (cause == null ? "" : " error=" + cause.getClass().getName()));
+    } finally {
+      frame.close();
+    }
+  }
+
+  /** A reconciler answered, at INFO (WARN when it threw, with the failure's class only). */
+  @Override
+  public void onReconciled(String instance, RecordKey key, Reconciler.Verdict.Result result, boolean applied,
+      Throwable failure) {
+    IdemMdc.Frame frame = mdc(key);
+    try {
+      if (failure != null) {
+        log.warn(where(instance, key) + " reconciler failed; the record stays UNCERTAIN error="
+            + failure.getClass().getName());
+      } else {
+        log.info(where(instance, key) + " reconciler answered " + result
+            + (applied ? " (applied)" : " (not applied)"));
+      }
+    } finally {
+      frame.close();
+    }
+  }
+
+  /** An operator resolved an uncertain record, at INFO: who, what, from and to, and why. */
+  @Override
+  public void onResolved(String instance, AuditEntry entry) {
+    IdemMdc.Frame frame = mdc(entry.key(), IdemMdc.FROM_STATE, entry.from().name(), IdemMdc.TO_STATE,
+        entry.to().name());
+    try {
+      log.info(where(instance, entry.key()) + " resolved by '" + entry.actor() + "': " + entry.action() + " "
+          + entry.from() + " -> " + entry.to() + " reason=\"" + entry.reason() + "\"");
     } finally {
       frame.close();
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.RecordKey;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -75,5 +76,26 @@ class IdemPropertiesTest {
         .hasMessageContaining("idem.openapi.path must be a path starting with /");
     properties.getOpenapi().setPath("/idem/openapi.json");
     assertThatCode(properties::validate).doesNotThrowAnyException();
+  }
+
+  @Test
+  void theRecordLinkTemplateTakesTheRecordsScopeOperationAndKeyUrlEncoded() {
+    String link = IdemAutoConfiguration.Web.recordLink("/admin/records/{scope}/{key}?operation={operation}",
+        RecordKey.of("acme corp", "POST /payments", "k/1"));
+
+    assertThat(link).isEqualTo("/admin/records/acme+corp/k%2F1?operation=POST+%2Fpayments");
+  }
+
+  @Test
+  void theResumeCapIsValidatedAndReachesTheDefaultPolicy() {
+    IdemProperties properties = new IdemProperties();
+    properties.setDefaultResumeCapAttempts(0);
+
+    assertThatThrownBy(properties::validate).hasMessageContaining("idem.default-resume-cap-attempts must be 1..1000");
+    properties.setDefaultResumeCapAttempts(4);
+    properties.setDefaultResumeCapAge(Duration.ofHours(2));
+    properties.validate();
+    assertThat(IdemAutoConfiguration.defaults(properties).resumeCapAttempts()).isEqualTo(4);
+    assertThat(IdemAutoConfiguration.defaults(properties).resumeCapAge()).isEqualTo(Duration.ofHours(2));
   }
 }

@@ -77,6 +77,17 @@ class InProgressGaugesTest {
   }
 
   @Test
+  void theUncertainGaugeShowsTheStoresUncertainRecords() {
+    new InProgressGauges(registry, "payments", now -> new InProgressRecords(1, 0, START, START.plusSeconds(5), 4),
+        clock, Duration.ofSeconds(10), Runnable::run, nanos::get);
+
+    double uncertain = registry.get(InProgressGauges.UNCERTAIN).tag("instance", "payments").gauge().value();
+
+    assertThat(uncertain).isEqualTo(4);
+    assertThat(inProgress()).isEqualTo(1);
+  }
+
+  @Test
   void aBurstOfScrapesReadsOnceAndTheNextIntervalReadsAgain() {
     List<Instant> asked = new ArrayList<>();
     AtomicReference<InProgressRecords> figures = new AtomicReference<>(

@@ -105,8 +105,8 @@ public class PaymentsConfiguration {
 
   @Bean
   PaymentPhases paymentPhases(Payments payments, Ledger ledger, ProviderClient provider, TenantEvents events,
-      Json json, Clock clock) {
-    return new PaymentPhases(payments, ledger, provider, events, json, clock);
+      Json json, Clock clock, DataSource dataSource) {
+    return new PaymentPhases(payments, ledger, provider, events, json, clock, dataSource);
   }
 
   @Bean
@@ -116,8 +116,8 @@ public class PaymentsConfiguration {
 
   @Bean
   RefundPhases refundPhases(Payments payments, Refunds refunds, Ledger ledger, ProviderClient provider,
-      TenantEvents events, Json json, Clock clock) {
-    return new RefundPhases(payments, refunds, ledger, provider, events, json, clock);
+      TenantEvents events, Json json, Clock clock, DataSource dataSource) {
+    return new RefundPhases(payments, refunds, ledger, provider, events, json, clock, dataSource);
   }
 
   @Bean

@@ -25,7 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The operator console end to end, in headless Chromium: {@code src/test/console/e2e.mjs} (playwright-core, pinned
  * in that folder's package-lock.json) pays through the API, finds the payment's record in the console, sees the
- * payment's webhook dead in the outbox, replays it once the endpoint recovers and sees it delivered. This test
+ * payment's webhook dead in the outbox, replays it once the endpoint recovers and sees it delivered, and completes a
+ * payment made uncertain by a provider outage (a resume cap of 2) with an answer and a reason, audited. This test
  * starts the service with the loopback exemption off, so that the browser goes through the admin key like a remote
  * operator's, and a webhook endpoint that answers 500 until the script tells it to recover; then it checks that the
  * endpoint received the replayed event.
@@ -58,7 +59,8 @@ class ConsoleBrowserTest {
             "--spring.datasource.url=jdbc:h2:mem:console-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
             "--payments.admin-allow-loopback=false", "--payments.admin-key=" + ADMIN_KEY,
             "--payments.outbox.poll-interval=50ms", "--payments.outbox.max-attempts=2",
-            "--payments.outbox.backoff-initial=200ms", "--payments.outbox.backoff-max=200ms");
+            "--payments.outbox.backoff-initial=200ms", "--payments.outbox.backoff-max=200ms",
+            "--idem.default-resume-cap-attempts=2");
         WebhookSink sink = WebhookSink.start();
         SinkControl control = SinkControl.of(sink)) {
       sink.answer(500);

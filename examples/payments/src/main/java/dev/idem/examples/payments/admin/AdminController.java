@@ -1,6 +1,7 @@
 package dev.idem.examples.payments.admin;
 
 import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.examples.payments.provider.FaultInjection;
@@ -18,6 +19,7 @@ import java.util.Map;
 import java.util.Set;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.PutMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -26,8 +28,15 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * Operator routes (open to loopback callers and to the admin key, see
- * {@link dev.idem.examples.payments.auth.AdminAccess}): the provider's faults and statistics, and a paginated view of
- * the idempotency records.
+ * {@link dev.idem.examples.payments.auth.AdminAccess}): the provider's faults and statistics, a paginated view of
+ * the idempotency records, and the resolution of uncertain ones:
+ *
+ * <ul>
+ *   <li>{@code POST /admin/idempotency-records/resolve?scope=&operation=&key=[&version=]} with
+ *       {@code {"action":"complete"|"fail"|"retry","reason":"...","status":201,"body":{...},"operator":"alice"}}
+ *       ({@link RecordResolutions}); the actor in the audit is the admin caller (and the {@code operator} named);
+ *   <li>{@code GET /admin/idempotency-records/history?scope=&operation=&key=}: the record's audit.
+ * </ul>
  */
 @RestController
 @RequestMapping(path = "/admin", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -40,12 +49,43 @@ public class AdminController {
   private final PaymentProvider provider;
   private final IdempotencyStore store;
   private final Json json;
+  private final RecordResolutions resolutions;
 
-  public AdminController(PaymentProvider provider, IdempotencyStore store, Json json) {
+  public AdminController(PaymentProvider provider, IdempotencyStore store, Json json,
+      RecordResolutions resolutions) {
     this.provider = provider;
     this.store = store;
     this.json = json;
+    this.resolutions = resolutions;
   }
+
+  /** Decides an uncertain record; answers the audit entry. */
+  @PostMapping("/idempotency-records/resolve")
+  public Map<String, Object> resolve(HttpServletRequest request,
+      @RequestParam(name = "scope", required = false) String scope,
+      @RequestParam(name = "operation", required = false) String operation,
+      @RequestParam(name = "key", required = false) String key,
+      @RequestParam(name = "version", required = false) String version) throws IOException {
+    RecordKey recordKey = RecordResolutions.key(scope, operation, key);
+    JsonNode body = json.object(JsonRequest.body(request));
+    return resolutions.resolve(recordKey, RecordResolutions.version(version), body, actor(request));
+  }
+
+  /** The audit of a record: every resolution, oldest first. */
+  @GetMapping("/idempotency-records/history")
+  public Map<String, Object> history(
+      @RequestParam(name = "scope", required = false) String scope,
+      @RequestParam(name = "operation", required = false) String operation,
+      @RequestParam(name = "key", required = false) String key) {
+    return resolutions.history(RecordResolutions.key(scope, operation, key));
+  }
+
+  /** The admin caller, as the audit names it: the principal and the address it called from. */
+  static String actor(HttpServletRequest request) {
+    String who = request.getUserPrincipal() == null ? "admin" : request.getUserPrincipal().getName();
+    return who + "@" + request.getRemoteAddr();
+  }
+
 
   @GetMapping("/faults")
   public Map<String, Object> faults() {
@@ -114,8 +154,10 @@ public class AdminController {
         return RecordState.COMPLETED;
       case "failed":
         return RecordState.FAILED;
+      case "uncertain":
+        return RecordState.UNCERTAIN;
       default:
-        throw ApiProblem.invalid("state", "state must be in_progress, completed or failed");
+        throw ApiProblem.invalid("state", "state must be in_progress, completed, failed or uncertain");
     }
   }
 

@@ -1,6 +1,9 @@
 package dev.idem.examples.payments.admin;
 
 import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.RecordState;
+import dev.idem.examples.payments.payment.PaymentPhases;
+import dev.idem.examples.payments.refund.RefundPhases;
 import dev.idem.examples.payments.web.Json;
 import java.time.Instant;
 import java.util.Locale;
@@ -12,6 +15,10 @@ import java.util.Map;
  * console.
  */
 public final class RecordJson {
+  /** The provider call of each phased operation, by the name its key is derived with. */
+  private static final Map<String, String> PROVIDER_CALLS =
+      Map.of(PaymentPhases.OPERATION, "charge", RefundPhases.OPERATION, "refund");
+
   private RecordJson() {}
 
   /** The record's fields, in a mutable map the caller may add to. */
@@ -29,7 +36,21 @@ public final class RecordJson {
         "version", r.version(),
         "created_at", time(r.createdAt()),
         "updated_at", time(r.updatedAt()),
-        "expires_at", time(r.expiresAt()));
+        "expires_at", time(r.expiresAt()),
+        "resume_attempts", r.resumeAttempts(),
+        "provider_key", providerKey(r));
+  }
+
+  /**
+   * For an uncertain payment or refund: the idempotency key its provider call carried, by which an operator looks
+   * the call up at the provider ({@code GET /provider/charges?idempotency_key=}); {@code null} otherwise.
+   */
+  private static String providerKey(IdempotencyRecord r) {
+    if (r.state() != RecordState.UNCERTAIN) {
+      return null;
+    }
+    String call = PROVIDER_CALLS.get(r.key().operation().name());
+    return call == null ? null : r.derive(call);
   }
 
   private static String time(Instant instant) {

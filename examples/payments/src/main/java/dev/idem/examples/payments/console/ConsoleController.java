@@ -10,10 +10,14 @@ import dev.idem.core.Scope;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.examples.payments.admin.RecordCursor;
 import dev.idem.examples.payments.admin.RecordJson;
+import dev.idem.examples.payments.admin.RecordResolutions;
 import dev.idem.examples.payments.web.ApiProblem;
 import dev.idem.examples.payments.web.Json;
+import dev.idem.examples.payments.web.JsonRequest;
 import dev.idem.examples.payments.web.PaymentsProblems;
 import dev.idem.servlet.Problem;
+import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,9 +30,11 @@ import java.util.function.Function;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.databind.JsonNode;
 
 /**
  * The routes the console needs beyond the rest of the admin API, open only to the admin key ({@link ConsoleAccess}):
@@ -39,6 +45,9 @@ import org.springframework.web.bind.annotation.RestController;
  *       every tenant, filtered by state and by a part of their key, with the lease age of in-progress ones;
  *   <li>{@code DELETE /admin/console/records?scope=&operation=&key=&version=&force=}: evicts one record, if it is
  *       still the version the operator saw and no worker holds a live lease on it (unless forced);
+ *   <li>{@code POST /admin/console/records/resolve?scope=&operation=&key=&version=}: decides an uncertain record
+ *       (complete, fail or retry, with a reason; {@link RecordResolutions}), if it is still the version the operator
+ *       saw; {@code GET /admin/console/records/history?scope=&operation=&key=}: its audit;
  *   <li>{@code GET /admin/console/metrics}: the counts behind the charts.
  * </ul>
  */
@@ -52,8 +61,13 @@ public class ConsoleController {
   private final RecordSearch search;
   private final ConsoleMetrics metrics;
   private final Clock clock;
+  private final RecordResolutions resolutions;
+  private final Json json;
 
-  ConsoleController(IdempotencyStore store, RecordSearch search, ConsoleMetrics metrics, Clock clock) {
+  ConsoleController(IdempotencyStore store, RecordSearch search, ConsoleMetrics metrics, Clock clock,
+      RecordResolutions resolutions, Json json) {
+    this.resolutions = resolutions;
+    this.json = json;
     this.store = store;
     this.search = search;
     this.metrics = metrics;
@@ -178,6 +192,35 @@ public class ConsoleController {
         "state", evicted.state().name().toLowerCase(Locale.ROOT), "version", evicted.version(), "forced", forced);
   }
 
+  /**
+   * Decides an uncertain record from the console, at the version the operator saw (required here); the actor in the
+   * audit is the console's admin and the operator named in the body, if any.
+   */
+  @PostMapping("/records/resolve")
+  public Map<String, Object> resolve(HttpServletRequest request,
+      @RequestParam(name = "scope", required = false) String scope,
+      @RequestParam(name = "operation", required = false) String operation,
+      @RequestParam(name = "key", required = false) String key,
+      @RequestParam(name = "version") String version) throws IOException {
+    RecordKey recordKey = RecordResolutions.key(scope, operation, key);
+    Long expected = RecordResolutions.version(version);
+    if (expected == null) {
+      throw ApiProblem.invalid("version", "version is required: the record's version as the console showed it");
+    }
+    JsonNode body = json.object(JsonRequest.body(request));
+    String who = request.getUserPrincipal() == null ? "admin" : request.getUserPrincipal().getName();
+    return resolutions.resolve(recordKey, expected, body, who + " (console)");
+  }
+
+  /** The audit of a record, for the console. */
+  @GetMapping("/records/history")
+  public Map<String, Object> history(
+      @RequestParam(name = "scope", required = false) String scope,
+      @RequestParam(name = "operation", required = false) String operation,
+      @RequestParam(name = "key", required = false) String key) {
+    return resolutions.history(RecordResolutions.key(scope, operation, key));
+  }
+
   private static ApiProblem changed(IdempotencyRecord r, long expected) {
     return new ApiProblem(Problem.of(PaymentsProblems.RECORD_CHANGED)
         .withDetail("the record changed since it was shown (version " + expected + "): reload it and decide again")
@@ -218,8 +261,10 @@ public class ConsoleController {
         return Optional.of(RecordState.COMPLETED);
       case "failed":
         return Optional.of(RecordState.FAILED);
+      case "uncertain":
+        return Optional.of(RecordState.UNCERTAIN);
       default:
-        throw ApiProblem.invalid("state", "state must be in_progress, completed, failed or any");
+        throw ApiProblem.invalid("state", "state must be in_progress, completed, failed, uncertain or any");
     }
   }
 

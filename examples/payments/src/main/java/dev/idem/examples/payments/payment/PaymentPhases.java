@@ -1,9 +1,11 @@
 package dev.idem.examples.payments.payment;
 
 import dev.idem.core.Checkpoint;
+import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.PhaseContext;
 import dev.idem.core.PhaseResult;
 import dev.idem.core.PhasedOperation;
+import dev.idem.core.Reconciler;
 import dev.idem.core.StoredResponse;
 import dev.idem.examples.payments.ResourceId;
 import dev.idem.examples.payments.ledger.Ledger;
@@ -28,6 +30,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 
 /**
  * {@code POST /payments} as a phased operation, so that the provider call happens outside any transaction and a
@@ -50,6 +53,11 @@ import java.util.Map;
  *       commits with the decision or not at all.
  * </ol>
  *
+ * <p>A payment whose charge keeps failing past the resume cap ({@code idem.default-resume-cap-*}) becomes uncertain;
+ * its {@linkplain #reconcile reconciler} asks the provider by the charge's key: a charge the provider made means the
+ * record resumes (the charge call replays the provider's answer, and {@code capture} books it); no charge means the
+ * payment is marked failed and the record ends with 422 {@code PAYMENT.not_charged}.
+ *
  * Thread-safe.
  */
 public final class PaymentPhases {
@@ -62,10 +70,15 @@ public final class PaymentPhases {
   private final TenantEvents events;
   private final Json json;
   private final Clock clock;
+  private final DataSource dataSource;
 
-  /** The phases over these collaborators; {@code provider} is the retrying client of the simulated provider. */
+  /**
+   * The phases over these collaborators; {@code provider} is the retrying client of the simulated provider, and
+   * {@code dataSource} where the reconciler fails a payment that was never charged.
+   */
   public PaymentPhases(Payments payments, Ledger ledger, ProviderClient provider, TenantEvents events, Json json,
-      Clock clock) {
+      Clock clock, DataSource dataSource) {
+    this.dataSource = dataSource;
     this.payments = payments;
     this.ledger = ledger;
     this.provider = provider;
@@ -81,7 +94,30 @@ public final class PaymentPhases {
         .outsideRepeatable("charge", this::charge)
         .inTransaction("capture", this::capture)
         .onRefusal(this::release)
+        .reconciler(this::reconcile)
         .build();
+  }
+
+  /**
+   * Decides an uncertain payment by the provider's look-up of the charge's key (the same key every charge attempt
+   * sent): a charge found resumes the record; none found fails the payment (in a transaction of its own, only if it
+   * is still pending, so that asking again changes nothing) and ends the record with 422 {@code PAYMENT.not_charged}.
+   * A provider that cannot be asked throws, and the record stays uncertain until the next round.
+   */
+  Reconciler.Verdict reconcile(IdempotencyRecord record) throws Exception {
+    if (provider.lookUpCharge(record.derive("charge")).isPresent()) {
+      return Reconciler.Verdict.resume();
+    }
+    String paymentId = record.checkpoint().require("payment_id");
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      payments.failIfPending(c, paymentId, now());
+    }
+    return Reconciler.Verdict.failed(ProblemResponse.of(Problem.of(PaymentsProblems.PAYMENT_NOT_CHARGED)
+        .withDetail("the provider could not be reached for long, and reconciliation found that it never charged"
+            + " payment " + paymentId + "; the payment failed. Send it again with a new Idempotency-Key if it is"
+            + " still wanted")
+        .with("payment_id", paymentId)));
   }
 
   PhaseResult create(PhaseContext ctx) throws Exception {

@@ -67,6 +67,21 @@ public class Payments {
   }
 
   /** Moves a pending payment to a final status with the provider's charge. */
+  /**
+   * Marks the payment failed if it is still pending; returns whether it was. Safe to repeat: a reconciler that calls
+   * it again after a crash changes nothing.
+   */
+  public boolean failIfPending(Connection c, String id, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("UPDATE pay_payment SET status = ?, updated_at = ?,"
+        + " version = version + 1 WHERE id = ? AND status = ?")) {
+      ps.setString(1, Payment.FAILED);
+      ps.setLong(2, now.toEpochMilli());
+      ps.setString(3, id);
+      ps.setString(4, Payment.PENDING);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
   public void settle(Connection c, String id, String status, String providerChargeId, Instant now)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE pay_payment SET status = ?, provider_charge_id = ?,"

@@ -95,6 +95,35 @@ public final class PaymentProvider {
     return refunded;
   }
 
+  /**
+   * The charge made with this idempotency key, if any: how a caller whose charge went unanswered finds out whether it
+   * took effect. Fails like a call while the provider is down ({@link FaultInjection#beforeCall}).
+   *
+   * @throws ProviderUnavailableException the provider could not be asked; nothing is known
+   */
+  public Optional<ProviderCharge> chargeByKey(String idempotencyKey) throws ProviderUnavailableException {
+    checkKey(idempotencyKey);
+    faults.beforeCall("charge look-up");
+    return read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(CHARGE_COLUMNS + " WHERE idempotency_key = ?")) {
+        ps.setString(1, idempotencyKey);
+        return one(ps, PaymentProvider::charge);
+      }
+    });
+  }
+
+  /** The refund made with this idempotency key, if any; see {@link #chargeByKey}. */
+  public Optional<ProviderRefund> refundByKey(String idempotencyKey) throws ProviderUnavailableException {
+    checkKey(idempotencyKey);
+    faults.beforeCall("refund look-up");
+    return read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(REFUND_COLUMNS + " WHERE idempotency_key = ?")) {
+        ps.setString(1, idempotencyKey);
+        return one(ps, PaymentProvider::refund);
+      }
+    });
+  }
+
   public Optional<ProviderCharge> findCharge(String id) {
     return read(c -> {
       try (PreparedStatement ps = c.prepareStatement(CHARGE_COLUMNS + " WHERE id = ?")) {

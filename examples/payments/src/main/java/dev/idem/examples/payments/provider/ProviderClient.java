@@ -83,6 +83,19 @@ public final class ProviderClient {
     return call(ProviderRefund.class, () -> provider.refund(idempotencyKey, request));
   }
 
+  /**
+   * The charge the provider made with this key, if any ({@link PaymentProvider#chargeByKey}): one call, not retried
+   * (a reconciler asks again in its next round).
+   */
+  public Optional<ProviderCharge> lookUpCharge(String idempotencyKey) throws ProviderUnavailableException {
+    return provider.chargeByKey(idempotencyKey);
+  }
+
+  /** The refund the provider made with this key, if any; see {@link #lookUpCharge}. */
+  public Optional<ProviderRefund> lookUpRefund(String idempotencyKey) throws ProviderUnavailableException {
+    return provider.refundByKey(idempotencyKey);
+  }
+
   /** The provider called. */
   public PaymentProvider provider() {
     return provider;

@@ -30,7 +30,9 @@ import tools.jackson.databind.JsonNode;
 /**
  * The simulated provider's HTTP API, as an external client would call it: {@code POST /provider/charges} and
  * {@code POST /provider/refunds} with an {@code Idempotency-Key} header (a repeated key answers 200 with the original
- * and {@code Idempotent-Replayed: true}), and reads. Open without credentials: it stands for another company's API.
+ * and {@code Idempotent-Replayed: true}), and reads, among them the look-up of a charge or a refund by the
+ * idempotency key its call carried ({@code GET /provider/charges?idempotency_key=},
+ * {@code GET /provider/refunds?idempotency_key=}). Open without credentials: it stands for another company's API.
  */
 @RestController
 @RequestMapping(path = "/provider", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -89,6 +91,32 @@ public class ProviderController {
     List<Map<String, Object>> charges = provider.chargesOf(accountId, 1000).stream()
         .map(ProviderCharge::toJson).toList();
     return Json.list("charges", charges);
+  }
+
+  /** The charge made with this idempotency key: 404 when the provider never applied one. */
+  @GetMapping(path = "/charges", params = "idempotency_key")
+  public Map<String, Object> chargeByKey(@RequestParam("idempotency_key") String key) {
+    try {
+      return provider.chargeByKey(key).map(ProviderCharge::toJson)
+          .orElseThrow(() -> ApiProblem.notFound("charge", "no charge was made with this idempotency key"));
+    } catch (ProviderException e) {
+      throw failure(e);
+    } catch (IllegalArgumentException e) {
+      throw ApiProblem.invalid("idempotency_key", e.getMessage());
+    }
+  }
+
+  /** The refund made with this idempotency key: 404 when the provider never applied one. */
+  @GetMapping(path = "/refunds", params = "idempotency_key")
+  public Map<String, Object> refundByKey(@RequestParam("idempotency_key") String key) {
+    try {
+      return provider.refundByKey(key).map(ProviderRefund::toJson)
+          .orElseThrow(() -> ApiProblem.notFound("refund", "no refund was made with this idempotency key"));
+    } catch (ProviderException e) {
+      throw failure(e);
+    } catch (IllegalArgumentException e) {
+      throw ApiProblem.invalid("idempotency_key", e.getMessage());
+    }
   }
 
   @GetMapping("/refunds/{id}")

@@ -1,9 +1,11 @@
 package dev.idem.examples.payments.refund;
 
 import dev.idem.core.Checkpoint;
+import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.PhaseContext;
 import dev.idem.core.PhaseResult;
 import dev.idem.core.PhasedOperation;
+import dev.idem.core.Reconciler;
 import dev.idem.core.StoredResponse;
 import dev.idem.examples.payments.ResourceId;
 import dev.idem.examples.payments.ledger.Ledger;
@@ -31,6 +33,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import javax.sql.DataSource;
 
 /**
  * {@code POST /refunds} as a phased operation:
@@ -62,10 +65,15 @@ public final class RefundPhases {
   private final TenantEvents events;
   private final Json json;
   private final Clock clock;
+  private final DataSource dataSource;
 
-  /** The phases over these collaborators; {@code provider} is the retrying client of the simulated provider. */
+  /**
+   * The phases over these collaborators; {@code provider} is the retrying client of the simulated provider, and
+   * {@code dataSource} where the reconciler gives back the amount of a refund that was never made.
+   */
   public RefundPhases(Payments payments, Refunds refunds, Ledger ledger, ProviderClient provider,
-      TenantEvents events, Json json, Clock clock) {
+      TenantEvents events, Json json, Clock clock, DataSource dataSource) {
+    this.dataSource = dataSource;
     this.payments = payments;
     this.refunds = refunds;
     this.ledger = ledger;
@@ -82,7 +90,41 @@ public final class RefundPhases {
         .outsideRepeatable("refund", this::refund)
         .inTransaction("complete", this::complete)
         .onRefusal(this::release)
+        .reconciler(this::reconcile)
         .build();
+  }
+
+  /**
+   * Decides an uncertain refund by the provider's look-up of the refund's key: a refund found resumes the record
+   * ({@code complete} books it); none found fails the refund and gives its reserved amount back to the payment, in
+   * one transaction of its own and only if the refund is still pending (asking again changes nothing), and ends the
+   * record with 422 {@code REFUND.not_made}.
+   */
+  Reconciler.Verdict reconcile(IdempotencyRecord record) throws Exception {
+    if (provider.lookUpRefund(record.derive("refund")).isPresent()) {
+      return Reconciler.Verdict.resume();
+    }
+    Checkpoint cp = record.checkpoint();
+    String refundId = cp.require("refund_id");
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        Instant now = now();
+        if (refunds.failIfPending(c, refundId, now)) {
+          payments.releaseRefund(c, cp.require("payment_id"), Long.parseLong(cp.require("amount")), now);
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+    return Reconciler.Verdict.failed(ProblemResponse.of(Problem.of(PaymentsProblems.REFUND_NOT_MADE)
+        .withDetail("the provider could not be reached for long, and reconciliation found that it never made refund "
+            + refundId + "; the refund failed and its amount is refundable again")
+        .with("refund_id", refundId).with("payment_id", cp.require("payment_id"))));
   }
 
   PhaseResult reserve(PhaseContext ctx) throws Exception {

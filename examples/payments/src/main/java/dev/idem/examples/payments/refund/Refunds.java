@@ -53,16 +53,21 @@ public class Refunds {
   }
 
   /** Marks a pending refund failed: the provider refused it for good. */
-  public void fail(Connection c, String id, Instant now) throws SQLException {
+  /** Marks the refund failed if it is still pending; returns whether it was. Safe to repeat. */
+  public boolean failIfPending(Connection c, String id, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE pay_refund SET status = ?, updated_at = ?"
         + " WHERE id = ? AND status = ?")) {
       ps.setString(1, Refund.FAILED);
       ps.setLong(2, now.toEpochMilli());
       ps.setString(3, id);
       ps.setString(4, Refund.PENDING);
-      if (ps.executeUpdate() != 1) {
-        throw new IllegalStateException("refund " + id + " is not pending; cannot mark it failed");
-      }
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  public void fail(Connection c, String id, Instant now) throws SQLException {
+    if (!failIfPending(c, id, now)) {
+      throw new IllegalStateException("refund " + id + " is not pending; cannot mark it failed");
     }
   }
 

@@ -84,5 +84,17 @@ public final class PaymentsProblems {
   public static final ProblemCode RECORD_CHANGED = ProblemCode.of("CONFLICT.record.changed", 409, false,
       "Record changed");
 
+  /** 409: a resolution of a record that is not uncertain. */
+  public static final ProblemCode RECORD_NOT_UNCERTAIN = ProblemCode.of("CONFLICT.record.not_uncertain", 409, false,
+      "Record not uncertain");
+  /**
+   * 422: a payment whose outcome was uncertain, decided by reconciliation: the provider never charged it, and it is
+   * failed. Send it again with a new key if it is still wanted.
+   */
+  public static final ProblemCode PAYMENT_NOT_CHARGED = ProblemCode.of("PAYMENT.not_charged", 422, false,
+      "Payment not charged");
+  /** 422: a refund whose outcome was uncertain, decided by reconciliation: the provider never made it. */
+  public static final ProblemCode REFUND_NOT_MADE = ProblemCode.of("REFUND.not_made", 422, false, "Refund not made");
+
   private PaymentsProblems() {}
 }
