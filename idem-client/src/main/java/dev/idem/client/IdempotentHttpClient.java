@@ -59,7 +59,10 @@ import java.util.random.RandomGenerator;
  *       {@link Intent#withoutKey() without a key};
  *   <li>422 (or 409) {@code CONFLICT.idempotency.payload_mismatch} ends with {@link PayloadMismatchException} after
  *       one attempt, and 422 {@code CONFLICT.idempotency.key_expired} (the key's answer is no longer kept) with
- *       {@link KeyExpiredException}; both complete the intent in the journal;
+ *       {@link KeyExpiredException}; both complete the intent in the journal; 409
+ *       {@code CONFLICT.idempotency.outcome_uncertain} (the server will not guess what the first request did) ends with
+ *       {@link IntentPendingException} and leaves a keyed intent pending, so that a later resend gets the decided
+ *       answer;
  *   <li>delays, {@code Retry-After} (a floor, read against the response's {@code Date}), the deadline and the budget
  *       are idem-retry's: {@link Retry} under the configured {@link RetryPolicy};
  *   <li>every attempt, the first included, carries {@value #ATTEMPT_HEADER}{@code : n} (1-based), and, when there is a
@@ -297,6 +300,14 @@ public final class IdempotentHttpClient {
       throw new IntentPendingException(name, intent, key, refused, call.attempts,
           new IllegalStateException(name + ": the server's retry budget refused attempt " + call.attempts.size()
               + " before its key was looked at; resend the same intent later"));
+    }
+    if (key != null && ProblemCode.OUTCOME_UNCERTAIN.is(outcome.code)) {
+      // The server could not confirm what the first request with this key did, and will not guess: its reconciler or
+      // an operator decides. The intent stays pending; a later resend with the same key gets the decided answer.
+      Response uncertain = outcome.response(key, call.attempts);
+      throw new IntentPendingException(name, intent, key, uncertain, call.attempts,
+          new IllegalStateException(name + ": the server holds the outcome of key '" + key + "' as uncertain until"
+              + " its reconciler or an operator decides; resend the same intent later (resumePending())"));
     }
     if (journaled) {
       journal.complete(key);

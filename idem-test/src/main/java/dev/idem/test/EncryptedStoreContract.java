@@ -13,6 +13,7 @@ import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationPolicy;
+import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.Resolution;
@@ -300,6 +301,36 @@ public abstract class EncryptedStoreContract {
     for (RecordKey k : written) {
       assertThat(retired.find(k)).isPresent();
     }
+  }
+
+  @Test
+  void rotationReSealsTheCheckpointOfAnUncertainRecord() throws Exception {
+    Keyring k1 = Keyring.generate("k1");
+    EncryptedIdempotencyStore before = sealing(k1);
+    IdempotencyRecord claimed = expiredClaim("k-uncertain");
+    insert(before, claimed);
+    IdempotencyRecord advanced = claimed.withRecoveryPoint("charge", Checkpoint.of(Map.of("charge_id", "ch_9")),
+        now.minusSeconds(30), now.minusSeconds(59));
+    IdempotencyRecord uncertain = advanced.afterFailedResume(
+        OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ofSeconds(1), now);
+    assertThat(uncertain.state()).isEqualTo(RecordState.UNCERTAIN);
+    boolean advancedOk = before.inTransaction(tx -> before.update(tx, advanced));
+    boolean uncertainOk = before.inTransaction(tx -> before.update(tx, uncertain));
+    assertThat(advancedOk && uncertainOk).isTrue();
+    Keyring k2 = k1.withNewKey("k2");
+
+    RecordReencryption walk = RecordReencryption.of(sealing(k2), Clock.systemUTC());
+    RecordReencryption.Pass pass;
+    do {
+      pass = walk.next(500);
+    } while (!pass.done());
+
+    IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
+    assertThat(Encryption.keyIdOf(stored.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + 0)))
+        .isEqualTo("k2");
+    IdempotencyRecord opened = sealing(k2.without("k1")).find(claimed.key()).orElseThrow();
+    assertThat(opened.state()).isEqualTo(RecordState.UNCERTAIN);
+    assertThat(opened.checkpoint().get("charge_id")).isEqualTo("ch_9");
   }
 
   @Test

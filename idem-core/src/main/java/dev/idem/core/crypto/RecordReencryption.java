@@ -10,9 +10,10 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Re-seals, under the current key, the kept answers still sealed under an older key, so that the older key can leave
- * the keyring before every record sealed under it has expired; optionally it also seals answers written before
- * encryption was turned on. It walks the final records in key order, in bounded batches; each record is re-sealed
+ * Re-seals, under the current key, the kept answers and checkpoints still sealed under an older key, so that the older
+ * key can leave the keyring before every record sealed under it has expired; optionally it also seals what was written
+ * before encryption was turned on. It walks the final and the uncertain records in key order (records in progress
+ * belong to their worker: run it again once they have finished), in bounded batches; each record is re-sealed
  * in its own short transaction by an update conditional on the version it read, so claims, replays and purge go on
  * meanwhile, and a record that changed in between is left to the next pass. Not thread-safe: one walk at a time.
  *
@@ -25,7 +26,8 @@ import java.util.Objects;
  * }</pre>
  */
 public final class RecordReencryption {
-  private static final List<RecordState> STATES = List.of(RecordState.COMPLETED, RecordState.FAILED);
+  private static final List<RecordState> STATES =
+      List.of(RecordState.COMPLETED, RecordState.FAILED, RecordState.UNCERTAIN);
 
   /**
    * What one batch did: records read, re-sealed under the current key, sealed for the first time (plaintext before),
@@ -77,10 +79,12 @@ public final class RecordReencryption {
     int changed = 0;
     int unreadable = 0;
     for (IdempotencyRecord record : page) {
-      boolean isSealed = EncryptedIdempotencyStore.isSealed(record);
-      boolean stale = isSealed ? !current.equals(Encryption.keyIdOf(record.response().body()))
-          : sealPlaintext && record.response().bodyLength() + record.response().headers().size() > 0
-              && !record.isExpired(clock.instant());
+      String checkpointHead = record.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + 0);
+      boolean answerSealed = EncryptedIdempotencyStore.isSealed(record);
+      boolean isSealed = answerSealed || checkpointHead != null;
+      boolean stale = answerSealed && !current.equals(Encryption.keyIdOf(record.response().body()))
+          || checkpointHead != null && !current.equals(Encryption.keyIdOf(checkpointHead))
+          || !isSealed && sealPlaintext && hasPlaintext(record);
       if (!stale) {
         continue;
       }
@@ -91,7 +95,7 @@ public final class RecordReencryption {
         unreadable++;
         continue;
       }
-      IdempotencyRecord next = opened.withLease(null, null, clock.instant()).withResponse(opened.response());
+      IdempotencyRecord next = opened.withLease(null, null, clock.instant());
       boolean written;
       try {
         written = raw.inTransaction(tx -> raw.update(tx, store.seal(next)));
@@ -115,5 +119,11 @@ public final class RecordReencryption {
       after = page.get(page.size() - 1).key();
     }
     return new Pass(page.size(), resealed, sealed, changed, unreadable, stateIndex >= STATES.size());
+  }
+
+  private boolean hasPlaintext(IdempotencyRecord record) {
+    boolean answer = record.response() != null && !record.isExpired(clock.instant())
+        && record.response().bodyLength() + record.response().headers().size() > 0;
+    return answer || !record.checkpoint().isEmpty();
   }
 }

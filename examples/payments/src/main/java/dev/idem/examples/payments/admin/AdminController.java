@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.admin;
 
+import dev.idem.core.Idem;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
@@ -51,10 +52,10 @@ public class AdminController {
   private final Json json;
   private final RecordResolutions resolutions;
 
-  public AdminController(PaymentProvider provider, IdempotencyStore store, Json json,
-      RecordResolutions resolutions) {
+  public AdminController(PaymentProvider provider, Idem idem, Json json, RecordResolutions resolutions) {
     this.provider = provider;
-    this.store = store;
+    // the Idem's store: it opens what encryption at rest seals (checkpoints, answers)
+    this.store = idem.store();
     this.json = json;
     this.resolutions = resolutions;
   }

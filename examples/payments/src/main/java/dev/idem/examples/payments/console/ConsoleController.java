@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.console;
 
+import dev.idem.core.Idem;
 import dev.idem.core.IdemException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyRecord;
@@ -64,11 +65,12 @@ public class ConsoleController {
   private final RecordResolutions resolutions;
   private final Json json;
 
-  ConsoleController(IdempotencyStore store, RecordSearch search, ConsoleMetrics metrics, Clock clock,
+  ConsoleController(Idem idem, RecordSearch search, ConsoleMetrics metrics, Clock clock,
       RecordResolutions resolutions, Json json) {
     this.resolutions = resolutions;
     this.json = json;
-    this.store = store;
+    // the Idem's store: it opens what encryption at rest seals (checkpoints, answers)
+    this.store = idem.store();
     this.search = search;
     this.metrics = metrics;
     this.clock = clock;
