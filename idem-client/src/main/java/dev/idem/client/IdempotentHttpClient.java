@@ -127,8 +127,7 @@ public final class IdempotentHttpClient {
         .retryOnResult(o -> o.retryable)
         .abortOnResult(o -> !o.retryable)
         .retryAfter(o -> java.util.Optional.ofNullable(o.retryAfter))
-        .abortOn(PayloadMismatchException.class)
-        .abortOn(KeyExpiredException.class)
+        .abortOn(KeyRefusedException.class)
         .build();
     this.budgetFactory = b.budgetFactory;
     this.clock = b.clock;
@@ -282,7 +281,7 @@ public final class IdempotentHttpClient {
     Outcome outcome;
     try {
       outcome = retry.call(call::attempt);
-    } catch (PayloadMismatchException | KeyExpiredException e) {
+    } catch (KeyRefusedException e) {
       if (journaled) {
         journal.complete(key);
       }

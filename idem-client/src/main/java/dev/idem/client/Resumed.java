@@ -16,7 +16,6 @@ public record Resumed(Intent intent, Optional<Response> response, Optional<Runti
 
   /** Whether the intent got a final answer and left the journal. */
   public boolean isCompleted() {
-    return response.isPresent() || failure.filter(
-        f -> f instanceof PayloadMismatchException || f instanceof KeyExpiredException).isPresent();
+    return response.isPresent() || failure.filter(KeyRefusedException.class::isInstance).isPresent();
   }
 }
