@@ -14,6 +14,9 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +41,8 @@ final class KeysCommand implements Command {
       "options:",
       "  --keyring FILE     the keyring file (newest key first); for reseal, IDEM_ENCRYPTION_KEYRING may give the",
       "                     keys instead",
-      "  --id ID            add: the new key's id (default k<n+1>); retire: the key to remove (not the current one)",
+      "  --id ID            add: the new key's id (default k1 for a new keyring, else k<UTC time>); retire: the key",
+      "                     to remove (not the current one)",
       "  --db JDBC_URL      reseal: the database (default IDEM_DB_URL, else the service's H2 file data/payments);",
       "                     prefer IDEM_DB_URL for a URL with a password: the command line is visible to every user",
       "  --table NAME       reseal: the record table (default idem_record)",
@@ -46,8 +50,9 @@ final class KeysCommand implements Command {
       "  --seal-plaintext   reseal: also seal answers kept before encryption was turned on",
       "  -h, --help         print this help",
       "",
-      "exit status: 0 done; 1 a failure (a keyring or database that cannot be read, records that cannot be",
-      "opened); 2 bad options.",
+      "exit status: 0 done (for reseal: nothing left under an older key); 1 a failure (a keyring or database",
+      "that cannot be read, records that cannot be opened, or changed meanwhile or in progress: run it again);",
+      "2 bad options.",
       "");
   static final String DEFAULT_DB = "jdbc:h2:file:./data/payments;AUTO_SERVER=FALSE";
 
@@ -110,7 +115,9 @@ final class KeysCommand implements Command {
       return usageError(err, "add needs --keyring FILE");
     }
     Keyring keyring = Files.exists(file) ? Keyring.load(file) : null;
-    String id = options.getOrDefault("--id", "k" + (keyring == null ? 1 : keyring.keyIds().size() + 1));
+    // by default a time-stamped id: a retired id must never come back, or its old records would pass for current
+    String id = options.getOrDefault("--id", keyring == null ? "k1"
+        : "k" + DateTimeFormatter.ofPattern("yyyyMMddHHmmss").withZone(ZoneOffset.UTC).format(Instant.now()));
     Keyring next = keyring == null ? Keyring.generate(id) : keyring.withNewKey(id);
     next.write(file);
     out.println("keyring " + file + ": " + next.keyIds() + ", new answers are sealed under '" + id + "' once every"
@@ -162,6 +169,7 @@ final class KeysCommand implements Command {
       long sealedNow = 0;
       long changed = 0;
       long unreadable = 0;
+      long inProgress = 0;
       RecordReencryption.Pass pass;
       do {
         pass = walk.next(batch);
@@ -170,16 +178,20 @@ final class KeysCommand implements Command {
         sealedNow += pass.sealed();
         changed += pass.changed();
         unreadable += pass.unreadable();
+        inProgress += pass.inProgress();
       } while (!pass.done());
-      out.printf("reseal under '%s': %d final records read, %d re-sealed, %d sealed for the first time, %d changed"
-          + " meanwhile (run again), %d unreadable%n", keyring.currentKeyId(), scanned, resealed, sealedNow, changed,
-          unreadable);
+      out.printf("reseal under '%s': %d records read, %d re-sealed, %d sealed for the first time, %d changed"
+          + " meanwhile, %d unreadable, %d in progress under an older key%n", keyring.currentKeyId(), scanned,
+          resealed, sealedNow, changed, unreadable, inProgress);
       if (unreadable > 0) {
-        err.println("idem keys: " + unreadable + " answers could not be opened with this keyring (a key missing from"
+        err.println("idem keys: " + unreadable + " records could not be opened with this keyring (a key missing from"
             + " it, or tampered records); they were left as they are");
-        return Main.FAILED;
       }
-      return Main.OK;
+      if (changed + inProgress > 0) {
+        err.println("idem keys: " + (changed + inProgress) + " records were being written meanwhile or are still in"
+            + " progress under an older key: run reseal again once they have finished, before retiring a key");
+      }
+      return unreadable + changed + inProgress == 0 ? Main.OK : Main.FAILED;
     }
   }
 

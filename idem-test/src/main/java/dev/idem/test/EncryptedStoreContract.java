@@ -145,6 +145,10 @@ public abstract class EncryptedStoreContract {
 
     assertThat(expired).extracting(IdempotencyRecord::key).contains(ours.key()).doesNotContain(foreign.key());
     assertThat(unreadable).extracting(DecryptionException::reason).contains(DecryptionException.Reason.TAMPERED);
+    assertThat(raw.find(foreign.key()).orElseThrow().state()).as("it can never be resumed: it waits for an operator")
+        .isEqualTo(RecordState.UNCERTAIN);
+    assertThat(sealed.findLeaseExpired(now, List.of(ours.key().operation()), 1000))
+        .extracting(IdempotencyRecord::key).doesNotContain(foreign.key());
   }
 
   private IdempotencyRecord expiredClaim(String key) {
@@ -309,8 +313,9 @@ public abstract class EncryptedStoreContract {
     EncryptedIdempotencyStore before = sealing(k1);
     IdempotencyRecord claimed = expiredClaim("k-uncertain");
     insert(before, claimed);
-    IdempotencyRecord advanced = claimed.withRecoveryPoint("charge", Checkpoint.of(Map.of("charge_id", "ch_9")),
-        now.minusSeconds(30), now.minusSeconds(59));
+    // a checkpoint of several sealed chunks
+    IdempotencyRecord advanced = claimed.withRecoveryPoint("charge", Checkpoint.of(Map.of("charge_id", "ch_9",
+        "note", "n".repeat(4096), "more", "m".repeat(4096))), now.minusSeconds(30), now.minusSeconds(59));
     IdempotencyRecord uncertain = advanced.afterFailedResume(
         OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ofSeconds(1), now);
     assertThat(uncertain.state()).isEqualTo(RecordState.UNCERTAIN);
@@ -326,8 +331,12 @@ public abstract class EncryptedStoreContract {
     } while (!pass.done());
 
     IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
-    assertThat(Encryption.keyIdOf(stored.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + 0)))
-        .isEqualTo("k2");
+    assertThat(stored.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + 1)).isNotNull();
+    StringBuilder sealedText = new StringBuilder();
+    for (int i = 0; stored.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + i) != null; i++) {
+      sealedText.append(stored.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + i));
+    }
+    assertThat(Encryption.keyIdOf(sealedText.toString())).isEqualTo("k2");
     IdempotencyRecord opened = sealing(k2.without("k1")).find(claimed.key()).orElseThrow();
     assertThat(opened.state()).isEqualTo(RecordState.UNCERTAIN);
     assertThat(opened.checkpoint().get("charge_id")).isEqualTo("ch_9");

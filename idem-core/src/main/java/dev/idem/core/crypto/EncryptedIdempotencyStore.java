@@ -6,6 +6,7 @@ import dev.idem.core.AuditEntry;
 import dev.idem.core.Checkpoint;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.Operation;
+import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.Resolution;
@@ -16,6 +17,7 @@ import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -43,9 +45,12 @@ import java.util.Optional;
 public final class EncryptedIdempotencyStore implements IdempotencyStore {
   /** The header that marks a sealed answer in the underlying store; a replay never carries it. */
   public static final String SEALED_HEADER = "idem-sealed";
+  private static final OperationPolicy CAP_AT_ONCE =
+      OperationPolicy.builder().resumeCap(1, Duration.ofDays(36_500)).build();
   /** The names of the checkpoint values that hold a sealed checkpoint: this prefix and 0, 1, 2... */
   public static final String SEALED_CHECKPOINT = "idem-sealed-";
-  private static final int CHUNK = 4000;
+  /** Characters per chunk of a sealed checkpoint: a checkpoint value's most. Only the chunks joined are base64. */
+  private static final int CHUNK = Checkpoint.MAX_VALUE;
 
   private final IdempotencyStore store;
   private final Encryption encryption;
@@ -179,12 +184,50 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
 
   @Override
   public List<IdempotencyRecord> findLeaseExpired(Instant now, Collection<Operation> operations, int limit) {
-    return openAll(store.findLeaseExpired(now, operations, limit));
+    List<IdempotencyRecord> records = store.findLeaseExpired(now, operations, limit);
+    List<IdempotencyRecord> opened = new ArrayList<>(records.size());
+    for (IdempotencyRecord record : records) {
+      try {
+        opened.add(open(record));
+      } catch (DecryptionException e) {
+        quarantine(record, now);
+      }
+    }
+    return opened;
+  }
+
+  /**
+   * A record in progress whose checkpoint does not open can never be resumed: it becomes uncertain (a version-checked
+   * update of the store underneath), so that it leaves the lease-expired records, whose oldest it would otherwise
+   * head for good, and waits for an operator. Its outside effect is unknown; nothing runs it again.
+   */
+  private void quarantine(IdempotencyRecord record, Instant now) {
+    if (record.state() != RecordState.IN_PROGRESS || record.recoveryPoint() == null) {
+      return;
+    }
+    IdempotencyRecord uncertain = record.afterFailedResume(CAP_AT_ONCE, Duration.ZERO, now);
+    try {
+      store.inTransaction(tx -> store.update(tx, uncertain));
+    } catch (Exception e) {
+      // another worker wrote it first, or the store is away: the next round tries again
+    }
   }
 
   @Override
   public List<IdempotencyRecord> findUncertain(Collection<Operation> operations, RecordKey after, int limit) {
-    return openAll(store.findUncertain(operations, after, limit));
+    // a full page unless the records run out, whatever does not open: a short page tells the caller it is the end
+    List<IdempotencyRecord> opened = new ArrayList<>();
+    RecordKey from = after;
+    while (opened.size() < limit) {
+      int wanted = limit - opened.size();
+      List<IdempotencyRecord> page = store.findUncertain(operations, from, wanted);
+      opened.addAll(openAll(page));
+      if (page.size() < wanted) {
+        break;
+      }
+      from = page.get(page.size() - 1).key();
+    }
+    return opened;
   }
 
   @Override
@@ -275,12 +318,20 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
     return Checkpoint.of(chunks);
   }
 
-  private Checkpoint openCheckpoint(RecordKey key, Checkpoint sealed) {
-    StringBuilder text = new StringBuilder();
-    for (int i = 0; sealed.get(SEALED_CHECKPOINT + i) != null; i++) {
-      text.append(sealed.get(SEALED_CHECKPOINT + i));
+  /** The sealed text of a checkpoint (its chunks joined), or null when the checkpoint is not sealed. */
+  static String sealedCheckpointText(Checkpoint checkpoint) {
+    if (checkpoint.get(SEALED_CHECKPOINT + 0) == null) {
+      return null;
     }
-    String plain = encryption.openText(text.toString(), checkpointData(key));
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; checkpoint.get(SEALED_CHECKPOINT + i) != null; i++) {
+      text.append(checkpoint.get(SEALED_CHECKPOINT + i));
+    }
+    return text.toString();
+  }
+
+  private Checkpoint openCheckpoint(RecordKey key, Checkpoint sealed) {
+    String plain = encryption.openText(sealedCheckpointText(sealed), checkpointData(key));
     Map<String, String> values = new LinkedHashMap<>();
     try {
       for (int at = 0; at < plain.length(); ) {

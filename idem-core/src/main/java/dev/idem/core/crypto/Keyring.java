@@ -292,8 +292,8 @@ public final class Keyring implements KeyProvider {
 
   private static void add(Map<String, SecretKeySpec> keys, String id, byte[] key) {
     if (id == null || !KEY_ID.matcher(id).matches()) {
-      throw new ConfigurationException("a key id is 1 to 64 characters of A-Z a-z 0-9 . _ -, got '" + safeId(id)
-          + "'");
+      throw new ConfigurationException("a key id is 1 to 64 characters of A-Z a-z 0-9 . _ -, got "
+          + (id == null ? "none" : id.length() + " characters") + " (is the entry 'id:base64-key', id first?)");
     }
     if (key == null || key.length != KEY_BYTES) {
       throw new ConfigurationException("key '" + id + "' must be " + KEY_BYTES + " bytes (AES-256), got "
@@ -314,11 +314,11 @@ public final class Keyring implements KeyProvider {
     return ("idem.keyring.v1:" + keyId).getBytes(UTF_8);
   }
 
+  /** An id as errors may show it: itself when it is a valid id, else only its length (it may be a key put first). */
   private static String safeId(String id) {
     if (id == null) {
-      return "null";
+      return "none";
     }
-    String shown = id.length() > 64 ? id.substring(0, 64) + "..." : id;
-    return shown.replaceAll("[^\\x21-\\x7e]", "?");
+    return KEY_ID.matcher(id).matches() ? id : "an invalid id of " + id.length() + " characters";
   }
 }

@@ -12,8 +12,9 @@ import java.util.Objects;
 /**
  * Re-seals, under the current key, the kept answers and checkpoints still sealed under an older key, so that the older
  * key can leave the keyring before every record sealed under it has expired; optionally it also seals what was written
- * before encryption was turned on. It walks the final and the uncertain records in key order (records in progress
- * belong to their worker: run it again once they have finished), in bounded batches; each record is re-sealed
+ * before encryption was turned on. It walks the final and the uncertain records in key order, in bounded batches, and
+ * counts the records in progress still under an older key without touching them (they belong to their worker: run it
+ * again once they have finished); each record is re-sealed
  * in its own short transaction by an update conditional on the version it read, so claims, replays and purge go on
  * meanwhile, and a record that changed in between is left to the next pass. Not thread-safe: one walk at a time.
  *
@@ -27,14 +28,17 @@ import java.util.Objects;
  */
 public final class RecordReencryption {
   private static final List<RecordState> STATES =
-      List.of(RecordState.COMPLETED, RecordState.FAILED, RecordState.UNCERTAIN);
+      List.of(RecordState.COMPLETED, RecordState.FAILED, RecordState.UNCERTAIN, RecordState.IN_PROGRESS);
 
   /**
    * What one batch did: records read, re-sealed under the current key, sealed for the first time (plaintext before),
-   * left alone because they changed meanwhile, and that could not be opened (counted and left as they are); and
-   * whether the walk has reached the end.
+   * left alone because they changed meanwhile, that could not be opened (counted and left as they are), and records
+   * in progress still sealed under an older key (left to their worker: run the walk again once they have finished);
+   * and whether the walk has reached the end. An older key may leave the keyring only after a walk that found
+   * nothing changed, unreadable or in progress under it.
    */
-  public record Pass(int scanned, int resealed, int sealed, int changed, int unreadable, boolean done) {}
+  public record Pass(int scanned, int resealed, int sealed, int changed, int unreadable, int inProgress,
+      boolean done) {}
 
   private final EncryptedIdempotencyStore store;
   private final IdempotencyStore raw;
@@ -70,7 +74,7 @@ public final class RecordReencryption {
       throw new IllegalArgumentException("limit must be 1..10000, got " + limit);
     }
     if (stateIndex >= STATES.size()) {
-      return new Pass(0, 0, 0, 0, 0, true);
+      return new Pass(0, 0, 0, 0, 0, 0, true);
     }
     List<IdempotencyRecord> page = raw.admin().list(STATES.get(stateIndex), after, limit);
     String current = store.currentKeyId();
@@ -78,14 +82,26 @@ public final class RecordReencryption {
     int sealed = 0;
     int changed = 0;
     int unreadable = 0;
+    int inProgress = 0;
     for (IdempotencyRecord record : page) {
-      String checkpointHead = record.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + 0);
+      String checkpoint = EncryptedIdempotencyStore.sealedCheckpointText(record.checkpoint());
       boolean answerSealed = EncryptedIdempotencyStore.isSealed(record);
-      boolean isSealed = answerSealed || checkpointHead != null;
-      boolean stale = answerSealed && !current.equals(Encryption.keyIdOf(record.response().body()))
-          || checkpointHead != null && !current.equals(Encryption.keyIdOf(checkpointHead))
-          || !isSealed && sealPlaintext && hasPlaintext(record);
+      boolean isSealed = answerSealed || checkpoint != null;
+      boolean stale;
+      try {
+        stale = answerSealed && !current.equals(Encryption.keyIdOf(record.response().body()))
+            || checkpoint != null && !current.equals(Encryption.keyIdOf(checkpoint))
+            || !isSealed && sealPlaintext && hasPlaintext(record);
+      } catch (DecryptionException e) {
+        unreadable++;
+        continue;
+      }
       if (!stale) {
+        continue;
+      }
+      if (record.state() == RecordState.IN_PROGRESS) {
+        // its worker writes it next; a re-seal here would fence the worker out
+        inProgress++;
         continue;
       }
       IdempotencyRecord opened;
@@ -118,7 +134,7 @@ public final class RecordReencryption {
     } else {
       after = page.get(page.size() - 1).key();
     }
-    return new Pass(page.size(), resealed, sealed, changed, unreadable, stateIndex >= STATES.size());
+    return new Pass(page.size(), resealed, sealed, changed, unreadable, inProgress, stateIndex >= STATES.size());
   }
 
   private boolean hasPlaintext(IdempotencyRecord record) {

@@ -48,6 +48,14 @@ class KeyringTest {
   }
 
   @Test
+  void anEntryWrittenKeyFirstIsRefusedWithoutShowingTheKey() {
+    assertThatThrownBy(() -> Keyring.parse(KEY_B + ":k1")).isInstanceOf(ConfigurationException.class)
+        .hasMessageNotContaining(KEY_B).hasMessageNotContaining(KEY_B.substring(0, 20));
+    assertThatThrownBy(() -> Keyring.parse(KEY_B + ":" + KEY_A)).isInstanceOf(ConfigurationException.class)
+        .hasMessageNotContaining(KEY_B.substring(0, 20)).hasMessageNotContaining(KEY_A.substring(0, 20));
+  }
+
+  @Test
   void toStringShowsIdsOnly() {
     Keyring keyring = Keyring.parse("k1:" + KEY_B);
 

@@ -104,7 +104,8 @@ public class IdemAutoConfiguration {
   @ConditionalOnProperty(prefix = "idem.encryption", name = "enabled", havingValue = "true")
   public Encryption idemEncryption(IdemProperties properties, ObjectProvider<KeyProvider> keyProvider) {
     IdemProperties.Encryption settings = properties.getEncryption();
-    KeyProvider provider = keyProvider.getIfUnique();
+    // several KeyProvider beans and none primary: fail rather than fall back to a local keyring
+    KeyProvider provider = keyProvider.getIfAvailable();
     settings.validate(provider != null);
     if (provider == null) {
       if (settings.hasKeyringText()) {
@@ -133,7 +134,11 @@ public class IdemAutoConfiguration {
     Idem.Builder builder = Idem.builder().name(properties.getName()).store(store).defaultPolicy(defaults)
         .clock(clock.getIfAvailable(Clock::systemUTC));
     listeners.orderedStream().forEach(builder::listener);
-    encryption.ifUnique(builder::encryption);
+    // several Encryption beans and none primary: fail rather than keep answers in plaintext
+    Encryption sealing = encryption.getIfAvailable();
+    if (sealing != null) {
+      builder.encryption(sealing);
+    }
     Map<String, PhasedOperation> operations = phased.orderedStream()
         .collect(Collectors.toMap(p -> p.operation().name(), Function.identity(), (a, b) -> {
           throw new IllegalStateException("two PhasedOperation beans for " + a.operation());

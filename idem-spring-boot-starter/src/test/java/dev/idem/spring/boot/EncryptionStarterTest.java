@@ -46,6 +46,20 @@ class EncryptionStarterTest {
     }
   }
 
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
+  static class TwoEncryptionsApp {
+    @Bean
+    Encryption one() {
+      return Encryption.with(Keyring.generate("one"));
+    }
+
+    @Bean
+    Encryption two() {
+      return Encryption.with(Keyring.generate("two"));
+    }
+  }
+
   private static ConfigurableApplicationContext run(Class<?> app, String... more) {
     List<String> args = new ArrayList<>(List.of("--spring.datasource.url=jdbc:h2:mem:enc-" + UUID.randomUUID()
         + ";DB_CLOSE_DELAY=-1", "--idem.store.initialize-schema=true", "--idem.outbox.initialize-schema=true",
@@ -94,6 +108,12 @@ class EncryptionStarterTest {
       assertThat(context.getBean(Encryption.class).currentKeyId()).isEqualTo("kms-key");
       assertThat(context.getBean(Idem.class).store()).isInstanceOf(EncryptedIdempotencyStore.class);
     }
+  }
+
+  @Test
+  void twoEncryptionBeansStopTheStartRatherThanKeepAnswersInPlaintext() {
+    assertThatThrownBy(() -> run(TwoEncryptionsApp.class)).hasStackTraceContaining("Encryption")
+        .hasStackTraceContaining("one").hasStackTraceContaining("two");
   }
 
   @Test
