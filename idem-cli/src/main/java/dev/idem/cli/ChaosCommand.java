@@ -133,7 +133,6 @@ final class ChaosCommand implements Command {
     }
   }
 
-  /** One run: its instances, database, sink and schedule. */
   /**
    * What the instances get through their environment rather than their command line, which every user of the machine
    * can read ({@code ps}, {@code /proc/<pid>/cmdline}): the database's URL (it may hold a password), the admin key and
@@ -159,6 +158,7 @@ final class ChaosCommand implements Command {
     return ADMIN_KEY;
   }
 
+  /** One run: its instances, database, sink and schedule. */
   private static final class Run {
     private final ChaosSettings settings;
     private final PrintStream out;

@@ -92,7 +92,7 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
   public IdempotencyRecord seal(IdempotencyRecord record) {
     IdempotencyRecord out = record;
     Checkpoint checkpoint = record.checkpoint();
-    if (!checkpoint.isEmpty() && checkpoint.get(SEALED_CHECKPOINT + 0) == null) {
+    if (!checkpoint.isEmpty() && !isSealed(checkpoint)) {
       out = out.withCheckpoint(sealCheckpoint(record.key(), checkpoint));
     }
     StoredResponse response = record.response();
@@ -109,7 +109,7 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
    * @throws DecryptionException when the sealed answer does not open
    */
   public IdempotencyRecord open(IdempotencyRecord record) {
-    boolean sealedCheckpoint = record.checkpoint().get(SEALED_CHECKPOINT + 0) != null;
+    boolean sealedCheckpoint = isSealed(record.checkpoint());
     if (!isSealed(record) && !sealedCheckpoint) {
       return record;
     }
@@ -318,9 +318,13 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
     return Checkpoint.of(chunks);
   }
 
+  private static boolean isSealed(Checkpoint checkpoint) {
+    return checkpoint.get(SEALED_CHECKPOINT + 0) != null;
+  }
+
   /** The sealed text of a checkpoint (its chunks joined), or null when the checkpoint is not sealed. */
   static String sealedCheckpointText(Checkpoint checkpoint) {
-    if (checkpoint.get(SEALED_CHECKPOINT + 0) == null) {
+    if (!isSealed(checkpoint)) {
       return null;
     }
     StringBuilder text = new StringBuilder();

@@ -66,7 +66,6 @@ public class Payments {
     return find(c, tenant, id, true);
   }
 
-  /** Moves a pending payment to a final status with the provider's charge. */
   /**
    * Marks the payment failed if it is still pending; returns whether it was. Safe to repeat: a reconciler that calls
    * it again after a crash changes nothing.
@@ -82,6 +81,7 @@ public class Payments {
     }
   }
 
+  /** Moves a pending payment to a final status with the provider's charge. */
   public void settle(Connection c, String id, String status, String providerChargeId, Instant now)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE pay_payment SET status = ?, provider_charge_id = ?,"

@@ -52,7 +52,6 @@ public class Refunds {
     }
   }
 
-  /** Marks a pending refund failed: the provider refused it for good. */
   /** Marks the refund failed if it is still pending; returns whether it was. Safe to repeat. */
   public boolean failIfPending(Connection c, String id, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE pay_refund SET status = ?, updated_at = ?"
@@ -65,6 +64,7 @@ public class Refunds {
     }
   }
 
+  /** Marks a pending refund failed: the provider refused it for good. */
   public void fail(Connection c, String id, Instant now) throws SQLException {
     if (!failIfPending(c, id, now)) {
       throw new IllegalStateException("refund " + id + " is not pending; cannot mark it failed");
