@@ -3,7 +3,9 @@ package dev.idem.servlet;
 import dev.idem.servlet.internal.BufferedRequest;
 import dev.idem.servlet.internal.JsonText;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.Objects;
 
 /**
@@ -25,6 +27,41 @@ public final class HttpBodies {
       throw new IllegalArgumentException("limit must not be negative, got " + limit);
     }
     return BufferedRequest.readBody(request, limit);
+  }
+
+  /**
+   * Call before writing a refusal that did not read the request body. Reads and discards the body, up to
+   * {@code limit} bytes, so that the connection can carry the client's next request; when the body is larger, or
+   * cannot be read, sets {@code Connection: close} on the response instead. A container that finds a body unread
+   * after the answer may close the connection without a word (Jetty 12 does when the body has not all arrived yet),
+   * and a client that already sent its next request on that connection gets no answer at all.
+   *
+   * @param request the refused request
+   * @param response its response, not yet committed
+   * @param limit the most bytes worth reading to keep the connection
+   * @return true when the body was read to its end and the connection stays open
+   */
+  public static boolean discardOrClose(HttpServletRequest request, HttpServletResponse response, int limit) {
+    if (limit < 0) {
+      throw new IllegalArgumentException("limit must not be negative, got " + limit);
+    }
+    if (request.getContentLengthLong() <= limit) {
+      try {
+        InputStream in = request.getInputStream();
+        byte[] buffer = new byte[8192];
+        long read = 0;
+        for (int n; read <= limit && (n = in.read(buffer)) >= 0; ) {
+          read += n;
+        }
+        if (read <= limit) {
+          return true;
+        }
+      } catch (IOException | IllegalStateException e) {
+        // fall through: the connection cannot be trusted with another request
+      }
+    }
+    response.setHeader("Connection", "close");
+    return false;
   }
 
   /**

@@ -163,10 +163,9 @@ public final class IdempotencyFilter implements Filter {
     List<String> values = Collections.list(request.getHeaders(KEY_HEADER));
     if (values.isEmpty()) {
       if (route.keyRequired()) {
-        Problem.of(ProblemCode.IDEMPOTENCY_KEY_MISSING)
+        refuse(request, response, Problem.of(ProblemCode.IDEMPOTENCY_KEY_MISSING)
             .withDetail(route.operation() + " requires an Idempotency-Key header: a unique value per intent,"
-                + " such as a UUID, sent again unchanged on every retry")
-            .write(response);
+                + " such as a UUID, sent again unchanged on every retry"));
       } else {
         chain.doFilter(req, res);
       }
@@ -177,8 +176,8 @@ public final class IdempotencyFilter implements Filter {
       key = parseKey(values);
     } catch (InvalidKeyException e) {
       // the message names positions and code points, never the value itself (it may hold control characters)
-      Problem.of(ProblemCode.IDEMPOTENCY_KEY_INVALID)
-          .withDetail(e.getMessage()).write(response);
+      refuse(request, response, Problem.of(ProblemCode.IDEMPOTENCY_KEY_INVALID)
+          .withDetail(e.getMessage()));
       return;
     }
     String keyHeader = values.get(0);
@@ -187,16 +186,15 @@ public final class IdempotencyFilter implements Filter {
       scope = scopes.resolve(request);
     } catch (InvalidKeyException e) {
       // Scope refuses control characters and unpaired surrogates, which no store can hold (PostgreSQL refuses a NUL)
-      Problem.of(ProblemCode.SCOPE_INVALID).withDetail("the scope this request authenticated as holds a control"
-          + " character or an unpaired surrogate, which the idempotency store cannot hold; nothing was applied")
-          .write(response);
+      refuse(request, response, Problem.of(ProblemCode.SCOPE_INVALID)
+          .withDetail("the scope this request authenticated as holds a control character or an unpaired surrogate,"
+              + " which the idempotency store cannot hold; nothing was applied"));
       return;
     } catch (IllegalArgumentException e) {
       scope = Optional.empty();
     }
     if (scope.isEmpty()) {
-      Problem.of(ProblemCode.UNAUTHENTICATED).withDetail(unauthenticatedDetail)
-          .write(response);
+      refuse(request, response, Problem.of(ProblemCode.UNAUTHENTICATED).withDetail(unauthenticatedDetail));
       return;
     }
     String contentType;
@@ -205,19 +203,22 @@ public final class IdempotencyFilter implements Filter {
     } catch (IllegalArgumentException e) {
       // Jetty 12 throws UnsupportedCharsetException here when the charset parameter names one the JVM does not know
       response.setHeader(KEY_HEADER, keyHeader);
-      Problem.of(ProblemCode.MEDIA_TYPE).withTitle("Unsupported charset")
-          .withDetail("the Content-Type names a charset this server does not support").write(response);
+      refuse(request, response, Problem.of(ProblemCode.MEDIA_TYPE).withTitle("Unsupported charset")
+          .withDetail("the Content-Type names a charset this server does not support"));
       return;
     }
     if (contentType != null && contentType.trim().toLowerCase(Locale.ROOT).startsWith("multipart/")) {
       response.setHeader(KEY_HEADER, keyHeader);
-      Problem.of(ProblemCode.MEDIA_TYPE).withTitle("Multipart bodies are not accepted here")
-          .withDetail("idempotent routes take JSON, form-encoded or other single-part bodies").write(response);
+      refuse(request, response, Problem.of(ProblemCode.MEDIA_TYPE)
+          .withTitle("Multipart bodies are not accepted here")
+          .withDetail("idempotent routes take JSON, form-encoded or other single-part bodies"));
       return;
     }
     byte[] body = BufferedRequest.readBody(request, maxRequestBytes);
     if (body == null) {
       response.setHeader(KEY_HEADER, keyHeader);
+      // the rest of the body stays unread: the connection cannot carry another request
+      response.setHeader("Connection", "close");
       Problem.of(ProblemCode.REQUEST_TOO_LARGE)
           .withDetail("the request body is larger than the limit of " + maxRequestBytes + " bytes")
           .write(response);
@@ -471,6 +472,15 @@ public final class IdempotencyFilter implements Filter {
     if (body.length > 0) {
       response.getOutputStream().write(body);
     }
+  }
+
+  /**
+   * Writes a refusal given before the body was read. The body is read and discarded first, up to the request limit,
+   * so that the connection stays usable; a larger or unreadable body closes it after the answer.
+   */
+  private void refuse(HttpServletRequest request, HttpServletResponse response, Problem problem) throws IOException {
+    HttpBodies.discardOrClose(request, response, maxRequestBytes);
+    problem.write(response);
   }
 
   /**

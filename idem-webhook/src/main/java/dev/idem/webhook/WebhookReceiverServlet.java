@@ -88,15 +88,18 @@ public final class WebhookReceiverServlet extends HttpServlet {
 
   @Override
   protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    int limit = receiver.verifier().maxBodyBytes();
     if (!"POST".equals(request.getMethod())) {
+      HttpBodies.discardOrClose(request, response, limit);
       response.setHeader("Allow", "POST");
       Problem.of(ProblemCode.METHOD_NOT_ALLOWED)
           .withDetail("a webhook receiver accepts POST only").write(response);
       return;
     }
-    int limit = receiver.verifier().maxBodyBytes();
     byte[] body = HttpBodies.readAtMost(request, limit);
     if (body == null) {
+      // the rest of the body stays unread: the connection cannot carry another request
+      response.setHeader("Connection", "close");
       tooLarge(limit).write(response);
       return;
     }

@@ -2,6 +2,7 @@ package dev.idem.servlet.budget;
 
 import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.core.protocol.ProblemCode;
+import dev.idem.servlet.HttpBodies;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.DispatcherType;
@@ -13,7 +14,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.io.InputStream;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -140,37 +140,8 @@ public final class RetryBudgetFilter implements Filter {
     notify(false, attempt);
     HttpServletResponse response = (HttpServletResponse) res;
     response.setHeader(IdemHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds));
-    drainOrClose((HttpServletRequest) req, response);
+    HttpBodies.discardOrClose((HttpServletRequest) req, response, MAX_DRAINED_BYTES);
     refusal.write(response);
-  }
-
-  /**
-   * Reads and discards the body of a refused request if it is small, so that the connection stays usable for the
-   * client's next request; asks to close the connection otherwise. A container that finds a request body unread
-   * after the response may close the connection silently (Jetty 12 does when the body has not all arrived), and a
-   * client that then reuses it fails its next request, retryable or not, with an I/O error.
-   */
-  private static void drainOrClose(HttpServletRequest request, HttpServletResponse response) {
-    long length = request.getContentLengthLong();
-    if (length == 0 || (length < 0 && request.getHeader("Transfer-Encoding") == null)) {
-      return;
-    }
-    if (length > 0 && length <= MAX_DRAINED_BYTES) {
-      try {
-        InputStream in = request.getInputStream();
-        byte[] buffer = new byte[(int) Math.min(length, 8192)];
-        long read = 0;
-        for (int n; read <= MAX_DRAINED_BYTES && (n = in.read(buffer)) != -1; ) {
-          read += n;
-        }
-        if (read <= MAX_DRAINED_BYTES) {
-          return;
-        }
-      } catch (IOException | IllegalStateException e) {
-        // fall through: the connection cannot be trusted for another request
-      }
-    }
-    response.setHeader("Connection", "close");
   }
 
   private void notify(boolean admitted, int attempt) {

@@ -3,6 +3,7 @@ package dev.idem.servlet.deadline;
 import dev.idem.core.Deadline;
 import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.core.protocol.ProblemCode;
+import dev.idem.servlet.HttpBodies;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -53,6 +54,8 @@ public final class DeadlineFilter implements Filter {
   /** The largest budget taken from the header; larger values are capped to it. */
   public static final Duration MAX_HEADER_BUDGET = Duration.ofHours(1);
 
+  /** The most of a refused request's body read to keep its connection open. */
+  private static final int MAX_DISCARDED_BYTES = 64 * 1024;
   private static final Pattern HEADER_NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}");
 
   private final String header;
@@ -147,6 +150,7 @@ public final class DeadlineFilter implements Filter {
     if (response.isCommitted()) {
       return;
     }
+    HttpBodies.discardOrClose(request, response, MAX_DISCARDED_BYTES);
     Problem.of(ProblemCode.DEPENDENCY_TIMEOUT)
         .withDetail("the request arrived with " + header + ": " + budgetMillis + " ms, less than the "
             + minRemaining.toMillis() + " ms this server needs to start; no work was started")

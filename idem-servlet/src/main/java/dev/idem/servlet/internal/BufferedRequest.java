@@ -12,6 +12,12 @@ import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.nio.charset.UnsupportedCharsetException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The request with its body read into memory once, so that the fingerprint and the handler see the same bytes. A
@@ -20,7 +26,7 @@ import java.nio.charset.UnsupportedCharsetException;
  */
 public final class BufferedRequest extends HttpServletRequestWrapper {
   private final byte[] body;
-  private java.util.Map<String, String[]> parameters;
+  private Map<String, String[]> parameters;
 
   public BufferedRequest(HttpServletRequest request, byte[] body) {
     super(request);
@@ -47,7 +53,7 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
         if (n > limit) {
           return null;
         }
-        buf = java.util.Arrays.copyOf(buf, (int) Math.min(limit + 1L, (long) buf.length * 2));
+        buf = Arrays.copyOf(buf, (int) Math.min(limit + 1L, (long) buf.length * 2));
       }
       int r = in.read(buf, n, buf.length - n);
       if (r < 0) {
@@ -58,7 +64,7 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
         return null;
       }
     }
-    return java.util.Arrays.copyOf(buf, n);
+    return Arrays.copyOf(buf, n);
   }
 
   public byte[] body() {
@@ -70,12 +76,12 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
     return type != null && type.split(";", 2)[0].trim().equalsIgnoreCase("application/x-www-form-urlencoded");
   }
 
-  private java.util.Map<String, String[]> parameters() {
+  private Map<String, String[]> parameters() {
     if (!formEncoded()) {
       return super.getParameterMap();
     }
     if (parameters == null) {
-      java.util.Map<String, java.util.List<String>> merged = new java.util.LinkedHashMap<>();
+      Map<String, List<String>> merged = new LinkedHashMap<>();
       Charset charset = StandardCharsets.UTF_8;
       String encoding = getCharacterEncoding();
       if (encoding != null) {
@@ -87,14 +93,14 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
       }
       parse(getQueryString(), charset, merged);
       parse(new String(body, StandardCharsets.ISO_8859_1), charset, merged);
-      java.util.Map<String, String[]> out = new java.util.LinkedHashMap<>();
+      Map<String, String[]> out = new LinkedHashMap<>();
       merged.forEach((k, v) -> out.put(k, v.toArray(String[]::new)));
-      parameters = java.util.Collections.unmodifiableMap(out);
+      parameters = Collections.unmodifiableMap(out);
     }
     return parameters;
   }
 
-  private static void parse(String encoded, Charset charset, java.util.Map<String, java.util.List<String>> into) {
+  private static void parse(String encoded, Charset charset, Map<String, List<String>> into) {
     if (encoded == null || encoded.isEmpty()) {
       return;
     }
@@ -105,7 +111,7 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
       int eq = pair.indexOf('=');
       String name = decode(eq < 0 ? pair : pair.substring(0, eq), charset);
       String value = eq < 0 ? "" : decode(pair.substring(eq + 1), charset);
-      into.computeIfAbsent(name, k -> new java.util.ArrayList<>()).add(value);
+      into.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
     }
   }
 
@@ -124,13 +130,13 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
   }
 
   @Override
-  public java.util.Map<String, String[]> getParameterMap() {
+  public Map<String, String[]> getParameterMap() {
     return parameters();
   }
 
   @Override
   public java.util.Enumeration<String> getParameterNames() {
-    return java.util.Collections.enumeration(parameters().keySet());
+    return Collections.enumeration(parameters().keySet());
   }
 
   @Override

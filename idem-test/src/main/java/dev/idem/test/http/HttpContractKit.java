@@ -306,6 +306,41 @@ public abstract class HttpContractKit {
     assertThat(effects(tenant(), key)).isEqualTo(1);
   }
 
+  /**
+   * A refusal given before the body is read (no key, a bad key) must leave the connection able to carry the next
+   * request: the client's pool sends it on the same connection at once, and a server that closes it then fails that
+   * request with no answer at all. The refused bodies come in one-byte chunks, so that they are still arriving when
+   * the refusal is written.
+   */
+  @Test
+  void aRefusedRequestLeavesTheConnectionUsableForTheNextOne() throws Exception {
+    for (int i = 0; i < 100; i++) {
+      String key = newKey();
+
+      HttpResponse<byte[]> missing = sendInPieces(null);
+      HttpResponse<byte[]> invalid = sendInPieces(key + " " + i);
+      HttpResponse<byte[]> created = create(tenant(), key, body());
+
+      assertThat(missing.statusCode()).isEqualTo(400);
+      assertThat(invalid.statusCode()).isEqualTo(400);
+      assertThat(created.statusCode()).isEqualTo(expectedCreatedStatus());
+    }
+  }
+
+  private HttpResponse<byte[]> sendInPieces(String key) throws Exception {
+    List<byte[]> pieces = new ArrayList<>();
+    for (byte b : body().getBytes(StandardCharsets.UTF_8)) {
+      pieces.add(new byte[] {b});
+    }
+    HttpRequest.Builder b = HttpRequest.newBuilder(uri(createPath())).timeout(Duration.ofSeconds(60))
+        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArrays(pieces));
+    asTenant(b, tenant());
+    if (key != null) {
+      b.header("Idempotency-Key", key);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+  }
+
   @Test
   void aKeyWithParametersIsRefusedAndNeverBecomesAnotherKey() throws Exception {
     String key = newKey();
