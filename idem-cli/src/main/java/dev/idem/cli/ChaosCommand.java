@@ -617,6 +617,7 @@ final class ChaosCommand implements Command {
       faults.put("kills", kills.get());
       faults.put("kills_skipped_no_spare_instance", skippedKills.get());
       faults.put("instance_restarts", restarts.get());
+      faults.put("instance_starts_tried_again", instances.stream().mapToLong(ChaosInstance::failedStarts).sum());
       faults.put("postgres_restarts", pgRestarts.get());
       faults.put("postgres_restart_ms", pgDownMillis.get());
       faults.put("sink_failures_before_effect", sink.failedBefore.get());

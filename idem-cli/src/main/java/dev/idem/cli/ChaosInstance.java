@@ -10,11 +10,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -27,6 +29,9 @@ final class ChaosInstance implements AutoCloseable {
   static final String MAIN_CLASS = "dev.idem.examples.payments.PaymentsApplication";
   private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(30);
 
+  /** The most starts of one instance in a row, failed ones included. */
+  static final int STARTS = 3;
+
   private final int index;
   private final int port;
   private final Path log;
@@ -36,6 +41,7 @@ final class ChaosInstance implements AutoCloseable {
   private Process process;
   private volatile boolean up;
   private int incarnation;
+  private final AtomicLong failedStarts = new AtomicLong();
 
   /**
    * @param args the child's command-line arguments (visible to every user of this machine: no credentials)
@@ -63,8 +69,32 @@ final class ChaosInstance implements AutoCloseable {
     return up;
   }
 
-  /** Starts the child JVM and waits, at most {@code startup}, until {@code /actuator/health} answers UP. */
+  /**
+   * Starts the child JVM and waits, at most {@code startup}, until {@code /actuator/health} answers UP. A child that
+   * ends before it is healthy (its database was restarting while it started, say) is started again, as a process
+   * supervisor would, up to {@value #STARTS} starts in all; the failed starts are counted ({@link #failedStarts()}).
+   */
   void start(Duration startup) throws IOException {
+    long deadline = System.nanoTime() + startup.toNanos();
+    for (int start = 1; ; start++) {
+      try {
+        startOnce(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        return;
+      } catch (EndedBeforeHealthy e) {
+        failedStarts.incrementAndGet();
+        if (start == STARTS) {
+          throw new IOException(e.getMessage() + "; it ended before it was healthy " + STARTS + " times", e);
+        }
+      }
+    }
+  }
+
+  /** Starts that ended before the child was healthy, and were tried again. */
+  long failedStarts() {
+    return failedStarts.get();
+  }
+
+  private void startOnce(Duration startup) throws IOException {
     Process p;
     synchronized (this) {
       incarnation++;
@@ -82,7 +112,7 @@ final class ChaosInstance implements AutoCloseable {
           "--payments.provider.seed=" + (index * 1_000L + incarnation)));
       command.addAll(args);
       Files.writeString(log, "---- start " + incarnation + " of instance " + index + " on port " + port + "\n",
-          StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+          StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
       ProcessBuilder pb = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
       // Only the arguments configure the child: nothing from the environment may point it at another database.
@@ -158,7 +188,8 @@ final class ChaosInstance implements AutoCloseable {
     String last = "no answer yet";
     while (true) {
       if (!p.isAlive()) {
-        throw new IOException("instance " + index + " ended before it was healthy (" + last + "); see " + log);
+        throw new EndedBeforeHealthy("instance " + index + " ended before it was healthy (" + last + "; its log: "
+            + lastError() + "); see " + log);
       }
       try {
         HttpResponse<String> r = http.send(health, HttpResponse.BodyHandlers.ofString());
@@ -177,6 +208,31 @@ final class ChaosInstance implements AutoCloseable {
             + last + "); see " + log);
       }
       LockSupport.parkNanos(Duration.ofMillis(200).toNanos());
+    }
+  }
+
+  /** The log's last line that names an error or an exception, for the message of a start that failed. */
+  private String lastError() {
+    try {
+      List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+      for (int i = lines.size() - 1; i >= 0; i--) {
+        String line = lines.get(i);
+        if (line.contains("Exception") || line.contains("ERROR") || line.startsWith("Caused by")) {
+          return line.length() > 300 ? line.substring(0, 300) + "..." : line;
+        }
+      }
+      return "no error line";
+    } catch (IOException e) {
+      return "unreadable: " + e;
+    }
+  }
+
+  /** The child ended before it was healthy: another start may succeed. */
+  private static final class EndedBeforeHealthy extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    EndedBeforeHealthy(String message) {
+      super(message);
     }
   }
 
