@@ -9,7 +9,7 @@ final class RefuseAll implements ConsoleAuthorizer {
   /** Says what to do, in the terms of both ways to mount the console. */
   static final String DETAIL = "the console refuses everyone until it is given a ConsoleAuthorizer: pass one to"
       + " ConsoleServlet.builder(...).authorizer(...), or, with the Spring Boot starter, define a ConsoleAuthorizer"
-      + " bean (see docs/console.md)";
+      + " bean (the idem.console.* properties set the rest; see docs/console.md)";
 
   private RefuseAll() {}
 
