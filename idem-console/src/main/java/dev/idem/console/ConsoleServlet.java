@@ -28,6 +28,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * The operator console, as one servlet any Jakarta Servlet 6 application mounts: a page (with its script and style
@@ -421,7 +422,18 @@ public final class ConsoleServlet extends HttpServlet {
      * @param relay the relay to wake after a replay, and whose state the counts show; may be null
      */
     public Builder outbox(Outbox outbox, OutboxRelay relay) {
-      this.outbox = new OutboxRoutes(Objects.requireNonNull(outbox, "outbox"), relay);
+      return outbox(outbox, () -> relay);
+    }
+
+    /**
+     * Adds the outbox views and actions, with the relay of the moment (for a relay that is rebuilt when the
+     * application restarts it).
+     *
+     * @param relay answers the running relay, or null when none runs
+     */
+    public Builder outbox(Outbox outbox, Supplier<OutboxRelay> relay) {
+      this.outbox = new OutboxRoutes(Objects.requireNonNull(outbox, "outbox"), Objects.requireNonNull(relay,
+          "relay"));
       return this;
     }
 

@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * The outbox's routes: events by status (the dead letters among them) with their attempt history, counts, and the
@@ -29,12 +30,19 @@ public final class OutboxRoutes {
   private static final int MAX_PAYLOAD_SHOWN = 64 * 1024;
 
   private final Outbox outbox;
-  private final OutboxRelay relay;
+  private final Supplier<OutboxRelay> relay;
 
-  /** @param relay the relay to wake after a replay, or null */
-  public OutboxRoutes(Outbox outbox, OutboxRelay relay) {
+  /** @param relay the relay to wake after a replay (it may answer null) */
+  public OutboxRoutes(Outbox outbox, Supplier<OutboxRelay> relay) {
     this.outbox = outbox;
     this.relay = relay;
+  }
+
+  private void wakeUp() {
+    OutboxRelay r = relay.get();
+    if (r != null) {
+      r.wakeUp();
+    }
   }
 
   /** A page of events by age; {@code next} is the following page's cursor. */
@@ -63,9 +71,10 @@ public final class OutboxRoutes {
     for (OutboxStatus s : OutboxStatus.values()) {
       counts.put(name(s), stats.count(s));
     }
+    OutboxRelay r = relay.get();
     return Json.document("counts", counts, "oldest_pending_age_ms",
         stats.oldestPendingAge().map(d -> d.toMillis()).orElse(null),
-        "relay", relay == null ? null : relay.name(), "relay_running", relay != null && relay.isRunning());
+        "relay", r == null ? null : r.name(), "relay_running", r != null && r.isRunning());
   }
 
   /** One event with its attempt history. */
@@ -80,9 +89,7 @@ public final class OutboxRoutes {
       throw new ConsoleProblems.Refusal(Problem.of(ConsoleProblems.OUTBOX_PENDING)
           .withDetail("event " + id + " is pending: the relay sends it without a replay"));
     }
-    if (relay != null) {
-      relay.wakeUp();
-    }
+    wakeUp();
     return toJson(find(id));
   }
 
@@ -94,8 +101,8 @@ public final class OutboxRoutes {
     }
     String type = Params.optional(request, "type");
     int replayed = outbox.replayAll(withType(OutboxQuery.status(wanted).limit(OutboxQuery.MAX_LIMIT), type));
-    if (replayed > 0 && relay != null) {
-      relay.wakeUp();
+    if (replayed > 0) {
+      wakeUp();
     }
     return Json.document("status", name(wanted), "type", type, "replayed", replayed);
   }
