@@ -87,7 +87,7 @@ async function until(what, probe) {
 
 function inProgress(key) {
   return until(`the record of ${key} in progress`, async () => {
-    const page = await api('GET', `/admin/console/records?state=in_progress&key=${encodeURIComponent(key)}`,
+    const page = await api('GET', `/console/api/records?state=in_progress&key=${encodeURIComponent(key)}`,
       { key: ADMIN_KEY });
     return page.status === 200 && page.json.records.length === 1;
   });
@@ -237,7 +237,7 @@ async function run(page) {
   await page.getByTestId('notice').filter({ hasText: 'Evicted' }).waitFor();
   await evicted.waitFor({ state: 'detached' });
   check(question.includes('It is completed.'), `the question says the record's state: ${question}`);
-  const gone = await api('GET', `/admin/console/records?state=any&key=${encodeURIComponent(slowKey)}`,
+  const gone = await api('GET', `/console/api/records?state=any&key=${encodeURIComponent(slowKey)}`,
     { key: ADMIN_KEY });
   check(gone.status === 200 && gone.json.records.length === 0, `the evicted record is gone: ${gone.text}`);
 
@@ -366,11 +366,11 @@ async function run(page) {
     }
     check(asked.length === 3 && /status/.test(asked[0]) && /body/.test(asked[1]) && /reason/i.test(asked[2]),
       `the console asked for the status, the body and a reason: ${asked}`);
-    const listed = await api('GET', `/admin/console/records?state=any&key=${encodeURIComponent(uncertainKey)}`,
+    const listed = await api('GET', `/console/api/records?state=any&key=${encodeURIComponent(uncertainKey)}`,
       { key: ADMIN_KEY });
     check(listed.status === 200 && listed.json.records.length === 1
       && listed.json.records[0].state === 'completed', `the record is completed: ${listed.text}`);
-    const audit = await api('GET', `/admin/console/records/history?${new URLSearchParams({
+    const audit = await api('GET', `/console/api/records/history?${new URLSearchParams({
       scope: listed.json.records[0].scope, operation: 'POST /payments', key: uncertainKey })}`, { key: ADMIN_KEY });
     check(audit.status === 200 && audit.json.history.length === 1
       && audit.json.history[0].actor === 'admin (console)' && audit.json.history[0].to === 'completed',
