@@ -4,6 +4,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Enumeration;
 import java.util.Objects;
 
 /**
@@ -47,8 +48,8 @@ public interface ConsoleAuthorizer {
   }
 
   /**
-   * Allows the requests that carry {@code Authorization: Bearer <token>}, as {@code operator}; the comparison takes
-   * the same time whatever the token sent. Suits a console used by a few operators who share a secret (it names them
+   * Allows the requests that carry {@code Authorization: Bearer <token>} (one such header, not two), as
+   * {@code operator}; the comparison takes the same time whatever the token sent. Suits a console used by a few operators who share a secret (it names them
    * all {@code operator} in the audit); prefer an authorizer over the application's own users where it has some.
    *
    * @param token the secret, at least 16 characters; never logged
@@ -67,6 +68,13 @@ public interface ConsoleAuthorizer {
     }
     byte[] expected = digest(token);
     return request -> {
+      Enumeration<String> all = request.getHeaders("Authorization");
+      if (all != null && all.hasMoreElements()) {
+        all.nextElement();
+        if (all.hasMoreElements()) {
+          return Decision.unauthenticated("the request carries more than one Authorization header; send exactly one");
+        }
+      }
       String header = request.getHeader("Authorization");
       if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
         return Decision.unauthenticated("send Authorization: Bearer <the console's token>");

@@ -145,8 +145,9 @@ abstract class ConsoleServletContract {
     Answer none = send(get("/ops/console/api/session"));
     Answer wrong = send(get("/ops/console/api/session").header("Authorization", "Bearer not-" + TOKEN));
     Answer right = send(api("/api/session"));
+    Answer twice = send(api("/api/session").header("Authorization", "Bearer " + TOKEN));
 
-    for (Answer a : List.of(none, wrong)) {
+    for (Answer a : List.of(none, wrong, twice)) {
       assertThat(a.status()).as(a.toString()).isEqualTo(401);
       assertThat(a.code()).isEqualTo("AUTH.unauthenticated");
       assertThat(a.header("WWW-Authenticate")).startsWith("Bearer");
