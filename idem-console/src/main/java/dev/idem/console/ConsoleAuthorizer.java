@@ -49,8 +49,9 @@ public interface ConsoleAuthorizer {
 
   /**
    * Allows the requests that carry {@code Authorization: Bearer <token>} (one such header, not two), as
-   * {@code operator}; the comparison takes the same time whatever the token sent. Suits a console used by a few operators who share a secret (it names them
-   * all {@code operator} in the audit); prefer an authorizer over the application's own users where it has some.
+   * {@code operator}; the comparison takes the same time whatever the token sent. Suits a console used by a few
+   * operators who share a secret (it names them all {@code operator} in the audit); prefer an authorizer over the
+   * application's own users where it has some.
    *
    * @param token the secret, at least 16 characters; never logged
    * @param operator the name the audit gives whoever presents it

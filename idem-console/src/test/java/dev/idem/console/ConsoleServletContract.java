@@ -292,7 +292,8 @@ abstract class ConsoleServletContract {
     IdempotencyRecord now = store.find(key).orElseThrow();
     assertThat(now.state()).isEqualTo(RecordState.COMPLETED);
     assertThat(now.response().status()).isEqualTo(201);
-    assertThat(new String(now.response().body(), StandardCharsets.UTF_8)).isEqualTo("{\"id\":\"pay_1\",\"amount\":100}");
+    assertThat(new String(now.response().body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"id\":\"pay_1\",\"amount\":100}");
     List<?> entries = (List<?>) history.json().get("history");
     assertThat(entries).hasSize(1);
     assertThat(map(entries.get(0))).containsEntry("actor", "alice (console)").containsEntry("reason", "charged");

@@ -17,9 +17,10 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The operator console (idem-console, mounted at {@code /console}) over plain HTTP: its files and their headers, the
- * admin key on its API (also from loopback, where the other admin routes are open), the key search, the eviction and its guards, and the metrics
- * summary. One subclass per database ({@link ConsoleRoutesTest} on H2, {@link ConsolePostgresRoutesTest},
- * {@link ConsoleMariaDbRoutesTest}): the key search is SQL of its own. {@link ConsoleBrowserTest} drives the page.
+ * admin key on its API (also from loopback, where the other admin routes are open), the key search, the eviction and
+ * its guards, and the metrics summary. One subclass per database ({@link ConsoleRoutesTest} on H2,
+ * {@link ConsolePostgresRoutesTest}, {@link ConsoleMariaDbRoutesTest}): the key search is SQL of its own.
+ * {@link ConsoleBrowserTest} drives the page.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class ConsoleRoutesContract {
