@@ -1,10 +1,6 @@
 package dev.idem.console;
 
 import jakarta.servlet.http.HttpServletRequest;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.Enumeration;
 import java.util.Objects;
 
 /**
@@ -67,30 +63,7 @@ public interface ConsoleAuthorizer {
     if (operator.isBlank()) {
       throw new IllegalArgumentException("the console's operator name must not be blank");
     }
-    byte[] expected = digest(token);
-    return request -> {
-      Enumeration<String> all = request.getHeaders("Authorization");
-      if (all != null && all.hasMoreElements()) {
-        all.nextElement();
-        if (all.hasMoreElements()) {
-          return Decision.unauthenticated("the request carries more than one Authorization header; send exactly one");
-        }
-      }
-      String header = request.getHeader("Authorization");
-      if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
-        return Decision.unauthenticated("send Authorization: Bearer <the console's token>");
-      }
-      boolean same = MessageDigest.isEqual(expected, digest(header.substring(7).strip()));
-      return same ? Decision.allow(operator) : Decision.unauthenticated("the token is not the console's");
-    };
-  }
-
-  private static byte[] digest(String text) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-    }
+    return new BearerToken(token, operator);
   }
 
   /** What an authorizer decided: allowed, with the operator's name, or refused, with a status and a detail. */
