@@ -350,6 +350,8 @@ async function run(page) {
     const uncertainRow = page.locator(`[data-testid="record-row"][data-key="${uncertainKey}"]`);
     await uncertainRow.waitFor();
     check(await uncertainRow.getAttribute('data-state') === 'uncertain', 'the record is uncertain');
+    const hint = await uncertainRow.getByTestId('record-key').getAttribute('title');
+    check(/^provider key: \S+$/.test(hint || ''), `the key's tooltip shows the provider key: ${hint}`);
     await screenshot(page, 'records-uncertain');
     const replies = ['201', '{"status":"captured_by_hand"}', 'the provider dashboard shows the charge'];
     const asked = [];
@@ -364,7 +366,8 @@ async function run(page) {
     } finally {
       page.off('dialog', reply);
     }
-    check(asked.length === 3 && /status/.test(asked[0]) && /body/.test(asked[1]) && /reason/i.test(asked[2]),
+    check(asked.length === 3 && /status/.test(asked[0]) && /body/.test(asked[1])
+      && asked[1].includes(hint) && /reason/i.test(asked[2]),
       `the console asked for the status, the body and a reason: ${asked}`);
     const listed = await api('GET', `/console/api/records?state=any&key=${encodeURIComponent(uncertainKey)}`,
       { key: ADMIN_KEY });

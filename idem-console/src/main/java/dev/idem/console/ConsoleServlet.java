@@ -113,7 +113,7 @@ public final class ConsoleServlet extends HttpServlet {
 
   private ConsoleServlet(Builder b) {
     this.records = new RecordRoutes(b.idem, b.search != null ? b.search
-        : RecordSearch.scanning(b.idem.store().admin(), 10_000));
+        : RecordSearch.scanning(b.idem.store().admin(), 10_000), b.hints);
     this.outbox = b.outbox;
     this.authorizer = b.authorizer;
     this.audit = b.audit;
@@ -406,6 +406,7 @@ public final class ConsoleServlet extends HttpServlet {
     private final Idem idem;
     private Object outbox;
     private RecordSearch search;
+    private RecordHints hints = RecordHints.none();
     private ConsoleAuthorizer authorizer = ConsoleAuthorizer.refuseAll();
     private ConsoleAudit audit = ConsoleAudit.logging();
     private ConsoleMetrics metrics;
@@ -443,6 +444,12 @@ public final class ConsoleServlet extends HttpServlet {
      */
     public Builder search(RecordSearch search) {
       this.search = Objects.requireNonNull(search, "search");
+      return this;
+    }
+
+    /** What the application adds to a record to help an operator decide it. Default: {@link RecordHints#none()}. */
+    public Builder hints(RecordHints hints) {
+      this.hints = Objects.requireNonNull(hints, "hints");
       return this;
     }
 

@@ -95,7 +95,9 @@ abstract class ConsoleServletContract {
             : DeliveryResult.retry("the endpoint answered 500", 500), 1)
         .build();
     ConsoleServlet ops = ConsoleServlet.builder(idem).outbox(outbox, relay).search(JdbcRecordSearch.of(store))
-        .authorizer(ConsoleAuthorizer.bearerToken(TOKEN, "alice")).audit(audit::add).build();
+        .authorizer(ConsoleAuthorizer.bearerToken(TOKEN, "alice")).audit(audit::add)
+        .hints(r -> r.state() == RecordState.UNCERTAIN ? Map.of("remote key", r.derive("charge")) : Map.of())
+        .build();
     ConsoleServlet unconfigured = ConsoleServlet.builder(idem).build();
     server = new Server();
     ServerConnector connector = new ServerConnector(server);
@@ -282,7 +284,8 @@ abstract class ConsoleServletContract {
     List<?> records = (List<?>) found.json().get("records");
     assertThat(records).hasSize(1);
     assertThat(map(records.get(0))).containsEntry("state", "uncertain").containsEntry("operation", OPERATION)
-        .containsEntry("recovery_point", "charge");
+        .containsEntry("recovery_point", "charge")
+        .containsEntry("hints", Map.of("remote key", store.find(key).orElseThrow().derive("charge")));
     assertThat(((List<?>) uncertainOnly.json().get("records"))).anyMatch(r -> key.key().value().equals(
         ((Map<?, ?>) r).get("key")));
     assertThat(resolved.status()).as(resolved.toString()).isEqualTo(200);

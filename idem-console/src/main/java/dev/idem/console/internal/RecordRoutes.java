@@ -3,6 +3,7 @@ package dev.idem.console.internal;
 import static dev.idem.console.internal.ConsoleProblems.invalid;
 import static dev.idem.console.internal.Params.time;
 
+import dev.idem.console.RecordHints;
 import dev.idem.console.RecordSearch;
 import dev.idem.core.AuditEntry;
 import dev.idem.core.Idem;
@@ -39,11 +40,13 @@ public final class RecordRoutes {
   private final Idem idem;
   private final IdempotencyStore store;
   private final RecordSearch search;
+  private final RecordHints hints;
 
-  public RecordRoutes(Idem idem, RecordSearch search) {
+  public RecordRoutes(Idem idem, RecordSearch search, RecordHints hints) {
     this.idem = idem;
     this.store = idem.store();
     this.search = search;
+    this.hints = hints;
   }
 
   /** The store's name, for the session document. */
@@ -273,9 +276,9 @@ public final class RecordRoutes {
    * never the request's or the response's body; with {@code age_ms} and, in progress, {@code lease_age_ms} and
    * {@code lease_left_ms} (negative once the lease ended).
    */
-  private static Map<String, Object> toJson(IdempotencyRecord r, Instant now) {
+  private Map<String, Object> toJson(IdempotencyRecord r, Instant now) {
     boolean inProgress = r.state() == RecordState.IN_PROGRESS;
-    return Json.document(
+    Map<String, Object> json = Json.document(
         "scope", r.key().scope().value(),
         "operation", r.key().operation().name(),
         "key", r.key().key().value(),
@@ -294,6 +297,30 @@ public final class RecordRoutes {
         "lease_age_ms", inProgress ? Duration.between(r.updatedAt(), now).toMillis() : null,
         "lease_left_ms", inProgress && r.lockedUntil() != null ? Duration.between(now, r.lockedUntil()).toMillis()
             : null);
+    json.put("hints", hints(r));
+    return json;
+  }
+
+  /** The application's hints, bounded in number and length. */
+  private Map<String, Object> hints(IdempotencyRecord r) {
+    Map<String, Object> out = Json.document();
+    Map<String, String> given = hints.hints(r);
+    if (given == null) {
+      return out;
+    }
+    for (Map.Entry<String, String> e : given.entrySet()) {
+      if (out.size() == RecordHints.MAX_HINTS) {
+        break;
+      }
+      if (e.getKey() != null && e.getValue() != null) {
+        out.put(cut(e.getKey()), cut(e.getValue()));
+      }
+    }
+    return out;
+  }
+
+  private static String cut(String text) {
+    return text.length() > 200 ? text.substring(0, 200) + "…" : text;
   }
 
   private static Map<String, Object> toJson(AuditEntry e) {

@@ -362,14 +362,18 @@
     return buttons;
   }
 
+  /** The application's hints about a record (RecordHints), as one line of text; '' for none. */
+  function hintText(r) {
+    return Object.entries(r.hints || {}).map(([name, value]) => `${name}: ${value}`).join(', ');
+  }
+
   function recordRow(r) {
     const uncertain = r.state === 'uncertain';
     const row = el('tr', { 'data-testid': 'record-row', 'data-key': r.key, 'data-state': r.state },
       el('td', { className: 'mono', text: r.scope }),
       el('td', { className: 'mono nowrap', text: r.operation }),
       el('td', {
-        className: 'mono wrap', 'data-testid': 'record-key', text: r.key,
-        title: uncertain && r.provider_key ? `provider key: ${r.provider_key}` : null,
+        className: 'mono wrap', 'data-testid': 'record-key', text: r.key, title: hintText(r) || null,
       }),
       el('td', { title: uncertain ? `${r.resume_attempts} failed resumptions` : null }, pill(r.state)),
       el('td', { text: r.recovery_point || '–' }),
@@ -410,8 +414,9 @@
         + (res.action === 'complete' ? ' (below 400):' : ' (a 4xx):'), res.status);
       if (status === null) return;
       body.status = Number(status);
-      const answer = window.prompt('The JSON body a retry of this key will get (check the remote system first'
-        + `${r.provider_key ? `: its key ${r.provider_key}` : ''}):`, '{}');
+      const hints = hintText(r);
+      const answer = window.prompt('The JSON body a retry of this key will get (check the other system first'
+        + `${hints ? `: ${hints}` : ''}):`, '{}');
       if (answer === null) return;
       try {
         body.body = JSON.parse(answer);

@@ -4,6 +4,7 @@ import dev.idem.console.ConsoleAudit;
 import dev.idem.console.ConsoleAuthorizer;
 import dev.idem.console.ConsoleServlet;
 import dev.idem.console.JdbcRecordSearch;
+import dev.idem.console.RecordHints;
 import dev.idem.console.RecordSearch;
 import dev.idem.core.Idem;
 import dev.idem.core.spi.IdempotencyStore;
@@ -34,7 +35,8 @@ import org.springframework.core.annotation.Order;
  * exists; the charts when a {@link MeterRegistry} does. Who may use it is the {@link ConsoleAuthorizer} bean's
  * decision; without one the console refuses everyone (403, saying how to configure it). A {@link ConsoleAudit} bean
  * receives every action (default: a log line each), a {@link RecordSearch} bean replaces the key search (default: the
- * JDBC store's table), and {@link IdemConsoleCustomizer} beans adjust the rest. Properties:
+ * JDBC store's table), a {@link RecordHints} bean adds what the application knows to each record, and
+ * {@link IdemConsoleCustomizer} beans adjust the rest. Properties:
  * {@link IdemConsoleProperties} ({@code idem.console.*}), validated at startup. Off with
  * {@code idem.console.enabled=false} or {@code idem.enabled=false}.
  */
@@ -56,8 +58,8 @@ public class IdemConsoleAutoConfiguration {
   @ConditionalOnBean(Idem.class)
   public ServletRegistrationBean<ConsoleServlet> idemConsole(Idem idem, IdemConsoleProperties properties,
       ObjectProvider<ConsoleAuthorizer> authorizer, ObjectProvider<ConsoleAudit> audit,
-      ObjectProvider<RecordSearch> search, ObjectProvider<IdempotencyStore> stores, ObjectProvider<Clock> clock,
-      ObjectProvider<IdemConsoleCustomizer> customizers) {
+      ObjectProvider<RecordSearch> search, ObjectProvider<RecordHints> hints, ObjectProvider<IdempotencyStore> stores,
+      ObjectProvider<Clock> clock, ObjectProvider<IdemConsoleCustomizer> customizers) {
     properties.validate();
     ConsoleServlet.Builder builder = ConsoleServlet.builder(idem)
         .authorizer(authorizer.getIfAvailable(ConsoleAuthorizer::refuseAll))
@@ -75,6 +77,7 @@ public class IdemConsoleAutoConfiguration {
           : RecordSearch.scanning(idem.store().admin(), properties.getSearchMaxScanned());
     }
     builder.search(chosen);
+    hints.ifAvailable(builder::hints);
     clock.ifAvailable(builder::clock);
     customizers.orderedStream().forEach(c -> c.customize(builder));
     ServletRegistrationBean<ConsoleServlet> registration =

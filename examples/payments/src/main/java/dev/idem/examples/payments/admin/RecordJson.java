@@ -42,9 +42,10 @@ public final class RecordJson {
 
   /**
    * For an uncertain payment or refund: the idempotency key its provider call carried, by which an operator looks
-   * the call up at the provider ({@code GET /provider/charges?idempotency_key=}); {@code null} otherwise.
+   * the call up at the provider ({@code GET /provider/charges?idempotency_key=}); {@code null} otherwise. The console
+   * shows it too ({@code ConsoleConfiguration}).
    */
-  private static String providerKey(IdempotencyRecord r) {
+  public static String providerKey(IdempotencyRecord r) {
     if (r.state() != RecordState.UNCERTAIN) {
       return null;
     }
