@@ -188,16 +188,18 @@ async function run(page) {
   const slowKey = `console-e2e-slow-${randomUUID()}`;
   const slow = pay(slowKey, 700);
   try {
+    // the search runs once when submitted (then every 30 s): submit it once the record exists
+    await inProgress(slowKey);
     await page.getByTestId('records-state').selectOption('in_progress');
     await page.getByTestId('records-search').fill(slowKey);
     await page.getByTestId('records-submit').click();
-    const inProgress = page.locator(`[data-testid="record-row"][data-key="${slowKey}"]`);
-    await inProgress.waitFor();
+    const slowRow = page.locator(`[data-testid="record-row"][data-key="${slowKey}"]`);
+    await slowRow.waitFor();
     await page.waitForFunction((k) => {
       const row = document.querySelector(`[data-testid="record-row"][data-key="${k}"]`);
       return row && /^\d/.test(row.querySelector('[data-testid="lease-age"]').textContent);
     }, slowKey);
-    check(await inProgress.getAttribute('data-state') === 'in_progress', 'the slow payment is in progress');
+    check(await slowRow.getAttribute('data-state') === 'in_progress', 'the slow payment is in progress');
     await screenshot(page, 'records-in-progress');
 
     log('evicting a record under a live lease asks twice; declined, the record stays');
@@ -208,14 +210,14 @@ async function run(page) {
     };
     page.on('dialog', answer);
     try {
-      await inProgress.getByTestId('evict').click();
+      await slowRow.getByTestId('evict').click();
       await until('the second confirmation', async () => questions.length >= 2);
     } finally {
       page.off('dialog', answer);
     }
     check(/in progress, its lease ends in \d/.test(questions[0]), `the first question says the lease: ${questions[0]}`);
     check(/lease .* is live/.test(questions[1]), `the second question warns of the live lease: ${questions[1]}`);
-    check(await inProgress.isVisible(), 'the declined eviction left the record');
+    check(await slowRow.isVisible(), 'the declined eviction left the record');
   } finally {
     await faults({ provider_latency_ms: 0 });
   }
