@@ -87,7 +87,7 @@ async function until(what, probe) {
 
 function inProgress(key) {
   return until(`the record of ${key} in progress`, async () => {
-    const page = await api('GET', `/admin/console/records?state=in_progress&key=${encodeURIComponent(key)}`,
+    const page = await api('GET', `/console/api/records?state=in_progress&key=${encodeURIComponent(key)}`,
       { key: ADMIN_KEY });
     return page.status === 200 && page.json.records.length === 1;
   });
@@ -188,16 +188,18 @@ async function run(page) {
   const slowKey = `console-e2e-slow-${randomUUID()}`;
   const slow = pay(slowKey, 700);
   try {
+    // the search runs once when submitted (then every 30 s): submit it once the record exists
+    await inProgress(slowKey);
     await page.getByTestId('records-state').selectOption('in_progress');
     await page.getByTestId('records-search').fill(slowKey);
     await page.getByTestId('records-submit').click();
-    const inProgress = page.locator(`[data-testid="record-row"][data-key="${slowKey}"]`);
-    await inProgress.waitFor();
+    const slowRow = page.locator(`[data-testid="record-row"][data-key="${slowKey}"]`);
+    await slowRow.waitFor();
     await page.waitForFunction((k) => {
       const row = document.querySelector(`[data-testid="record-row"][data-key="${k}"]`);
       return row && /^\d/.test(row.querySelector('[data-testid="lease-age"]').textContent);
     }, slowKey);
-    check(await inProgress.getAttribute('data-state') === 'in_progress', 'the slow payment is in progress');
+    check(await slowRow.getAttribute('data-state') === 'in_progress', 'the slow payment is in progress');
     await screenshot(page, 'records-in-progress');
 
     log('evicting a record under a live lease asks twice; declined, the record stays');
@@ -208,14 +210,14 @@ async function run(page) {
     };
     page.on('dialog', answer);
     try {
-      await inProgress.getByTestId('evict').click();
+      await slowRow.getByTestId('evict').click();
       await until('the second confirmation', async () => questions.length >= 2);
     } finally {
       page.off('dialog', answer);
     }
     check(/in progress, its lease ends in \d/.test(questions[0]), `the first question says the lease: ${questions[0]}`);
     check(/lease .* is live/.test(questions[1]), `the second question warns of the live lease: ${questions[1]}`);
-    check(await inProgress.isVisible(), 'the declined eviction left the record');
+    check(await slowRow.isVisible(), 'the declined eviction left the record');
   } finally {
     await faults({ provider_latency_ms: 0 });
   }
@@ -237,7 +239,7 @@ async function run(page) {
   await page.getByTestId('notice').filter({ hasText: 'Evicted' }).waitFor();
   await evicted.waitFor({ state: 'detached' });
   check(question.includes('It is completed.'), `the question says the record's state: ${question}`);
-  const gone = await api('GET', `/admin/console/records?state=any&key=${encodeURIComponent(slowKey)}`,
+  const gone = await api('GET', `/console/api/records?state=any&key=${encodeURIComponent(slowKey)}`,
     { key: ADMIN_KEY });
   check(gone.status === 200 && gone.json.records.length === 0, `the evicted record is gone: ${gone.text}`);
 
@@ -350,6 +352,8 @@ async function run(page) {
     const uncertainRow = page.locator(`[data-testid="record-row"][data-key="${uncertainKey}"]`);
     await uncertainRow.waitFor();
     check(await uncertainRow.getAttribute('data-state') === 'uncertain', 'the record is uncertain');
+    const hint = await uncertainRow.getByTestId('record-key').getAttribute('title');
+    check(/^provider key: \S+$/.test(hint || ''), `the key's tooltip shows the provider key: ${hint}`);
     await screenshot(page, 'records-uncertain');
     const replies = ['201', '{"status":"captured_by_hand"}', 'the provider dashboard shows the charge'];
     const asked = [];
@@ -364,13 +368,14 @@ async function run(page) {
     } finally {
       page.off('dialog', reply);
     }
-    check(asked.length === 3 && /status/.test(asked[0]) && /body/.test(asked[1]) && /reason/i.test(asked[2]),
+    check(asked.length === 3 && /status/.test(asked[0]) && /body/.test(asked[1])
+      && asked[1].includes(hint) && /reason/i.test(asked[2]),
       `the console asked for the status, the body and a reason: ${asked}`);
-    const listed = await api('GET', `/admin/console/records?state=any&key=${encodeURIComponent(uncertainKey)}`,
+    const listed = await api('GET', `/console/api/records?state=any&key=${encodeURIComponent(uncertainKey)}`,
       { key: ADMIN_KEY });
     check(listed.status === 200 && listed.json.records.length === 1
       && listed.json.records[0].state === 'completed', `the record is completed: ${listed.text}`);
-    const audit = await api('GET', `/admin/console/records/history?${new URLSearchParams({
+    const audit = await api('GET', `/console/api/records/history?${new URLSearchParams({
       scope: listed.json.records[0].scope, operation: 'POST /payments', key: uncertainKey })}`, { key: ADMIN_KEY });
     check(audit.status === 200 && audit.json.history.length === 1
       && audit.json.history[0].actor === 'admin (console)' && audit.json.history[0].to === 'completed',

@@ -16,10 +16,11 @@ import org.junit.jupiter.api.TestInstance;
 import tools.jackson.databind.JsonNode;
 
 /**
- * The operator console over plain HTTP: its files and their headers, the admin key on its routes (also from
- * loopback, where the other admin routes are open), the key search, the eviction and its guards, and the metrics
- * summary. One subclass per database ({@link ConsoleRoutesTest} on H2, {@link ConsolePostgresRoutesTest},
- * {@link ConsoleMariaDbRoutesTest}): the key search is SQL of its own. {@link ConsoleBrowserTest} drives the page.
+ * The operator console (idem-console, mounted at {@code /console}) over plain HTTP: its files and their headers, the
+ * admin key on its API (also from loopback, where the other admin routes are open), the key search, the eviction and
+ * its guards, and the metrics summary. One subclass per database ({@link ConsoleRoutesTest} on H2,
+ * {@link ConsolePostgresRoutesTest}, {@link ConsoleMariaDbRoutesTest}): the key search is SQL of its own.
+ * {@link ConsoleBrowserTest} drives the page.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class ConsoleRoutesContract {
@@ -70,10 +71,10 @@ abstract class ConsoleRoutesContract {
 
   @Test
   void theConsolesRoutesNeedTheAdminKeyEvenFromLoopback() {
-    Answer none = service.get("/admin/console/session", null);
-    Answer tenant = service.get("/admin/console/session", ALICE.apiKey());
-    Answer wrong = service.get("/admin/console/metrics", "sk_admin_wrong");
-    Answer admin = service.get("/admin/console/session", ADMIN_KEY);
+    Answer none = service.get("/console/api/session", null);
+    Answer tenant = service.get("/console/api/session", ALICE.apiKey());
+    Answer wrong = service.get("/console/api/metrics", "sk_admin_wrong");
+    Answer admin = service.get("/console/api/session", ADMIN_KEY);
     Answer outboxFromLoopback = service.get("/admin/outbox/stats", null);
 
     for (Answer a : List.of(none, tenant, wrong)) {
@@ -82,7 +83,7 @@ abstract class ConsoleRoutesContract {
       assertThat(a.header("WWW-Authenticate")).startsWith("Bearer");
     }
     assertThat(admin.status()).isEqualTo(200);
-    assertThat(admin.json().path("admin").asBoolean()).isTrue();
+    assertThat(admin.json().path("operator").asString()).isEqualTo("admin");
     assertThat(admin.header("Cache-Control")).isEqualTo("no-store");
     assertThat(outboxFromLoopback.status()).as("the other admin routes keep the loopback exemption").isEqualTo(200);
   }
@@ -154,14 +155,14 @@ abstract class ConsoleRoutesContract {
   @Test
   void aSearchForAnythingButVisibleAsciiIs400() {
     for (String part : List.of("café", "two words", "tab\tbed", "emoji-\uD83D\uDE00", "\u00A0")) {
-      Answer a = service.get("/admin/console/records?state=any&key=" + encode(part), ADMIN_KEY);
+      Answer a = service.get("/console/api/records?state=any&key=" + encode(part), ADMIN_KEY);
 
       assertThat(a.status()).as("%s: %s", part, a).isEqualTo(400);
       assertThat(a.code()).isEqualTo("VALIDATION.key");
       assertThat(a.json().path("detail").asString()).contains("visible ASCII");
     }
     // a NUL is refused for every route before the console sees it (RequestTextFilter)
-    assertThat(service.get("/admin/console/records?state=any&key=" + encode("a\u0000b"), ADMIN_KEY).code())
+    assertThat(service.get("/console/api/records?state=any&key=" + encode("a\u0000b"), ADMIN_KEY).code())
         .isEqualTo("VALIDATION.query");
     assertThat(records("state=any&key=" + encode("!~")).path("records").isArray())
         .as("the edges of visible ASCII are searched").isTrue();
@@ -241,18 +242,18 @@ abstract class ConsoleRoutesContract {
 
   @Test
   void badQueriesAre400() {
-    assertThat(service.get("/admin/console/records?state=lost", ADMIN_KEY).code()).isEqualTo("VALIDATION.state");
-    assertThat(service.get("/admin/console/records?limit=0", ADMIN_KEY).code()).isEqualTo("VALIDATION.limit");
-    assertThat(service.get("/admin/console/records?limit=201", ADMIN_KEY).code()).isEqualTo("VALIDATION.limit");
-    assertThat(service.get("/admin/console/records?after=%21%21", ADMIN_KEY).code()).isEqualTo("VALIDATION.after");
-    assertThat(service.get("/admin/console/records?key=" + "k".repeat(256), ADMIN_KEY).code())
+    assertThat(service.get("/console/api/records?state=lost", ADMIN_KEY).code()).isEqualTo("VALIDATION.state");
+    assertThat(service.get("/console/api/records?limit=0", ADMIN_KEY).code()).isEqualTo("VALIDATION.limit");
+    assertThat(service.get("/console/api/records?limit=201", ADMIN_KEY).code()).isEqualTo("VALIDATION.limit");
+    assertThat(service.get("/console/api/records?after=%21%21", ADMIN_KEY).code()).isEqualTo("VALIDATION.after");
+    assertThat(service.get("/console/api/records?key=" + "k".repeat(256), ADMIN_KEY).code())
         .isEqualTo("VALIDATION.key");
-    String record = "/admin/console/records?scope=alice&operation=" + encode(OPERATION);
+    String record = "/console/api/records?scope=alice&operation=" + encode(OPERATION);
     assertThat(delete(record + "&version=1&key=" + encode("bad key"), ADMIN_KEY).code()).isEqualTo("VALIDATION.key");
     assertThat(delete(record + "&version=one&key=k", ADMIN_KEY).code()).isEqualTo("VALIDATION.version");
     assertThat(delete(record + "&version=1&force=yes&key=k", ADMIN_KEY).code()).isEqualTo("VALIDATION.force");
     assertThat(delete(record + "&key=k", ADMIN_KEY).status()).as("the version is required").isEqualTo(400);
-    assertThat(delete("/admin/console/records?scope=alice", ADMIN_KEY).status()).isEqualTo(400);
+    assertThat(delete("/console/api/records?scope=alice", ADMIN_KEY).status()).isEqualTo(400);
   }
 
   // ---------------------------------------------------------------- metrics
@@ -303,11 +304,11 @@ abstract class ConsoleRoutesContract {
   }
 
   private Answer delete(String path, String key) {
-    return service.send(service.request(path, key).DELETE().build());
+    return service.send(service.request(path, key).header("X-Idem-Console", "1").DELETE().build());
   }
 
   private Answer evict(String key, long version, boolean force, String apiKey) {
-    return delete("/admin/console/records?scope=" + ALICE.tenant() + "&operation=" + encode(OPERATION) + "&key="
+    return delete("/console/api/records?scope=" + ALICE.tenant() + "&operation=" + encode(OPERATION) + "&key="
         + encode(key) + "&version=" + version + (force ? "&force=true" : ""), apiKey);
   }
 
@@ -319,7 +320,7 @@ abstract class ConsoleRoutesContract {
   }
 
   private JsonNode records(String query) {
-    Answer a = service.get("/admin/console/records?" + query, ADMIN_KEY);
+    Answer a = service.get("/console/api/records?" + query, ADMIN_KEY);
     assertThat(a.status()).as(a.toString()).isEqualTo(200);
     return a.json();
   }
@@ -331,7 +332,7 @@ abstract class ConsoleRoutesContract {
   }
 
   private JsonNode metrics() {
-    Answer a = service.get("/admin/console/metrics", ADMIN_KEY);
+    Answer a = service.get("/console/api/metrics", ADMIN_KEY);
     assertThat(a.status()).as(a.toString()).isEqualTo(200);
     return a.json();
   }

@@ -7,7 +7,7 @@ import java.util.Base64;
 
 /**
  * The opaque cursor of the records listing: the last record key of a page, base64url-encoded. Scopes, operations and
- * keys hold no control characters, so a line feed separates them. Shared by the admin listing and the console.
+ * keys hold no control characters, so a line feed separates them.
  */
 public final class RecordCursor {
   private RecordCursor() {}

@@ -10,9 +10,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * An idempotency record as the admin routes and the console show it: its key, state, recovery point, checkpoint,
- * response status, lease and times; never the request's or the response's body. Shared by the admin listing and the
- * console.
+ * An idempotency record as the admin routes show it: its key, state, recovery point, checkpoint, response status,
+ * lease and times; never the request's or the response's body.
  */
 public final class RecordJson {
   /** The provider call of each phased operation, by the name its key is derived with. */
@@ -43,9 +42,10 @@ public final class RecordJson {
 
   /**
    * For an uncertain payment or refund: the idempotency key its provider call carried, by which an operator looks
-   * the call up at the provider ({@code GET /provider/charges?idempotency_key=}); {@code null} otherwise.
+   * the call up at the provider ({@code GET /provider/charges?idempotency_key=}); {@code null} otherwise. The console
+   * shows it too ({@code ConsoleConfiguration}).
    */
-  private static String providerKey(IdempotencyRecord r) {
+  public static String providerKey(IdempotencyRecord r) {
     if (r.state() != RecordState.UNCERTAIN) {
       return null;
     }

@@ -28,8 +28,8 @@ import org.springframework.stereotype.Component;
 import tools.jackson.databind.JsonNode;
 
 /**
- * Operators' decisions about uncertain records, shared by the admin API and the console: complete the record with a
- * given answer, fail it with a given answer, or send it back to work, audited with the operator as actor and a
+ * Operators' decisions about uncertain records, for the admin API (idem-console has its own): complete the record
+ * with a given answer, fail it with a given answer, or send it back to work, audited with the operator as actor and a
  * required reason ({@link Idem#resolve(RecordKey, long, Resolution)}); and the audit of a record. Thread-safe.
  *
  * <p>The request body: {@code {"action":"complete"|"fail"|"retry", "reason":"...", "status":201, "body":{...}}}, the

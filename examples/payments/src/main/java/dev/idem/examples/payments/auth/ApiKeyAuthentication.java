@@ -23,6 +23,8 @@ import java.util.Optional;
  * <ul>
  *   <li>{@code /provider/**} (the simulated provider, an external system) and {@code /webhooks/**} (webhooks from the
  *       provider, authenticated by their signature) are open;
+ *   <li>{@code /console/**} (the operator console) passes without a principal: its authorizer checks the admin key
+ *       itself;
  *   <li>{@code /actuator/health} is open, and its details (the database, the disk) are for the admin: a caller that
  *       {@link AdminAccess} lets in becomes a principal in role {@link #ADMIN_ROLE}, which
  *       {@code management.endpoint.health.show-details=when-authorized} and
@@ -65,6 +67,11 @@ public final class ApiKeyAuthentication implements Filter {
       response.setHeader("WWW-Authenticate", "Bearer realm=\"payments\", error=\"invalid_request\"");
       Problem.of(PaymentsProblems.INVALID_REQUEST)
           .withDetail("the request carries more than one Authorization header; send exactly one").write(response);
+      return;
+    }
+    if (under(path, "/console")) {
+      // the operator console: its authorizer (ConsoleConfiguration) checks the admin key itself
+      chain.doFilter(request, response);
       return;
     }
     boolean health = path.equals("/actuator/health");

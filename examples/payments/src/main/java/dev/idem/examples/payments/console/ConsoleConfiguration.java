@@ -1,58 +1,43 @@
 package dev.idem.examples.payments.console;
 
-import dev.idem.core.spi.IdempotencyStore;
-import dev.idem.examples.payments.PaymentsConfiguration;
+import dev.idem.console.ConsoleAuthorizer;
+import dev.idem.console.RecordHints;
+import dev.idem.examples.payments.admin.RecordJson;
 import dev.idem.examples.payments.auth.AdminAccess;
-import dev.idem.jdbc.JdbcIdempotencyStore;
-import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
 import org.springframework.beans.factory.annotation.Value;
-import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
-import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
- * The console's wiring: the filter that serves its files, which runs before the authentication filter because the
- * page itself needs no credentials, and the admin-key check on its routes under {@code /admin/console}, which ignores
- * the loopback exemption of the other admin routes (see {@link ConsoleAccess} for why).
+ * The operator console of idem-console, which the starter mounts at {@code idem.console.path} ({@code /console} in
+ * this service): who may use it. Only {@code Authorization: Bearer <payments.admin-key>} opens it, from loopback
+ * callers too.
+ *
+ * <p>Implementation note: the other admin routes trust loopback callers while {@code payments.admin-allow-loopback}
+ * is on, which suits curl on a developer's machine. It does not suit a browser: every page the operator has open is a
+ * loopback caller of a service on the same machine, so the console never works without the key. Its sign-in checks
+ * the key here ({@code GET /console/api/session}), which is why a tenant's API key is refused even from loopback.
+ * The payment-specific part is the hint on uncertain payments and refunds: the provider key to look the call up by.
  */
 @Configuration(proxyBeanMethods = false)
-public class ConsoleConfiguration implements WebMvcConfigurer {
-  /** Before the authentication filter, which would ask the page for an API key. */
-  static final int ASSETS_ORDER = PaymentsConfiguration.AUTHENTICATION_ORDER - 10;
+public class ConsoleConfiguration {
 
-  private final ConsoleAccess access;
-
-  public ConsoleConfiguration(@Value("${payments.admin-key:sk_admin}") String adminKey) {
-    this.access = new ConsoleAccess(new AdminAccess(adminKey, false));
-  }
-
+  /** The admin key, without the loopback exemption; the audit names the operator {@code admin}. */
   @Bean
-  FilterRegistrationBean<ConsoleAssets> consoleAssets() {
-    FilterRegistrationBean<ConsoleAssets> registration = new FilterRegistrationBean<>(ConsoleAssets.fromClasspath());
-    registration.setName("consoleAssets");
-    registration.addUrlPatterns("/console", "/console/*");
-    registration.setOrder(ASSETS_ORDER);
-    return registration;
+  ConsoleAuthorizer consoleAuthorizer(@Value("${payments.admin-key:sk_admin}") String adminKey) {
+    AdminAccess admin = new AdminAccess(adminKey, false);
+    return request -> admin.allows(request) ? ConsoleAuthorizer.Decision.allow("admin")
+        : ConsoleAuthorizer.Decision.unauthenticated("the console needs Authorization: Bearer <payments.admin-key>,"
+            + " from loopback callers too");
   }
 
+  /** For an uncertain payment or refund, the key its provider call carried ({@link RecordJson#providerKey}). */
   @Bean
-  RecordSearch recordSearch(IdempotencyStore store) {
-    if (!(store instanceof JdbcIdempotencyStore)) {
-      throw new IllegalStateException("the console searches records by key in the JDBC store's table, but store '"
-          + store.name() + "' is a " + store.getClass().getName());
-    }
-    return new RecordSearch((JdbcIdempotencyStore) store);
-  }
-
-  @Bean
-  ConsoleMetrics consoleMetrics(MeterRegistry registry) {
-    return new ConsoleMetrics(registry);
-  }
-
-  @Override
-  public void addInterceptors(InterceptorRegistry registry) {
-    registry.addInterceptor(access).addPathPatterns("/admin/console", "/admin/console/**");
+  RecordHints consoleHints() {
+    return record -> {
+      String key = RecordJson.providerKey(record);
+      return key == null ? Map.of() : Map.of("provider key", key);
+    };
   }
 }

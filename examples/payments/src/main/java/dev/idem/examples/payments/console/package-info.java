@@ -1,7 +1,6 @@
 /**
- * The operator console at {@code /console}: a static page ({@link dev.idem.examples.payments.console.ConsoleAssets})
- * whose script calls the admin routes with the admin key, and the routes it needs that the rest of the admin API
- * lacks ({@link dev.idem.examples.payments.console.ConsoleController}, under {@code /admin/console}). Wired by
- * {@link dev.idem.examples.payments.console.ConsoleConfiguration}.
+ * The operator console at {@code /console/}: idem-console's servlet, mounted by the starter
+ * ({@code idem.console.path=/console}), opened by the admin key through
+ * {@link dev.idem.examples.payments.console.ConsoleConfiguration}'s authorizer.
  */
 package dev.idem.examples.payments.console;

@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Not bounded: the actuator ({@code /actuator/**}: health probes, metrics, which must answer most when the service
  * is busiest) and the console's files ({@code /console/**}, served from the class path without the database). The
- * console's data under {@code /admin/console} and every other route are bounded.
+ * console's data under {@code /console/api} and every other route are bounded.
  *
  * <p>Runs after {@link RequestBodyGuard} and {@link RequestTextFilter} (the body has arrived whole, and the slot is
  * not held while a slow client sends it) and before authentication and the idempotency filter, neither of which
@@ -113,7 +113,7 @@ public final class InFlightLimit extends HttpFilter {
   static boolean exempt(HttpServletRequest request) {
     // the servlet path is decoded and normalized: "/actuator/../payments" is "/payments" here
     String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
-    return under(path, "/actuator") || under(path, "/console");
+    return under(path, "/actuator") || (under(path, "/console") && !under(path, "/console/api"));
   }
 
   private static boolean under(String path, String prefix) {

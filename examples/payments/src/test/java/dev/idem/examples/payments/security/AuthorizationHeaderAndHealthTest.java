@@ -78,7 +78,7 @@ class AuthorizationHeaderAndHealthTest extends ServiceOfItsOwn {
   @Test
   void twoAuthorizationHeadersAreRefusedOnEveryAuthenticatedRoute() {
     String[] paths = {"/ledger/summary", "/payments/pay_none", "/webhook-endpoints", "/admin/faults",
-        "/admin/provider/stats", "/admin/idempotency-records", "/admin/console/session", "/admin/console/records",
+        "/admin/provider/stats", "/admin/idempotency-records", "/console/api/session", "/console/api/records",
         "/actuator/prometheus", "/actuator/idempotency", "/actuator/health"};
     String[][] pairs = {{alice.apiKey(), "sk_nobody"}, {"sk_nobody", alice.apiKey()}, {adminKey, alice.apiKey()},
         {alice.apiKey(), adminKey}, {adminKey, adminKey}};

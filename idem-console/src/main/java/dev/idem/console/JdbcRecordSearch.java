@@ -1,4 +1,4 @@
-package dev.idem.examples.payments.console;
+package dev.idem.console;
 
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
@@ -11,41 +11,39 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
- * Finds records by a part of their key, in every scope and operation, in the JDBC store's table. It answers record
- * keys only: the records themselves are read through the store ({@code IdempotencyStore.find}), which alone knows
- * how a row decodes. Thread-safe.
+ * {@link RecordSearch} in the table of a {@link JdbcIdempotencyStore}: one parameterised statement, cancelled after
+ * {@link #QUERY_TIMEOUT_SECONDS}. Needs {@code dev.idem:idem-jdbc} on the class path. Thread-safe.
  *
- * <p>Implementation note: no index leads with the key (the primary key is scope, operation, key), so a search reads
- * the whole table. That is fine for an operator looking up one key now and then, not for anything on a request's
- * path, and why the console does not refresh a search on its own. The statement is parameterised and cancelled
- * after {@link #QUERY_TIMEOUT_SECONDS}; the table name comes from the store, which checked it.
+ * <p>No index leads with the key (the primary key is scope, operation, key), so a search with a key part reads the
+ * whole table: fine for an operator looking up a key now and then, not for anything on a request's path, which is
+ * why the console's page does not repeat a search on its own more than twice a minute.
  */
-final class RecordSearch {
-  private static final char ESCAPE = '!';
+public final class JdbcRecordSearch implements RecordSearch {
   /** Seconds a search may run before the driver cancels it: a slow scan must not hold a connection for long. */
-  static final int QUERY_TIMEOUT_SECONDS = 5;
+  public static final int QUERY_TIMEOUT_SECONDS = 5;
+  private static final char ESCAPE = '!';
 
   private final DataSource dataSource;
   private final String table;
   private final String storeName;
 
-  RecordSearch(JdbcIdempotencyStore store) {
+  private JdbcRecordSearch(JdbcIdempotencyStore store) {
     this.dataSource = store.dataSource();
     this.table = store.table();
     this.storeName = store.name();
   }
 
-  /**
-   * Up to {@code limit} keys, ordered by (scope, operation, key), after {@code after} (exclusive) when not null.
-   *
-   * @param keyPart a part of the key, or null for every key; visible ASCII only (the caller checks it: the key
-   *     column is ASCII on MariaDB, which refuses to compare it with other text, and PostgreSQL refuses NUL)
-   * @param state the state, or null for every state
-   */
-  List<RecordKey> find(String keyPart, RecordState state, RecordKey after, int limit) {
+  /** A search in {@code store}'s table (its name was checked by the store's builder). */
+  public static JdbcRecordSearch of(JdbcIdempotencyStore store) {
+    return new JdbcRecordSearch(Objects.requireNonNull(store, "store"));
+  }
+
+  @Override
+  public List<RecordKey> find(String keyPart, RecordState state, RecordKey after, int limit) {
     StringBuilder sql = new StringBuilder("SELECT scope, operation, idem_key FROM ").append(table)
         .append(" WHERE 1 = 1");
     List<Object> params = new ArrayList<>();
@@ -78,8 +76,8 @@ final class RecordSearch {
       }
       return keys;
     } catch (SQLException e) {
-      throw new StoreException(storeName, "the console's key search failed: " + e.getMessage() + " [" + sql + "]",
-          e.getSQLState(), false, false, e);
+      throw new StoreException(storeName, "the console's key search failed: " + e.getMessage(), e.getSQLState(),
+          false, false, e);
     }
   }
 
@@ -93,5 +91,10 @@ final class RecordSearch {
       out.append(ch);
     }
     return out.toString();
+  }
+
+  @Override
+  public String toString() {
+    return "JdbcRecordSearch{" + table + '}';
   }
 }

@@ -1,10 +1,13 @@
 // The Idem operator console. Plain JavaScript, no build step, no dependencies.
-// Every call sends the admin key (kept in sessionStorage) as a bearer token; every value from the service is shown
-// through textContent or an attribute, never parsed as HTML.
+// The page is served by ConsoleServlet at the path it is mounted on, and calls the API under api/ next to it. The
+// application's ConsoleAuthorizer decides who may use it: by the session the application signed the operator in to
+// (sent as the browser's cookies), or by a token the operator types here, kept in sessionStorage and sent as a bearer
+// token. Every action carries X-Idem-Console: 1. Every value from the service is shown through textContent or an
+// attribute, never parsed as HTML.
 'use strict';
 
 (() => {
-  const KEY_STORAGE = 'idem.console.admin-key';
+  const KEY_STORAGE = 'idem.console.token';
   const SVG = 'http://www.w3.org/2000/svg';
   const params = new URLSearchParams(location.search);
   const REFRESH_MS = Math.min(60000, Math.max(500, Number(params.get('refresh')) || 3000));
@@ -20,7 +23,7 @@
     { outcome: 'mismatch', label: 'payload mismatches' },
     { outcome: 'in_progress', label: 'in-progress conflicts' },
   ];
-  const ROOT = new URL('../', new URL('.', location.href));
+  const ROOT = new URL('.', location.href);
 
   const view = {
     tab: 'records',
@@ -36,6 +39,8 @@
     samples: [],
     timer: null,
     refreshing: false,
+    // the api/session answer while signed in: the operator's name and which views the console has
+    session: null,
   };
 
   const $ = (id) => document.getElementById(id);
@@ -128,20 +133,27 @@
     }
   }
 
+  /** The headers of a call: the typed token, if any, and the console's header on actions. */
+  function headersFor(method, key) {
+    const headers = { Accept: 'application/json' };
+    if (key) headers.Authorization = `Bearer ${key}`;
+    if (method !== 'GET' && method !== 'HEAD') headers['X-Idem-Console'] = '1';
+    return headers;
+  }
+
   async function call(method, path, json) {
-    const key = sessionStorage.getItem(KEY_STORAGE);
-    if (!key) throw new SignedOut('signed out');
-    const headers = { Authorization: `Bearer ${key}`, Accept: 'application/json' };
+    if (!view.session) throw new SignedOut('signed out');
+    const headers = headersFor(method, sessionStorage.getItem(KEY_STORAGE));
     if (json !== undefined) headers['Content-Type'] = 'application/json';
     const response = await fetchWithTimeout(new URL(path, ROOT), {
       method,
       headers,
       body: json === undefined ? undefined : JSON.stringify(json),
       cache: 'no-store',
-      credentials: 'omit',
+      credentials: 'same-origin',
     }, `${method} ${path}`);
     if (response.status === 401) {
-      signOut('The service refused the admin key. Sign in again.');
+      signOut('The console refused the key. Sign in again.');
       throw new SignedOut('refused');
     }
     const body = await response.json().catch(() => null);
@@ -169,15 +181,16 @@
 
   // ------------------------------------------------------------------------------------------------ sign-in
 
+  /** Asks api/session whether the console lets this browser in: with the typed key, or with none. */
   async function signIn(key) {
     const error = $('login-error');
     error.hidden = true;
     let response;
     try {
-      response = await fetchWithTimeout(new URL('admin/console/session', ROOT), {
-        headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+      response = await fetchWithTimeout(new URL('api/session', ROOT), {
+        headers: headersFor('GET', key),
         cache: 'no-store',
-        credentials: 'omit',
+        credentials: 'same-origin',
       }, 'sign-in');
     } catch (e) {
       error.textContent = `The service did not answer: ${e.message}`;
@@ -185,19 +198,28 @@
       return;
     }
     if (!response.ok) {
+      if (!key && response.status === 401) {
+        // the application wants a key: ask for one, without an error
+        signOut('');
+        return;
+      }
+      const problem = await response.json().catch(() => null);
+      const detail = problem && problem.detail ? ` (${problem.detail})` : '';
       error.textContent = response.status === 401
-        ? 'That is not the admin key. Tenants\' API keys do not open the console.'
-        : `Sign-in failed: HTTP ${response.status}`;
+        ? `That is not the admin key: the console refused it${detail}.`
+        : `Sign-in failed: HTTP ${response.status}${detail}`;
       error.hidden = false;
       return;
     }
-    sessionStorage.setItem(KEY_STORAGE, key);
+    view.session = await response.json();
+    if (key) sessionStorage.setItem(KEY_STORAGE, key);
     $('login-key').value = '';
     start();
   }
 
   function signOut(message) {
     sessionStorage.removeItem(KEY_STORAGE);
+    view.session = null;
     clearInterval(view.timer);
     view.timer = null;
     $('app').hidden = true;
@@ -213,7 +235,14 @@
   function start() {
     $('login').hidden = true;
     $('app').hidden = false;
-    $('logout').hidden = false;
+    // signed in by the application itself (no key typed here): signing out is the application's business
+    $('logout').hidden = !sessionStorage.getItem(KEY_STORAGE);
+    $('operator').textContent = view.session.operator;
+    document.querySelector('[data-tab="outbox"]').hidden = !view.session.outbox;
+    document.querySelector('[data-tab="charts"]').hidden = !view.session.metrics;
+    if ((view.tab === 'outbox' && !view.session.outbox) || (view.tab === 'charts' && !view.session.metrics)) {
+      view.tab = 'records';
+    }
     selectTab(view.tab);
     refresh();
     clearInterval(view.timer);
@@ -234,10 +263,10 @@
   }
 
   async function refresh() {
-    if (view.refreshing || !sessionStorage.getItem(KEY_STORAGE)) return;
+    if (view.refreshing || !view.session) return;
     view.refreshing = true;
     try {
-      const work = [loadMetrics()];
+      const work = view.session.metrics ? [loadMetrics()] : [];
       // a key search scans the whole record table: not every few seconds
       const searchDue = !view.recordsKey || Date.now() - view.recordsLoadedAt >= SEARCH_REFRESH_MS;
       if (view.tab === 'records' && searchDue) work.push(loadRecords());
@@ -276,7 +305,7 @@
   async function loadRecords() {
     const ticket = ++view.requests.records;
     const query = recordsQuery();
-    const page = await call('GET', `admin/console/records?${query}`);
+    const page = await call('GET', `api/records?${query}`);
     if (ticket !== view.requests.records) return; // a later load was asked for: its answer counts
     const loadedAt = Date.now();
     view.recordsLoadedAt = loadedAt;
@@ -333,14 +362,18 @@
     return buttons;
   }
 
+  /** The application's hints about a record (RecordHints), as one line of text; '' for none. */
+  function hintText(r) {
+    return Object.entries(r.hints || {}).map(([name, value]) => `${name}: ${value}`).join(', ');
+  }
+
   function recordRow(r) {
     const uncertain = r.state === 'uncertain';
     const row = el('tr', { 'data-testid': 'record-row', 'data-key': r.key, 'data-state': r.state },
       el('td', { className: 'mono', text: r.scope }),
       el('td', { className: 'mono nowrap', text: r.operation }),
       el('td', {
-        className: 'mono wrap', 'data-testid': 'record-key', text: r.key,
-        title: uncertain && r.provider_key ? `provider key: ${r.provider_key}` : null,
+        className: 'mono wrap', 'data-testid': 'record-key', text: r.key, title: hintText(r) || null,
       }),
       el('td', { title: uncertain ? `${r.resume_attempts} failed resumptions` : null }, pill(r.state)),
       el('td', { text: r.recovery_point || '–' }),
@@ -381,8 +414,9 @@
         + (res.action === 'complete' ? ' (below 400):' : ' (a 4xx):'), res.status);
       if (status === null) return;
       body.status = Number(status);
-      const answer = window.prompt('The JSON body a retry of this key will get (check the provider first: '
-        + `provider key ${r.provider_key || 'unknown'}):`, '{}');
+      const hints = hintText(r);
+      const answer = window.prompt('The JSON body a retry of this key will get (check the other system first'
+        + `${hints ? `: ${hints}` : ''}):`, '{}');
       if (answer === null) return;
       try {
         body.body = JSON.parse(answer);
@@ -403,7 +437,7 @@
     body.reason = reason;
     const q = new URLSearchParams({ scope: r.scope, operation: r.operation, key: r.key, version: String(r.version) });
     try {
-      const entry = await call('POST', `admin/console/records/resolve?${q}`, body);
+      const entry = await call('POST', `api/records/resolve?${q}`, body);
       notify(`Resolved the record of key ${r.key}: ${entry.from} -> ${entry.to}.`);
     } catch (e) {
       showError(e instanceof CallFailed && e.code === 'CONFLICT.record.changed'
@@ -433,7 +467,7 @@
     const q = new URLSearchParams({ scope: r.scope, operation: r.operation, key: r.key, version: String(r.version) });
     if (live) q.set('force', 'true');
     try {
-      await call('DELETE', `admin/console/records?${q}`);
+      await call('DELETE', `api/records?${q}`);
       notify(`Evicted the record of key ${r.key}.`);
     } catch (e) {
       showError(e instanceof CallFailed && e.code === 'CONFLICT.record.changed'
@@ -448,8 +482,8 @@
     const ticket = ++view.requests.outbox;
     const status = $('outbox-status').value;
     const [stats, page] = await Promise.all([
-      call('GET', 'admin/outbox/stats'),
-      call('GET', `admin/outbox?status=${encodeURIComponent(status)}&limit=${OUTBOX_PAGE}`),
+      call('GET', 'api/outbox/stats'),
+      call('GET', `api/outbox?status=${encodeURIComponent(status)}&limit=${OUTBOX_PAGE}`),
     ]);
     if (ticket !== view.requests.outbox) return;
     $('outbox-pending').textContent = stats.counts.pending;
@@ -538,7 +572,7 @@
       return;
     }
     try {
-      const after = await call('POST', `admin/outbox/${encodeURIComponent(e.id)}/${action}`);
+      const after = await call('POST', `api/outbox/${encodeURIComponent(e.id)}/${action}`);
       notify(`${action === 'replay' ? 'Replayed' : 'Discarded'} event ${e.id}: now ${after.status}.`);
       await loadOutbox();
     } catch (error) {
@@ -550,7 +584,7 @@
 
   async function loadMetrics() {
     const ticket = ++view.requests.metrics;
-    const sample = await call('GET', 'admin/console/metrics');
+    const sample = await call('GET', 'api/metrics');
     if (ticket !== view.requests.metrics) return;
     const last = view.samples[view.samples.length - 1];
     if (!last || sample.at > last.at) view.samples.push(sample);
@@ -705,6 +739,6 @@
   }
 
   wire();
-  if (sessionStorage.getItem(KEY_STORAGE)) start();
-  else signOut('');
+  // signed in already: by a key typed earlier in this tab, or by the application's own session
+  signIn(sessionStorage.getItem(KEY_STORAGE) || '');
 })();

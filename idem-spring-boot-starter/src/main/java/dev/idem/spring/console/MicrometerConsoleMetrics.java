@@ -1,10 +1,11 @@
-package dev.idem.examples.payments.console;
+package dev.idem.spring.console;
 
-import dev.idem.examples.payments.web.Json;
+import dev.idem.console.ConsoleMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.distribution.CountAtBucket;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,17 +13,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the console's charts need from the application's meters: the cumulative count of {@code idem.requests} per
- * outcome (the page turns successive readings into rates), and the histogram of {@code idem.replay.key.age} in a
- * few bars. Both are summed over every instance and operation. Thread-safe.
+ * The console's charts from the application's meters: the cumulative count of {@code idem.requests} per outcome, and
+ * the histogram of {@code idem.replay.key.age} in a few bars, both summed over every operation. Thread-safe.
  *
  * <p>The bars are a factor of four apart (1 s, 4 s, 16 s ... 18 h): powers of four are boundaries of Micrometer's
  * percentile histogram, so each bar's count is exact rather than interpolated. Counts are what the registry holds:
  * since the start with the Prometheus registry, a recent window with registries that decay their histograms. The
- * {@code max_seconds} is the snapshot's max, which Micrometer keeps over a short decaying window (two minutes by
- * default) with every registry: a recent max, not the largest age since the start.
+ * {@code max_seconds} is the snapshot's max, which Micrometer keeps over a short decaying window.
  */
-final class ConsoleMetrics {
+public final class MicrometerConsoleMetrics implements ConsoleMetrics {
   static final List<String> OUTCOMES = List.of("created", "replayed", "mismatch", "in_progress", "released");
   /** The upper bounds of the key-age bars, in seconds; a last bar holds the older ones. */
   static final List<Double> KEY_AGE_BOUNDS =
@@ -30,11 +29,12 @@ final class ConsoleMetrics {
 
   private final MeterRegistry registry;
 
-  ConsoleMetrics(MeterRegistry registry) {
+  public MicrometerConsoleMetrics(MeterRegistry registry) {
     this.registry = registry;
   }
 
-  Map<String, Object> summary(Instant now) {
+  @Override
+  public Map<String, Object> summary(Instant now) {
     Map<String, Object> requests = new LinkedHashMap<>();
     OUTCOMES.forEach(o -> requests.put(o, 0L));
     for (Counter c : registry.find("idem.requests").counters()) {
@@ -43,7 +43,10 @@ final class ConsoleMetrics {
         requests.merge(outcome, Math.round(c.count()), (a, b) -> (Long) a + (Long) b);
       }
     }
-    return Json.document("at", now.toEpochMilli(), "requests", requests, "replay_key_age", keyAge());
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("requests", requests);
+    out.put("replay_key_age", keyAge());
+    return out;
   }
 
   private Map<String, Object> keyAge() {
@@ -52,7 +55,7 @@ final class ConsoleMetrics {
     double sum = 0;
     double max = 0;
     for (DistributionSummary s : registry.find("idem.replay.key.age").summaries()) {
-      var snapshot = s.takeSnapshot();
+      HistogramSnapshot snapshot = s.takeSnapshot();
       CountAtBucket[] buckets = snapshot.histogramCounts();
       sum += snapshot.total();
       max = Math.max(max, snapshot.max());
@@ -67,11 +70,23 @@ final class ConsoleMetrics {
     List<Map<String, Object>> bars = new ArrayList<>();
     double below = 0;
     for (int i = 0; i < cumulative.length; i++) {
-      bars.add(Json.document("le_seconds", KEY_AGE_BOUNDS.get(i), "count", Math.round(cumulative[i] - below)));
+      bars.add(bar(KEY_AGE_BOUNDS.get(i), Math.round(cumulative[i] - below)));
       below = cumulative[i];
     }
-    bars.add(Json.document("le_seconds", null, "count", Math.round(total - below)));
-    return Json.document("count", Math.round(total), "sum_seconds", sum, "max_seconds", max, "buckets", bars);
+    bars.add(bar(null, Math.round(total - below)));
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("count", Math.round(total));
+    out.put("sum_seconds", sum);
+    out.put("max_seconds", max);
+    out.put("buckets", bars);
+    return out;
+  }
+
+  private static Map<String, Object> bar(Double bound, long count) {
+    Map<String, Object> bar = new LinkedHashMap<>();
+    bar.put("le_seconds", bound);
+    bar.put("count", count);
+    return bar;
   }
 
   /** The cumulative count at the largest boundary at or below {@code bound}. */
@@ -84,5 +99,10 @@ final class ConsoleMetrics {
       count = b.count();
     }
     return count;
+  }
+
+  @Override
+  public String toString() {
+    return "MicrometerConsoleMetrics{" + registry.getClass().getSimpleName() + '}';
   }
 }

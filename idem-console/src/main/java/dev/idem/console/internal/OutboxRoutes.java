@@ -1,0 +1,223 @@
+package dev.idem.console.internal;
+
+import static dev.idem.console.internal.ConsoleProblems.invalid;
+import static dev.idem.console.internal.Params.time;
+
+import dev.idem.outbox.Outbox;
+import dev.idem.outbox.OutboxAttempt;
+import dev.idem.outbox.OutboxEntry;
+import dev.idem.outbox.OutboxPage;
+import dev.idem.outbox.OutboxQuery;
+import dev.idem.outbox.OutboxRelay;
+import dev.idem.outbox.OutboxStats;
+import dev.idem.outbox.OutboxStatus;
+import dev.idem.servlet.Problem;
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Supplier;
+
+/**
+ * The outbox's routes: events by status (the dead letters among them) with their attempt history, counts, and the
+ * replay and discard of events. Loaded only when the console has an outbox, so that idem-outbox stays optional.
+ * Thread-safe.
+ */
+public final class OutboxRoutes {
+  private static final int MAX_PAYLOAD_SHOWN = 64 * 1024;
+
+  private final Outbox outbox;
+  private final Supplier<OutboxRelay> relay;
+
+  /** @param relay the relay to wake after a replay (it may answer null) */
+  public OutboxRoutes(Outbox outbox, Supplier<OutboxRelay> relay) {
+    this.outbox = outbox;
+    this.relay = relay;
+  }
+
+  private void wakeUp() {
+    OutboxRelay r = relay.get();
+    if (r != null) {
+      r.wakeUp();
+    }
+  }
+
+  /** A page of events by age; {@code next} is the following page's cursor. */
+  public Map<String, Object> list(HttpServletRequest request) {
+    OutboxQuery query = OutboxQuery.all().limit(Params.integer(request, "limit", 50, 1, OutboxQuery.MAX_LIMIT));
+    Optional<OutboxStatus> wanted = status(Params.optional(request, "status"), false);
+    if (wanted.isPresent()) {
+      query = query.withStatus(wanted.get());
+    }
+    query = withType(query, Params.optional(request, "type"));
+    String cursor = Params.optional(request, "cursor");
+    if (cursor != null) {
+      query = query.after(cursor(cursor));
+    }
+    OutboxPage page = outbox.list(query);
+    List<Map<String, Object>> events = new ArrayList<>();
+    page.entries().forEach(e -> events.add(toJson(e)));
+    return Json.document("status", wanted.map(s -> name(s)).orElse(null), "events", events,
+        "next", page.nextCursor().isPresent() ? Long.toString(page.nextCursor().getAsLong()) : null);
+  }
+
+  /** Events per status, the age of the oldest pending one, and the relay. */
+  public Map<String, Object> stats() {
+    OutboxStats stats = outbox.stats();
+    Map<String, Object> counts = Json.document();
+    for (OutboxStatus s : OutboxStatus.values()) {
+      counts.put(name(s), stats.count(s));
+    }
+    OutboxRelay r = relay.get();
+    return Json.document("counts", counts, "oldest_pending_age_ms",
+        stats.oldestPendingAge().map(d -> d.toMillis()).orElse(null),
+        "relay", r == null ? null : r.name(), "relay_running", r != null && r.isRunning());
+  }
+
+  /** One event with its attempt history. */
+  public Map<String, Object> get(String id) {
+    return toJson(find(id));
+  }
+
+  /** Sends a dead, delivered or discarded event again. */
+  public Map<String, Object> replay(String id) {
+    OutboxEntry entry = find(id);
+    if (!outbox.replay(entry.id())) {
+      throw new ConsoleProblems.Refusal(Problem.of(ConsoleProblems.OUTBOX_PENDING)
+          .withDetail("event " + id + " is pending: the relay sends it without a replay"));
+    }
+    wakeUp();
+    return toJson(find(id));
+  }
+
+  /** Replays every event of a status (not pending), of a type if given; answers how many. */
+  public Map<String, Object> replayAll(HttpServletRequest request) {
+    OutboxStatus wanted = status(Params.optional(request, "status"), true).orElseThrow();
+    if (wanted == OutboxStatus.PENDING) {
+      throw invalid("status", "pending events are sent without a replay; replay dead, delivered or discarded events");
+    }
+    String type = Params.optional(request, "type");
+    int replayed = outbox.replayAll(withType(OutboxQuery.status(wanted).limit(OutboxQuery.MAX_LIMIT), type));
+    if (replayed > 0) {
+      wakeUp();
+    }
+    return Json.document("status", name(wanted), "type", type, "replayed", replayed);
+  }
+
+  /** Gives up on a dead or pending event. */
+  public Map<String, Object> discard(String id) {
+    OutboxEntry entry = find(id);
+    if (!outbox.discard(entry.id())) {
+      OutboxEntry now = find(id);
+      if (now.status() == OutboxStatus.PENDING) {
+        throw new ConsoleProblems.Refusal(Problem.of(ConsoleProblems.OUTBOX_IN_FLIGHT)
+            .withDetail("event " + id + " is being sent by a relay; try again after " + now.leaseUntil()));
+      }
+      throw new ConsoleProblems.Refusal(Problem.of(ConsoleProblems.OUTBOX_FINISHED)
+          .withDetail("event " + id + " is " + name(now.status()) + "; only dead or pending events can be discarded"));
+    }
+    return toJson(find(id));
+  }
+
+  private OutboxEntry find(String id) {
+    UUID uuid;
+    try {
+      uuid = UUID.fromString(id);
+    } catch (IllegalArgumentException e) {
+      throw notFound(id);
+    }
+    if (!uuid.toString().equalsIgnoreCase(id)) {
+      throw notFound(id);
+    }
+    return outbox.find(uuid).orElseThrow(() -> notFound(id));
+  }
+
+  private static ConsoleProblems.Refusal notFound(String id) {
+    return ConsoleProblems.notFound("outbox_event", "no outbox event " + (id.length() > 64 ? "of that id" : id));
+  }
+
+  private static Optional<OutboxStatus> status(String status, boolean required) {
+    if (status == null) {
+      if (required) {
+        throw invalid("status", "status is required: dead, delivered or discarded");
+      }
+      return Optional.empty();
+    }
+    for (OutboxStatus s : OutboxStatus.values()) {
+      if (name(s).equals(status.toLowerCase(Locale.ROOT))) {
+        return Optional.of(s);
+      }
+    }
+    throw invalid("status", "status must be pending, delivered, dead or discarded");
+  }
+
+  private static OutboxQuery withType(OutboxQuery query, String type) {
+    if (type == null) {
+      return query;
+    }
+    try {
+      return query.type(type);
+    } catch (IllegalArgumentException e) {
+      throw invalid("type", "type must be an event type of 1 to 255 characters");
+    }
+  }
+
+  private static long cursor(String cursor) {
+    try {
+      long seq = Long.parseLong(cursor);
+      if (seq >= 0) {
+        return seq;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw invalid("cursor", "cursor must be the next cursor of a previous page");
+  }
+
+  private static String name(Enum<?> e) {
+    return e.name().toLowerCase(Locale.ROOT);
+  }
+
+  private static Map<String, Object> toJson(OutboxEntry e) {
+    List<Map<String, Object>> history = new ArrayList<>();
+    for (OutboxAttempt a : e.history()) {
+      history.add(Json.document("attempt", a.attempt(), "at", a.at().toString(), "error", a.error(),
+          "response_code", a.responseCode()));
+    }
+    return Json.document(
+        "id", e.id().toString(),
+        "type", e.type(),
+        "aggregate_type", e.aggregateType(),
+        "aggregate_id", e.aggregateId(),
+        "destination", e.destination(),
+        "status", name(e.status()),
+        "attempts", e.attempts(),
+        "attempts_since_replay", e.attemptsSinceReplay(),
+        "available_at", time(e.availableAt()),
+        "lease_owner", e.leaseOwner(),
+        "lease_until", time(e.leaseUntil()),
+        "last_error", e.lastError(),
+        "created_at", time(e.createdAt()),
+        "finished_at", time(e.finishedAt()),
+        "payload", payload(e.payload()),
+        "history", history);
+  }
+
+  /** The payload as JSON when it parses (it always should), else as the stored text; cut when very large. */
+  private static Object payload(String payload) {
+    if (payload == null) {
+      return null;
+    }
+    if (payload.length() > MAX_PAYLOAD_SHOWN) {
+      return payload.substring(0, MAX_PAYLOAD_SHOWN) + "…";
+    }
+    try {
+      return Json.read(payload);
+    } catch (IllegalArgumentException e) {
+      return payload;
+    }
+  }
+}
