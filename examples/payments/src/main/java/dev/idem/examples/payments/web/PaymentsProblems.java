@@ -13,9 +13,6 @@ public final class PaymentsProblems {
   /** 404: no payment with this id for the tenant. */
   public static final ProblemCode PAYMENT_NOT_FOUND = ProblemCode.of("NOT_FOUND.payment", 404, false,
       "Payment not found");
-  /** 404: no console asset with this name. */
-  public static final ProblemCode CONSOLE_FILE_NOT_FOUND = ProblemCode.of("NOT_FOUND.console_file", 404, false,
-      "Console file not found");
   /** 406: the client accepts none of the media types the resource answers with. */
   public static final ProblemCode NOT_ACCEPTABLE = ProblemCode.of("VALIDATION.not_acceptable", 406, false,
       "Not acceptable");
@@ -30,9 +27,6 @@ public final class PaymentsProblems {
   /** 400 (or another 4xx the framework chose): a request the framework refused. */
   public static final ProblemCode INVALID_REQUEST = ProblemCode.of("VALIDATION.request", 400, false,
       "Invalid request");
-  /** 405: a console method other than GET and HEAD. */
-  public static final ProblemCode CONSOLE_METHOD = ProblemCode.of("VALIDATION.method", 405, false,
-      "Method not allowed");
   /**
    * 408, retryable: a request body that did not arrive whole within the deadline, or stalled; see
    * {@link RequestBodyGuard}.
@@ -77,9 +71,6 @@ public final class PaymentsProblems {
   /** 409: an outbox event already finished. */
   public static final ProblemCode OUTBOX_FINISHED = ProblemCode.of("CONFLICT.outbox.finished", 409, false,
       "Event already finished");
-  /** 409: a console action on a record whose lease is still live. */
-  public static final ProblemCode RECORD_LEASE_LIVE = ProblemCode.of("CONFLICT.record.lease_live", 409, false,
-      "Lease still live");
   /** 409: a console action on a record that changed since it was read. */
   public static final ProblemCode RECORD_CHANGED = ProblemCode.of("CONFLICT.record.changed", 409, false,
       "Record changed");
