@@ -161,11 +161,21 @@ public final class OutboxRelay implements AutoCloseable {
    * @return how many events were claimed (0 when nothing was due)
    */
   public int runOnce() {
+    return cycle().claimed();
+  }
+
+  /**
+   * A cycle's outcome: how many events it claimed, and whether it delivered an event of an ordered type, whose
+   * successor on its aggregate is due now (a claim takes only the head of each aggregate).
+   */
+  private record Cycle(int claimed, boolean successorsDue) {}
+
+  private Cycle cycle() {
     String token = name + "/" + UUID.randomUUID();
     Instant claimedAt = outbox.clock().instant();
     List<ClaimedEvent> batch = store.claim(token, routeNames, claimedAt, claimedAt.plus(lease), batchSize);
     if (batch.isEmpty()) {
-      return 0;
+      return new Cycle(0, false);
     }
     safely(() -> listener.claimed(name, batch.size()));
     long leaseEnds = System.nanoTime() + lease.toNanos();
@@ -242,7 +252,11 @@ public final class OutboxRelay implements AutoCloseable {
     for (FailedDelivery f : failures) {
       safely(() -> listener.failed(name, f.claimed().message(), f.result(), f.dead()));
     }
-    return batch.size();
+    boolean successorsDue = false;
+    for (ClaimedEvent c : delivered) {
+      successorsDue |= outbox.isOrdered(c.message().type());
+    }
+    return new Cycle(batch.size(), successorsDue);
   }
 
   /** The claimed event with its payload opened when it is sealed. */
@@ -272,7 +286,11 @@ public final class OutboxRelay implements AutoCloseable {
       try {
         // a commit that wakes the relay from here on is seen by this claim, or makes the worker look again
         wakePending.set(false);
-        claimed = runOnce();
+        Cycle cycle = cycle();
+        claimed = cycle.claimed();
+        if (cycle.successorsDue()) {
+          wakePending.set(true); // look again at once: the next event of each aggregate sent is due
+        }
         errorDelay = 0;
       } catch (VirtualMachineError e) {
         throw e;

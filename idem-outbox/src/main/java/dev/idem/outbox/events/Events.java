@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * Domain events into the outbox: an event object published inside a transaction is written to the outbox in that
@@ -41,10 +42,13 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class Events {
   private static final ThreadLocal<Deque<Bound>> CURRENT = new ThreadLocal<>();
+  /** Classes remembered to have no route, at most: a stream of generated classes must not grow the cache for good. */
+  private static final int MAX_CACHED = 4096;
 
   private final Outbox outbox;
   private final EventSerializer serializer;
   private final Map<Class<?>, EventRoute<?>> routes;
+  private final Function<Class<?>, Optional<EventRoute<?>>> finder;
   private final Map<Class<?>, Optional<EventRoute<?>>> resolved = new ConcurrentHashMap<>();
 
   private record Bound(Events events, StoreTransaction tx) {}
@@ -53,6 +57,7 @@ public final class Events {
     this.outbox = b.outbox;
     this.serializer = b.serializer;
     this.routes = Map.copyOf(b.routes);
+    this.finder = b.finder == null ? c -> Optional.empty() : b.finder;
   }
 
   /** A builder of events written to {@code outbox}. */
@@ -72,10 +77,31 @@ public final class Events {
 
   /**
    * The route of events of {@code eventClass}: its own, else that of its nearest superclass with one, else that of
-   * the first of its interfaces (and theirs) with one.
+   * the first of its interfaces (and theirs) with one, else the one the {@link Builder#finder finder} gives.
+   *
+   * @throws IllegalArgumentException when the finder's route is ordered by a key whose type the outbox does not order
    */
   public Optional<EventRoute<?>> routeOf(Class<?> eventClass) {
-    return resolved.computeIfAbsent(eventClass, this::find);
+    Optional<EventRoute<?>> route = resolved.get(eventClass);
+    if (route == null) {
+      // computed outside the map: a finder that throws leaves nothing cached, and may load classes of its own
+      route = find(eventClass);
+      if (route.isEmpty()) {
+        route = Objects.requireNonNull(finder.apply(eventClass), "the route finder returned null");
+        route.ifPresent(this::check);
+      }
+      if (route.isPresent() || resolved.size() < MAX_CACHED) {
+        resolved.put(eventClass, route);
+      }
+    }
+    return route;
+  }
+
+  private void check(EventRoute<?> r) {
+    if (r.isOrdered() && !outbox.isOrdered(r.type())) {
+      throw new IllegalArgumentException("event route " + r + " is ordered by a key, but the outbox does not"
+          + " order type '" + r.type() + "': add it to the outbox's ordered types");
+    }
   }
 
   private Optional<EventRoute<?>> find(Class<?> eventClass) {
@@ -192,6 +218,7 @@ public final class Events {
     private final Outbox outbox;
     private EventSerializer serializer;
     private final Map<Class<?>, EventRoute<?>> routes = new LinkedHashMap<>();
+    private Function<Class<?>, Optional<EventRoute<?>>> finder;
 
     private Builder(Outbox outbox) {
       this.outbox = Objects.requireNonNull(outbox, "outbox");
@@ -219,25 +246,31 @@ public final class Events {
     }
 
     /**
+     * Finds the route of an event class that has none here (nor a superclass or interface of it), once per class:
+     * for routes declared on the event classes themselves, such as the Spring Boot starter's {@code @Externalized}.
+     * Default: none.
+     */
+    public Builder finder(Function<Class<?>, Optional<EventRoute<?>>> finder) {
+      this.finder = Objects.requireNonNull(finder, "finder");
+      return this;
+    }
+
+    /**
      * Builds the events.
      *
-     * @throws IllegalStateException when there is no serializer or no route
+     * @throws IllegalStateException when there is no serializer, or neither a route nor a finder
      * @throws IllegalArgumentException when a route is ordered by a key but the outbox does not order its type
      */
     public Events build() {
       if (serializer == null) {
         throw new IllegalStateException("a serializer is required, e.g. serializer(objectMapper::writeValueAsString)");
       }
-      if (routes.isEmpty()) {
+      if (routes.isEmpty() && finder == null) {
         throw new IllegalStateException("at least one route(EventRoute.of(eventClass, type, destination)) is required");
       }
-      for (EventRoute<?> r : routes.values()) {
-        if (r.isOrdered() && !outbox.isOrdered(r.type())) {
-          throw new IllegalArgumentException("event route " + r + " is ordered by a key, but the outbox does not"
-              + " order type '" + r.type() + "': add it to Outbox.Builder.orderedTypes");
-        }
-      }
-      return new Events(this);
+      Events events = new Events(this);
+      routes.values().forEach(events::check);
+      return events;
     }
   }
 }
