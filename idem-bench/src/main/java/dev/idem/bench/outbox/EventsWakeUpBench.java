@@ -25,11 +25,12 @@ import org.HdrHistogram.Histogram;
 
 /**
  * Domain events on PostgreSQL, from publish to delivery, with and without the relay's wake-up after commit:
- * {@code --producers} threads (default 2) sharing one schedule publish an event per transaction ({@link Events#inTransaction}, {@link Events#publish(Object)}) at a
- * fixed rate on an absolute schedule (no coordinated omission), and a relay on the same outbox object, at its default
- * poll interval unless given, hands them to a transport that notes when each arrives. The variants alternate within
- * one run: {@code wake} (the default, {@code wakeOnCommit(true)}) and {@code poll} ({@code wakeOnCommit(false)}).
- * The first {@code --warmup} seconds of each are not recorded. Claims per second show how far wake-ups coalesce.
+ * {@code --producers} threads (default 2) sharing one schedule publish an event per transaction
+ * ({@link Events#inTransaction}, {@link Events#publish(Object)}) at a fixed rate on an absolute schedule (no
+ * coordinated omission), and a relay on the same outbox object, at its default poll interval unless given, hands
+ * them to a transport that notes when each arrives. The variants alternate within one run: {@code wake} (the
+ * default, {@code wakeOnCommit(true)}) and {@code poll} ({@code wakeOnCommit(false)}). The first {@code --warmup}
+ * seconds of each are not recorded. Claims per second show how far wake-ups coalesce.
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.EventsWakeUpBench
@@ -102,8 +103,8 @@ public final class EventsWakeUpBench {
       }
       System.out.println();
       System.out.println("## Publish -> delivery, ms (" + bench.seconds + " s at " + bench.rate + " events/s after "
-           + bench.warmup + " s warm-up; one event per transaction, " + bench.producers + " producer thread(s); poll " + bench.pollMs + " ms; relay x"
-          + bench.threads + ", batch " + bench.batch + ")");
+          + bench.warmup + " s warm-up; one event per transaction, " + bench.producers + " producer thread(s); poll "
+          + bench.pollMs + " ms; relay x" + bench.threads + ", batch " + bench.batch + ")");
       System.out.println();
       System.out.println("| wake-up | pass | published/s | delivered | claims/s | events/claim | from commit p50 | p90"
           + " | p99 | max | from intended p50 | p99 |");

@@ -22,7 +22,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** Routing, serialising and the failure rules of {@link Events}, and the wake-up after commit, on the in-memory store. */
+/** Routing, serialising and failure rules of {@link Events}, and the wake-up after commit, on the in-memory store. */
 class EventsTest {
   interface Audited {}
 

@@ -7,10 +7,13 @@ import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEntry;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxQuery;
+import dev.idem.spring.events.app.Checkout;
 import dev.idem.spring.events.app.EventsApp;
 import dev.idem.spring.events.app.EventsApp.Payments;
 import dev.idem.spring.events.app.EventsApp.Recorder;
 import dev.idem.spring.outbox.OutboxRelayLifecycle;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -68,6 +71,7 @@ abstract class EventsStarterTest {
     try {
       context.getBean(OutboxRelayLifecycle.class).stop();
       JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+      jdbc.update("DELETE FROM checkout_order WHERE id LIKE ?", "ord_" + suffix + "%");
       for (String table : List.of(outboxTable + "_attempt", outboxTable, inboxTable, paymentTable)) {
         jdbc.execute("DROP TABLE IF EXISTS " + table);
       }
@@ -144,6 +148,37 @@ abstract class EventsStarterTest {
       assertThat(m.aggregateType()).isEqualTo("account");
     });
     assertThat(outbox.isOrdered("account.changed")).isTrue();
+  }
+
+  @Test
+  void theDocumentedCheckoutWritesItsEventWithTheOrder() throws Exception {
+    String order = "ord_" + suffix;
+    CountDownLatch arrived = recorder.expect(order);
+    context.getBean(Checkout.class).place(order, 1250);
+    assertThat(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+    assertThat(recorder.sentTo("recording:orders")).filteredOn(m -> m.payload().contains(order)).singleElement()
+        .satisfies(m -> {
+          assertThat(m.type()).isEqualTo("order.placed");
+          assertThat(m.payload()).isEqualTo("{\"orderId\":\"" + order + "\",\"total\":1250}");
+        });
+  }
+
+  @Test
+  void docsShowTheCheckoutVerbatim() throws Exception {
+    List<String> code = new ArrayList<>();
+    boolean in = false;
+    for (String line : Files.readAllLines(Path.of("src/test/java/dev/idem/spring/events/app/Checkout.java"))) {
+      if (line.strip().equals("// events.md:end")) {
+        break;
+      }
+      if (in) {
+        code.add(line);
+      }
+      in |= line.strip().equals("// events.md:begin");
+    }
+    assertThat(code).hasSizeGreaterThan(10);
+    assertThat(Files.readString(Path.of("../docs/events.md"))).contains("```java\n" + String.join("\n", code)
+        + "\n```");
   }
 
   @Test

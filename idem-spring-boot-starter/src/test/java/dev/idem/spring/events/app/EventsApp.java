@@ -51,6 +51,12 @@ public class EventsApp {
   }
 
   @Bean
+  Checkout checkout(JdbcTemplate jdbc, ApplicationEventPublisher publisher) {
+    jdbc.execute("CREATE TABLE IF NOT EXISTS checkout_order (id VARCHAR(64) PRIMARY KEY, total BIGINT)");
+    return new Checkout(jdbc, publisher);
+  }
+
+  @Bean
   Payments payments(JdbcTemplate jdbc, ApplicationEventPublisher publisher) {
     return new Payments(jdbc, publisher);
   }
