@@ -6,13 +6,16 @@ import dev.idem.core.fingerprint.JsonCanonicalizer;
 import dev.idem.core.fingerprint.MalformedJsonException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
+import dev.idem.outbox.spi.AfterCommit;
 import dev.idem.outbox.spi.OutboxStore;
 import dev.idem.outbox.spi.PendingEvent;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -45,7 +48,14 @@ import java.util.UUID;
  * provider does not hold) is never sent: the relay marks the event dead at once with an error naming the reason, and
  * tells {@link OutboxListener#decryptionFailed}. Headers, type, aggregate and destination stay in clear text.
  *
- * <p>Immutable and thread-safe.
+ * <p><b>Wake-up after commit.</b> A relay built on this outbox object ({@link OutboxRelay#builder(Outbox)}) and
+ * started is woken as soon as a transaction that enqueued events for one of its routes commits, instead of at its
+ * next poll (unless it was built with {@link OutboxRelay.Builder#wakeOnCommit wakeOnCommit(false)}). The outbox sees
+ * the commits of the transactions it runs ({@link #inTransaction}); for the caller's own transactions it asks its
+ * {@link AfterCommit} hook ({@link Builder#afterCommit}; the Spring Boot starter plugs in Spring's transaction
+ * synchronization), and without one the events wait for the poll, or for {@link #wakeRelays} called after the commit.
+ *
+ * <p>Thread-safe; its settings are fixed when it is built.
  */
 public final class Outbox {
   /**
@@ -65,6 +75,8 @@ public final class Outbox {
   private final Encryption encryption;
   private final Set<String> sealedRoutes;
   private final boolean sealAll;
+  private final AfterCommit afterCommit;
+  private final CommitWakeups wakeups = new CommitWakeups();
 
   private Outbox(Builder b) {
     this.store = b.store;
@@ -75,6 +87,7 @@ public final class Outbox {
     this.encryption = b.encryption;
     this.sealedRoutes = b.sealedRoutes;
     this.sealAll = b.sealAll;
+    this.afterCommit = b.afterCommit;
   }
 
   /** A builder of an outbox on {@code store}. */
@@ -131,15 +144,44 @@ public final class Outbox {
       pending.add(new PendingEvent(seals(e.destination()) ? sealed(e) : e, orderedTypes.contains(e.type())));
     }
     store.enqueue(tx, pending, clock.instant());
+    if (!wakeups.isEmpty() && !events.isEmpty()) {
+      Set<String> routes = new HashSet<>(2);
+      for (OutboxEvent e : events) {
+        routes.add(Limits.route(e.destination()));
+      }
+      Runnable wake = () -> wakeups.wake(routes);
+      if (!CommitWakeups.afterCommit(tx, wake)) {
+        afterCommit.register(tx, wake);
+      }
+    }
     return ids;
   }
 
   /**
    * Runs {@code work} in a new transaction of the store and commits it (rolls back if it throws): for writers that
-   * do not have a transaction of their own, {@code outbox.inTransaction(tx -> outbox.enqueue(tx, event))}.
+   * do not have a transaction of their own, {@code outbox.inTransaction(tx -> outbox.enqueue(tx, event))}. Once it
+   * has committed, the relays of the events it enqueued are woken (see the class comment).
    */
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
-    return store.inTransaction(work);
+    CommitWakeups.Scope scope = new CommitWakeups.Scope();
+    R result = store.inTransaction(tx -> scope.run(tx, work));
+    scope.ended();
+    return result;
+  }
+
+  /**
+   * Wakes the started relays built on this outbox object that serve any of {@code routes} (the part of a destination
+   * before {@code ':'}) and wake on commit: for a caller that enqueued in a transaction of its own, which the outbox
+   * cannot see commit, and has no {@link AfterCommit} hook. Cheap: a relay that has a wake-up on its way already is
+   * not signalled again.
+   */
+  public void wakeRelays(Collection<String> routes) {
+    wakeups.wake(Set.copyOf(routes));
+  }
+
+  /** The relays woken after commits; a relay adds itself when it starts and removes itself when it closes. */
+  CommitWakeups wakeups() {
+    return wakeups;
   }
 
   private void checkPayload(OutboxEvent e) {
@@ -321,6 +363,7 @@ public final class Outbox {
     private Encryption encryption;
     private Set<String> sealedRoutes = Set.of();
     private boolean sealAll;
+    private AfterCommit afterCommit = AfterCommit.NONE;
 
     private Builder(OutboxStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -375,6 +418,16 @@ public final class Outbox {
       this.encryption = Objects.requireNonNull(encryption, "encryption");
       this.sealedRoutes = Set.of();
       this.sealAll = true;
+      return this;
+    }
+
+    /**
+     * How the outbox learns that a transaction it did not run itself (the caller's) has committed, to wake the relays
+     * of the events enqueued in it; see the class comment. Default {@link AfterCommit#NONE}: such events wait for the
+     * relay's poll.
+     */
+    public Builder afterCommit(AfterCommit hook) {
+      this.afterCommit = Objects.requireNonNull(hook, "afterCommit");
       return this;
     }
 

@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +36,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * open is dead at once, never sent, with an error naming the reason ({@code TAMPERED}, {@code UNKNOWN_KEY},
  * {@code MALFORMED}), and {@link OutboxListener#decryptionFailed} counts it. A key provider that cannot be reached
  * (any other exception) fails the attempt, retried with backoff.
+ *
+ * <p>An idle worker looks for due events every {@link Builder#pollInterval poll interval}; a started relay is also
+ * woken as soon as a transaction that enqueued events for one of its routes commits (see {@link Outbox}), unless it
+ * was built with {@link Builder#wakeOnCommit wakeOnCommit(false)}. Wake-ups coalesce: however many commits arrive
+ * while a worker is busy, it runs one more cycle when it is done, and only a worker that is waiting is signalled.
  *
  * <pre>{@code
  * OutboxRelay relay = OutboxRelay.builder(outbox)
@@ -63,6 +69,9 @@ public final class OutboxRelay implements AutoCloseable {
   private final Duration maxRetryAfter;
   private final boolean deleteDelivered;
   private final OutboxListener listener;
+  private final boolean wakeOnCommit;
+  /** A wake-up came since a worker last began a claim: the next idle worker looks again before it waits. */
+  private final AtomicBoolean wakePending = new AtomicBoolean();
   private final AtomicBoolean started = new AtomicBoolean();
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition wake = lock.newCondition();
@@ -87,6 +96,7 @@ public final class OutboxRelay implements AutoCloseable {
     this.maxRetryAfter = b.maxRetryAfter;
     this.deleteDelivered = b.deleteDelivered;
     this.listener = b.listener;
+    this.wakeOnCommit = b.wakeOnCommit;
   }
 
   public static Builder builder(Outbox outbox) {
@@ -109,10 +119,34 @@ public final class OutboxRelay implements AutoCloseable {
       workers.add(t);
       t.start();
     }
+    if (wakeOnCommit) {
+      outbox.wakeups().add(this);
+    }
   }
 
-  /** Wakes idle workers now instead of at their next poll, e.g. right after a commit that enqueued events. */
+  /**
+   * Wakes idle workers now instead of at their next poll. A started relay is woken after each commit that enqueued
+   * events for its routes (see {@link Outbox}); call this for commits the outbox cannot see. Cheap when called often:
+   * while a wake-up is on its way (a worker has not begun its next claim yet), another one only reads a flag.
+   */
   public void wakeUp() {
+    if (wakePending.get() || wakePending.getAndSet(true)) {
+      return;
+    }
+    signal();
+  }
+
+  /** Whether this relay sends events of any of {@code routes}. */
+  boolean servesAny(Set<String> routes) {
+    for (String r : routes) {
+      if (this.routes.containsKey(r)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void signal() {
     lock.lock();
     try {
       wake.signalAll();
@@ -127,11 +161,21 @@ public final class OutboxRelay implements AutoCloseable {
    * @return how many events were claimed (0 when nothing was due)
    */
   public int runOnce() {
+    return cycle().claimed();
+  }
+
+  /**
+   * A cycle's outcome: how many events it claimed, and whether it delivered an event of an ordered type, whose
+   * successor on its aggregate is due now (a claim takes only the head of each aggregate).
+   */
+  private record Cycle(int claimed, boolean successorsDue) {}
+
+  private Cycle cycle() {
     String token = name + "/" + UUID.randomUUID();
     Instant claimedAt = outbox.clock().instant();
     List<ClaimedEvent> batch = store.claim(token, routeNames, claimedAt, claimedAt.plus(lease), batchSize);
     if (batch.isEmpty()) {
-      return 0;
+      return new Cycle(0, false);
     }
     safely(() -> listener.claimed(name, batch.size()));
     long leaseEnds = System.nanoTime() + lease.toNanos();
@@ -208,7 +252,11 @@ public final class OutboxRelay implements AutoCloseable {
     for (FailedDelivery f : failures) {
       safely(() -> listener.failed(name, f.claimed().message(), f.result(), f.dead()));
     }
-    return batch.size();
+    boolean successorsDue = false;
+    for (ClaimedEvent c : delivered) {
+      successorsDue |= outbox.isOrdered(c.message().type());
+    }
+    return new Cycle(batch.size(), successorsDue);
   }
 
   /** The claimed event with its payload opened when it is sealed. */
@@ -236,7 +284,13 @@ public final class OutboxRelay implements AutoCloseable {
     while (running) {
       int claimed;
       try {
-        claimed = runOnce();
+        // a commit that wakes the relay from here on is seen by this claim, or makes the worker look again
+        wakePending.set(false);
+        Cycle cycle = cycle();
+        claimed = cycle.claimed();
+        if (cycle.successorsDue()) {
+          wakePending.set(true); // look again at once: the next event of each aggregate sent is due
+        }
         errorDelay = 0;
       } catch (VirtualMachineError e) {
         throw e;
@@ -245,20 +299,24 @@ public final class OutboxRelay implements AutoCloseable {
         LOG.log(System.Logger.Level.WARNING, "relay " + name + " cycle failed; backing off: " + e);
         safely(() -> listener.relayError(name, e));
         errorDelay = Math.min(5_000, Math.max(100, errorDelay * 2));
-        pause(errorDelay);
+        pause(TimeUnit.MILLISECONDS.toNanos(errorDelay), false);
         continue;
       }
       if (claimed < batchSize) {
-        pause(pollInterval.toMillis());
+        pause(pollInterval.toNanos(), true);
       }
     }
   }
 
-  private void pause(long millis) {
+  /**
+   * Waits up to {@code nanos} or until signalled; with {@code idle}, not at all when a wake-up came since the last
+   * claim began (checked under the lock that {@link #signal} takes, so no wake-up is lost).
+   */
+  private void pause(long nanos, boolean idle) {
     lock.lock();
     try {
-      if (running) {
-        wake.await(millis, TimeUnit.MILLISECONDS);
+      if (running && !(idle && wakePending.get())) {
+        wake.awaitNanos(nanos);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -283,7 +341,8 @@ public final class OutboxRelay implements AutoCloseable {
   @Override
   public void close() {
     running = false;
-    wakeUp();
+    outbox.wakeups().remove(this);
+    signal();
     long deadline = System.nanoTime() + lease.toNanos();
     for (Thread t : workers) {
       try {
@@ -323,6 +382,7 @@ public final class OutboxRelay implements AutoCloseable {
     private int maxAttempts = 12;
     private boolean deleteDelivered;
     private OutboxListener listener = new OutboxListener() {};
+    private boolean wakeOnCommit = true;
 
     private Builder(Outbox outbox) {
       this.outbox = Objects.requireNonNull(outbox, "outbox");
@@ -383,7 +443,10 @@ public final class OutboxRelay implements AutoCloseable {
       return this;
     }
 
-    /** How long an idle worker waits before looking again (default 50 ms); {@link #wakeUp()} cuts it short. */
+    /**
+     * How long an idle worker waits before looking again (default 50 ms); a commit that enqueued events for one of
+     * the relay's routes ({@link #wakeOnCommit}) and {@link #wakeUp()} cut it short.
+     */
     public Builder pollInterval(Duration interval) {
       this.pollInterval = Limits.range("pollInterval must be > 0 and at most 1 min", interval, Duration.ofNanos(1),
           Duration.ofMinutes(1));
@@ -405,6 +468,16 @@ public final class OutboxRelay implements AutoCloseable {
     /** Delete delivered rows at once instead of marking them (default false: mark, purge later). */
     public Builder deleteDelivered(boolean delete) {
       this.deleteDelivered = delete;
+      return this;
+    }
+
+    /**
+     * Whether the started relay is woken after each commit that enqueued events for one of its routes, on the outbox
+     * object it was built on (default true; see {@link Outbox}). Off, it finds new events at its next poll, or when
+     * {@link #wakeUp()} is called.
+     */
+    public Builder wakeOnCommit(boolean wake) {
+      this.wakeOnCommit = wake;
       return this;
     }
 

@@ -38,6 +38,8 @@ import org.springframework.transaction.PlatformTransactionManager;
  * classpath: an {@link Outbox} and an {@link Inbox} (each backs off when the application defines its own), a relay
  * ({@link OutboxRelayLifecycle}) with every {@link OutboxRoute} bean, the purge ({@link OutboxPurge}) and
  * {@link WebhookReceivers}. Properties: {@link IdemOutboxProperties} ({@code idem.outbox.*}), validated at startup.
+ * The relay is woken as soon as a Spring transaction that enqueued events for it commits ({@link SpringAfterCommit};
+ * {@code idem.outbox.relay.wake-on-commit=false} leaves them to its poll).
  *
  * <p>Enqueue in the application's transaction through Spring's connection, so that the event commits with the
  * business write:
@@ -84,7 +86,7 @@ public class IdemOutboxAutoConfiguration {
   @ConditionalOnBean(OutboxStore.class)
   public Outbox outbox(OutboxStore store, IdemOutboxProperties properties, ObjectProvider<Clock> clock) {
     return Outbox.builder(store).orderedTypes(properties.getOrderedTypes())
-        .clock(clock.getIfAvailable(Clock::systemUTC)).build();
+        .clock(clock.getIfAvailable(Clock::systemUTC)).afterCommit(new SpringAfterCommit()).build();
   }
 
   @Bean
@@ -109,7 +111,8 @@ public class IdemOutboxAutoConfiguration {
     return new OutboxRelayLifecycle(() -> {
       OutboxRelay.Builder b = OutboxRelay.builder(outbox).name(r.getName()).threads(r.getThreads())
           .batchSize(r.getBatchSize()).lease(r.getLease()).pollInterval(r.getPollInterval())
-          .maxAttempts(r.getMaxAttempts()).deleteDelivered(r.isDeleteDelivered()).listener(listener);
+          .maxAttempts(r.getMaxAttempts()).deleteDelivered(r.isDeleteDelivered()).wakeOnCommit(r.isWakeOnCommit())
+          .listener(listener);
       for (OutboxRoute route : all) {
         if (route.maxAttempts() == 0) {
           b.route(route.name(), route.transport());

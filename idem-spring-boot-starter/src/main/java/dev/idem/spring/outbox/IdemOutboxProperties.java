@@ -55,6 +55,11 @@ public class IdemOutboxProperties {
     private int maxAttempts = 12;
     /** Delete delivered events at once instead of marking them delivered (and purging them later). */
     private boolean deleteDelivered = false;
+    /**
+     * Wake the relay as soon as a Spring transaction that enqueued events for one of its routes commits, instead of
+     * leaving them to its next poll.
+     */
+    private boolean wakeOnCommit = true;
 
     public boolean isEnabled() {
       return enabled;
@@ -118,6 +123,14 @@ public class IdemOutboxProperties {
 
     public void setDeleteDelivered(boolean deleteDelivered) {
       this.deleteDelivered = deleteDelivered;
+    }
+
+    public boolean isWakeOnCommit() {
+      return wakeOnCommit;
+    }
+
+    public void setWakeOnCommit(boolean wakeOnCommit) {
+      this.wakeOnCommit = wakeOnCommit;
     }
   }
 

@@ -9,8 +9,9 @@ import org.springframework.context.SmartLifecycle;
 /**
  * Runs an {@link OutboxRelay} with the application: a fresh relay is built and started when the context starts, and
  * closed when it stops (each worker finishes the batch it is sending and gives back the rest). Auto-configured with
- * every {@link OutboxRoute} bean; inject it to {@link #wakeUp()} the relay right after a transaction that enqueued
- * events commits. Thread-safe.
+ * every {@link OutboxRoute} bean. The relay is woken after each Spring transaction that enqueued events for it
+ * commits ({@link SpringAfterCommit}); inject this to {@link #wakeUp()} it after commits Spring does not manage.
+ * Thread-safe.
  */
 public final class OutboxRelayLifecycle implements SmartLifecycle {
   private static final System.Logger LOG = System.getLogger(OutboxRelayLifecycle.class.getName());

@@ -1,0 +1,111 @@
+package dev.idem.spring.events;
+
+import dev.idem.outbox.Outbox;
+import dev.idem.outbox.events.EventSerializer;
+import dev.idem.outbox.events.Events;
+import dev.idem.spring.outbox.IdemOutboxAutoConfiguration;
+import dev.idem.spring.outbox.OutboxRoute;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ClassPathScanningCandidateComponentProvider;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.filter.AnnotationTypeFilter;
+import org.springframework.util.ClassUtils;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Domain events into the outbox when {@code idem-outbox} is on the classpath and the outbox is auto-configured: an
+ * {@link ExternalizedEvents} listener writes every {@link Externalized} event (and every class listed in
+ * {@code idem.events.routes}) published through Spring's {@code ApplicationEventPublisher} inside a transaction to
+ * the outbox in that transaction. Payloads are the application's Jackson {@link ObjectMapper}'s JSON, or an
+ * {@link EventSerializer} bean's. Properties: {@link IdemEventsProperties} ({@code idem.events.*}), checked at startup
+ * together with every {@code @Externalized} class in the application's packages: a destination whose route no
+ * {@link OutboxRoute} bean serves stops the start, naming it.
+ *
+ * <pre>{@code
+ * @Externalized(value = "webhook:payments", type = "payment.succeeded")
+ * public record PaymentSucceeded(String paymentId, long amount) {}
+ *
+ * @Transactional
+ * public void pay(Payment p) {
+ *   payments.insert(p);
+ *   publisher.publishEvent(new PaymentSucceeded(p.id(), p.amount())); // written with the insert, or not at all
+ * }
+ * }</pre>
+ */
+@AutoConfiguration(after = IdemOutboxAutoConfiguration.class,
+    afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
+@ConditionalOnClass(Events.class)
+@ConditionalOnProperty(prefix = "idem.events", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(IdemEventsProperties.class)
+public class IdemEventsAutoConfiguration {
+
+  /** The listener; only with the auto-configured outbox's single data source. */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnBean(Outbox.class)
+  @ConditionalOnSingleCandidate(DataSource.class)
+  public ExternalizedEvents externalizedEvents(Outbox outbox, DataSource dataSource, IdemEventsProperties properties,
+      ObjectProvider<EventSerializer> serializer, ObjectProvider<OutboxRoute> routes, BeanFactory beanFactory,
+      Environment environment) {
+    if (properties.getRoutes() == null || properties.getOutsideTransaction() == null) {
+      throw new IllegalStateException("idem.events.routes and idem.events.outside-transaction must not be null");
+    }
+    Set<String> served = new LinkedHashSet<>();
+    routes.orderedStream().forEach(r -> served.add(r.name()));
+    ClassLoader loader = ClassUtils.getDefaultClassLoader();
+    List<Class<?>> annotated = properties.isScan() ? scan(beanFactory, environment, loader) : List.of();
+    EventSerializer json = serializer.getIfAvailable(() -> event -> {
+      throw new IllegalStateException("no EventSerializer: add Jackson (tools.jackson.core:jackson-databind) or"
+          + " define an EventSerializer bean");
+    });
+    return new ExternalizedEvents(outbox, json, dataSource, properties.getOutsideTransaction(),
+        properties.getRoutes(), annotated, served, loader);
+  }
+
+  /** The {@link Externalized} classes under the application's auto-configuration packages. */
+  private static List<Class<?>> scan(BeanFactory beanFactory, Environment environment, ClassLoader loader) {
+    List<Class<?>> found = new ArrayList<>();
+    if (!AutoConfigurationPackages.has(beanFactory)) {
+      return found;
+    }
+    ClassPathScanningCandidateComponentProvider scanner = new ClassPathScanningCandidateComponentProvider(false,
+        environment);
+    scanner.addIncludeFilter(new AnnotationTypeFilter(Externalized.class, true, true));
+    for (String pkg : AutoConfigurationPackages.get(beanFactory)) {
+      for (BeanDefinition candidate : scanner.findCandidateComponents(pkg)) {
+        found.add(ClassUtils.resolveClassName(candidate.getBeanClassName(), loader));
+      }
+    }
+    return found;
+  }
+
+  /** The application's Jackson mapper as the events' serializer; a default one when the application has none. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(ObjectMapper.class)
+  static class Jackson {
+    @Bean
+    @ConditionalOnMissingBean
+    EventSerializer idemEventSerializer(ObjectProvider<ObjectMapper> mapper) {
+      ObjectMapper m = mapper.getIfAvailable(() -> JsonMapper.builder().build());
+      return m::writeValueAsString;
+    }
+  }
+}
