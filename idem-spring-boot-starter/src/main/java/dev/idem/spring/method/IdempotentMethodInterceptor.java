@@ -6,6 +6,7 @@ import dev.idem.core.IdempotentCall;
 import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.Scope;
+import dev.idem.core.StoreException;
 import dev.idem.core.WorkFailedException;
 import dev.idem.core.crypto.EncryptedIdempotencyStore;
 import dev.idem.core.spi.IdempotencyStore;
@@ -48,6 +49,7 @@ import tools.jackson.databind.ObjectMapper;
 final class IdempotentMethodInterceptor implements MethodInterceptor, SmartInitializingSingleton {
   private static final System.Logger LOG = System.getLogger(IdempotentMethodInterceptor.class.getName());
   private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
+  private static final int MAX_ATTEMPTS = 8;
 
   private final ListableBeanFactory beans;
   private final ObjectProvider<Idem> idems;
@@ -168,10 +170,38 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
 
   private Object inSpringTransaction(Transactions tx, IdempotentMethod m, IdempotentCall call,
       MethodInvocation invocation) throws Throwable {
+    for (int attempt = 1; ; attempt++) {
+      Attempt a = attempt(tx, m, call, invocation);
+      if (a.failed == null) {
+        return a.value;
+      }
+      // a deadlock or a serialization failure rolled back a transaction of our own: run it again, as the store
+      // does with its own transactions (inside the caller's transaction only the caller can)
+      if (a.own && attempt < MAX_ATTEMPTS && a.failed instanceof StoreException e && e.isTransient()) {
+        continue;
+      }
+      Throwable failure = a.failed instanceof WorkFailedException && a.failed.getCause() != null
+          ? a.failed.getCause() : a.failed;
+      if (a.ran && m.keeps(failure)) {
+        Optional<IdempotentCall.Result<Object>> earlier = call.keepFailure(m.codec, failure);
+        if (earlier.isPresent()) {
+          return earlier.get().value();
+        }
+      }
+      throw a.failed;
+    }
+  }
+
+  /** One run of a call in a Spring transaction. */
+  private record Attempt(Object value, Throwable failed, boolean ran, boolean own) {}
+
+  private Attempt attempt(Transactions tx, IdempotentMethod m, IdempotentCall call, MethodInvocation invocation) {
+    boolean[] own = {false};
     boolean[] ran = {false};
     Object[] value = {null};
     Throwable[] failed = {null};
     tx.template().executeWithoutResult(status -> {
+      own[0] = status.isNewTransaction();
       Connection outer = joined.get();
       Connection c = DataSourceUtils.getConnection(tx.dataSource());
       // a nested idempotent method in the same transaction runs on the connection the store already has
@@ -193,7 +223,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
         }
         value[0] = result.value();
       } catch (RuntimeException | Error e) {
-        if (ran[0]) {
+        if (ran[0] || own[0]) {
           status.setRollbackOnly();
         }
         failed[0] = e;
@@ -205,18 +235,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
         DataSourceUtils.releaseConnection(c, tx.dataSource());
       }
     });
-    if (failed[0] == null) {
-      return value[0];
-    }
-    Throwable failure = failed[0] instanceof WorkFailedException && failed[0].getCause() != null
-        ? failed[0].getCause() : failed[0];
-    if (ran[0] && m.keeps(failure)) {
-      Optional<IdempotentCall.Result<Object>> earlier = call.keepFailure(m.codec, failure);
-      if (earlier.isPresent()) {
-        return earlier.get().value();
-      }
-    }
-    throw failed[0];
+    return new Attempt(value[0], failed[0], ran[0], own[0]);
   }
 
   /** Writes what a JPA persistence context holds, so that a lost race or a failure rolls it back with the rest. */
