@@ -13,6 +13,8 @@ import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * A small Spring Boot application (no web server) with {@code @Idempotent} service methods; each effect is a row in
@@ -123,6 +125,28 @@ public class ShopApp {
     public String optionalKey(String key) {
       effect("optional/" + key);
       return "ran";
+    }
+
+    /**
+     * For the kill -9 test: inserts the effect, then stops for good at {@code point}: {@code "in-method"} right after
+     * the insert, {@code "before-commit"} once the record is written too, just before the transaction commits;
+     * {@code "none"} runs through.
+     */
+    @Idempotent(key = "#key")
+    @Transactional
+    public String crash(String key, String point) {
+      effect("crash/" + key);
+      if (point.equals("in-method")) {
+        CrashPoint.reached("in-method");
+      } else if (point.equals("before-commit")) {
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+          @Override
+          public void beforeCommit(boolean readOnly) {
+            CrashPoint.reached("before-commit");
+          }
+        });
+      }
+      return "done " + key;
     }
 
     /** Not idempotent: every call runs. */
