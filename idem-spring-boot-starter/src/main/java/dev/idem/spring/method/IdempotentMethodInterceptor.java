@@ -13,6 +13,7 @@ import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.boot.IdemAutoConfiguration;
+import dev.idem.spring.Idempotent;
 import dev.idem.spring.boot.IdemProperties;
 import java.lang.reflect.Method;
 import java.sql.Connection;
@@ -32,10 +33,12 @@ import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.ClassUtils;
 import tools.jackson.databind.ObjectMapper;
 
 /**
@@ -83,11 +86,11 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     }
     OperationPolicy defaults = IdemAutoConfiguration.defaults(properties.getIfAvailable(IdemProperties::new));
     List<IdempotentMethod> found = IdempotentMethods.scan(beans, defaults, objectMapper);
-    if (found.isEmpty()) {
-      return;
-    }
     Idem instance = idems.getIfAvailable();
     if (instance == null) {
+      if (found.isEmpty()) {
+        return;
+      }
       throw new IllegalStateException("@Idempotent bean methods exist (" + found.get(0).source + " ...) but no Idem"
           + " could be configured: it needs one DataSource (or a @Primary one), one IdempotencyStore bean (or a"
           + " @Primary one), or an Idem bean");
@@ -103,6 +106,9 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     this.mapper = objectMapper;
     this.transactions = transactions(instance);
     this.idem = instance;
+    if (found.isEmpty()) {
+      return;
+    }
     LOG.log(System.Logger.Level.INFO, "Idem '" + instance.name() + "': idempotent methods " + found.stream()
         .map(m -> m.source + " (" + m.operation + ", " + m.mode + ")").toList()
         + (transactions == null ? "; ATOMIC methods run in the store's own transaction, not Spring's" : ""));
@@ -126,9 +132,14 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
   public Object invoke(MethodInvocation invocation) throws Throwable {
     Class<?> target = invocation.getThis() == null ? invocation.getMethod().getDeclaringClass()
         : AopUtils.getTargetClass(invocation.getThis());
-    IdempotentMethod m = methods.get(AopUtils.getMostSpecificMethod(invocation.getMethod(), target));
-    if (m == null || idem == null) {
-      return invocation.proceed();
+    if (idem == null) {
+      throw new IllegalStateException("@Idempotent method " + invocation.getMethod() + " was called before the"
+          + " application finished starting; idempotent methods run once every singleton exists");
+    }
+    Method specific = AopUtils.getMostSpecificMethod(invocation.getMethod(), target);
+    IdempotentMethod m = methods.get(specific);
+    if (m == null) {
+      m = unscanned(target, specific);
     }
     Object[] arguments = invocation.getArguments();
     MethodBasedEvaluationContext context =
@@ -166,6 +177,26 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
       // the method's own checked exception, wrapped by the executor: the caller gets it as the method declared it
       throw e.getCause() instanceof Exception cause && !(cause instanceof RuntimeException) ? cause : e;
     }
+  }
+
+  /**
+   * A method the startup scan did not see (a bean whose declared type hides it, such as a {@code @Bean} method that
+   * returns an interface): read and checked at its first call. Its operation has the default policy unless the Idem
+   * bean has one for it.
+   */
+  private IdempotentMethod unscanned(Class<?> target, Method specific) {
+    return methods.computeIfAbsent(specific, method -> {
+      Idempotent a = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+      if (a == null) {
+        throw new IllegalStateException("no @Idempotent on " + method);
+      }
+      IdempotentMethod read = IdempotentMethod.of(ClassUtils.getUserClass(target), method, a, idem.policy(
+          IdempotentMethod.operation(IdempotentMethod.source(target, method), method, a)), mapper);
+      LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': @Idempotent method " + read.source
+          + " was not found when the application started (its bean's declared type does not show it); it runs"
+          + " with the policy of " + read.operation + " that the Idem bean has, not the annotation's");
+      return read;
+    });
   }
 
   private Object inSpringTransaction(Transactions tx, IdempotentMethod m, IdempotentCall call,

@@ -9,12 +9,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -121,6 +124,29 @@ class MethodStartupErrorsTest {
     public void touch(String id) {}
   }
 
+  public interface Greeter {
+    String greet(String id);
+  }
+
+  /** Declared as a {@link Greeter} by its {@code @Bean} method: the startup scan cannot see its annotation. */
+  public static class CountingGreeter implements Greeter {
+    final AtomicInteger calls = new AtomicInteger();
+
+    @Override
+    @Idempotent(key = "#id")
+    public String greet(String id) {
+      return "hello " + id + " #" + calls.incrementAndGet();
+    }
+  }
+
+  @Configuration
+  static class HiddenBean {
+    @Bean
+    Greeter greeter() {
+      return new CountingGreeter();
+    }
+  }
+
   private static Throwable start(Class<?> bean) {
     return catchThrowable(() -> {
       try (ConfigurableApplicationContext ignored = run(bean)) {
@@ -181,6 +207,16 @@ class MethodStartupErrorsTest {
         + ".run: keepStatuses and neverKeepStatuses apply to HTTP routes");
     assertThat(messages(start(ControllerWithKey.class))).contains(ControllerWithKey.class.getName()
         + ".run sets [key], which only bean methods read");
+  }
+
+  @Test
+  void aMethodTheScanCouldNotSeeIsReadAtItsFirstCall() {
+    try (ConfigurableApplicationContext context = run(HiddenBean.class)) {
+      Greeter greeter = context.getBean(Greeter.class);
+      assertThat(greeter.greet("a")).isEqualTo("hello a #1");
+      assertThat(greeter.greet("a")).isEqualTo("hello a #1");
+      assertThat(greeter.greet("b")).isEqualTo("hello b #2");
+    }
   }
 
   @Test
