@@ -148,6 +148,11 @@ public class IdemAutoConfiguration {
     operations.values().forEach(builder::phased);
     List<AnnotatedRoutes.Entry> routes = AnnotatedRoutes.scan(beans, defaults);
     Map<Operation, OperationPolicy> methods = IdempotentMethods.policies(beans, defaults);
+    if (!methods.isEmpty() && !ClassUtils.isPresent("tools.jackson.databind.ObjectMapper",
+        IdemAutoConfiguration.class.getClassLoader())) {
+      throw new IllegalStateException("@Idempotent bean methods (operations " + methods.keySet() + ") keep their"
+          + " return values through Jackson 3, which is not on the classpath; add spring-boot-starter-jackson");
+    }
     methods.forEach(builder::policy);
     if (!routes.isEmpty() || !operations.isEmpty() || !methods.isEmpty()) {
       checkSchema(store, properties);

@@ -6,30 +6,18 @@ import dev.idem.core.OperationPolicy;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
 import dev.idem.spring.internal.AnnotatedRoutes;
-import java.io.InputStream;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.lang.reflect.Type;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Future;
-import java.util.stream.BaseStream;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
-import tools.jackson.databind.DeserializationContext;
-import tools.jackson.databind.JavaType;
-import tools.jackson.databind.ObjectMapper;
-import tools.jackson.databind.ValueDeserializer;
-import tools.jackson.databind.deser.bean.BeanDeserializerBase;
-import tools.jackson.databind.ser.impl.UnknownSerializer;
 
 /** One {@code @Idempotent} bean method, read and checked once: its operation, expressions, policy and codec. */
 final class IdempotentMethod {
@@ -73,12 +61,18 @@ final class IdempotentMethod {
     return type.getName() + "." + method.getName();
   }
 
+  /** Makes (and checks) the codec of a method's return values. */
+  @FunctionalInterface
+  interface Codecs {
+    /** The codec for {@code method}'s generic return type, or an {@link IllegalStateException} naming it. */
+    Codec<Object> codec(String source, Method method);
+  }
+
   /**
    * Reads and checks {@code method} of {@code type}: everything the interceptor needs, or an
-   * {@link IllegalStateException} naming the method. {@code mapper} null checks nothing of Jackson's.
+   * {@link IllegalStateException} naming the method. {@code codecs} null makes no codec (policies only).
    */
-  static IdempotentMethod of(Class<?> type, Method method, Idempotent a, OperationPolicy defaults,
-      ObjectMapper mapper) {
+  static IdempotentMethod of(Class<?> type, Method method, Idempotent a, OperationPolicy defaults, Codecs codecs) {
     String source = source(type, method);
     checkInterceptable(type, method, source);
     if (a.mode() == IdempotentRoute.Mode.PHASED) {
@@ -94,7 +88,7 @@ final class IdempotentMethod {
           + " arguments, such as @Idempotent(key = \"#order.id\") or key = \"#p0\"");
     }
     OperationPolicy policy = policy(source, a, defaults);
-    Codec<Object> codec = mapper == null ? null : codec(source, method, mapper);
+    Codec<Object> codec = codecs == null ? null : codecs.codec(source, method);
     return new IdempotentMethod(method, source, a, policy, codec);
   }
 
@@ -131,46 +125,6 @@ final class IdempotentMethod {
       throw new IllegalStateException("@Idempotent(" + attribute + " = \"" + expression + "\") on " + source
           + " is not a valid SpEL expression: " + e.getMessage(), e);
     }
-  }
-
-  /**
-   * The codec of the method's generic return type; fails when Jackson could not keep a value of it, or not read it
-   * back as the same type.
-   */
-  @SuppressWarnings("unchecked")
-  private static Codec<Object> codec(String source, Method method, ObjectMapper mapper) {
-    Class<?> raw = method.getReturnType();
-    Type type = method.getGenericReturnType();
-    if (raw == void.class || raw == Void.class) {
-      return (Codec<Object>) (Codec<?>) JacksonCodec.of(mapper, Void.class);
-    }
-    if (raw == Object.class || Future.class.isAssignableFrom(raw) || CompletionStage.class.isAssignableFrom(raw)
-        || BaseStream.class.isAssignableFrom(raw) || Iterator.class.isAssignableFrom(raw)
-        || InputStream.class.isAssignableFrom(raw)) {
-      throw new IllegalStateException("@Idempotent on " + source + ": its return type " + type.getTypeName()
-          + " cannot be kept and given back as it was; return the value itself (a record, a class, a List<..>)");
-    }
-    JavaType javaType = mapper.constructType(type);
-    String problem = null;
-    try {
-      if (mapper._serializationContext().findTypedValueSerializer(javaType, true) instanceof UnknownSerializer) {
-        problem = "Jackson finds no property to write";
-      } else if (!javaType.isContainerType() && !javaType.isPrimitive() && !javaType.isEnumType()
-          && !javaType.isReferenceType()) {
-        DeserializationContext context = mapper._deserializationContext();
-        ValueDeserializer<Object> deserializer = context.findRootValueDeserializer(javaType);
-        if (deserializer instanceof BeanDeserializerBase bean && !bean.getValueInstantiator().canInstantiate()) {
-          problem = "Jackson cannot create an instance to read it back (no default constructor or @JsonCreator)";
-        }
-      }
-    } catch (RuntimeException e) {
-      problem = e.getMessage();
-    }
-    if (problem != null) {
-      throw new IllegalStateException("@Idempotent on " + source + ": the application's ObjectMapper cannot keep"
-          + " its return type " + type.getTypeName() + ": " + problem);
-    }
-    return (Codec<Object>) (Codec<?>) JacksonCodec.of(mapper, type);
   }
 
   /** The key's text for these arguments, or null when the expression gives null or blank. */

@@ -85,7 +85,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
       objectMapper = new ObjectMapper();
     }
     OperationPolicy defaults = IdemAutoConfiguration.defaults(properties.getIfAvailable(IdemProperties::new));
-    List<IdempotentMethod> found = IdempotentMethods.scan(beans, defaults, objectMapper);
+    List<IdempotentMethod> found = IdempotentMethods.scan(beans, defaults, new JacksonCodecs(objectMapper));
     Idem instance = idems.getIfAvailable();
     if (instance == null) {
       if (found.isEmpty()) {
@@ -190,8 +190,9 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
       if (a == null) {
         throw new IllegalStateException("no @Idempotent on " + method);
       }
-      IdempotentMethod read = IdempotentMethod.of(ClassUtils.getUserClass(target), method, a, idem.policy(
-          IdempotentMethod.operation(IdempotentMethod.source(target, method), method, a)), mapper);
+      String source = IdempotentMethod.source(target, method);
+      IdempotentMethod read = IdempotentMethod.of(ClassUtils.getUserClass(target), method, a,
+          idem.policy(IdempotentMethod.operation(source, method, a)), new JacksonCodecs(mapper));
       LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': @Idempotent method " + read.source
           + " was not found when the application started (its bean's declared type does not show it); it runs"
           + " with the policy of " + read.operation + " that the Idem bean has, not the annotation's");

@@ -13,7 +13,6 @@ import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
-import tools.jackson.databind.ObjectMapper;
 
 /**
  * Finds the {@code @Idempotent} methods of the application's beans that are not controllers (whose methods are HTTP
@@ -36,10 +35,12 @@ public final class IdempotentMethods {
   }
 
   /**
-   * Every {@code @Idempotent} bean method, checked (with {@code mapper}'s view of the return types when not null).
+   * Every {@code @Idempotent} bean method, checked (with the codecs of their return types when {@code codecs} is not
+   * null).
    * Also fails when a controller's {@code @Idempotent} method sets an attribute that only bean methods read.
    */
-  static List<IdempotentMethod> scan(ListableBeanFactory beans, OperationPolicy defaults, ObjectMapper mapper) {
+  static List<IdempotentMethod> scan(ListableBeanFactory beans, OperationPolicy defaults,
+      IdempotentMethod.Codecs codecs) {
     Map<String, IdempotentMethod> found = new LinkedHashMap<>();
     for (String name : beans.getBeanNamesForType(Object.class, true, false)) {
       Class<?> type = beans.getType(name, false);
@@ -59,7 +60,7 @@ public final class IdempotentMethods {
           checkRoute(user, e.getKey(), e.getValue());
           continue;
         }
-        IdempotentMethod m = IdempotentMethod.of(user, e.getKey(), e.getValue(), defaults, mapper);
+        IdempotentMethod m = IdempotentMethod.of(user, e.getKey(), e.getValue(), defaults, codecs);
         IdempotentMethod previous = found.putIfAbsent(m.operation.name(), m);
         if (previous != null && !previous.source.equals(m.source)) {
           throw new IllegalStateException("@Idempotent operation " + m.operation + " is declared twice: on "
