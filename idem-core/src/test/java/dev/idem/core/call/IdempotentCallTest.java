@@ -27,7 +27,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -222,31 +221,17 @@ class IdempotentCallTest {
   @Test
   void aKeyPastItsTtlButRetainedIsRefusedAsExpired() {
     Instant start = Instant.parse("2026-01-01T00:00:00Z");
-    Clock[] now = {Clock.fixed(start, ZoneOffset.UTC)};
-    Clock clock = new Clock() {
-      @Override
-      public ZoneId getZone() {
-        return ZoneOffset.UTC;
-      }
-
-      @Override
-      public Clock withZone(ZoneId zone) {
-        return this;
-      }
-
-      @Override
-      public Instant instant() {
-        return now[0].instant();
-      }
-    };
-    Idem timed = Idem.builder().name("timed").store(store).clock(clock).policy("orders.ttl", OperationPolicy
-        .builder().ttl(Duration.ofHours(1)).lease(Duration.ofSeconds(30)).retention(Duration.ofDays(1)).build())
-        .build();
+    OperationPolicy hourLong = OperationPolicy.builder().ttl(Duration.ofHours(1)).lease(Duration.ofSeconds(30))
+        .retention(Duration.ofDays(1)).build();
+    // two instances on one store, the second two hours later
+    Idem then = Idem.builder().name("then").store(store).clock(Clock.fixed(start, ZoneOffset.UTC))
+        .policy("orders.ttl", hourLong).build();
+    Idem later = Idem.builder().name("later").store(store)
+        .clock(Clock.fixed(start.plus(Duration.ofHours(2)), ZoneOffset.UTC)).policy("orders.ttl", hourLong).build();
     RecordKey key = RecordKey.of("tenant-1", "orders.ttl", "k12");
-    timed.call(key).leased(Codec.utf8(), () -> "v");
-    now[0] = Clock.fixed(start.plus(Duration.ofHours(2)), ZoneOffset.UTC);
+    then.call(key).leased(Codec.utf8(), () -> "v");
 
-    assertThatThrownBy(() -> timed.call(key).leased(Codec.utf8(), () -> "again"))
+    assertThatThrownBy(() -> later.call(key).leased(Codec.utf8(), () -> "again"))
         .isInstanceOf(KeyExpiredException.class);
   }
 

@@ -102,6 +102,13 @@ class MethodsGuideTest {
     }
   }
 
+  /** The guide's record table on the test PostgreSQL, with the order table beside it. */
+  private static JdbcIdempotencyStore store() throws SQLException {
+    createTable(TestPostgres.postgres());
+    return JdbcIdempotencyStore.builder(TestPostgres.postgres()).table("idem_guide_record")
+        .createSchemaIfMissing(true).build();
+  }
+
   static Receipt place(Idem idem, PlaceOrder order) {
     // docs/methods.md:begin core-call
     Receipt receipt = idem.call(RecordKey.of(order.tenant(), "orders.place", order.id()))
@@ -115,11 +122,7 @@ class MethodsGuideTest {
 
   @Test
   void theCoreCall() throws Exception {
-    DataSource dataSource = TestPostgres.postgres();
-    createTable(dataSource);
-    JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource).table("idem_guide_record")
-        .createSchemaIfMissing(true).build();
-    Idem idem = Idem.builder().name("guide").store(store).build();
+    Idem idem = Idem.builder().name("guide").store(store()).build();
     PlaceOrder order = new PlaceOrder("o-1", TENANT, "apple", 2);
     int before = PLACED.get();
 
@@ -149,9 +152,7 @@ class MethodsGuideTest {
   @Test
   void theCoreCallInTheCallersTransaction() throws Exception {
     DataSource dataSource = TestPostgres.postgres();
-    createTable(dataSource);
-    JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource).table("idem_guide_record")
-        .createSchemaIfMissing(true).build();
+    JdbcIdempotencyStore store = store();
     Idem idem = Idem.builder().name("guide").store(store).build();
     PlaceOrder order = new PlaceOrder("o-3", TENANT, "pear", 1);
 
@@ -174,9 +175,7 @@ class MethodsGuideTest {
 
   @Test
   void leasedCallsNeedNoTransaction() throws Exception {
-    JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(TestPostgres.postgres()).table("idem_guide_record")
-        .createSchemaIfMissing(true).build();
-    Idem idem = Idem.builder().name("guide").store(store).build();
+    Idem idem = Idem.builder().name("guide").store(store()).build();
     AtomicInteger sent = new AtomicInteger();
     String messageId = "m-" + UUID.randomUUID();
     for (int i = 0; i < 2; i++) {
