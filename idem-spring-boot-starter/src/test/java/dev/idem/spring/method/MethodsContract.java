@@ -46,13 +46,13 @@ import org.springframework.jdbc.core.JdbcTemplate;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class MethodsContract {
   private ConfigurableApplicationContext context;
-  private Shop shop;
-  private JdbcTemplate jdbc;
+  protected Shop shop;
+  protected JdbcTemplate jdbc;
   private final String tenant = "t-" + UUID.randomUUID().toString().substring(0, 8);
   /** Keys of the methods without a scope expression live in one scope: this run's own prefix keeps them apart. */
   private final String run = UUID.randomUUID().toString().substring(0, 8);
 
-  private String k(String key) {
+  protected String k(String key) {
     return run + "-" + key;
   }
 
@@ -79,7 +79,7 @@ abstract class MethodsContract {
     }
   }
 
-  private int effects(String marker) {
+  protected int effects(String marker) {
     return jdbc.queryForObject("SELECT COUNT(*) FROM idem_shop_effect WHERE marker = ?", Integer.class, marker);
   }
 

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -147,6 +148,35 @@ public class ShopApp {
         });
       }
       return "done " + key;
+    }
+
+    /** Holds the first {@link #hold} call just before its commit, its record written, until a test lets it go. */
+    public static volatile CountDownLatch holding = new CountDownLatch(1);
+    public static volatile CountDownLatch release = new CountDownLatch(1);
+    public static final AtomicInteger HOLD_ARRIVALS = new AtomicInteger();
+
+    /**
+     * The first call (after {@code HOLD_ARRIVALS} was reset) stops before its commit, with its effect and its
+     * record written; later ones run through.
+     */
+    @Idempotent(key = "#key")
+    @Transactional
+    public String hold(String key) {
+      effect("hold/" + key);
+      if (HOLD_ARRIVALS.incrementAndGet() == 1) {
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+          @Override
+          public void beforeCommit(boolean readOnly) {
+            holding.countDown();
+            try {
+              release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
+      }
+      return "held by " + Thread.currentThread().getName();
     }
 
     /** Not idempotent: every call runs. */
