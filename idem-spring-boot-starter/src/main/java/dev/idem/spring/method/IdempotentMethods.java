@@ -51,9 +51,15 @@ public final class IdempotentMethods {
       if (user.getName().startsWith("org.springframework.")) {
         continue;
       }
-      Map<Method, Idempotent> methods = MethodIntrospector.selectMethods(user,
-          (MethodIntrospector.MetadataLookup<Idempotent>) m -> AnnotatedElementUtils.findMergedAnnotation(m,
-              Idempotent.class));
+      Map<Method, Idempotent> methods;
+      try {
+        methods = MethodIntrospector.selectMethods(user,
+            (MethodIntrospector.MetadataLookup<Idempotent>) m -> AnnotatedElementUtils.findMergedAnnotation(m,
+                Idempotent.class));
+      } catch (LinkageError e) {
+        // a library bean whose methods name an optional class that is absent: it has no @Idempotent of ours
+        continue;
+      }
       boolean controller = AnnotatedElementUtils.hasAnnotation(user, Controller.class);
       for (Map.Entry<Method, Idempotent> e : methods.entrySet()) {
         if (controller) {

@@ -63,11 +63,10 @@ public class JpaShopApp {
     return factory;
   }
 
+  /** As Spring Boot's JPA auto-configuration makes it: the DataSource comes from the entity manager factory. */
   @Bean
-  JpaTransactionManager transactionManager(EntityManagerFactory entityManagerFactory, DataSource dataSource) {
-    JpaTransactionManager manager = new JpaTransactionManager(entityManagerFactory);
-    manager.setDataSource(dataSource);
-    return manager;
+  JpaTransactionManager transactionManager(EntityManagerFactory entityManagerFactory) {
+    return new JpaTransactionManager(entityManagerFactory);
   }
 
   @Service
