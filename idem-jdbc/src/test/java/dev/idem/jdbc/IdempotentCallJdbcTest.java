@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -43,7 +44,10 @@ class IdempotentCallJdbcTest {
         .keepFailures(e -> e instanceof RejectedException);
   }
 
+  private final AtomicInteger runs = new AtomicInteger();
+
   private String effect(Connection c, String key) throws Exception {
+    runs.incrementAndGet();
     Databases.insertEffect(c, scope + "/" + key);
     return "receipt " + key;
   }
@@ -90,6 +94,7 @@ class IdempotentCallJdbcTest {
         assertThat(values).as("round %d: every caller gets the one kept value", round).hasSize(1);
         assertThat(Databases.countEffects(dialect, scope + "/" + key)).as("round %d", round).isEqualTo(1);
       }
+      assertThat(runs.get()).as("duplicates ran the work and rolled it back: the race was run").isGreaterThan(rounds);
     } finally {
       pool.shutdownNow();
     }

@@ -103,6 +103,7 @@ abstract class MethodsContract {
   void sixteenConcurrentCallsPerKeyOverTwoHundredRoundsGiveOneEffectEach() throws Exception {
     int threads = 16;
     int rounds = 200;
+    int runsBefore = Shop.PLACE_RUNS.get();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       for (int round = 0; round < rounds; round++) {
@@ -122,6 +123,8 @@ abstract class MethodsContract {
         assertThat(receipts).as("round %d", round).hasSize(1);
         assertThat(effects(tenant + "/" + id)).as("round %d", round).isEqualTo(1);
       }
+      assertThat(Shop.PLACE_RUNS.get() - runsBefore).as("duplicates ran the method and rolled it back: the race"
+          + " was run").isGreaterThan(rounds);
     } finally {
       pool.shutdownNow();
     }

@@ -60,6 +60,8 @@ public class ShopApp {
     /** Holds the slow method until a test lets it go. */
     public static volatile CountDownLatch started = new CountDownLatch(1);
     public static volatile CountDownLatch finish = new CountDownLatch(1);
+    /** How often {@link #place} ran, rolled back or not. */
+    public static final AtomicInteger PLACE_RUNS = new AtomicInteger();
 
     private final JdbcTemplate jdbc;
 
@@ -75,6 +77,7 @@ public class ShopApp {
         keepExceptions = OutOfStockException.class)
     @Transactional
     public Receipt place(PlaceOrder order) {
+      PLACE_RUNS.incrementAndGet();
       effect(order.tenant() + "/" + order.id());
       if (order.sku().equals("none")) {
         throw new OutOfStockException("sku none is out of stock");
