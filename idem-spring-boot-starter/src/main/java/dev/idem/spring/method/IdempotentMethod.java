@@ -15,6 +15,7 @@ import java.util.Optional;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -129,7 +130,7 @@ final class IdempotentMethod {
 
   /** The key's text for these arguments, or null when the expression gives null or blank. */
   String key(EvaluationContext context) {
-    Object value = key.getValue(context);
+    Object value = evaluate(key, "key", context);
     String text = value == null ? null : value.toString();
     return text == null || text.isBlank() ? null : text;
   }
@@ -139,7 +140,7 @@ final class IdempotentMethod {
     if (scope == null) {
       return null;
     }
-    Object value = scope.getValue(context);
+    Object value = evaluate(scope, "scope", context);
     if (value == null || value.toString().isBlank()) {
       throw new IllegalArgumentException("@Idempotent(scope = \"" + scope.getExpressionString() + "\") of " + source
           + " gave no scope for this call; keys never run without one");
@@ -150,7 +151,7 @@ final class IdempotentMethod {
   /** What the fingerprint covers for these arguments: the expression's value, or every argument by name. */
   Object fingerprintInput(EvaluationContext context, Object[] arguments) {
     if (fingerprint != null) {
-      return fingerprint.getValue(context);
+      return evaluate(fingerprint, "fingerprint", context);
     }
     Map<String, Object> all = new LinkedHashMap<>();
     for (int i = 0; i < arguments.length; i++) {
@@ -158,6 +159,15 @@ final class IdempotentMethod {
       all.put(parameterNames[i], argument instanceof Optional<?> o ? o.orElse(null) : argument);
     }
     return all;
+  }
+
+  private Object evaluate(Expression expression, String attribute, EvaluationContext context) {
+    try {
+      return expression.getValue(context);
+    } catch (EvaluationException e) {
+      throw new IllegalArgumentException("@Idempotent(" + attribute + " = \"" + expression.getExpressionString()
+          + "\") of " + source + " cannot be evaluated for this call: " + e.getMessage(), e);
+    }
   }
 
   /** Whether {@code failure} is one of the exceptions the method keeps. */

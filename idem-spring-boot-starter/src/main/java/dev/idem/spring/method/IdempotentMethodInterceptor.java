@@ -12,8 +12,8 @@ import dev.idem.core.crypto.EncryptedIdempotencyStore;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.servlet.IdempotentRoute;
-import dev.idem.spring.boot.IdemAutoConfiguration;
 import dev.idem.spring.Idempotent;
+import dev.idem.spring.boot.IdemAutoConfiguration;
 import dev.idem.spring.boot.IdemProperties;
 import java.lang.reflect.Method;
 import java.sql.Connection;
@@ -64,6 +64,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
   private volatile Idem idem;
   private volatile ObjectMapper mapper;
   private volatile Transactions transactions;
+  private volatile boolean started;
 
   IdempotentMethodInterceptor(ListableBeanFactory beans, ObjectProvider<Idem> idems,
       ObjectProvider<ObjectMapper> mappers, ObjectProvider<PlatformTransactionManager> transactionManagers,
@@ -80,6 +81,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
 
   @Override
   public void afterSingletonsInstantiated() {
+    started = true;
     ObjectMapper objectMapper = mappers.getIfAvailable();
     if (objectMapper == null) {
       objectMapper = new ObjectMapper();
@@ -133,8 +135,11 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     Class<?> target = invocation.getThis() == null ? invocation.getMethod().getDeclaringClass()
         : AopUtils.getTargetClass(invocation.getThis());
     if (idem == null) {
-      throw new IllegalStateException("@Idempotent method " + invocation.getMethod() + " was called before the"
-          + " application finished starting; idempotent methods run once every singleton exists");
+      throw new IllegalStateException("@Idempotent method " + invocation.getMethod() + (started
+          ? " has no Idem to run with: it needs one DataSource (or a @Primary one), one IdempotencyStore bean (or a"
+              + " @Primary one), or an Idem bean"
+          : " was called before the application finished starting; idempotent methods run once every singleton"
+              + " exists"));
     }
     Method specific = AopUtils.getMostSpecificMethod(invocation.getMethod(), target);
     IdempotentMethod m = methods.get(specific);

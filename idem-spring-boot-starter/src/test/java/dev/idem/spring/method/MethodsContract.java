@@ -206,6 +206,9 @@ abstract class MethodsContract {
   void aMissingKeyFailsTheCallOrRunsItWhenTheKeyIsOptional() {
     assertThatThrownBy(() -> shop.place(new PlaceOrder(null, tenant, "apple", 1, "")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("#order.id");
+    assertThatThrownBy(() -> shop.place(null)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("@Idempotent(key = \"#order.id\") of " + Shop.class.getName() + ".place cannot be"
+            + " evaluated");
     int before = effects("optional/null");
     assertThat(shop.optionalKey(null)).isEqualTo("ran");
     assertThat(shop.optionalKey(null)).isEqualTo("ran");
