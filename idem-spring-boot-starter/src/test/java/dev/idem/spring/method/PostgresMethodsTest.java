@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.spring.method.app.ShopApp.Shop;
 import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -15,11 +16,8 @@ import org.junit.jupiter.api.Test;
 class PostgresMethodsTest extends MethodsContract {
   @Override
   protected String[] databaseProperties() {
-    return new String[] {
-        "--spring.datasource.url=" + System.getProperty("idem.test.postgres.url",
-            "jdbc:postgresql://127.0.0.1:5432/test"),
-        "--spring.datasource.username=" + System.getProperty("idem.test.postgres.user", "postgres"),
-        "--spring.datasource.password="};
+    return new String[] {"--spring.datasource.url=" + TestPostgres.url(),
+        "--spring.datasource.username=" + TestPostgres.user(), "--spring.datasource.password="};
   }
 
   /**
