@@ -71,6 +71,14 @@ public final class Idem {
     return executor.leased(request, work);
   }
 
+  /**
+   * An idempotent call of any unit of work under {@code key}: its return value is kept and a duplicate gets it back
+   * (see {@link IdempotentCall}).
+   */
+  public IdempotentCall call(RecordKey key) {
+    return IdempotentCall.of(this, key);
+  }
+
   /** The policy in force for an operation. */
   public OperationPolicy policy(Operation operation) {
     return executor.policy(operation);

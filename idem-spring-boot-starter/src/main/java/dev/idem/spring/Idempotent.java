@@ -8,9 +8,10 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Marks a Spring MVC handler method as idempotent: its unsafe requests need an {@code Idempotency-Key}, and Idem
- * decides whether each one runs, replays or is refused (see the HTTP contract in the README). The operation is
- * {@code "<METHOD> <route template>"} of the method's mapping, such as {@code POST /payments}.
+ * Makes a method idempotent. On a Spring MVC handler method (of a {@code @Controller}) it marks an HTTP route: its
+ * unsafe requests need an {@code Idempotency-Key}, and Idem decides whether each one runs, replays or is refused (see
+ * the HTTP contract in the README). The operation is {@code "<METHOD> <route template>"} of the method's mapping,
+ * such as {@code POST /payments}.
  *
  * <pre>{@code
  * @PostMapping("/orders")
@@ -25,6 +26,19 @@ import java.lang.annotation.Target;
  * }
  * }</pre>
  *
+ * <p>On a method of any other Spring bean (a service, a message listener, a scheduled job) it makes the call
+ * idempotent ({@code dev.idem.spring.method}): {@link #key()} names the key from the arguments, the return value is
+ * kept (serialised with the application's {@code ObjectMapper}, generic types included), and a call with the same key
+ * returns it again without running the method. {@link #keepExceptions()} names the exceptions that are kept and
+ * thrown again to duplicates (as {@link dev.idem.core.ReplayedFailureException}); every other exception frees the
+ * key. ATOMIC (the default) runs the method in the transaction that writes the record, joining the caller's Spring
+ * transaction when there is one; LEASED claims the key with a lease instead. See docs/methods.md.
+ *
+ * <pre>{@code
+ * @Idempotent(key = "#command.id", scope = "#command.tenant", keepExceptions = OutOfStockException.class)
+ * public Receipt place(PlaceOrder command) { ... }
+ * }</pre>
+ *
  * Durations are Spring Boot duration strings ({@code "30s"}, {@code "24h"}, {@code "PT24H"}); an empty string means
  * the {@code idem.*} default. Invalid values fail the application at startup, naming the method.
  */
@@ -33,7 +47,10 @@ import java.lang.annotation.Target;
 @Documented
 public @interface Idempotent {
 
-  /** How requests execute. ATOMIC: the handler's transactional work commits with the record. */
+  /**
+   * How requests execute. ATOMIC: the handler's (or the method's) transactional work commits with the record.
+   * PHASED is for HTTP routes only.
+   */
   IdempotentRoute.Mode mode() default IdempotentRoute.Mode.ATOMIC;
 
   /** How long the answer is kept and replayed; default {@code idem.default-ttl} (24 h). */
@@ -66,6 +83,43 @@ public @interface Idempotent {
    */
   String waitInFlight() default "";
 
-  /** Whether a request without a key is refused (400) or runs as if the method were not idempotent. */
+  /**
+   * Whether a request without a key is refused (400) or runs as if the method were not idempotent. On a bean
+   * method: whether a {@link #key()} that evaluates to {@code null} or blank fails the call
+   * ({@code IllegalArgumentException}) or runs the method as it is.
+   */
   boolean keyRequired() default true;
+
+  /**
+   * Bean methods only (required there): a SpEL expression over the arguments that gives the idempotency key, such
+   * as {@code "#order.id"}, {@code "#p0"} or {@code "'refund-' + #refund.id"}. The value's {@code toString()} must be
+   * 1 to 255 visible ASCII characters. Beans are reachable as {@code @name}.
+   */
+  String key() default "";
+
+  /**
+   * Bean methods only: a SpEL expression over the arguments that gives the scope the key lives in, such as
+   * {@code "#order.tenantId"}; keys never cross scopes. Empty: one fixed scope, the Idem instance's name
+   * ({@code idem.name}, {@code default} unless set). Name a scope whenever the key comes from a tenant or a client.
+   */
+  String scope() default "";
+
+  /** Bean methods only: the operation the record is kept under. Empty: {@code <fully qualified class>#<method>}. */
+  String operation() default "";
+
+  /**
+   * Bean methods only: a SpEL expression over the arguments that gives what the fingerprint covers, serialised to
+   * JSON, such as {@code "#order"}; a duplicate key with another fingerprint is refused
+   * ({@link dev.idem.core.PayloadMismatchException}). {@link #fingerprintInclude()} and
+   * {@link #fingerprintExclude()} then point into that JSON. Empty: all arguments, as a JSON object by parameter
+   * name ({@code /order/amount}).
+   */
+  String fingerprint() default "";
+
+  /**
+   * Bean methods only: the exceptions (and their subclasses) that are deterministic: the same call would fail the
+   * same way again. They are kept and re-thrown to duplicates as {@link dev.idem.core.ReplayedFailureException}.
+   * Empty (the default): no exception is kept, every failure frees the key for a retry.
+   */
+  Class<? extends Throwable>[] keepExceptions() default {};
 }

@@ -1,6 +1,7 @@
 package dev.idem.spring.boot;
 
 import dev.idem.core.Idem;
+import dev.idem.core.Operation;
 import dev.idem.core.OperationPolicy;
 import dev.idem.core.PhasedOperation;
 import dev.idem.core.RecordKey;
@@ -19,6 +20,7 @@ import dev.idem.spring.internal.AnnotatedRoutes;
 import dev.idem.spring.internal.BackgroundWork;
 import dev.idem.spring.internal.HandlerStart;
 import dev.idem.spring.internal.SpringTransactionBoundary;
+import dev.idem.spring.method.IdempotentMethods;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -145,7 +147,14 @@ public class IdemAutoConfiguration {
         }));
     operations.values().forEach(builder::phased);
     List<AnnotatedRoutes.Entry> routes = AnnotatedRoutes.scan(beans, defaults);
-    if (!routes.isEmpty() || !operations.isEmpty()) {
+    Map<Operation, OperationPolicy> methods = IdempotentMethods.policies(beans, defaults);
+    if (!methods.isEmpty() && !ClassUtils.isPresent("tools.jackson.databind.ObjectMapper",
+        IdemAutoConfiguration.class.getClassLoader())) {
+      throw new IllegalStateException("@Idempotent bean methods (operations " + methods.keySet() + ") keep their"
+          + " return values through Jackson 3, which is not on the classpath; add spring-boot-starter-jackson");
+    }
+    methods.forEach(builder::policy);
+    if (!routes.isEmpty() || !operations.isEmpty() || !methods.isEmpty()) {
       checkSchema(store, properties);
     }
     for (AnnotatedRoutes.Entry entry : routes) {
@@ -159,7 +168,8 @@ public class IdemAutoConfiguration {
     return builder.build();
   }
 
-  static OperationPolicy defaults(IdemProperties properties) {
+  /** The operation policy the {@code idem.default-*} properties give. */
+  public static OperationPolicy defaults(IdemProperties properties) {
     return OperationPolicy.builder().ttl(properties.getDefaultTtl()).retention(properties.getDefaultRetention())
         .lease(properties.getDefaultLease())
         .resumeCap(properties.getDefaultResumeCapAttempts(), properties.getDefaultResumeCapAge()).build();

@@ -113,7 +113,8 @@ public final class AnnotatedRoutes {
     return joined.isEmpty() ? "/" : joined;
   }
 
-  static OperationPolicy policy(String source, Idempotent a, OperationPolicy defaults) {
+  /** The operation policy {@code a} declares, over {@code defaults}; fails naming {@code source} on a bad value. */
+  public static OperationPolicy policy(String source, Idempotent a, OperationPolicy defaults) {
     OperationPolicy.Builder b = defaults.toBuilder();
     try {
       if (!a.ttl().isBlank()) {

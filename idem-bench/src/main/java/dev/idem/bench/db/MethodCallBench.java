@@ -1,0 +1,290 @@
+package dev.idem.bench.db;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.core.Codec;
+import dev.idem.core.Execution;
+import dev.idem.core.Idem;
+import dev.idem.core.IdempotentCall;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.OperationPolicy;
+import dev.idem.core.RecordKey;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.UuidV7;
+import dev.idem.jdbc.JdbcIdempotencyStore;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * An idempotent method on PostgreSQL, side by side with the bare method in one run: a plain Java method that inserts
+ * one row in a transaction and returns a value, called bare (a), through the typed call API in atomic mode with a
+ * new key (b: the record is written in the method's transaction; b2: the same without the look-up before the work,
+ * {@code OperationPolicy.lookupFirst(false)}), through the call API with a key already answered (c: the replay,
+ * decoded, without running the method), and through the engine's own {@code Idem.atomic} with a hand-made
+ * {@code StoredResponse} (e: what the typed API adds is (b) / (e)). Variants alternate within each pass; the ratios
+ * are per pass (adjacent runs), reported as their median.
+ *
+ * <pre>java -cp idem-bench/target/benchmarks.jar dev.idem.bench.db.MethodCallBench --threads 8 --seconds 4 --passes 3
+ *     [--url jdbc:postgresql://127.0.0.1:5432/test --user postgres]</pre>
+ */
+public final class MethodCallBench {
+  private static final String SCOPE = "bench-method";
+  private static final String OPERATION = "OrderService#place";
+  private static final String NO_LOOKUP = "OrderService#placeNoLookup";
+
+  /** What the method returns. */
+  record Receipt(String id, long amount) {}
+
+  /** A hand-written codec, so that the figures hold no serialisation library's cost. */
+  private static final Codec<Receipt> RECEIPTS = new Codec<>() {
+    @Override
+    public String contentType() {
+      return "text/plain";
+    }
+
+    @Override
+    public byte[] encode(Receipt r) {
+      return (r.id() + "|" + r.amount()).getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public Receipt decode(byte[] bytes) {
+      String s = new String(bytes, StandardCharsets.UTF_8);
+      int bar = s.indexOf('|');
+      return new Receipt(s.substring(0, bar), Long.parseLong(s.substring(bar + 1)));
+    }
+  };
+
+  private final HikariDataSource ds;
+  private final Idem idem;
+  private final int threads;
+  private final int seconds;
+  private final List<String> answered = new ArrayList<>();
+
+  private MethodCallBench(String url, String user, int threads, int seconds) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setUsername(user);
+    config.setMaximumPoolSize(threads);
+    config.setMinimumIdle(threads);
+    config.setPoolName("bench-method");
+    this.ds = new HikariDataSource(config);
+    JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(ds).name("bench").createSchemaIfMissing(true).build();
+    this.idem = Idem.builder().name("bench-method").store(store)
+        .policy(NO_LOOKUP, OperationPolicy.builder().lookupFirst(false).build()).build();
+    this.threads = threads;
+    this.seconds = seconds;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> opts = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    int threads = Integer.parseInt(opts.getOrDefault("threads", "8"));
+    int seconds = Integer.parseInt(opts.getOrDefault("seconds", "4"));
+    int passes = Integer.parseInt(opts.getOrDefault("passes", "3"));
+    String url = opts.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test");
+    MethodCallBench bench = new MethodCallBench(url, opts.getOrDefault("user", "postgres"), threads, seconds);
+    bench.prepare();
+    System.out.printf(Locale.ROOT, "# an idempotent method on %s, %d threads, %d s per measurement, %d passes%n",
+        url, threads, seconds, passes);
+    Map<String, Op> variants = new LinkedHashMap<>();
+    variants.put("a bare method", bench::bare);
+    variants.put("b call, new key", bench::firstCall);
+    variants.put("b2 call, new key, no look-up", bench::firstCallNoLookup);
+    variants.put("c call, replay", bench::replay);
+    variants.put("e Idem.atomic, new key", bench::engine);
+    for (Map.Entry<String, Op> v : variants.entrySet()) {
+      bench.measure(v.getKey() + " (priming, discarded)", v.getValue());
+    }
+    Map<String, List<double[]>> results = new LinkedHashMap<>();
+    for (int pass = 1; pass <= passes; pass++) {
+      for (Map.Entry<String, Op> v : variants.entrySet()) {
+        results.computeIfAbsent(v.getKey(), k -> new ArrayList<>())
+            .add(bench.measure(v.getKey() + ", pass " + pass, v.getValue()));
+      }
+    }
+    System.out.println();
+    System.out.println("| ratio | per pass | median | CPU us/op (client+db), numerator / denominator |");
+    System.out.println("| --- | --- | --- | --- |");
+    compare(results, "b call, new key", "a bare method");
+    compare(results, "b2 call, new key, no look-up", "a bare method");
+    compare(results, "c call, replay", "a bare method");
+    compare(results, "b call, new key", "e Idem.atomic, new key");
+    bench.ds.close();
+  }
+
+  private void prepare() throws SQLException {
+    try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+      st.execute("DROP TABLE IF EXISTS bench_method_order");
+      st.execute("CREATE TABLE bench_method_order (id VARCHAR(64) PRIMARY KEY, amount BIGINT NOT NULL,"
+          + " created_at BIGINT NOT NULL)");
+      st.execute("DELETE FROM idem_record WHERE scope = '" + SCOPE + "'");
+    }
+    for (int i = 0; i < 2000; i++) {
+      String key = "answered-" + i;
+      firstCall(key, i);
+      answered.add(key);
+    }
+  }
+
+  /** The method: one insert in its own transaction, returning what it wrote. */
+  private static Receipt place(Connection c, String id, long amount) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO bench_method_order (id, amount, created_at) VALUES (?, ?, ?)")) {
+      ps.setString(1, id);
+      ps.setLong(2, amount);
+      ps.setLong(3, System.currentTimeMillis());
+      ps.executeUpdate();
+    }
+    return new Receipt(id, amount);
+  }
+
+  private static byte[] arguments(String key, long amount) {
+    return ("{\"id\":\"" + key + "\",\"amount\":" + amount + "}").getBytes(StandardCharsets.UTF_8);
+  }
+
+  private void bare() throws SQLException {
+    String id = "ord_" + UuidV7.next();
+    long amount = ThreadLocalRandom.current().nextLong(1, 1_000_000);
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        place(c, id, amount);
+        c.commit();
+      } catch (SQLException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+  }
+
+  private void firstCall() {
+    IdempotentCall.Result<Receipt> r = firstCall(UuidV7.next().toString(),
+        ThreadLocalRandom.current().nextLong(1, 1_000_000));
+    if (r.replayed()) {
+      throw new IllegalStateException("a new key replayed: " + r.execution());
+    }
+  }
+
+  private IdempotentCall.Result<Receipt> firstCall(String key, long amount) {
+    return idem.call(RecordKey.of(SCOPE, OPERATION, key)).fingerprintJson(arguments(key, amount))
+        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "ord_" + key, amount));
+  }
+
+  private void firstCallNoLookup() {
+    String key = UuidV7.next().toString();
+    long amount = ThreadLocalRandom.current().nextLong(1, 1_000_000);
+    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, NO_LOOKUP, key))
+        .fingerprintJson(arguments(key, amount))
+        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "ord_" + key, amount));
+    if (r.replayed()) {
+      throw new IllegalStateException("a new key replayed: " + r.execution());
+    }
+  }
+
+  /** The engine without the typed API: the caller encodes the answer as a StoredResponse itself. */
+  private void engine() {
+    String key = UuidV7.next().toString();
+    long amount = ThreadLocalRandom.current().nextLong(1, 1_000_000);
+    IdempotentRequest request = IdempotentRequest.of(RecordKey.of(SCOPE, OPERATION, key), arguments(key, amount),
+        "application/json");
+    Execution e = idem.atomic(request, tx -> StoredResponse.of(200,
+        Map.of("content-type", List.of(RECEIPTS.contentType())),
+        RECEIPTS.encode(place(tx.unwrap(Connection.class), "ord_" + key, amount))));
+    if (e.outcome() != Execution.Outcome.STORED) {
+      throw new IllegalStateException("expected STORED, got " + e);
+    }
+  }
+
+  private void replay() {
+    int i = ThreadLocalRandom.current().nextInt(answered.size());
+    String key = answered.get(i);
+    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, OPERATION, key))
+        .fingerprintJson(arguments(key, i)).atomic(RECEIPTS, tx -> {
+          throw new IllegalStateException("a replay must not run the method");
+        });
+    if (!r.replayed() || r.value().amount() != i) {
+      throw new IllegalStateException("expected the replay of " + key + ", got " + r.execution());
+    }
+  }
+
+  @FunctionalInterface
+  private interface Op {
+    void run() throws Exception;
+  }
+
+  /** Runs {@code op} on every thread for the set time; returns {ops/s, client+db CPU us per op}. */
+  private double[] measure(String name, Op op) throws Exception {
+    LongAdder done = new LongAdder();
+    AtomicBoolean stop = new AtomicBoolean();
+    CountDownLatch finished = new CountDownLatch(threads);
+    List<Throwable> errors = new CopyOnWriteArrayList<>();
+    long pid = ProcessHandle.current().pid();
+    long cpu0 = AtomicModeBench.Cpu.processTicks(pid) + AtomicModeBench.Cpu.ticksOf("postgres");
+    long t0 = System.nanoTime();
+    for (int t = 0; t < threads; t++) {
+      new Thread(() -> {
+        try {
+          while (!stop.get()) {
+            op.run();
+            done.increment();
+          }
+        } catch (Throwable e) {
+          errors.add(e);
+        } finally {
+          finished.countDown();
+        }
+      }, "bench-method-" + t).start();
+    }
+    Thread.sleep(seconds * 1000L);
+    stop.set(true);
+    finished.await();
+    double elapsed = (System.nanoTime() - t0) / 1e9;
+    long cpu = AtomicModeBench.Cpu.processTicks(pid) + AtomicModeBench.Cpu.ticksOf("postgres") - cpu0;
+    if (!errors.isEmpty()) {
+      throw new IllegalStateException(name + " failed", errors.get(0));
+    }
+    double opsPerSecond = done.sum() / elapsed;
+    double cpuUs = AtomicModeBench.Cpu.ticksToMicros(cpu) / Math.max(1, done.sum());
+    System.out.printf(Locale.ROOT, "%-36s %9.0f ops/s   cpu %6.1f us/op%n", name, opsPerSecond, cpuUs);
+    return new double[] {opsPerSecond, cpuUs};
+  }
+
+  private static void compare(Map<String, List<double[]>> results, String num, String den) {
+    List<double[]> n = results.get(num);
+    List<double[]> d = results.get(den);
+    double[] ratios = new double[n.size()];
+    StringBuilder per = new StringBuilder();
+    double cpuNum = 0;
+    double cpuDen = 0;
+    for (int i = 0; i < ratios.length; i++) {
+      ratios[i] = n.get(i)[0] / d.get(i)[0];
+      cpuNum += n.get(i)[1] / ratios.length;
+      cpuDen += d.get(i)[1] / ratios.length;
+      per.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", ratios[i]));
+    }
+    Arrays.sort(ratios);
+    int mid = ratios.length / 2;
+    double median = ratios.length % 2 == 1 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
+    System.out.printf(Locale.ROOT, "| (%s) / (%s) | %s | %.2f | %.1f / %.1f |%n", num, den, per, median, cpuNum,
+        cpuDen);
+  }
+}

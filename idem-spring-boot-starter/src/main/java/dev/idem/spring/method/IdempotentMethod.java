@@ -1,0 +1,182 @@
+package dev.idem.spring.method;
+
+import dev.idem.core.Codec;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationPolicy;
+import dev.idem.servlet.IdempotentRoute;
+import dev.idem.spring.Idempotent;
+import dev.idem.spring.internal.AnnotatedRoutes;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+
+/** One {@code @Idempotent} bean method, read and checked once: its operation, expressions, policy and codec. */
+final class IdempotentMethod {
+  private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+  private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
+
+  final Method method;
+  final String source;
+  final Operation operation;
+  final OperationPolicy policy;
+  final IdempotentRoute.Mode mode;
+  final boolean keyRequired;
+  final Expression key;
+  final Expression scope;
+  final Expression fingerprint;
+  final List<Class<? extends Throwable>> keep;
+  final String[] parameterNames;
+  final Codec<Object> codec;
+
+  private IdempotentMethod(Method method, String source, Idempotent a, OperationPolicy policy, Codec<Object> codec) {
+    this.method = method;
+    this.source = source;
+    this.operation = operation(source, method, a);
+    this.policy = policy;
+    this.mode = a.mode();
+    this.keyRequired = a.keyRequired();
+    this.key = parse(source, "key", a.key());
+    this.scope = a.scope().isBlank() ? null : parse(source, "scope", a.scope());
+    this.fingerprint = a.fingerprint().isBlank() ? null : parse(source, "fingerprint", a.fingerprint());
+    this.keep = List.of(a.keepExceptions());
+    String[] names = NAMES.getParameterNames(method);
+    this.parameterNames = new String[method.getParameterCount()];
+    for (int i = 0; i < parameterNames.length; i++) {
+      parameterNames[i] = names != null && names.length == parameterNames.length ? names[i] : "p" + i;
+    }
+    this.codec = codec;
+  }
+
+  /** The name a message gives the method: {@code com.acme.Orders.place}. */
+  static String source(Class<?> type, Method method) {
+    return type.getName() + "." + method.getName();
+  }
+
+  /** Makes (and checks) the codec of a method's return values. */
+  @FunctionalInterface
+  interface Codecs {
+    /** The codec for {@code method}'s generic return type, or an {@link IllegalStateException} naming it. */
+    Codec<Object> codec(String source, Method method);
+  }
+
+  /**
+   * Reads and checks {@code method} of {@code type}: everything the interceptor needs, or an
+   * {@link IllegalStateException} naming the method. {@code codecs} null makes no codec (policies only).
+   */
+  static IdempotentMethod of(Class<?> type, Method method, Idempotent a, OperationPolicy defaults, Codecs codecs) {
+    String source = source(type, method);
+    checkInterceptable(type, method, source);
+    if (a.mode() == IdempotentRoute.Mode.PHASED) {
+      throw new IllegalStateException("@Idempotent(mode = PHASED) on " + source + ": phased mode is for HTTP routes"
+          + " with a PhasedOperation bean; a bean method runs ATOMIC or LEASED");
+    }
+    if (a.keepStatuses().length > 0 || a.neverKeepStatuses().length > 0) {
+      throw new IllegalStateException("@Idempotent on " + source + ": keepStatuses and neverKeepStatuses apply to"
+          + " HTTP routes; on a bean method, name the exceptions to keep with keepExceptions");
+    }
+    if (a.key().isBlank()) {
+      throw new IllegalStateException("@Idempotent on " + source + " needs a key: a SpEL expression over the"
+          + " arguments, such as @Idempotent(key = \"#order.id\") or key = \"#p0\"");
+    }
+    OperationPolicy policy = policy(source, a, defaults);
+    Codec<Object> codec = codecs == null ? null : codecs.codec(source, method);
+    return new IdempotentMethod(method, source, a, policy, codec);
+  }
+
+  /** The policy the annotation declares; the fingerprint pointers apply to the fingerprint's JSON. */
+  static OperationPolicy policy(String source, Idempotent a, OperationPolicy defaults) {
+    return AnnotatedRoutes.policy(source, a, defaults);
+  }
+
+  static Operation operation(String source, Method method, Idempotent a) {
+    String name = a.operation().isBlank() ? method.getDeclaringClass().getName() + "#" + method.getName()
+        : a.operation().trim();
+    try {
+      return Operation.of(name);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("@Idempotent(operation = \"" + a.operation() + "\") on " + source + ": "
+          + e.getMessage(), e);
+    }
+  }
+
+  private static void checkInterceptable(Class<?> type, Method method, String source) {
+    int modifiers = method.getModifiers();
+    if (Modifier.isFinal(type.getModifiers()) || Modifier.isFinal(modifiers) || Modifier.isPrivate(modifiers)
+        || Modifier.isStatic(modifiers)) {
+      throw new IllegalStateException("@Idempotent on " + source + " must be on a method that is not final, private"
+          + " or static, of a class that is not final: Spring calls it through a proxy, which cannot intercept such"
+          + " a method, so the call would not be idempotent");
+    }
+  }
+
+  private static Expression parse(String source, String attribute, String expression) {
+    try {
+      return PARSER.parseExpression(expression);
+    } catch (ParseException e) {
+      throw new IllegalStateException("@Idempotent(" + attribute + " = \"" + expression + "\") on " + source
+          + " is not a valid SpEL expression: " + e.getMessage(), e);
+    }
+  }
+
+  /** The key's text for these arguments, or null when the expression gives null or blank. */
+  String key(EvaluationContext context) {
+    Object value = evaluate(key, "key", context);
+    String text = value == null ? null : value.toString();
+    return text == null || text.isBlank() ? null : text;
+  }
+
+  /** The scope for these arguments, or null when the method has no scope expression. */
+  String scope(EvaluationContext context) {
+    if (scope == null) {
+      return null;
+    }
+    Object value = evaluate(scope, "scope", context);
+    if (value == null || value.toString().isBlank()) {
+      throw new IllegalArgumentException("@Idempotent(scope = \"" + scope.getExpressionString() + "\") of " + source
+          + " gave no scope for this call; keys never run without one");
+    }
+    return value.toString();
+  }
+
+  /** What the fingerprint covers for these arguments: the expression's value, or every argument by name. */
+  Object fingerprintInput(EvaluationContext context, Object[] arguments) {
+    if (fingerprint != null) {
+      return evaluate(fingerprint, "fingerprint", context);
+    }
+    Map<String, Object> all = new LinkedHashMap<>();
+    for (int i = 0; i < arguments.length; i++) {
+      Object argument = arguments[i];
+      all.put(parameterNames[i], argument instanceof Optional<?> o ? o.orElse(null) : argument);
+    }
+    return all;
+  }
+
+  private Object evaluate(Expression expression, String attribute, EvaluationContext context) {
+    try {
+      return expression.getValue(context);
+    } catch (EvaluationException e) {
+      throw new IllegalArgumentException("@Idempotent(" + attribute + " = \"" + expression.getExpressionString()
+          + "\") of " + source + " cannot be evaluated for this call: " + e.getMessage(), e);
+    }
+  }
+
+  /** Whether {@code failure} is one of the exceptions the method keeps. */
+  boolean keeps(Throwable failure) {
+    for (Class<? extends Throwable> type : keep) {
+      if (type.isInstance(failure)) {
+        return true;
+      }
+    }
+    return false;
+  }
+}

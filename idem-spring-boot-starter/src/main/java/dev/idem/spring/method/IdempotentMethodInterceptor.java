@@ -1,0 +1,293 @@
+package dev.idem.spring.method;
+
+import dev.idem.core.Idem;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentCall;
+import dev.idem.core.OperationPolicy;
+import dev.idem.core.RecordKey;
+import dev.idem.core.Scope;
+import dev.idem.core.StoreException;
+import dev.idem.core.WorkFailedException;
+import dev.idem.core.crypto.EncryptedIdempotencyStore;
+import dev.idem.core.spi.IdempotencyStore;
+import dev.idem.jdbc.JdbcIdempotencyStore;
+import dev.idem.servlet.IdempotentRoute;
+import dev.idem.spring.Idempotent;
+import dev.idem.spring.boot.IdemAutoConfiguration;
+import dev.idem.spring.boot.IdemProperties;
+import java.lang.reflect.Method;
+import java.sql.Connection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import javax.sql.DataSource;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.BeanWrapperImpl;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.ClassUtils;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * Runs each call of an {@code @Idempotent} bean method as an {@link IdempotentCall}. Its collaborators are looked up
+ * after every singleton exists, when it also checks every such method, so that a bad one fails the start.
+ *
+ * <p>ATOMIC calls on the JDBC store run in a Spring transaction (the caller's, or a new one) whose connection the
+ * store joins: the method's JDBC and JPA writes (flushed before the record is written) commit with the record. A
+ * kept exception is recorded after that transaction rolled back, in a store transaction of its own.
+ */
+final class IdempotentMethodInterceptor implements MethodInterceptor, SmartInitializingSingleton {
+  private static final System.Logger LOG = System.getLogger(IdempotentMethodInterceptor.class.getName());
+  private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
+  private static final int MAX_ATTEMPTS = 8;
+
+  private final ListableBeanFactory beans;
+  private final ObjectProvider<Idem> idems;
+  private final ObjectProvider<ObjectMapper> mappers;
+  private final ObjectProvider<PlatformTransactionManager> transactionManagers;
+  private final ObjectProvider<IdemProperties> properties;
+  private final Map<Method, IdempotentMethod> methods = new ConcurrentHashMap<>();
+  private final ThreadLocal<Connection> joined = new ThreadLocal<>();
+  private volatile Idem idem;
+  private volatile ObjectMapper mapper;
+  private volatile Transactions transactions;
+  private volatile boolean started;
+
+  IdempotentMethodInterceptor(ListableBeanFactory beans, ObjectProvider<Idem> idems,
+      ObjectProvider<ObjectMapper> mappers, ObjectProvider<PlatformTransactionManager> transactionManagers,
+      ObjectProvider<IdemProperties> properties) {
+    this.beans = beans;
+    this.idems = idems;
+    this.mappers = mappers;
+    this.transactionManagers = transactionManagers;
+    this.properties = properties;
+  }
+
+  /** The JDBC store, its DataSource and the transaction manager that manages it. */
+  private record Transactions(TransactionTemplate template, DataSource dataSource, JdbcIdempotencyStore store) {}
+
+  @Override
+  public void afterSingletonsInstantiated() {
+    started = true;
+    ObjectMapper objectMapper = mappers.getIfAvailable();
+    if (objectMapper == null) {
+      objectMapper = new ObjectMapper();
+    }
+    OperationPolicy defaults = IdemAutoConfiguration.defaults(properties.getIfAvailable(IdemProperties::new));
+    List<IdempotentMethod> found = IdempotentMethods.scan(beans, defaults, new JacksonCodecs(objectMapper));
+    Idem instance = idems.getIfAvailable();
+    if (instance == null) {
+      if (found.isEmpty()) {
+        return;
+      }
+      throw new IllegalStateException("@Idempotent bean methods exist (" + found.get(0).source + " ...) but no Idem"
+          + " could be configured: it needs one DataSource (or a @Primary one), one IdempotencyStore bean (or a"
+          + " @Primary one), or an Idem bean");
+    }
+    for (IdempotentMethod m : found) {
+      OperationPolicy registered = instance.policy(m.operation);
+      if (!registered.toString().equals(m.policy.toString())) {
+        LOG.log(System.Logger.Level.WARNING, "Idem '" + instance.name() + "': the Idem bean has no policy for "
+            + m.operation + " as " + m.source + " declares it; the bean's policy applies: " + registered);
+      }
+      methods.put(m.method, m);
+    }
+    this.mapper = objectMapper;
+    this.transactions = transactions(instance);
+    this.idem = instance;
+    if (found.isEmpty()) {
+      return;
+    }
+    LOG.log(System.Logger.Level.INFO, "Idem '" + instance.name() + "': idempotent methods " + found.stream()
+        .map(m -> m.source + " (" + m.operation + ", " + m.mode + ")").toList()
+        + (transactions == null ? "; ATOMIC methods run in the store's own transaction, not Spring's" : ""));
+  }
+
+  private Transactions transactions(Idem instance) {
+    IdempotencyStore store = instance.store() instanceof EncryptedIdempotencyStore sealed ? sealed.unwrap()
+        : instance.store();
+    PlatformTransactionManager manager = transactionManagers.getIfUnique();
+    if (!(store instanceof JdbcIdempotencyStore jdbc) || manager == null) {
+      return null;
+    }
+    // DataSourceTransactionManager and JpaTransactionManager both expose the DataSource they manage
+    BeanWrapperImpl properties = new BeanWrapperImpl(manager);
+    Object managed = properties.isReadableProperty("dataSource") ? properties.getPropertyValue("dataSource") : null;
+    return managed == jdbc.dataSource() ? new Transactions(new TransactionTemplate(manager), jdbc.dataSource(), jdbc)
+        : null;
+  }
+
+  @Override
+  public Object invoke(MethodInvocation invocation) throws Throwable {
+    Class<?> target = invocation.getThis() == null ? invocation.getMethod().getDeclaringClass()
+        : AopUtils.getTargetClass(invocation.getThis());
+    if (idem == null) {
+      throw new IllegalStateException("@Idempotent method " + invocation.getMethod() + (started
+          ? " has no Idem to run with: it needs one DataSource (or a @Primary one), one IdempotencyStore bean (or a"
+              + " @Primary one), or an Idem bean"
+          : " was called before the application finished starting; idempotent methods run once every singleton"
+              + " exists"));
+    }
+    Method specific = AopUtils.getMostSpecificMethod(invocation.getMethod(), target);
+    IdempotentMethod m = methods.get(specific);
+    if (m == null) {
+      m = unscanned(target, specific);
+    }
+    Object[] arguments = invocation.getArguments();
+    MethodBasedEvaluationContext context =
+        new MethodBasedEvaluationContext(invocation.getThis(), m.method, arguments, NAMES);
+    context.setBeanResolver(new BeanFactoryResolver(beans));
+    String key = m.key(context);
+    if (key == null) {
+      if (m.keyRequired) {
+        throw new IllegalArgumentException("@Idempotent(key = \"" + m.key.getExpressionString() + "\") of " + m.source
+            + " gave no key for this call");
+      }
+      return invocation.proceed();
+    }
+    String scope = m.scope(context);
+    RecordKey recordKey = new RecordKey(Scope.of(scope == null ? idem.name() : scope), m.operation,
+        IdempotencyKey.of(key));
+    byte[] input;
+    try {
+      input = mapper.writeValueAsBytes(m.fingerprintInput(context, arguments));
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("@Idempotent on " + m.source + ": the fingerprint's arguments cannot be"
+          + " written as JSON (" + e.getMessage() + "); name what it covers with @Idempotent(fingerprint = ...)", e);
+    }
+    IdempotentCall call = idem.call(recordKey).fingerprintJson(input);
+    try {
+      if (m.mode == IdempotentRoute.Mode.LEASED) {
+        return call.keepFailures(m::keeps).leased(m.codec, () -> proceed(invocation)).value();
+      }
+      Transactions tx = transactions;
+      if (tx == null) {
+        return call.keepFailures(m::keeps).atomic(m.codec, t -> proceed(invocation)).value();
+      }
+      return inSpringTransaction(tx, m, call, invocation);
+    } catch (WorkFailedException e) {
+      // the method's own checked exception, wrapped by the executor: the caller gets it as the method declared it
+      throw e.getCause() instanceof Exception cause && !(cause instanceof RuntimeException) ? cause : e;
+    }
+  }
+
+  /**
+   * A method the startup scan did not see (a bean whose declared type hides it, such as a {@code @Bean} method that
+   * returns an interface): read and checked at its first call. Its operation has the default policy unless the Idem
+   * bean has one for it.
+   */
+  private IdempotentMethod unscanned(Class<?> target, Method specific) {
+    return methods.computeIfAbsent(specific, method -> {
+      Idempotent a = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+      if (a == null) {
+        throw new IllegalStateException("no @Idempotent on " + method);
+      }
+      String source = IdempotentMethod.source(target, method);
+      IdempotentMethod read = IdempotentMethod.of(ClassUtils.getUserClass(target), method, a,
+          idem.policy(IdempotentMethod.operation(source, method, a)), new JacksonCodecs(mapper));
+      LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': @Idempotent method " + read.source
+          + " was not found when the application started (its bean's declared type does not show it); it runs"
+          + " with the policy of " + read.operation + " that the Idem bean has, not the annotation's");
+      return read;
+    });
+  }
+
+  private Object inSpringTransaction(Transactions tx, IdempotentMethod m, IdempotentCall call,
+      MethodInvocation invocation) throws Throwable {
+    for (int attempt = 1; ; attempt++) {
+      Attempt a = attempt(tx, m, call, invocation);
+      if (a.failed == null) {
+        return a.value;
+      }
+      // a deadlock or a serialization failure rolled back a transaction of our own: run it again, as the store
+      // does with its own transactions (inside the caller's transaction only the caller can)
+      if (a.own && attempt < MAX_ATTEMPTS && a.failed instanceof StoreException e && e.isTransient()) {
+        continue;
+      }
+      Throwable failure = a.failed instanceof WorkFailedException && a.failed.getCause() != null
+          ? a.failed.getCause() : a.failed;
+      if (a.ran && m.keeps(failure)) {
+        Optional<IdempotentCall.Result<Object>> earlier = call.keepFailure(m.codec, failure);
+        if (earlier.isPresent()) {
+          return earlier.get().value();
+        }
+      }
+      throw a.failed;
+    }
+  }
+
+  /** One run of a call in a Spring transaction. */
+  private record Attempt(Object value, Throwable failed, boolean ran, boolean own) {}
+
+  private Attempt attempt(Transactions tx, IdempotentMethod m, IdempotentCall call, MethodInvocation invocation) {
+    boolean[] own = {false};
+    boolean[] ran = {false};
+    Object[] value = {null};
+    Throwable[] failed = {null};
+    tx.template().executeWithoutResult(status -> {
+      own[0] = status.isNewTransaction();
+      Connection outer = joined.get();
+      Connection c = DataSourceUtils.getConnection(tx.dataSource());
+      // a nested idempotent method in the same transaction runs on the connection the store already has
+      boolean bind = outer == null;
+      JdbcIdempotencyStore.Binding binding = bind ? tx.store().useConnection(c) : null;
+      if (bind) {
+        joined.set(c);
+      }
+      try {
+        IdempotentCall.Result<Object> result = call.atomic(m.codec, t -> {
+          ran[0] = true;
+          Object returned = proceed(invocation);
+          flush(status);
+          return returned;
+        });
+        if (ran[0] && result.replayed()) {
+          // lost a race to a concurrent duplicate: what this execution wrote must not commit
+          status.setRollbackOnly();
+        }
+        value[0] = result.value();
+      } catch (RuntimeException | Error e) {
+        if (ran[0] || own[0]) {
+          status.setRollbackOnly();
+        }
+        failed[0] = e;
+      } finally {
+        if (bind) {
+          joined.remove();
+          binding.close();
+        }
+        DataSourceUtils.releaseConnection(c, tx.dataSource());
+      }
+    });
+    return new Attempt(value[0], failed[0], ran[0], own[0]);
+  }
+
+  /** Writes what a JPA persistence context holds, so that a lost race or a failure rolls it back with the rest. */
+  private static void flush(TransactionStatus status) {
+    status.flush();
+  }
+
+  /** Calls the method; a {@link Throwable} that is neither an exception nor an error is wrapped. */
+  private static Object proceed(MethodInvocation invocation) throws Exception {
+    try {
+      return invocation.proceed();
+    } catch (Exception | Error e) {
+      throw e;
+    } catch (Throwable t) {
+      throw new IllegalStateException(t);
+    }
+  }
+}

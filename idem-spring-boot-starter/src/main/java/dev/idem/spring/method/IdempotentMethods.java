@@ -1,0 +1,103 @@
+package dev.idem.spring.method;
+
+import dev.idem.core.Operation;
+import dev.idem.core.OperationPolicy;
+import dev.idem.spring.Idempotent;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.stereotype.Controller;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Finds the {@code @Idempotent} methods of the application's beans that are not controllers (whose methods are HTTP
+ * routes), reading bean types without creating the beans. The auto-configuration registers their policies with the
+ * {@code Idem} and checks them at startup.
+ */
+public final class IdempotentMethods {
+  private static final List<String> METHOD_ONLY = List.of("key", "scope", "operation", "fingerprint",
+      "keepExceptions");
+
+  private IdempotentMethods() {}
+
+  /** The operation policy of every {@code @Idempotent} bean method; fails, naming the method, on a bad value. */
+  public static Map<Operation, OperationPolicy> policies(ListableBeanFactory beans, OperationPolicy defaults) {
+    Map<Operation, OperationPolicy> policies = new LinkedHashMap<>();
+    for (IdempotentMethod m : scan(beans, defaults, null)) {
+      policies.put(m.operation, m.policy);
+    }
+    return policies;
+  }
+
+  /**
+   * Every {@code @Idempotent} bean method, checked (with the codecs of their return types when {@code codecs} is not
+   * null).
+   * Also fails when a controller's {@code @Idempotent} method sets an attribute that only bean methods read.
+   */
+  static List<IdempotentMethod> scan(ListableBeanFactory beans, OperationPolicy defaults,
+      IdempotentMethod.Codecs codecs) {
+    Map<String, IdempotentMethod> found = new LinkedHashMap<>();
+    for (String name : beans.getBeanNamesForType(Object.class, true, false)) {
+      Class<?> type = beans.getType(name, false);
+      if (type == null) {
+        continue;
+      }
+      Class<?> user = ClassUtils.getUserClass(type);
+      if (user.getName().startsWith("org.springframework.")) {
+        continue;
+      }
+      Map<Method, Idempotent> methods;
+      try {
+        methods = MethodIntrospector.selectMethods(user,
+            (MethodIntrospector.MetadataLookup<Idempotent>) m -> AnnotatedElementUtils.findMergedAnnotation(m,
+                Idempotent.class));
+      } catch (LinkageError e) {
+        // a library bean whose methods name an optional class that is absent: it has no @Idempotent of ours
+        continue;
+      }
+      boolean controller = AnnotatedElementUtils.hasAnnotation(user, Controller.class);
+      for (Map.Entry<Method, Idempotent> e : methods.entrySet()) {
+        if (controller) {
+          checkRoute(user, e.getKey(), e.getValue());
+          continue;
+        }
+        IdempotentMethod m = IdempotentMethod.of(user, e.getKey(), e.getValue(), defaults, codecs);
+        IdempotentMethod previous = found.putIfAbsent(m.operation.name(), m);
+        if (previous != null && !previous.source.equals(m.source)) {
+          throw new IllegalStateException("@Idempotent operation " + m.operation + " is declared twice: on "
+              + previous.source + " and on " + m.source + "; give one of them its own operation");
+        }
+      }
+    }
+    return new ArrayList<>(found.values());
+  }
+
+  private static void checkRoute(Class<?> type, Method method, Idempotent a) {
+    List<String> set = new ArrayList<>();
+    if (!a.key().isEmpty()) {
+      set.add("key");
+    }
+    if (!a.scope().isEmpty()) {
+      set.add("scope");
+    }
+    if (!a.operation().isEmpty()) {
+      set.add("operation");
+    }
+    if (!a.fingerprint().isEmpty()) {
+      set.add("fingerprint");
+    }
+    if (a.keepExceptions().length > 0) {
+      set.add("keepExceptions");
+    }
+    if (!set.isEmpty()) {
+      throw new IllegalStateException("@Idempotent on " + IdempotentMethod.source(type, method) + " sets " + set
+          + ", which only bean methods read " + METHOD_ONLY + "; on a controller the key is the Idempotency-Key"
+          + " header and the scope comes from the request");
+    }
+  }
+}

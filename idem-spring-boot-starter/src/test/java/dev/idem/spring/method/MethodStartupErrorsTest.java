@@ -1,0 +1,230 @@
+package dev.idem.spring.method;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.idem.servlet.IdempotentRoute;
+import dev.idem.spring.Idempotent;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/** What an {@code @Idempotent} bean method cannot be: each fails the start, naming the method and the way out. */
+class MethodStartupErrorsTest {
+
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
+  static class Base {}
+
+  public static class NoKey {
+    @Idempotent
+    public String run(String id) {
+      return id;
+    }
+  }
+
+  public static class BadKey {
+    @Idempotent(key = "#id +")
+    public String run(String id) {
+      return id;
+    }
+  }
+
+  public static class FinalMethod {
+    @Idempotent(key = "#id")
+    public final String run(String id) {
+      return id;
+    }
+  }
+
+  public static class PrivateMethod {
+    @Idempotent(key = "#id")
+    private String run(String id) {
+      return id;
+    }
+
+    public String call(String id) {
+      return run(id);
+    }
+  }
+
+  /** Jackson finds nothing to write. */
+  public static class Opaque {
+    private final int secret = 7;
+
+    @Override
+    public String toString() {
+      return "Opaque" + secret;
+    }
+  }
+
+  public static class OpaqueResult {
+    @Idempotent(key = "#id")
+    public Opaque run(String id) {
+      return new Opaque();
+    }
+  }
+
+  public static class ObjectResult {
+    @Idempotent(key = "#id")
+    public Object run(String id) {
+      return id;
+    }
+  }
+
+  public static class AsyncResult {
+    @Idempotent(key = "#id")
+    public CompletableFuture<String> run(String id) {
+      return CompletableFuture.completedFuture(id);
+    }
+  }
+
+  public static class Phased {
+    @Idempotent(key = "#id", mode = IdempotentRoute.Mode.PHASED)
+    public String run(String id) {
+      return id;
+    }
+  }
+
+  public static class KeptStatuses {
+    @Idempotent(key = "#id", keepStatuses = 409)
+    public String run(String id) {
+      return id;
+    }
+  }
+
+  @RestController
+  public static class ControllerWithKey {
+    @PostMapping("/things")
+    @Idempotent(key = "#id")
+    public String run(String id) {
+      return id;
+    }
+  }
+
+  public static class Fine {
+    @Idempotent(key = "#id")
+    public String run(String id) {
+      return id;
+    }
+
+    @Idempotent(key = "#id", operation = "fine.touch")
+    public void touch(String id) {}
+  }
+
+  public interface Greeter {
+    String greet(String id);
+  }
+
+  /** Declared as a {@link Greeter} by its {@code @Bean} method: the startup scan cannot see its annotation. */
+  public static class CountingGreeter implements Greeter {
+    final AtomicInteger calls = new AtomicInteger();
+
+    @Override
+    @Idempotent(key = "#id")
+    public String greet(String id) {
+      return "hello " + id + " #" + calls.incrementAndGet();
+    }
+  }
+
+  @Configuration
+  static class HiddenBean {
+    @Bean
+    Greeter greeter() {
+      return new CountingGreeter();
+    }
+  }
+
+  private static Throwable start(Class<?> bean) {
+    return catchThrowable(() -> {
+      try (ConfigurableApplicationContext ignored = run(bean)) {
+        // started: no failure
+      }
+    });
+  }
+
+  private static ConfigurableApplicationContext run(Class<?> bean) {
+    return new SpringApplicationBuilder(Base.class, bean).web(WebApplicationType.NONE).run(
+        "--spring.datasource.url=jdbc:h2:mem:startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+        "--idem.store.initialize-schema=true");
+  }
+
+  private static String messages(Throwable t) {
+    List<String> all = new ArrayList<>();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      all.add(String.valueOf(c.getMessage()));
+    }
+    return String.join(" | ", all);
+  }
+
+  @Test
+  void aMethodWithoutAKeyExpression() {
+    assertThat(messages(start(NoKey.class))).contains("@Idempotent on " + NoKey.class.getName() + ".run needs a key")
+        .contains("#order.id");
+  }
+
+  @Test
+  void aKeyThatIsNotSpel() {
+    assertThat(messages(start(BadKey.class))).contains("@Idempotent(key = \"#id +\") on " + BadKey.class.getName()
+        + ".run is not a valid SpEL expression");
+  }
+
+  @Test
+  void methodsAProxyCannotIntercept() {
+    assertThat(messages(start(FinalMethod.class))).contains(FinalMethod.class.getName() + ".run must be on a method"
+        + " that is not final, private or static");
+    assertThat(messages(start(PrivateMethod.class))).contains(PrivateMethod.class.getName() + ".run must be on a"
+        + " method that is not final, private or static");
+  }
+
+  @Test
+  void returnTypesTheObjectMapperCannotKeep() {
+    assertThat(messages(start(OpaqueResult.class))).contains("@Idempotent on " + OpaqueResult.class.getName()
+        + ".run: the application's ObjectMapper cannot keep its return type");
+    assertThat(messages(start(ObjectResult.class))).contains(ObjectResult.class.getName() + ".run: its return type"
+        + " java.lang.Object cannot be kept");
+    assertThat(messages(start(AsyncResult.class))).contains(AsyncResult.class.getName() + ".run: its return type"
+        + " java.util.concurrent.CompletableFuture<java.lang.String> cannot be kept");
+  }
+
+  @Test
+  void attributesThatDoNotApply() {
+    assertThat(messages(start(Phased.class))).contains("@Idempotent(mode = PHASED) on " + Phased.class.getName()
+        + ".run: phased mode is for HTTP routes");
+    assertThat(messages(start(KeptStatuses.class))).contains(KeptStatuses.class.getName()
+        + ".run: keepStatuses and neverKeepStatuses apply to HTTP routes");
+    assertThat(messages(start(ControllerWithKey.class))).contains(ControllerWithKey.class.getName()
+        + ".run sets [key], which only bean methods read");
+  }
+
+  @Test
+  void aMethodTheScanCouldNotSeeIsReadAtItsFirstCall() {
+    try (ConfigurableApplicationContext context = run(HiddenBean.class)) {
+      Greeter greeter = context.getBean(Greeter.class);
+      assertThat(greeter.greet("a")).isEqualTo("hello a #1");
+      assertThat(greeter.greet("a")).isEqualTo("hello a #1");
+      assertThat(greeter.greet("b")).isEqualTo("hello b #2");
+    }
+  }
+
+  @Test
+  void aVoidMethodAndAPlainOneStart() {
+    try (ConfigurableApplicationContext context = run(Fine.class)) {
+      Fine fine = context.getBean(Fine.class);
+      assertThat(fine.run("a")).isEqualTo("a");
+      fine.touch("b");
+    }
+  }
+}

@@ -1,0 +1,217 @@
+package dev.idem.spring.method;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.Idem;
+import dev.idem.core.PayloadMismatchException;
+import dev.idem.core.RecordKey;
+import dev.idem.core.ReplayedFailureException;
+import dev.idem.core.RequestInProgressException;
+import dev.idem.spring.method.app.ShopApp;
+import dev.idem.spring.method.app.ShopApp.InsufficientFundsException;
+import dev.idem.spring.method.app.ShopApp.OutOfStockException;
+import dev.idem.spring.method.app.ShopApp.PlaceOrder;
+import dev.idem.spring.method.app.ShopApp.Receipt;
+import dev.idem.spring.method.app.ShopApp.Shop;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * {@code @Idempotent} service methods in a Spring Boot application on a real database: one effect per key under a
+ * race, replays equal to the first value (generic types included), kept and transient exceptions, in-flight
+ * duplicates.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class MethodsContract {
+  private ConfigurableApplicationContext context;
+  protected Shop shop;
+  protected JdbcTemplate jdbc;
+  private final String tenant = "t-" + UUID.randomUUID().toString().substring(0, 8);
+  /** Keys of the methods without a scope expression live in one scope: this run's own prefix keeps them apart. */
+  private final String run = UUID.randomUUID().toString().substring(0, 8);
+
+  protected String k(String key) {
+    return run + "-" + key;
+  }
+
+  protected abstract String[] databaseProperties();
+
+  @BeforeAll
+  void start() throws Exception {
+    List<String> args = new ArrayList<>(List.of("--idem.name=methods-test", "--idem.store.initialize-schema=true",
+        "--idem.store.table=idem_method_record", "--spring.datasource.hikari.maximum-pool-size=40"));
+    args.addAll(List.of(databaseProperties()));
+    context = new SpringApplicationBuilder(ShopApp.class).web(WebApplicationType.NONE)
+        .run(args.toArray(String[]::new));
+    jdbc = context.getBean(JdbcTemplate.class);
+    try (Connection c = context.getBean(DataSource.class).getConnection()) {
+      jdbc.execute(ShopApp.effectTable(c.getMetaData().getDatabaseProductName()));
+    }
+    shop = context.getBean(Shop.class);
+  }
+
+  @AfterAll
+  void stop() {
+    if (context != null) {
+      context.close();
+    }
+  }
+
+  protected int effects(String marker) {
+    return jdbc.queryForObject("SELECT COUNT(*) FROM idem_shop_effect WHERE marker = ?", Integer.class, marker);
+  }
+
+  private PlaceOrder order(String id, String sku) {
+    return new PlaceOrder(id, tenant, sku, 2, "first");
+  }
+
+  @Test
+  void theBeanIsProxiedAndADuplicateCallReplaysTheFirstValue() {
+    assertThat(AopUtils.isAopProxy(shop)).isTrue();
+    Receipt first = shop.place(order("o-1", "apple"));
+    Receipt second = shop.place(new PlaceOrder("o-1", tenant, "apple", 2, "a retry changes only the note"));
+
+    assertThat(second).isEqualTo(first);
+    assertThat(effects(tenant + "/o-1")).isEqualTo(1);
+    assertThat(context.getBean(Idem.class).store()
+        .find(RecordKey.of(tenant, "dev.idem.spring.method.app.ShopApp$Shop#place", "o-1"))).isPresent();
+  }
+
+  @Test
+  void sixteenConcurrentCallsPerKeyOverTwoHundredRoundsGiveOneEffectEach() throws Exception {
+    int threads = 16;
+    int rounds = 200;
+    int runsBefore = Shop.PLACE_RUNS.get();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < rounds; round++) {
+        String id = "race-" + round;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Future<Receipt>> answers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          answers.add(pool.submit(() -> {
+            start.await(30, TimeUnit.SECONDS);
+            return shop.place(order(id, "pear"));
+          }));
+        }
+        Set<Receipt> receipts = new HashSet<>();
+        for (Future<Receipt> answer : answers) {
+          receipts.add(answer.get(60, TimeUnit.SECONDS));
+        }
+        assertThat(receipts).as("round %d", round).hasSize(1);
+        assertThat(effects(tenant + "/" + id)).as("round %d", round).isEqualTo(1);
+      }
+      assertThat(Shop.PLACE_RUNS.get() - runsBefore).as("duplicates ran the method and rolled it back: the race"
+          + " was run").isGreaterThan(rounds);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void genericReturnTypesSurviveTheReplay() {
+    List<Receipt> list = shop.list(k("g-1"), 3);
+    assertThat(shop.list(k("g-1"), 3)).isEqualTo(list).first().isInstanceOf(Receipt.class);
+    assertThat(effects("list/" + k("g-1"))).isEqualTo(1);
+
+    Optional<Receipt> present = shop.find(k("g-2"), true);
+    assertThat(shop.find(k("g-2"), true)).isEqualTo(present).isPresent();
+    assertThat(shop.find(k("g-3"), false)).isEmpty();
+    assertThat(shop.find(k("g-3"), false)).isEmpty();
+    assertThat(effects("find/" + k("g-2")) + effects("find/" + k("g-3"))).isEqualTo(2);
+
+    shop.touch(k("g-4"));
+    shop.touch(k("g-4"));
+    assertThat(effects("touch/" + k("g-4"))).as("a void method runs once too").isEqualTo(1);
+  }
+
+  @Test
+  void anotherRequestWithTheSameKeyIsRefused() {
+    shop.place(order("o-2", "apple"));
+    assertThatThrownBy(() -> shop.place(order("o-2", "plum"))).isInstanceOf(PayloadMismatchException.class)
+        .hasMessageContaining("sku");
+    assertThat(effects(tenant + "/o-2")).isEqualTo(1);
+  }
+
+  @Test
+  void aKeptExceptionIsThrownAgainWithoutItsEffect() {
+    assertThatThrownBy(() -> shop.place(order("o-3", "none"))).isInstanceOf(OutOfStockException.class);
+    assertThatThrownBy(() -> shop.place(order("o-3", "none")))
+        .isInstanceOfSatisfying(ReplayedFailureException.class, e -> {
+          assertThat(e.isOf(OutOfStockException.class)).isTrue();
+          assertThat(e.exceptionMessage()).isEqualTo("sku none is out of stock");
+        });
+    assertThat(effects(tenant + "/o-3")).as("the failed call's writes rolled back").isZero();
+  }
+
+  @Test
+  void aKeptCheckedExceptionIsThrownAsDeclaredThenReplayed() {
+    assertThatThrownBy(() -> shop.pay(k("p-1"), 500)).isInstanceOf(InsufficientFundsException.class);
+    assertThatThrownBy(() -> shop.pay(k("p-1"), 500)).isInstanceOf(ReplayedFailureException.class)
+        .hasMessageContaining("balance below 500");
+    assertThat(effects("pay/" + k("p-1"))).isZero();
+  }
+
+  @Test
+  void aTransientExceptionFreesTheKey() {
+    assertThatThrownBy(() -> shop.place(order("o-4", "flaky"))).isInstanceOf(IllegalStateException.class);
+    assertThat(effects(tenant + "/o-4")).isZero();
+    assertThat(shop.place(order("o-4", "apple")).sku()).isEqualTo("apple");
+    assertThat(effects(tenant + "/o-4")).isEqualTo(1);
+  }
+
+  @Test
+  void anInFlightDuplicateGetsTheTypedExceptionThenTheReplay() throws Exception {
+    Shop.started = new CountDownLatch(1);
+    Shop.finish = new CountDownLatch(1);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<String> first = pool.submit(() -> shop.slow(k("s-1")));
+      assertThat(Shop.started.await(30, TimeUnit.SECONDS)).isTrue();
+      assertThatThrownBy(() -> shop.slow(k("s-1"))).isInstanceOfSatisfying(RequestInProgressException.class,
+          e -> assertThat(e.retryAfter()).isPositive());
+      Shop.finish.countDown();
+      assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo("slow " + k("s-1"));
+      assertThat(shop.slow(k("s-1"))).isEqualTo("slow " + k("s-1"));
+      assertThat(effects("slow/" + k("s-1"))).isEqualTo(1);
+    } finally {
+      Shop.finish.countDown();
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aMissingKeyFailsTheCallOrRunsItWhenTheKeyIsOptional() {
+    assertThatThrownBy(() -> shop.place(new PlaceOrder(null, tenant, "apple", 1, "")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("#order.id");
+    assertThatThrownBy(() -> shop.place(null)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("@Idempotent(key = \"#order.id\") of " + Shop.class.getName() + ".place cannot be"
+            + " evaluated");
+    int before = effects("optional/null");
+    assertThat(shop.optionalKey(null)).isEqualTo("ran");
+    assertThat(shop.optionalKey(null)).isEqualTo("ran");
+    assertThat(effects("optional/null") - before).as("no key: the method runs each time").isEqualTo(2);
+  }
+}

@@ -1,0 +1,127 @@
+package dev.idem.spring.method.jpa;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.Idem;
+import dev.idem.core.RecordKey;
+import dev.idem.spring.method.jpa.JpaShopApp.Orders;
+import dev.idem.spring.method.jpa.JpaShopApp.Placed;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.orm.jpa.JpaTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The JPA path on PostgreSQL: the entity an {@code @Idempotent} method persists commits in the transaction that
+ * writes the record, so a rollback leaves neither, and a race leaves one entity.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class JpaMethodsTest {
+  private static final String OPERATION = "dev.idem.spring.method.jpa.JpaShopApp$Orders#place";
+  private ConfigurableApplicationContext context;
+  private Orders orders;
+  private Idem idem;
+  private final String tenant = "jpa-" + UUID.randomUUID().toString().substring(0, 8);
+
+  @BeforeAll
+  void start() {
+    context = new SpringApplicationBuilder(JpaShopApp.class).web(WebApplicationType.NONE).run(
+        "--spring.datasource.url=" + System.getProperty("idem.test.postgres.url",
+            "jdbc:postgresql://127.0.0.1:5432/test"),
+        "--spring.datasource.username=" + System.getProperty("idem.test.postgres.user", "postgres"),
+        "--spring.datasource.password=", "--spring.datasource.hikari.maximum-pool-size=30",
+        "--idem.name=jpa-test", "--idem.store.initialize-schema=true", "--idem.store.table=idem_jpa_record");
+    orders = context.getBean(Orders.class);
+    idem = context.getBean(Idem.class);
+  }
+
+  @AfterAll
+  void stop() {
+    if (context != null) {
+      context.close();
+    }
+  }
+
+  private boolean recorded(String id) {
+    return idem.store().find(RecordKey.of(tenant, OPERATION, id)).isPresent();
+  }
+
+  @Test
+  void theTransactionManagerIsJpas() {
+    assertThat(context.getBean(PlatformTransactionManager.class)).isInstanceOf(JpaTransactionManager.class);
+  }
+
+  @Test
+  void theEntityAndTheRecordCommitTogetherAndADuplicateReplays() {
+    Placed first = orders.place(tenant, "o-1", "apple");
+    assertThat(orders.place(tenant, "o-1", "apple")).isEqualTo(first);
+    assertThat(orders.count(tenant, "o-1")).isEqualTo(1);
+    assertThat(recorded("o-1")).isTrue();
+  }
+
+  @Test
+  void theCallersRollbackLeavesNeitherTheEntityNorTheRecord() {
+    TransactionTemplate outer = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+    outer.executeWithoutResult(status -> {
+      assertThat(orders.place(tenant, "o-2", "apple").sku()).isEqualTo("apple");
+      assertThat(orders.count(tenant, "o-2")).as("visible inside the transaction").isEqualTo(1);
+      status.setRollbackOnly();
+    });
+    assertThat(orders.count(tenant, "o-2")).isZero();
+    assertThat(recorded("o-2")).isFalse();
+    // the key is free: the retry runs
+    orders.place(tenant, "o-2", "apple");
+    assertThat(orders.count(tenant, "o-2")).isEqualTo(1);
+  }
+
+  @Test
+  void aFailureLeavesNeitherTheEntityNorTheRecord() {
+    assertThatThrownBy(() -> orders.place(tenant, "o-3", "flaky")).isInstanceOf(IllegalStateException.class);
+    assertThat(orders.count(tenant, "o-3")).isZero();
+    assertThat(recorded("o-3")).isFalse();
+  }
+
+  @Test
+  void sixteenConcurrentCallsPerKeyPersistOneEntity() throws Exception {
+    int threads = 16;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 50; round++) {
+        String id = "race-" + round;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Future<Placed>> answers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          answers.add(pool.submit(() -> {
+            start.await(30, TimeUnit.SECONDS);
+            return orders.place(tenant, id, "pear");
+          }));
+        }
+        Set<Placed> placed = new HashSet<>();
+        for (Future<Placed> answer : answers) {
+          placed.add(answer.get(60, TimeUnit.SECONDS));
+        }
+        assertThat(placed).as("round %d", round).hasSize(1);
+        assertThat(orders.count(tenant, id)).as("round %d", round).isEqualTo(1);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
