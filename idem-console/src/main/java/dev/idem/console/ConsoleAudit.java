@@ -18,7 +18,28 @@ public interface ConsoleAudit {
   /** One INFO line per action on the {@code dev.idem.console} system logger. */
   static ConsoleAudit logging() {
     System.Logger log = System.getLogger("dev.idem.console");
-    return a -> log.log(System.Logger.Level.INFO, "console: " + a.operator() + " " + a.action() + " " + a.target()
-        + ": " + a.outcome() + (a.detail().isEmpty() ? "" : " (" + a.detail() + ")"));
+    return a -> log.log(System.Logger.Level.INFO, "console: " + printable(a.operator()) + " " + a.action() + " "
+        + printable(a.target()) + ": " + a.outcome() + (a.detail().isEmpty() ? "" : " (" + printable(a.detail())
+        + ")"));
+  }
+
+  /** {@code text} with its control characters escaped, so that an operator's reason cannot start a line of its own. */
+  private static String printable(String text) {
+    if (text == null) {
+      return "null";
+    }
+    StringBuilder out = null;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
+        if (out == null) {
+          out = new StringBuilder(text.length() + 16).append(text, 0, i);
+        }
+        out.append(String.format("\\u%04x", (int) c));
+      } else if (out != null) {
+        out.append(c);
+      }
+    }
+    return out == null ? text : out.toString();
   }
 }

@@ -136,7 +136,9 @@ public final class ConsoleServlet extends HttpServlet {
   @Override
   protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
     secure(response);
-    String host = host(request.getServerName());
+    // the Host header as the browser sent it, never a name forwarded headers may have put in its place: a page
+    // that rebinds its own name to this address can set those headers too
+    String host = requestedHost(request.getHeader("Host"));
     if (!allowedHosts.contains("*") && !allowedHosts.contains(host)) {
       HttpBodies.discardOrClose(request, response, MAX_BODY);
       String shown = host.length() > 100 ? host.substring(0, 100) + "…" : host;
@@ -369,12 +371,21 @@ public final class ConsoleServlet extends HttpServlet {
     return "the request comes from a page of another origin; the console answers its own page only";
   }
 
-  private static String host(String serverName) {
-    if (serverName == null) {
+  /** The host of a {@code Host} header, lower case, without its port; an IPv6 address in brackets. */
+  static String requestedHost(String header) {
+    if (header == null) {
       return "";
     }
-    String h = serverName.toLowerCase(Locale.ROOT);
-    return h.indexOf(':') >= 0 && !h.startsWith("[") ? "[" + h + "]" : h;
+    String h = header.strip().toLowerCase(Locale.ROOT);
+    if (h.startsWith("[")) {
+      int end = h.indexOf(']');
+      return end > 0 ? h.substring(0, end + 1) : h;
+    }
+    int colon = h.indexOf(':');
+    if (colon < 0) {
+      return h;
+    }
+    return colon == h.lastIndexOf(':') ? h.substring(0, colon) : "[" + h + "]";
   }
 
   private static void secure(HttpServletResponse response) {

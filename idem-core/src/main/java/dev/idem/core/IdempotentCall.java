@@ -178,7 +178,7 @@ public final class IdempotentCall {
   /**
    * Runs {@code work} in one store transaction with the record's write ({@link Idem#atomic}): the value and the
    * work's writes commit together, or neither does. A caller that bound its own connection to a JDBC store
-   * ({@code JdbcIdempotencyStore.useConnection}) joins its own transaction, and commits it.
+   * ({@code JdbcIdempotencyStore.useConnection}) joins its own transaction, which the caller then commits.
    */
   public <T> Result<T> atomic(Codec<T> codec, InTransaction<T> work) {
     Objects.requireNonNull(codec, "codec");
@@ -225,7 +225,8 @@ public final class IdempotentCall {
     StoredResponse kept = failure(failure);
     Execution execution = idem.store().transactional() ? idem.atomic(request(), tx -> kept)
         : idem.leased(request(), k -> kept);
-    if (execution.outcome() == Execution.Outcome.STORED || execution.outcome() == Execution.Outcome.IN_PROGRESS) {
+    if (execution.outcome() == Execution.Outcome.STORED || execution.outcome() == Execution.Outcome.NOT_STORED
+        || execution.outcome() == Execution.Outcome.IN_PROGRESS) {
       return Optional.empty();
     }
     return Optional.of(result(codec, execution));
@@ -258,7 +259,8 @@ public final class IdempotentCall {
       thrown.addSuppressed(keeping);
       throw thrown;
     }
-    if (execution.outcome() == Execution.Outcome.STORED || execution.outcome() == Execution.Outcome.IN_PROGRESS) {
+    if (execution.outcome() == Execution.Outcome.STORED || execution.outcome() == Execution.Outcome.NOT_STORED
+        || execution.outcome() == Execution.Outcome.IN_PROGRESS) {
       throw thrown;
     }
     return result(codec, execution);
@@ -312,6 +314,14 @@ public final class IdempotentCall {
   }
 
   private <T> Result<T> result(Codec<T> codec, Execution execution) {
+    if (execution.outcome() == Execution.Outcome.NOT_STORED) {
+      // the operation's keep policy refuses the status a call keeps its value under: the executor rolled the work
+      // back, so the caller must not take it for done
+      throw new IdemException("the policy of operation '" + key.operation() + "' does not keep status "
+          + execution.response().status() + ", under which an idempotent call keeps "
+          + (execution.response().status() == NO_VALUE ? "no value" : "its value") + ": the work of " + key
+          + " was rolled back; keep 200 and 204 for this operation");
+    }
     StoredResponse response = execution.responseOrThrow();
     int status = response.status();
     if (status == NO_VALUE) {

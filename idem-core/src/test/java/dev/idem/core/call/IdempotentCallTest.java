@@ -10,6 +10,7 @@ import dev.idem.core.IdemException;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.IdempotentCall;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.KeepPolicy;
 import dev.idem.core.KeyExpiredException;
 import dev.idem.core.OperationPolicy;
 import dev.idem.core.PayloadMismatchException;
@@ -65,6 +66,18 @@ class IdempotentCallTest {
 
   private IdempotentCall call(String key) {
     return idem.call(RecordKey.of("tenant-1", "orders.place", key)).fingerprintJson(json("{\"sku\":\"a\",\"n\":1}"));
+  }
+
+  @Test
+  void aPolicyThatDoesNotKeepTheValuesStatusIsAnErrorNotASuccess() {
+    Idem strict = Idem.builder().name("calls").store(store)
+        .policy("orders.unkept", OperationPolicy.builder().keep(KeepPolicy.builder().neverKeep(200).build()).build())
+        .build();
+    IdempotentCall call = strict.call(RecordKey.of("tenant-1", "orders.unkept", "k-unkept"));
+
+    assertThatThrownBy(() -> call.leased(Codec.utf8(), () -> "v" + runs.incrementAndGet()))
+        .isInstanceOf(IdemException.class).hasMessageContaining("does not keep status 200");
+    assertThat(store.find(RecordKey.of("tenant-1", "orders.unkept", "k-unkept"))).isEmpty();
   }
 
   @Test

@@ -19,9 +19,14 @@ import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.annotation.AnnotationTransactionAttributeSource;
+import org.springframework.transaction.interceptor.TransactionAttribute;
+import org.springframework.transaction.interceptor.TransactionAttributeSource;
 
 /** One {@code @Idempotent} bean method, read and checked once: its operation, expressions, policy and codec. */
 final class IdempotentMethod {
+  private static final TransactionAttributeSource TRANSACTIONS = new AnnotationTransactionAttributeSource(false);
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
   private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
 
@@ -88,6 +93,9 @@ final class IdempotentMethod {
       throw new IllegalStateException("@Idempotent on " + source + " needs a key: a SpEL expression over the"
           + " arguments, such as @Idempotent(key = \"#order.id\") or key = \"#p0\"");
     }
+    if (a.mode() == IdempotentRoute.Mode.ATOMIC) {
+      checkJoinsTheRecordsTransaction(type, method, source);
+    }
     OperationPolicy policy = policy(source, a, defaults);
     Codec<Object> codec = codecs == null ? null : codecs.codec(source, method);
     return new IdempotentMethod(method, source, a, policy, codec);
@@ -106,6 +114,31 @@ final class IdempotentMethod {
     } catch (IllegalArgumentException e) {
       throw new IllegalStateException("@Idempotent(operation = \"" + a.operation() + "\") on " + source + ": "
           + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * An ATOMIC method's writes must commit with its record: its own {@code @Transactional} may join the transaction
+   * the record is written in, not suspend it or run on another transaction manager.
+   */
+  private static void checkJoinsTheRecordsTransaction(Class<?> type, Method method, String source) {
+    TransactionAttribute tx = TRANSACTIONS.getTransactionAttribute(method, type);
+    if (tx == null) {
+      return;
+    }
+    int propagation = tx.getPropagationBehavior();
+    if (propagation == TransactionDefinition.PROPAGATION_REQUIRES_NEW
+        || propagation == TransactionDefinition.PROPAGATION_NOT_SUPPORTED
+        || propagation == TransactionDefinition.PROPAGATION_NEVER) {
+      throw new IllegalStateException("@Idempotent on " + source + " is also @Transactional with a propagation that"
+          + " leaves the transaction its record is written in (REQUIRES_NEW, NOT_SUPPORTED or NEVER): its writes"
+          + " would commit apart from the record, and a duplicate could apply them twice. Use REQUIRED (the"
+          + " default), or mode = LEASED");
+    }
+    if (tx.getQualifier() != null && !tx.getQualifier().isEmpty()) {
+      throw new IllegalStateException("@Idempotent on " + source + " is @Transactional(\"" + tx.getQualifier()
+          + "\"): the record is written in the transaction of the idempotency store's DataSource, and writes under"
+          + " another transaction manager would commit apart from it. Drop the qualifier, or use mode = LEASED");
     }
   }
 

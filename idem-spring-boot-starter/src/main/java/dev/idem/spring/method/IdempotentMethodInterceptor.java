@@ -1,6 +1,7 @@
 package dev.idem.spring.method;
 
 import dev.idem.core.Idem;
+import dev.idem.core.IdemException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentCall;
 import dev.idem.core.OperationPolicy;
@@ -112,13 +113,24 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
       return;
     }
     LOG.log(System.Logger.Level.INFO, "Idem '" + instance.name() + "': idempotent methods " + found.stream()
-        .map(m -> m.source + " (" + m.operation + ", " + m.mode + ")").toList()
-        + (transactions == null ? "; ATOMIC methods run in the store's own transaction, not Spring's" : ""));
+        .map(m -> m.source + " (" + m.operation + ", " + m.mode + ")").toList());
+    List<String> atomic = found.stream().filter(m -> m.mode == IdempotentRoute.Mode.ATOMIC).map(m -> m.source)
+        .toList();
+    if (transactions == null && !atomic.isEmpty() && unsealed(instance.store()) instanceof JdbcIdempotencyStore) {
+      LOG.log(System.Logger.Level.WARNING, "Idem '" + instance.name() + "': no single Spring transaction manager"
+          + " manages the idempotency store's DataSource, so the ATOMIC methods " + atomic + " run in the store's"
+          + " own transaction: what they write through Spring (JdbcTemplate, JPA) commits apart from their records,"
+          + " and a duplicate that loses a race keeps its writes. Make the store's DataSource the one a single (or"
+          + " @Primary) PlatformTransactionManager manages, or write through the store's connection");
+    }
+  }
+
+  private static IdempotencyStore unsealed(IdempotencyStore store) {
+    return store instanceof EncryptedIdempotencyStore sealed ? sealed.unwrap() : store;
   }
 
   private Transactions transactions(Idem instance) {
-    IdempotencyStore store = instance.store() instanceof EncryptedIdempotencyStore sealed ? sealed.unwrap()
-        : instance.store();
+    IdempotencyStore store = unsealed(instance.store());
     PlatformTransactionManager manager = transactionManagers.getIfUnique();
     if (!(store instanceof JdbcIdempotencyStore jdbc) || manager == null) {
       return null;
@@ -214,19 +226,35 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
       }
       // a deadlock or a serialization failure rolled back a transaction of our own: run it again, as the store
       // does with its own transactions (inside the caller's transaction only the caller can)
-      if (a.own && attempt < MAX_ATTEMPTS && a.failed instanceof StoreException e && e.isTransient()) {
+      if (a.own && attempt < MAX_ATTEMPTS && transientStoreFailure(a.failed)) {
         continue;
       }
       Throwable failure = a.failed instanceof WorkFailedException && a.failed.getCause() != null
           ? a.failed.getCause() : a.failed;
-      if (a.ran && m.keeps(failure)) {
-        Optional<IdempotentCall.Result<Object>> earlier = call.keepFailure(m.codec, failure);
+      // Idem's own exceptions (a store failure after the method ran, say) are never the key's answer
+      if (a.ran && m.keeps(failure) && !(failure instanceof IdemException)) {
+        Optional<IdempotentCall.Result<Object>> earlier;
+        try {
+          earlier = call.keepFailure(m.codec, failure);
+        } catch (RuntimeException keeping) {
+          a.failed.addSuppressed(keeping);
+          throw a.failed;
+        }
         if (earlier.isPresent()) {
           return earlier.get().value();
         }
       }
       throw a.failed;
     }
+  }
+
+  /**
+   * A deadlock or serialization failure. The store reports one inside a joined transaction as not transient (only the
+   * transaction's owner may run it again), with the transient failure as its cause.
+   */
+  private static boolean transientStoreFailure(Throwable failed) {
+    return failed instanceof StoreException e
+        && (e.isTransient() || e.getCause() instanceof StoreException cause && cause.isTransient());
   }
 
   /** One run of a call in a Spring transaction. */
@@ -241,7 +269,14 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
       own[0] = status.isNewTransaction();
       Connection outer = joined.get();
       Connection c = DataSourceUtils.getConnection(tx.dataSource());
-      // a nested idempotent method in the same transaction runs on the connection the store already has
+      // a nested idempotent method in the same transaction runs on the connection the store already has; one in
+      // another transaction (REQUIRES_NEW between them) would write its record on the outer connection and its
+      // effect on its own, which may then commit without the record
+      if (outer != null && outer != c) {
+        throw new IllegalStateException("@Idempotent method " + m.source + " runs in another transaction than the"
+            + " @Idempotent method that called it (a REQUIRES_NEW transaction between them?); an idempotent method"
+            + " called from another must join its transaction");
+      }
       boolean bind = outer == null;
       JdbcIdempotencyStore.Binding binding = bind ? tx.store().useConnection(c) : null;
       if (bind) {

@@ -68,9 +68,12 @@ public final class IdempotentMethods {
         }
         IdempotentMethod m = IdempotentMethod.of(user, e.getKey(), e.getValue(), defaults, codecs);
         IdempotentMethod previous = found.putIfAbsent(m.operation.name(), m);
-        if (previous != null && !previous.source.equals(m.source)) {
+        // one method seen on two beans of its class is one declaration; overloads are two (their default operation
+        // is the same Class#name, and their calls would answer each other's)
+        if (previous != null && !previous.method.equals(m.method)) {
           throw new IllegalStateException("@Idempotent operation " + m.operation + " is declared twice: on "
-              + previous.source + " and on " + m.source + "; give one of them its own operation");
+              + previous.method.toGenericString() + " and on " + m.method.toGenericString()
+              + "; give one of them its own operation");
         }
       }
     }

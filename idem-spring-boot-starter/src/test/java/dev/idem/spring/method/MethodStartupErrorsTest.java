@@ -18,6 +18,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -102,6 +104,49 @@ class MethodStartupErrorsTest {
     @Idempotent(key = "#id", keepStatuses = 409)
     public String run(String id) {
       return id;
+    }
+  }
+
+  public static class OwnTransaction {
+    @Idempotent(key = "#id")
+    @Transactional(propagation = Propagation.REQUIRES_NEW)
+    public String run(String id) {
+      return id;
+    }
+  }
+
+  public static class OtherTransactionManager {
+    @Idempotent(key = "#id")
+    @Transactional("elsewhere")
+    public String run(String id) {
+      return id;
+    }
+  }
+
+  /** Joins the record's transaction; a leased method may have a transaction of its own. */
+  public static class JoiningTransactions {
+    @Idempotent(key = "#id")
+    @Transactional
+    public String run(String id) {
+      return id;
+    }
+
+    @Idempotent(key = "#id", mode = IdempotentRoute.Mode.LEASED, operation = "joining.leased")
+    @Transactional(propagation = Propagation.REQUIRES_NEW)
+    public String leased(String id) {
+      return id;
+    }
+  }
+
+  public static class Overloads {
+    @Idempotent(key = "#p0")
+    public String refund(String id) {
+      return id;
+    }
+
+    @Idempotent(key = "#p0")
+    public String refund(String id, long amount) {
+      return id + amount;
     }
   }
 
@@ -207,6 +252,26 @@ class MethodStartupErrorsTest {
         + ".run: keepStatuses and neverKeepStatuses apply to HTTP routes");
     assertThat(messages(start(ControllerWithKey.class))).contains(ControllerWithKey.class.getName()
         + ".run sets [key], which only bean methods read");
+  }
+
+  @Test
+  void anAtomicMethodThatWouldCommitApartFromItsRecord() {
+    assertThat(messages(start(OwnTransaction.class))).contains("@Idempotent on " + OwnTransaction.class.getName()
+        + ".run is also @Transactional with a propagation that leaves the transaction its record is written in");
+    assertThat(messages(start(OtherTransactionManager.class))).contains("@Idempotent on "
+        + OtherTransactionManager.class.getName() + ".run is @Transactional(\"elsewhere\")");
+    try (ConfigurableApplicationContext context = run(JoiningTransactions.class)) {
+      JoiningTransactions joining = context.getBean(JoiningTransactions.class);
+      assertThat(joining.run("a")).isEqualTo("a");
+      assertThat(joining.leased("b")).isEqualTo("b");
+    }
+  }
+
+  @Test
+  void overloadsOnOneOperation() {
+    assertThat(messages(start(Overloads.class))).contains("is declared twice: on public java.lang.String "
+        + Overloads.class.getName() + ".refund(java.lang.String) and on public java.lang.String "
+        + Overloads.class.getName() + ".refund(java.lang.String,long)");
   }
 
   @Test
