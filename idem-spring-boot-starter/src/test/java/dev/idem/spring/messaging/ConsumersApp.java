@@ -4,6 +4,8 @@ import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.test.TestPostgres;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -12,7 +14,8 @@ import org.springframework.context.annotation.Bean;
 /**
  * An application for the consumer tests, configured by properties only: its one {@link InboxHandler} bean,
  * {@code recordEffect}, writes a row per message into the business table {@code test.effects} in the inbox
- * transaction, and throws on a message whose payload is {@code poison}. A bean that is no handler,
+ * transaction, and throws on a message whose payload is {@code poison}; on one whose payload is {@code gate} it
+ * counts {@link #entered} down and waits for {@link #gate} first. A bean that is no handler,
  * {@code notAHandler}, is there for the validation tests.
  */
 @SpringBootConfiguration
@@ -25,11 +28,23 @@ public class ConsumersApp {
     }
   }
 
+  /** Counted down when the handler takes a {@code gate} message. */
+  static volatile CountDownLatch entered = new CountDownLatch(1);
+  /** What a {@code gate} message waits for (at most 30 s). */
+  static volatile CountDownLatch gate = new CountDownLatch(0);
+
   @Bean
   InboxHandler recordEffect(@Value("${test.effects:none}") String effects) {
     return (tx, event) -> {
-      if ("poison".equals(new String(event.payload(), StandardCharsets.UTF_8))) {
+      String payload = new String(event.payload(), StandardCharsets.UTF_8);
+      if ("poison".equals(payload)) {
         throw new PoisonException(event.eventId());
+      }
+      if ("gate".equals(payload)) {
+        entered.countDown();
+        if (!gate.await(30, TimeUnit.SECONDS)) {
+          throw new IllegalStateException("the test never opened the gate");
+        }
       }
       TestPostgres.insertEffect(JdbcTransaction.connectionOf(tx), effects, event.eventId());
       return null;
