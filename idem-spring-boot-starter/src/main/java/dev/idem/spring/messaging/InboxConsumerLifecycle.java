@@ -48,7 +48,20 @@ public final class InboxConsumerLifecycle implements SmartLifecycle {
    * empty while the context is stopped.
    */
   public Optional<AutoCloseable> consumer() {
-    return Optional.ofNullable(consumer);
+    AutoCloseable c = consumer;
+    return Optional.ofNullable(c instanceof WithConnection w ? w.consumer() : c);
+  }
+
+  /** A consumer with the connection it was given, which closing closes after it. */
+  record WithConnection(AutoCloseable consumer, AutoCloseable connection) implements AutoCloseable {
+    @Override
+    public void close() throws Exception {
+      try {
+        consumer.close();
+      } finally {
+        connection.close();
+      }
+    }
   }
 
   @Override

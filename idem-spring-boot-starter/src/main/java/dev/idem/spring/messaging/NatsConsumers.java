@@ -54,13 +54,7 @@ final class NatsConsumers {
       Connection own = connect(url);
       try {
         NatsInboxConsumer consumer = checked(prefix + ".stream", () -> build.apply(own).start());
-        return () -> {
-          try {
-            consumer.close();
-          } finally {
-            own.close();
-          }
-        };
+        return new InboxConsumerLifecycle.WithConnection(consumer, own);
       } catch (RuntimeException e) {
         closeQuietly(own, e);
         throw e;
