@@ -10,6 +10,7 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * An application for the consumer tests, configured by properties only: its one {@link InboxHandler} bean,
@@ -47,6 +48,21 @@ public class ConsumersApp {
         }
       }
       TestPostgres.insertEffect(JdbcTransaction.connectionOf(tx), effects, event.eventId());
+      return null;
+    };
+  }
+
+  /**
+   * Writes its row through Spring's {@link JdbcTemplate} first and then throws on a poison message: the row must
+   * roll back with the inbox transaction.
+   */
+  @Bean
+  InboxHandler recordWithJdbcTemplate(@Value("${test.effects:none}") String effects, JdbcTemplate jdbc) {
+    return (tx, event) -> {
+      jdbc.update("INSERT INTO " + effects + " (event_id) VALUES (?)", event.eventId());
+      if ("poison".equals(new String(event.payload(), StandardCharsets.UTF_8))) {
+        throw new PoisonException(event.eventId());
+      }
       return null;
     };
   }

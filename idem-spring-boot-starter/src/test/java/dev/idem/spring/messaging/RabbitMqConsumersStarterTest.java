@@ -78,6 +78,10 @@ class RabbitMqConsumersStarterTest {
   }
 
   private ConfigurableApplicationContext start() {
+    return start("recordEffect");
+  }
+
+  private ConfigurableApplicationContext start(String handler) {
     return new SpringApplicationBuilder(ConsumersApp.class).run("--spring.main.web-application-type=none",
         "--spring.datasource.url=" + TestPostgres.url(), "--spring.datasource.username=" + TestPostgres.user(),
         "--spring.datasource.password=",
@@ -86,7 +90,7 @@ class RabbitMqConsumersStarterTest {
         "--idem.outbox.inbox-table=cst_rmq_ib_" + suffix,
         "--test.effects=" + effects,
         "--idem.consumers.rabbitmq.uri=" + uri(),
-        "--idem.consumers.shipping.handler=recordEffect",
+        "--idem.consumers.shipping.handler=" + handler,
         "--idem.consumers.shipping.rabbitmq.queue=" + queue,
         "--idem.consumers.shipping.rabbitmq.channels=2",
         "--idem.consumers.shipping.rabbitmq.prefetch=10",
@@ -186,6 +190,25 @@ class RabbitMqConsumersStarterTest {
     Eventually.await("the message sent while stopped took effect", DEADLINE,
         () -> TestPostgres.effectCount(effects, id), c -> c == 1);
     assertThat(((RabbitMqInboxConsumer) lifecycle.consumer().orElseThrow()).isRunning()).isTrue();
+  }
+
+  @Test
+  void aJdbcTemplateInTheHandlerWritesInTheInboxTransaction() throws IOException {
+    context = start("recordWithJdbcTemplate");
+    String id = UUID.randomUUID().toString();
+    publish(id, "order");
+    publish(id, "order");
+    String poison = UUID.randomUUID().toString();
+    publish(poison, "poison");
+
+    Eventually.await("the poison message reached the dead-letter queue", DEADLINE,
+        () -> messageCount(deadLetters), c -> c == 1);
+    Eventually.await("the duplicate was acknowledged", DEADLINE, () -> counter("idem.consumer.duplicates"),
+        c -> c == 1);
+    assertThat(TestPostgres.effectCount(effects, id)).isEqualTo(1);
+    // the handler wrote its row before each of its three failures: each write rolled back with the inbox transaction
+    assertThat(TestPostgres.effectCount(effects, poison)).isZero();
+    assertThat(counter("idem.consumer.dead.lettered", "reason", "handler_failed")).isEqualTo(1);
   }
 
   private long messageCount(String name) {
