@@ -4,11 +4,15 @@ import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.test.TestPostgres;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -33,6 +37,28 @@ public class ConsumersApp {
   static volatile CountDownLatch entered = new CountDownLatch(1);
   /** What a {@code gate} message waits for (at most 30 s). */
   static volatile CountDownLatch gate = new CountDownLatch(0);
+
+  /**
+   * Starts the application on the test PostgreSQL, its outbox and inbox tables {@code <tables>_ob} and
+   * {@code <tables>_ib} (created at startup), its handlers writing into {@code effects}, with {@code properties}
+   * ({@code name=value}) on top.
+   */
+  static ConfigurableApplicationContext runOnPostgres(String tables, String effects, String... properties) {
+    List<String> args = new ArrayList<>(List.of("--spring.main.web-application-type=none",
+        "--spring.datasource.url=" + TestPostgres.url(), "--spring.datasource.username=" + TestPostgres.user(),
+        "--spring.datasource.password=", "--idem.outbox.initialize-schema=true",
+        "--idem.outbox.table=" + tables + "_ob", "--idem.outbox.inbox-table=" + tables + "_ib",
+        "--test.effects=" + effects));
+    for (String p : properties) {
+      args.add("--" + p);
+    }
+    return new SpringApplicationBuilder(ConsumersApp.class).run(args.toArray(String[]::new));
+  }
+
+  /** Drops what {@link #runOnPostgres} created under {@code tables}, and the effect table. */
+  static void dropTables(String tables, String effects) {
+    TestPostgres.drop(effects, tables + "_ib", tables + "_ob_attempt", tables + "_ob");
+  }
 
   @Bean
   InboxHandler recordEffect(@Value("${test.effects:none}") String effects) {

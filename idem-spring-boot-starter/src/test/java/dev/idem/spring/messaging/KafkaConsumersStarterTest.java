@@ -32,7 +32,6 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -62,21 +61,15 @@ class KafkaConsumersStarterTest {
         admin.deleteTopics(List.of(topic, deadLetterTopic)).all().get(30, TimeUnit.SECONDS);
       }
     } finally {
-      TestPostgres.drop(effects, "cst_kfk_ib_" + suffix, "cst_kfk_ob_" + suffix + "_attempt", "cst_kfk_ob_" + suffix);
+      ConsumersApp.dropTables("cst_kfk_" + suffix, effects);
     }
   }
 
   private ConfigurableApplicationContext start() {
-    String consumer = "--idem.consumers." + name;
-    return new SpringApplicationBuilder(ConsumersApp.class).run("--spring.main.web-application-type=none",
-        "--spring.datasource.url=" + TestPostgres.url(), "--spring.datasource.username=" + TestPostgres.user(),
-        "--spring.datasource.password=",
-        "--idem.outbox.initialize-schema=true",
-        "--idem.outbox.table=cst_kfk_ob_" + suffix,
-        "--idem.outbox.inbox-table=cst_kfk_ib_" + suffix,
-        "--test.effects=" + effects,
-        "--idem.consumers.kafka.bootstrap-servers=" + KafkaBroker.bootstrapServers(),
-        "--idem.consumers.kafka.properties.auto.offset.reset=earliest",
+    String consumer = "idem.consumers." + name;
+    return ConsumersApp.runOnPostgres("cst_kfk_" + suffix, effects,
+        "idem.consumers.kafka.bootstrap-servers=" + KafkaBroker.bootstrapServers(),
+        "idem.consumers.kafka.properties.auto.offset.reset=earliest",
         consumer + ".handler=recordEffect",
         consumer + ".kafka.topic=" + topic,
         consumer + ".kafka.dead-letter-topic=" + deadLetterTopic,

@@ -30,7 +30,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -76,21 +75,14 @@ class NatsConsumersStarterTest {
       jsm.deleteStream(stream);
       nats.close();
     } finally {
-      TestPostgres.drop(effects, "cst_nats_ib_" + suffix, "cst_nats_ob_" + suffix + "_attempt",
-          "cst_nats_ob_" + suffix);
+      ConsumersApp.dropTables("cst_nats_" + suffix, effects);
     }
   }
 
   private ConfigurableApplicationContext start() {
-    String consumer = "--idem.consumers." + name;
-    return new SpringApplicationBuilder(ConsumersApp.class).run("--spring.main.web-application-type=none",
-        "--spring.datasource.url=" + TestPostgres.url(), "--spring.datasource.username=" + TestPostgres.user(),
-        "--spring.datasource.password=",
-        "--idem.outbox.initialize-schema=true",
-        "--idem.outbox.table=cst_nats_ob_" + suffix,
-        "--idem.outbox.inbox-table=cst_nats_ib_" + suffix,
-        "--test.effects=" + effects,
-        "--idem.consumers.nats.url=" + url(),
+    String consumer = "idem.consumers." + name;
+    return ConsumersApp.runOnPostgres("cst_nats_" + suffix, effects,
+        "idem.consumers.nats.url=" + url(),
         consumer + ".handler=recordEffect",
         consumer + ".nats.stream=" + stream,
         consumer + ".nats.subject=" + subject,

@@ -26,7 +26,6 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -73,7 +72,7 @@ class RabbitMqConsumersStarterTest {
       admin.queueDelete(deadLetters);
       rabbit.close();
     } finally {
-      TestPostgres.drop(effects, "cst_rmq_ib_" + suffix, "cst_rmq_ob_" + suffix + "_attempt", "cst_rmq_ob_" + suffix);
+      ConsumersApp.dropTables("cst_rmq_" + suffix, effects);
     }
   }
 
@@ -82,20 +81,14 @@ class RabbitMqConsumersStarterTest {
   }
 
   private ConfigurableApplicationContext start(String handler) {
-    return new SpringApplicationBuilder(ConsumersApp.class).run("--spring.main.web-application-type=none",
-        "--spring.datasource.url=" + TestPostgres.url(), "--spring.datasource.username=" + TestPostgres.user(),
-        "--spring.datasource.password=",
-        "--idem.outbox.initialize-schema=true",
-        "--idem.outbox.table=cst_rmq_ob_" + suffix,
-        "--idem.outbox.inbox-table=cst_rmq_ib_" + suffix,
-        "--test.effects=" + effects,
-        "--idem.consumers.rabbitmq.uri=" + uri(),
-        "--idem.consumers.shipping.handler=" + handler,
-        "--idem.consumers.shipping.rabbitmq.queue=" + queue,
-        "--idem.consumers.shipping.rabbitmq.channels=2",
-        "--idem.consumers.shipping.rabbitmq.prefetch=10",
-        "--idem.consumers.shipping.rabbitmq.max-failures=3",
-        "--idem.consumers.shipping.rabbitmq.failure-pause=10ms");
+    return ConsumersApp.runOnPostgres("cst_rmq_" + suffix, effects,
+        "idem.consumers.rabbitmq.uri=" + uri(),
+        "idem.consumers.shipping.handler=" + handler,
+        "idem.consumers.shipping.rabbitmq.queue=" + queue,
+        "idem.consumers.shipping.rabbitmq.channels=2",
+        "idem.consumers.shipping.rabbitmq.prefetch=10",
+        "idem.consumers.shipping.rabbitmq.max-failures=3",
+        "idem.consumers.shipping.rabbitmq.failure-pause=10ms");
   }
 
   private void publish(String messageId, String body) throws IOException {
