@@ -91,7 +91,8 @@ public final class IdemConsumersProperties {
   /** Binds {@code prefix} to {@code type}, refusing any property under it that the type does not have. */
   private static <T> T strictly(Binder binder, String prefix, Class<T> type, T empty) {
     try {
-      return binder.bind(prefix, Bindable.of(type), new NoUnboundElementsBindHandler(BindHandler.DEFAULT)).orElse(empty);
+      return binder.bind(prefix, Bindable.of(type), new NoUnboundElementsBindHandler(BindHandler.DEFAULT))
+          .orElse(empty);
     } catch (BindException e) {
       for (Throwable c = e; c != null; c = c.getCause()) {
         if (c instanceof UnboundConfigurationPropertiesException unbound) {

@@ -2,10 +2,13 @@ package dev.idem.spring.messaging;
 
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.InboxHandler;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.Decision;
 import dev.idem.test.TestPostgres;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.springframework.beans.factory.annotation.Value;
@@ -44,8 +47,14 @@ public class ConsumersApp {
    * ({@code name=value}) on top.
    */
   static ConfigurableApplicationContext runOnPostgres(String tables, String effects, String... properties) {
+    return runOnPostgresAt(TestPostgres.url(), tables, effects, properties);
+  }
+
+  /** As {@link #runOnPostgres(String, String, String...)}, on the PostgreSQL at {@code jdbcUrl}. */
+  static ConfigurableApplicationContext runOnPostgresAt(String jdbcUrl, String tables, String effects,
+      String... properties) {
     List<String> args = new ArrayList<>(List.of("--spring.main.web-application-type=none",
-        "--spring.datasource.url=" + TestPostgres.url(), "--spring.datasource.username=" + TestPostgres.user(),
+        "--spring.datasource.url=" + jdbcUrl, "--spring.datasource.username=" + TestPostgres.user(),
         "--spring.datasource.password=", "--idem.outbox.initialize-schema=true",
         "--idem.outbox.table=" + tables + "_ob", "--idem.outbox.inbox-table=" + tables + "_ib",
         "--test.effects=" + effects));
@@ -91,6 +100,21 @@ public class ConsumersApp {
       }
       return null;
     };
+  }
+
+  /** Hears of every consumer next to the meters: the ids it dead-lettered. */
+  static final class DeadLetters implements ConsumerListener {
+    final List<String> ids = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void deadLettered(String consumer, String source, String messageId, Decision decision, Throwable error) {
+      ids.add(consumer + ":" + messageId);
+    }
+  }
+
+  @Bean
+  DeadLetters deadLetters() {
+    return new DeadLetters();
   }
 
   @Bean

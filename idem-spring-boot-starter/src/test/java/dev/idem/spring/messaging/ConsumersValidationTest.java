@@ -101,7 +101,8 @@ class ConsumersValidationTest {
         "idem.consumers.billing.kafka.topic=payments", "idem.consumers.billing.kafka.max-attempts=0");
     refused("idem.consumers.billing.kafka.properties: ",
         "idem.consumers.kafka.bootstrap-servers=127.0.0.1:1", "idem.consumers.billing.handler=recordEffect",
-        "idem.consumers.billing.kafka.topic=payments", "idem.consumers.billing.kafka.properties.enable.auto.commit=true");
+        "idem.consumers.billing.kafka.topic=payments",
+        "idem.consumers.billing.kafka.properties.enable.auto.commit=true");
   }
 
   @Test

@@ -9,10 +9,12 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.idem.rabbitmq.RabbitMqInboxConsumer;
 import dev.idem.test.Eventually;
+import dev.idem.test.TcpProxy;
 import dev.idem.test.TestPostgres;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -81,7 +83,12 @@ class RabbitMqConsumersStarterTest {
   }
 
   private ConfigurableApplicationContext start(String handler) {
-    return ConsumersApp.runOnPostgres("cst_rmq_" + suffix, effects,
+    return start(TestPostgres.url(), handler);
+  }
+
+  private ConfigurableApplicationContext start(String jdbcUrl, String handler) {
+    return ConsumersApp.runOnPostgresAt(jdbcUrl, "cst_rmq_" + suffix, effects,
+        "spring.datasource.hikari.connection-timeout=1000",
         "idem.consumers.rabbitmq.uri=" + uri(),
         "idem.consumers.shipping.handler=" + handler,
         "idem.consumers.shipping.rabbitmq.queue=" + queue,
@@ -135,6 +142,8 @@ class RabbitMqConsumersStarterTest {
     assertThat(counter("idem.consumer.failures", "reason", "handler_failed")).isEqualTo(2);
     assertThat(counter("idem.consumer.paused")).isZero();
     assertThat(messageCount(queue)).isZero();
+    // a ConsumerListener bean of the application hears of it too
+    assertThat(context.getBean(ConsumersApp.DeadLetters.class).ids).containsExactly("shipping:" + poison);
   }
 
   @Test
@@ -202,6 +211,39 @@ class RabbitMqConsumersStarterTest {
     // the handler wrote its row before each of its three failures: each write rolled back with the inbox transaction
     assertThat(TestPostgres.effectCount(effects, poison)).isZero();
     assertThat(counter("idem.consumer.dead.lettered", "reason", "handler_failed")).isEqualTo(1);
+  }
+
+  @Test
+  void whileTheDatabaseIsAwayTheConsumerPausesAndCountsNothingAgainstTheMessages() throws Exception {
+    URI postgres = URI.create(TestPostgres.url().substring("jdbc:".length()));
+    try (TcpProxy proxy = new TcpProxy(postgres.getHost(), postgres.getPort())) {
+      context = start("jdbc:postgresql://127.0.0.1:" + proxy.port() + postgres.getPath(), "recordEffect");
+      String before = UUID.randomUUID().toString();
+      publish(before, "before");
+      Eventually.await("the first message took effect", DEADLINE, () -> TestPostgres.effectCount(effects, before),
+          c -> c == 1);
+
+      proxy.stop();
+      List<String> during = List.of(UUID.randomUUID().toString(), UUID.randomUUID().toString());
+      for (String id : during) {
+        publish(id, "during");
+      }
+      // more pauses than the 3 failures after which a failing message is dead-lettered
+      Eventually.await("the consumer paused again and again", DEADLINE, () -> counter("idem.consumer.paused"),
+          c -> c >= 6);
+      assertThat(TestPostgres.effectCount(effects)).isEqualTo(1);
+      proxy.start();
+
+      for (String id : during) {
+        Eventually.await(id + " took effect once the database was back", DEADLINE,
+            () -> TestPostgres.effectCount(effects, id), c -> c == 1);
+      }
+    }
+    assertThat(TestPostgres.effectCount(effects)).isEqualTo(3);
+    assertThat(counter("idem.consumer.processed")).isEqualTo(3);
+    assertThat(counter("idem.consumer.failures", "reason", "handler_failed")).isZero();
+    assertThat(counter("idem.consumer.dead.lettered", "reason", "handler_failed")).isZero();
+    assertThat(messageCount(deadLetters)).isZero();
   }
 
   private long messageCount(String name) {
