@@ -122,6 +122,8 @@ class KafkaConsumersStarterTest {
         this::deadLetter, r -> r != null);
     Eventually.await("the offsets of every record are committed under the consumer's name", DEADLINE,
         this::committedOffsets, c -> c == 2L * n + 1);
+    Eventually.await("every record counted", DEADLINE,
+        () -> counter("idem.consumer.processed") + counter("idem.consumer.duplicates"), c -> c >= 2 * n);
 
     assertThat(TestPostgres.effectCount(effects)).isEqualTo(n);
     assertThat(TestPostgres.eventsWithSeveralEffects(effects)).isZero();

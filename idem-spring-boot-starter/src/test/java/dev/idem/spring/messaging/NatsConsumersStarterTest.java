@@ -138,6 +138,7 @@ class NatsConsumersStarterTest {
     Eventually.await("the poison message is terminated", DEADLINE,
         () -> counter("idem.consumer.dead.lettered", "reason", "handler_failed"), c -> c >= 1);
     Eventually.await("JetStream told of the termination", DEADLINE, terminated::get, c -> c >= 1);
+    Eventually.await("every first copy counted", DEADLINE, () -> counter("idem.consumer.processed"), c -> c >= n);
 
     assertThat(TestPostgres.effectCount(effects)).isEqualTo(n);
     assertThat(TestPostgres.eventsWithSeveralEffects(effects)).isZero();

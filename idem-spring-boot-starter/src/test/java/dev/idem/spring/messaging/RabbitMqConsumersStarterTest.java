@@ -1,6 +1,7 @@
 package dev.idem.spring.messaging;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
@@ -127,6 +128,8 @@ class RabbitMqConsumersStarterTest {
         () -> messageCount(deadLetters), c -> c == 1);
     Eventually.await("every duplicate was acknowledged", DEADLINE, () -> counter("idem.consumer.duplicates"),
         c -> c >= n);
+    // a message's effect is visible once it commits, and it is counted once the broker is answered, just after
+    Eventually.await("every message counted", DEADLINE, () -> counter("idem.consumer.processed"), c -> c >= n);
 
     assertThat(TestPostgres.effectCount(effects)).isEqualTo(n);
     assertThat(TestPostgres.eventsWithSeveralEffects(effects)).isZero();
@@ -239,11 +242,25 @@ class RabbitMqConsumersStarterTest {
             () -> TestPostgres.effectCount(effects, id), c -> c == 1);
       }
     }
+    // a message's effect is visible once it commits, and it is counted once the broker is answered, just after
+    Eventually.await("every message counted", DEADLINE, () -> counter("idem.consumer.processed"), c -> c >= 3);
     assertThat(TestPostgres.effectCount(effects)).isEqualTo(3);
     assertThat(counter("idem.consumer.processed")).isEqualTo(3);
     assertThat(counter("idem.consumer.failures", "reason", "handler_failed")).isZero();
     assertThat(counter("idem.consumer.dead.lettered", "reason", "handler_failed")).isZero();
     assertThat(messageCount(deadLetters)).isZero();
+  }
+
+  @Test
+  void aQueueThatDoesNotExistStopsTheStart() throws IOException {
+    admin.queueDelete(queue);
+    assertThatThrownBy(this::start).satisfies(e -> {
+      StringBuilder messages = new StringBuilder();
+      for (Throwable c = e; c != null; c = c.getCause()) {
+        messages.append(c.getMessage()).append('\n');
+      }
+      assertThat(messages.toString()).contains("idem.consumers.shipping.rabbitmq.queue: ").contains(queue);
+    });
   }
 
   private long messageCount(String name) {
