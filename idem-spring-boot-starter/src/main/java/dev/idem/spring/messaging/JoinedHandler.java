@@ -17,6 +17,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * {@link DataSource}, so that a {@code JdbcTemplate} (or anything that takes its connection through Spring's
  * {@code DataSourceUtils}) and {@code @Transactional} methods of the default propagation write in the inbox's
  * transaction: they commit with the inbox row or roll back with it. The binding lasts for the handler's call only.
+ * The inbox commits, not Spring: synchronizations a {@code @Transactional} method registers run when it returns.
  */
 final class JoinedHandler implements InboxHandler {
   private final InboxHandler handler;

@@ -18,6 +18,7 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.annotation.Transactional;
 
 /**
  * An application for the consumer tests, configured by properties only: its one {@link InboxHandler} bean,
@@ -95,6 +96,40 @@ public class ConsumersApp {
   InboxHandler recordWithJdbcTemplate(@Value("${test.effects:none}") String effects, JdbcTemplate jdbc) {
     return (tx, event) -> {
       jdbc.update("INSERT INTO " + effects + " (event_id) VALUES (?)", event.eventId());
+      if ("poison".equals(new String(event.payload(), StandardCharsets.UTF_8))) {
+        throw new PoisonException(event.eventId());
+      }
+      return null;
+    };
+  }
+
+  /** A service whose writes run in a Spring transaction of the default propagation. */
+  public static class Ledger {
+    private final JdbcTemplate jdbc;
+    private final String effects;
+
+    Ledger(JdbcTemplate jdbc, String effects) {
+      this.jdbc = jdbc;
+      this.effects = effects;
+    }
+
+    /** Writes one row for {@code eventId}. */
+    @Transactional
+    public void book(String eventId) {
+      jdbc.update("INSERT INTO " + effects + " (event_id) VALUES (?)", eventId);
+    }
+  }
+
+  @Bean
+  Ledger ledger(JdbcTemplate jdbc, @Value("${test.effects:none}") String effects) {
+    return new Ledger(jdbc, effects);
+  }
+
+  /** Books through the {@code @Transactional} {@link Ledger} first, and then throws on a poison message. */
+  @Bean
+  InboxHandler bookThroughService(Ledger ledger) {
+    return (tx, event) -> {
+      ledger.book(event.eventId());
       if ("poison".equals(new String(event.payload(), StandardCharsets.UTF_8))) {
         throw new PoisonException(event.eventId());
       }

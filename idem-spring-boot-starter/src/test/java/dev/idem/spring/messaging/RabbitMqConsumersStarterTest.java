@@ -199,7 +199,16 @@ class RabbitMqConsumersStarterTest {
 
   @Test
   void aJdbcTemplateInTheHandlerWritesInTheInboxTransaction() throws IOException {
-    context = start("recordWithJdbcTemplate");
+    handlerWritesRollBackWithTheInboxTransaction("recordWithJdbcTemplate");
+  }
+
+  @Test
+  void aTransactionalServiceInTheHandlerJoinsTheInboxTransaction() throws IOException {
+    handlerWritesRollBackWithTheInboxTransaction("bookThroughService");
+  }
+
+  private void handlerWritesRollBackWithTheInboxTransaction(String handler) throws IOException {
+    context = start(handler);
     String id = UUID.randomUUID().toString();
     publish(id, "order");
     publish(id, "order");
