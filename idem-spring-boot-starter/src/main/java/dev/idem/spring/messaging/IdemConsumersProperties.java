@@ -17,6 +17,7 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.UnboundElementsSourceFilter;
 import org.springframework.core.env.Environment;
 
 /**
@@ -88,11 +89,14 @@ public final class IdemConsumersProperties {
     return names;
   }
 
-  /** Binds {@code prefix} to {@code type}, refusing any property under it that the type does not have. */
+  /**
+   * Binds {@code prefix} to {@code type}, refusing any property under it that the type does not have (except in the
+   * system environment, whose names map to properties only loosely, as for Spring's own strict binding).
+   */
   private static <T> T strictly(Binder binder, String prefix, Class<T> type, T empty) {
     try {
-      return binder.bind(prefix, Bindable.of(type), new NoUnboundElementsBindHandler(BindHandler.DEFAULT))
-          .orElse(empty);
+      return binder.bind(prefix, Bindable.of(type),
+          new NoUnboundElementsBindHandler(BindHandler.DEFAULT, new UnboundElementsSourceFilter())).orElse(empty);
     } catch (BindException e) {
       for (Throwable c = e; c != null; c = c.getCause()) {
         if (c instanceof UnboundConfigurationPropertiesException unbound) {
