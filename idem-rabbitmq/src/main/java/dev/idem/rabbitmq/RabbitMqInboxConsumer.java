@@ -309,8 +309,9 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   }
 
   /**
-   * Stops consuming: cancels the subscriptions, waits up to the shutdown timeout for messages being processed, then
-   * closes the channels (unacknowledged messages go back to the queue) and the connection if the consumer opened it.
+   * Stops consuming: messages delivered from now on are left unprocessed and unacknowledged, messages being
+   * processed get up to the shutdown timeout to finish, then the channels close (which ends the subscriptions and
+   * puts every unacknowledged message back on the queue) and the connection too if the consumer opened it.
    */
   @Override
   public void close() {
