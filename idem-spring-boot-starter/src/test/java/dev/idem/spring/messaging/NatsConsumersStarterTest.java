@@ -1,0 +1,162 @@
+package dev.idem.spring.messaging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.nats.NatsInboxConsumer;
+import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.nats.client.Connection;
+import io.nats.client.Dispatcher;
+import io.nats.client.JetStream;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import io.nats.client.api.PublishAck;
+import io.nats.client.api.StorageType;
+import io.nats.client.api.StreamConfiguration;
+import io.nats.client.impl.Headers;
+import io.nats.client.impl.NatsMessage;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * A Spring Boot application whose NATS JetStream inbox consumer comes from properties alone (its own connection from
+ * {@code idem.consumers.nats.url}), on the local NATS server and PostgreSQL, with a stream, a durable consumer and
+ * tables of its own: each message id takes effect once though it is stored twice, a poison message is terminated on
+ * its last allowed delivery, and the meters count both.
+ */
+class NatsConsumersStarterTest {
+  private static final Duration DEADLINE = Duration.ofSeconds(30);
+
+  private final String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
+  private final String name = "ledger-" + suffix;
+  private final String effects = "cst_nats_fx_" + suffix;
+  private final String stream = "IDEM_STARTER_" + suffix;
+  private final String subject = "idem.starter." + suffix + ".events";
+  private Connection nats;
+  private JetStream js;
+  private JetStreamManagement jsm;
+  private ConfigurableApplicationContext context;
+
+  static String url() {
+    return System.getProperty("idem.test.nats.url", "nats://127.0.0.1:4222");
+  }
+
+  @BeforeEach
+  void setUp() throws Exception {
+    TestPostgres.createEffectTable(effects);
+    nats = Nats.connect(Options.builder().server(url()).connectionTimeout(Duration.ofSeconds(5)).build());
+    jsm = nats.jetStreamManagement();
+    js = nats.jetStream();
+    // a short duplicate window, so that a second copy of a message id can be stored once it has passed
+    jsm.addStream(StreamConfiguration.builder().name(stream).subjects(subject).storageType(StorageType.Memory)
+        .duplicateWindow(Duration.ofMillis(100)).build());
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    try {
+      if (context != null) {
+        context.close();
+      }
+      jsm.deleteStream(stream);
+      nats.close();
+    } finally {
+      ConsumersApp.dropTables("cst_nats_" + suffix, effects);
+    }
+  }
+
+  private ConfigurableApplicationContext start() {
+    String consumer = "idem.consumers." + name;
+    return ConsumersApp.runOnPostgres("cst_nats_" + suffix, effects,
+        "idem.consumers.nats.url=" + url(),
+        consumer + ".handler=recordEffect",
+        consumer + ".nats.stream=" + stream,
+        consumer + ".nats.subject=" + subject,
+        consumer + ".nats.max-deliver=3",
+        consumer + ".nats.nak-delay=10ms",
+        consumer + ".nats.fetch-wait=100ms");
+  }
+
+  private PublishAck publish(String messageId, String body) {
+    Headers headers = new Headers().add(NatsInboxConsumer.MESSAGE_ID, messageId);
+    try {
+      return js.publish(NatsMessage.builder().subject(subject).headers(headers)
+          .data(body.getBytes(StandardCharsets.UTF_8)).build());
+    } catch (IOException | JetStreamApiException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private double counter(String meter, String... tags) {
+    Counter c = context.getBean(MeterRegistry.class).find(meter).tag("consumer", name).tags(tags).counter();
+    return c == null ? 0 : c.count();
+  }
+
+  @Test
+  void eachMessageIdTakesEffectOnceAndAPoisonMessageIsTerminated() throws Exception {
+    AtomicInteger terminated = new AtomicInteger();
+    Dispatcher advisories = nats.createDispatcher(m -> terminated.incrementAndGet());
+    advisories.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + stream + "." + name);
+    context = start();
+    assertThat(context.getBean(InboxConsumerLifecycle.class).consumer()).get()
+        .isInstanceOf(NatsInboxConsumer.class);
+
+    int n = 20;
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      String id = UUID.randomUUID().toString();
+      ids.add(id);
+      assertThat(publish(id, "entry " + i).isDuplicate()).isFalse();
+    }
+    Eventually.await("every id took effect", DEADLINE, () -> TestPostgres.effectCount(effects), c -> c >= n);
+    for (int i = 0; i < n; i++) {
+      // a second copy of each message, stored once the stream's duplicate window has passed (until then dropped)
+      String id = ids.get(i);
+      String body = "entry " + i;
+      Eventually.await("a second copy of " + id + " is stored", DEADLINE, () -> publish(id, body).isDuplicate(),
+          duplicate -> !duplicate);
+    }
+    String poison = UUID.randomUUID().toString();
+    publish(poison, "poison");
+
+    Eventually.await("every second copy was acknowledged as a duplicate", DEADLINE,
+        () -> counter("idem.consumer.duplicates"), c -> c >= n);
+    Eventually.await("the poison message is terminated", DEADLINE,
+        () -> counter("idem.consumer.dead.lettered", "reason", "handler_failed"), c -> c >= 1);
+    Eventually.await("JetStream told of the termination", DEADLINE, terminated::get, c -> c >= 1);
+
+    assertThat(TestPostgres.effectCount(effects)).isEqualTo(n);
+    assertThat(TestPostgres.eventsWithSeveralEffects(effects)).isZero();
+    assertThat(TestPostgres.effectIds(effects)).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(TestPostgres.effectCount(effects, poison)).isZero();
+    assertThat(counter("idem.consumer.processed")).isEqualTo(n);
+    assertThat(counter("idem.consumer.duplicates")).isEqualTo(n);
+    assertThat(counter("idem.consumer.dead.lettered", "reason", "handler_failed")).isEqualTo(1);
+    // the first two of the poison message's three deliveries were handed back, the third terminated it
+    assertThat(counter("idem.consumer.failures", "reason", "handler_failed")).isEqualTo(2);
+    assertThat(terminated.get()).isEqualTo(1);
+    Eventually.await("nothing is left unacknowledged", DEADLINE, this::ackPending, c -> c == 0);
+  }
+
+  private long ackPending() {
+    try {
+      return jsm.getConsumerInfo(stream, name).getNumAckPending();
+    } catch (IOException | JetStreamApiException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
