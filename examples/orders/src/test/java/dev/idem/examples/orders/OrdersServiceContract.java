@@ -8,7 +8,6 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.idem.test.Eventually;
-import dev.idem.test.TestPostgres;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
@@ -17,9 +16,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -36,83 +32,90 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 /**
- * The order service end to end, on a random port, on the local PostgreSQL (a schema of its own, dropped afterwards)
- * and the local RabbitMQ (queues and an exchange of its own, deleted afterwards): an order placed twice, or by 16
- * racing callers, with one request id is one row and one answer; a payment delivered twice pays the order once and
- * confirms it once on the broker; a payment for an unknown order is dead-lettered after its attempts, leaving nothing.
- * A service that is down fails the test.
+ * The order service end to end, on a random port, on a database of the subclass's and the local RabbitMQ (queues and
+ * an exchange of its own, deleted afterwards): an order placed twice, or by 16 racing callers, with one request id is
+ * one row and one answer; a payment delivered twice pays the order once and confirms it once on the broker; a payment
+ * for an unknown order is dead-lettered after its attempts, leaving nothing. A service that is down fails the test.
  */
-class OrdersServiceTest {
-  private static final Duration DEADLINE = Duration.ofSeconds(30);
-  private static final String SUFFIX = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
-  private static final String SCHEMA = "orders_test_" + SUFFIX;
-  private static final String PAYMENTS = "idem-orders-payments-" + SUFFIX;
-  private static final String PAYMENTS_DEAD = "idem-orders-payments-dlq-" + SUFFIX;
-  private static final String EXCHANGE = "idem-orders-events-" + SUFFIX;
-  private static final String CONFIRMED = "idem-orders-confirmed-" + SUFFIX;
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class OrdersServiceContract {
+  private final Duration DEADLINE = Duration.ofSeconds(30);
+  private final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-  private static Connection rabbit;
-  private static Channel admin;
-  private static ConfigurableApplicationContext context;
-  private static URI base;
-  private static ObjectMapper json;
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  /** This run's own names: queues, exchange, database. */
+  protected final String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
+  private final String payments = "idem-orders-payments-" + suffix;
+  private final String paymentsDead = "idem-orders-payments-dlq-" + suffix;
+  private final String exchange = "idem-orders-events-" + suffix;
+  private final String confirmed = "idem-orders-confirmed-" + suffix;
+
+  private Connection rabbit;
+  private Channel admin;
+  private ConfigurableApplicationContext context;
+  private JdbcTemplate db;
+  private URI base;
+  private ObjectMapper json;
+
+  /** Creates the database the service runs on and returns the arguments that select it. */
+  protected abstract List<String> createDatabase();
+
+  /** Drops what {@link #createDatabase} created. */
+  protected abstract void dropDatabase();
 
   static String rabbitUri() {
     return System.getProperty("idem.test.rabbitmq.uri", "amqp://guest:guest@127.0.0.1:5672");
   }
 
   @BeforeAll
-  static void start() throws Exception {
-    TestPostgres.execute("CREATE SCHEMA " + SCHEMA);
+  void start() throws Exception {
+    List<String> args = new ArrayList<>(createDatabase());
     ConnectionFactory factory = new ConnectionFactory();
     factory.setUri(rabbitUri());
     factory.setConnectionTimeout(5_000);
     rabbit = factory.newConnection("idem-orders-test");
     admin = rabbit.createChannel();
-    admin.queueDeclare(PAYMENTS_DEAD, false, false, false, null);
-    admin.queueDeclare(PAYMENTS, true, false, false,
-        Map.of("x-dead-letter-exchange", "", "x-dead-letter-routing-key", PAYMENTS_DEAD));
-    admin.exchangeDeclare(EXCHANGE, "direct", false);
-    admin.queueDeclare(CONFIRMED, false, false, false, null);
-    admin.queueBind(CONFIRMED, EXCHANGE, "order.confirmed");
+    admin.queueDeclare(paymentsDead, false, false, false, null);
+    admin.queueDeclare(payments, true, false, false,
+        Map.of("x-dead-letter-exchange", "", "x-dead-letter-routing-key", paymentsDead));
+    admin.exchangeDeclare(exchange, "direct", false);
+    admin.queueDeclare(confirmed, false, false, false, null);
+    admin.queueBind(confirmed, exchange, "order.confirmed");
 
-    String url = TestPostgres.url();
-    context = new SpringApplicationBuilder(OrdersApplication.class).run(
-        "--server.port=0",
-        "--spring.datasource.url=" + url + (url.contains("?") ? "&" : "?") + "currentSchema=" + SCHEMA,
-        "--spring.datasource.username=" + TestPostgres.user(),
-        "--spring.datasource.password=",
+    args.addAll(List.of("--server.port=0",
         "--orders.rabbitmq.uri=" + rabbitUri(),
-        "--orders.events.exchange=" + EXCHANGE,
-        "--idem.consumers.payments.rabbitmq.queue=" + PAYMENTS,
+        "--orders.events.exchange=" + exchange,
+        "--idem.consumers.payments.rabbitmq.queue=" + payments,
         "--idem.consumers.payments.rabbitmq.max-failures=3",
-        "--idem.consumers.payments.rabbitmq.failure-pause=10ms");
+        "--idem.consumers.payments.rabbitmq.failure-pause=10ms"));
+    context = new SpringApplicationBuilder(OrdersApplication.class).run(args.toArray(String[]::new));
+    db = context.getBean(JdbcTemplate.class);
     base = URI.create("http://127.0.0.1:" + context.getEnvironment().getProperty("local.server.port"));
     json = context.getBean(ObjectMapper.class);
   }
 
   @AfterAll
-  static void stop() throws Exception {
+  void stop() throws Exception {
     try {
       if (context != null) {
         context.close();
       }
       if (admin != null) {
-        admin.queueDelete(PAYMENTS);
-        admin.queueDelete(PAYMENTS_DEAD);
-        admin.queueDelete(CONFIRMED);
-        admin.exchangeDelete(EXCHANGE);
+        admin.queueDelete(payments);
+        admin.queueDelete(paymentsDead);
+        admin.queueDelete(confirmed);
+        admin.exchangeDelete(exchange);
         rabbit.close();
       }
     } finally {
-      TestPostgres.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
+      dropDatabase();
     }
   }
 
@@ -129,7 +132,7 @@ class OrdersServiceTest {
     assertThat(json.readTree(second.body())).isEqualTo(order);
     assertThat(order.get("requestId").asString()).isEqualTo(requestId);
     assertThat(order.get("status").asString()).isEqualTo("PLACED");
-    assertThat(count("SELECT COUNT(*) FROM " + SCHEMA + ".orders WHERE request_id = ?", requestId)).isEqualTo(1);
+    assertThat(count("SELECT COUNT(*) FROM orders WHERE request_id = ?", requestId)).isEqualTo(1);
     HttpResponse<String> found = get("/orders/" + order.get("id").asString());
     assertThat(found.statusCode()).isEqualTo(200);
     assertThat(json.readTree(found.body())).isEqualTo(order);
@@ -158,7 +161,7 @@ class OrdersServiceTest {
           ids.add(json.readTree(response.body()).get("id").asString());
         }
         assertThat(ids).as("round " + round).hasSize(1);
-        assertThat(count("SELECT COUNT(*) FROM " + SCHEMA + ".orders WHERE request_id = ?", requestId))
+        assertThat(count("SELECT COUNT(*) FROM orders WHERE request_id = ?", requestId))
             .as("round " + round).isEqualTo(1);
       }
     } finally {
@@ -174,7 +177,7 @@ class OrdersServiceTest {
     HttpResponse<String> other = place(requestId, "carol", "pen", 5);
 
     assertThat(other.statusCode()).isEqualTo(422);
-    assertThat(count("SELECT COUNT(*) FROM " + SCHEMA + ".orders WHERE request_id = ?", requestId)).isEqualTo(1);
+    assertThat(count("SELECT COUNT(*) FROM orders WHERE request_id = ?", requestId)).isEqualTo(1);
     assertThat(place("", "carol", "pen", 1).statusCode()).isEqualTo(400);
   }
 
@@ -183,7 +186,7 @@ class OrdersServiceTest {
     JsonNode order = json.readTree(place("req-" + UUID.randomUUID(), "dave", "chair", 4).body());
     String orderId = order.get("id").asString();
     String messageId = UUID.randomUUID().toString();
-    String paymentId = "pay_" + SUFFIX;
+    String paymentId = "pay_" + suffix;
     double duplicatesBefore = counter("idem.consumer.duplicates");
     double processedBefore = counter("idem.consumer.processed");
 
@@ -191,25 +194,25 @@ class OrdersServiceTest {
     publishPayment(messageId, orderId, paymentId); // a redelivery: the same message id again
 
     GetResponse confirmed = Eventually.await("order.confirmed reached the test's queue", DEADLINE,
-        OrdersServiceTest::nextConfirmed, r -> r != null);
+        this::nextConfirmed, r -> r != null);
     Eventually.await("the redelivery was acknowledged as a duplicate", DEADLINE,
         () -> counter("idem.consumer.duplicates") - duplicatesBefore, d -> d >= 1);
     // another payment message for the same order: handled, but the order is paid already and nothing is published
-    publishPayment(UUID.randomUUID().toString(), orderId, "pay_other_" + SUFFIX);
+    publishPayment(UUID.randomUUID().toString(), orderId, "pay_other_" + suffix);
     Eventually.await("the second payment message was handled", DEADLINE,
         () -> counter("idem.consumer.processed") - processedBefore, d -> d >= 2);
     Eventually.await("the outbox delivered everything", DEADLINE,
-        () -> count("SELECT COUNT(*) FROM " + SCHEMA + ".idem_outbox WHERE status <> 'delivered'"), c -> c == 0);
+        () -> count("SELECT COUNT(*) FROM idem_outbox WHERE status <> 'delivered'"), c -> c == 0);
 
     assertThat(counter("idem.consumer.duplicates") - duplicatesBefore).isEqualTo(1);
     assertThat(counter("idem.consumer.processed") - processedBefore).isEqualTo(2);
-    assertThat(count("SELECT COUNT(*) FROM " + SCHEMA + ".idem_inbox WHERE consumer = ? AND event_id = ?",
+    assertThat(count("SELECT COUNT(*) FROM idem_inbox WHERE consumer = ? AND event_id = ?",
         "payments", messageId)).isEqualTo(1);
-    assertThat(count("SELECT COUNT(*) FROM " + SCHEMA + ".orders WHERE id = ? AND status = 'PAID' AND payment_id = ?",
+    assertThat(count("SELECT COUNT(*) FROM orders WHERE id = ? AND status = 'PAID' AND payment_id = ?",
         orderId, paymentId)).isEqualTo(1);
     assertThat(json.readTree(get("/orders/" + orderId).body()).get("status").asString()).isEqualTo("PAID");
     // one event for the order in the outbox, delivered; one message on the queue
-    assertThat(count("SELECT COUNT(*) FROM " + SCHEMA + ".idem_outbox WHERE event_type = ? AND payload LIKE ?",
+    assertThat(count("SELECT COUNT(*) FROM idem_outbox WHERE event_type = ? AND payload LIKE ?",
         "order.confirmed", "%" + orderId + "%")).isEqualTo(1);
     assertThat(confirmed.getProps().getType()).isEqualTo("order.confirmed");
     assertThat(confirmed.getProps().getMessageId()).isNotBlank();
@@ -227,19 +230,19 @@ class OrdersServiceTest {
     String messageId = UUID.randomUUID().toString();
     String orderId = UUID.randomUUID().toString();
 
-    publishPayment(messageId, orderId, "pay_lost_" + SUFFIX);
+    publishPayment(messageId, orderId, "pay_lost_" + suffix);
 
-    Eventually.await("the payment reached the dead-letter queue", DEADLINE, () -> messageCount(PAYMENTS_DEAD),
+    Eventually.await("the payment reached the dead-letter queue", DEADLINE, () -> messageCount(paymentsDead),
         c -> c == 1);
-    GetResponse dead = admin.basicGet(PAYMENTS_DEAD, true);
+    GetResponse dead = admin.basicGet(paymentsDead, true);
     assertThat(dead.getProps().getMessageId()).isEqualTo(messageId);
     // each of the three attempts rolled back with its inbox row: the id is not recorded, no event was written
-    assertThat(count("SELECT COUNT(*) FROM " + SCHEMA + ".idem_inbox WHERE event_id = ?", messageId)).isZero();
-    assertThat(count("SELECT COUNT(*) FROM " + SCHEMA + ".idem_outbox WHERE payload LIKE ?", "%" + orderId + "%"))
+    assertThat(count("SELECT COUNT(*) FROM idem_inbox WHERE event_id = ?", messageId)).isZero();
+    assertThat(count("SELECT COUNT(*) FROM idem_outbox WHERE payload LIKE ?", "%" + orderId + "%"))
         .isZero();
   }
 
-  private static HttpResponse<String> place(String requestId, String customer, String sku, int quantity)
+  private HttpResponse<String> place(String requestId, String customer, String sku, int quantity)
       throws IOException, InterruptedException {
     String body = json.writeValueAsString(Map.of("requestId", requestId, "customer", customer, "sku", sku,
         "quantity", quantity));
@@ -248,28 +251,28 @@ class OrdersServiceTest {
     return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
   }
 
-  private static HttpResponse<String> get(String path) throws IOException, InterruptedException {
+  private HttpResponse<String> get(String path) throws IOException, InterruptedException {
     HttpRequest request = HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30)).GET().build();
     return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
   }
 
-  private static void publishPayment(String messageId, String orderId, String paymentId) throws IOException {
+  private void publishPayment(String messageId, String orderId, String paymentId) throws IOException {
     AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().messageId(messageId).type("payment.succeeded")
         .contentType("application/json").deliveryMode(2).build();
     byte[] body = json.writeValueAsString(Map.of("orderId", orderId, "paymentId", paymentId))
         .getBytes(StandardCharsets.UTF_8);
-    admin.basicPublish("", PAYMENTS, props, body);
+    admin.basicPublish("", payments, props, body);
   }
 
-  private static GetResponse nextConfirmed() {
+  private GetResponse nextConfirmed() {
     try {
-      return admin.basicGet(CONFIRMED, true);
+      return admin.basicGet(confirmed, true);
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
   }
 
-  private static long messageCount(String queue) {
+  private long messageCount(String queue) {
     try {
       return admin.messageCount(queue);
     } catch (IOException e) {
@@ -277,23 +280,13 @@ class OrdersServiceTest {
     }
   }
 
-  private static double counter(String name) {
+  private double counter(String name) {
     Counter c = context.getBean(MeterRegistry.class).find(name).tag("consumer", "payments").counter();
     return c == null ? 0 : c.count();
   }
 
-  private static long count(String sql, Object... args) {
-    try (java.sql.Connection c = TestPostgres.postgres().getConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      for (int i = 0; i < args.length; i++) {
-        ps.setObject(i + 1, args[i]);
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
+  /** A count over the service's own database, through its data source. */
+  private long count(String sql, Object... args) {
+    return db.queryForObject(sql, Long.class, args);
   }
 }
