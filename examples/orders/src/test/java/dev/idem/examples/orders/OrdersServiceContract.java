@@ -53,7 +53,7 @@ abstract class OrdersServiceContract {
   /** This run's own names: queues, exchange, database. */
   protected final String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
   private final String payments = "idem-orders-payments-" + suffix;
-  private final String paymentsDead = "idem-orders-payments-dlq-" + suffix;
+  private final String paymentsDead = payments + ".dead";
   private final String exchange = "idem-orders-events-" + suffix;
   private final String confirmed = "idem-orders-confirmed-" + suffix;
 
@@ -82,13 +82,6 @@ abstract class OrdersServiceContract {
     factory.setConnectionTimeout(5_000);
     rabbit = factory.newConnection("idem-orders-test");
     admin = rabbit.createChannel();
-    admin.queueDeclare(paymentsDead, false, false, false, null);
-    admin.queueDeclare(payments, true, false, false,
-        Map.of("x-dead-letter-exchange", "", "x-dead-letter-routing-key", paymentsDead));
-    admin.exchangeDeclare(exchange, "direct", false);
-    admin.queueDeclare(confirmed, false, false, false, null);
-    admin.queueBind(confirmed, exchange, "order.confirmed");
-
     args.addAll(List.of("--server.port=0",
         "--orders.rabbitmq.uri=" + rabbitUri(),
         "--orders.events.exchange=" + exchange,
@@ -97,6 +90,9 @@ abstract class OrdersServiceContract {
         "--idem.consumers.payments.rabbitmq.failure-pause=10ms"));
     context = new SpringApplicationBuilder(OrdersApplication.class).run(args.toArray(String[]::new));
     db = context.getBean(JdbcTemplate.class);
+    // the service declared its queues and exchange (RabbitTopology); the test listens to what it publishes
+    admin.queueDeclare(confirmed, false, false, false, null);
+    admin.queueBind(confirmed, exchange, "order.confirmed");
     base = URI.create("http://127.0.0.1:" + context.getEnvironment().getProperty("local.server.port"));
     json = context.getBean(ObjectMapper.class);
   }
