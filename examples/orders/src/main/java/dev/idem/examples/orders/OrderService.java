@@ -43,6 +43,11 @@ public class OrderService {
    * Marks the order paid and publishes {@link OrderConfirmed}, both in the caller's transaction (the inbox's, when
    * a payment message is handled). An order paid already is left as it is, and nothing is published again.
    *
+   * <p>{@code @Transactional} is needed even inside the inbox handler: the starter binds the inbox transaction's
+   * connection to Spring, so this method joins it, but an {@code @Externalized} event is written only while a Spring
+   * transaction is active, which this method's (joined) transaction makes so. Published straight from the handler,
+   * the event would be refused ({@code idem.events.outside-transaction=fail}) and the message tried again.
+   *
    * @return whether the order was paid by this call
    * @throws UnknownOrderException when there is no such order
    */
