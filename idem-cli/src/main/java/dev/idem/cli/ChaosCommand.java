@@ -17,6 +17,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -26,12 +27,17 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -164,7 +170,7 @@ final class ChaosCommand implements Command {
     private final PrintStream out;
     private final PrintStream err;
     private final String runId;
-    private final List<ChaosInstance> instances = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<ChaosInstance> instances = new CopyOnWriteArrayList<>();
     private final ChaosInvariants invariants = new ChaosInvariants();
     private final ConcurrentLinkedQueue<String> scheduleErrors = new ConcurrentLinkedQueue<>();
     private final AtomicLong kills = new AtomicLong();
@@ -185,7 +191,7 @@ final class ChaosCommand implements Command {
       this.out = out;
       this.err = err;
       this.runId = java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd_HHmmss")
-          .withZone(java.time.ZoneOffset.UTC).format(Instant.now())
+          .withZone(ZoneOffset.UTC).format(Instant.now())
           + "_" + java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     }
 
@@ -363,7 +369,7 @@ final class ChaosCommand implements Command {
         missing.add("no payment refused by the provider at --refusal-rate " + fmt(settings.refusalRate()));
       }
       for (int status : List.of(400, 401)) {
-        long n = w.finalStatuses.getOrDefault(status, new java.util.concurrent.atomic.LongAdder()).sum();
+        long n = w.finalStatuses.getOrDefault(status, new LongAdder()).sum();
         if (n > 0) {
           missing.add(n + " final " + status + " answers");
         }
@@ -439,9 +445,9 @@ final class ChaosCommand implements Command {
       for (Future<?> f : started) {
         try {
           f.get(STARTUP.toSeconds() + 10, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
           throw new IOException("an instance did not start: " + e.getCause().getMessage(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
           throw new IOException("the instances did not start within " + STARTUP.toSeconds() + " s");
         }
       }
@@ -723,7 +729,7 @@ final class ChaosCommand implements Command {
     return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
   }
 
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
+  private static ThreadFactory daemon(String name) {
     return r -> {
       Thread t = new Thread(r, name);
       t.setDaemon(true);

@@ -6,13 +6,13 @@ import dev.idem.core.IdemException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InvalidKeyException;
+import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.ResponseTooLargeException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.WorkFailedException;
-import dev.idem.core.OperationPolicy;
 import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.fingerprint.MalformedJsonException;
@@ -33,6 +33,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
@@ -279,7 +280,7 @@ public final class IdempotencyFilter implements Filter {
       return route.method() + " " + path;
     }
     String[] parameters = query.split("&");
-    java.util.Arrays.sort(parameters);
+    Arrays.sort(parameters);
     return route.method() + " " + path + "?" + String.join("&", parameters);
   }
 

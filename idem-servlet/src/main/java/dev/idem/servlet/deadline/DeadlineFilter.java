@@ -34,8 +34,8 @@ import java.util.regex.Pattern;
  *       on the request thread while the rest of the chain runs, as {@link Deadline#current()}, so that calls made
  *       through idem-client inherit it.
  *   <li>The header is parsed strictly and cheaply: 1 to {@value #MAX_HEADER_LENGTH} ASCII digits, values above one
- *       hour are taken as one hour; anything else (a sign, a fraction, units, a comma-separated list) is treated as absent,
- *       never as an error.
+ *       hour are taken as one hour; anything else (a sign, a fraction, units, a comma-separated list) is treated as
+ *       absent, never as an error.
  * </ul>
  *
  * <p>Asynchronous requests: {@link Deadline#current()} is set on the thread that runs {@code chain.doFilter} only;

@@ -9,12 +9,15 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.URLDecoder;
 import java.nio.charset.Charset;
+import java.nio.charset.IllegalCharsetNameException;
 import java.nio.charset.StandardCharsets;
 import java.nio.charset.UnsupportedCharsetException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -117,7 +120,7 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
 
   private static String decode(String s, Charset charset) {
     try {
-      return java.net.URLDecoder.decode(s, charset);
+      return URLDecoder.decode(s, charset);
     } catch (IllegalArgumentException e) {
       return s;
     }
@@ -135,7 +138,7 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
   }
 
   @Override
-  public java.util.Enumeration<String> getParameterNames() {
+  public Enumeration<String> getParameterNames() {
     return Collections.enumeration(parameters().keySet());
   }
 
@@ -189,7 +192,7 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
     if (encoding != null) {
       try {
         charset = Charset.forName(encoding);
-      } catch (UnsupportedCharsetException | java.nio.charset.IllegalCharsetNameException e) {
+      } catch (UnsupportedCharsetException | IllegalCharsetNameException e) {
         charset = StandardCharsets.UTF_8;
       }
     }
