@@ -214,7 +214,8 @@ public final class ConsoleServlet extends HttpServlet {
       if (path.equals("/records/resolve")) {
         body = HttpBodies.readAtMost(request, MAX_BODY);
         if (body == null) {
-          response.setHeader("Connection", "close");
+          // read the rest (bounded) so that the caller gets the answer; a larger body closes the connection
+          HttpBodies.discardOrClose(request, response, HttpBodies.MAX_DISCARDED_BYTES);
           throw new ConsoleProblems.Refusal(Problem.of(ProblemCode.REQUEST_TOO_LARGE)
               .withDetail("the body is larger than " + MAX_BODY + " bytes"));
         }

@@ -13,6 +13,13 @@ import java.util.Objects;
  * up to a limit, the request with that body served from memory, and JSON string literals for small answers.
  */
 public final class HttpBodies {
+  /**
+   * How much of a body over its limit is read and discarded before the refusal ({@value} bytes, as Tomcat's
+   * {@code maxSwallowSize}): a server that answers and closes while the client is still sending makes the client's
+   * system reset the connection, and the client may lose the answer with it.
+   */
+  public static final int MAX_DISCARDED_BYTES = 2 << 20;
+
   private HttpBodies() {}
 
   /**

@@ -218,8 +218,8 @@ public final class IdempotencyFilter implements Filter {
     byte[] body = BufferedRequest.readBody(request, maxRequestBytes);
     if (body == null) {
       response.setHeader(KEY_HEADER, keyHeader);
-      // the rest of the body stays unread: the connection cannot carry another request
-      response.setHeader("Connection", "close");
+      // read the rest (bounded) so that the client gets the answer; a larger body closes the connection
+      HttpBodies.discardOrClose(request, response, HttpBodies.MAX_DISCARDED_BYTES);
       Problem.of(ProblemCode.REQUEST_TOO_LARGE)
           .withDetail("the request body is larger than the limit of " + maxRequestBytes + " bytes")
           .write(response);

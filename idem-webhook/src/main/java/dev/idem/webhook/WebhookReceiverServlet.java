@@ -98,8 +98,8 @@ public final class WebhookReceiverServlet extends HttpServlet {
     }
     byte[] body = HttpBodies.readAtMost(request, limit);
     if (body == null) {
-      // the rest of the body stays unread: the connection cannot carry another request
-      response.setHeader("Connection", "close");
+      // read the rest (bounded) so that the sender gets the answer; a larger body closes the connection
+      HttpBodies.discardOrClose(request, response, HttpBodies.MAX_DISCARDED_BYTES);
       tooLarge(limit).write(response);
       return;
     }
