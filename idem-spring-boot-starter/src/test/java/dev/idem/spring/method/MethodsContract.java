@@ -123,8 +123,9 @@ abstract class MethodsContract {
         assertThat(receipts).as("round %d", round).hasSize(1);
         assertThat(effects(tenant + "/" + id)).as("round %d", round).isEqualTo(1);
       }
-      assertThat(Shop.PLACE_RUNS.get() - runsBefore).as("duplicates ran the method and rolled it back: the race"
-          + " was run").isGreaterThan(rounds);
+      // a duplicate that lost the race after running the method rolled it back (counted here, never kept); whether
+      // any did depends on timing, so only the floor is certain
+      assertThat(Shop.PLACE_RUNS.get() - runsBefore).as("the method ran in every round").isGreaterThanOrEqualTo(rounds);
     } finally {
       pool.shutdownNow();
     }
