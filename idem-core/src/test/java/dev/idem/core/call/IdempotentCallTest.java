@@ -210,19 +210,24 @@ class IdempotentCallTest {
   void anInFlightDuplicateWaitsUpToTheBoundThenReplays() throws Exception {
     CountDownLatch started = new CountDownLatch(1);
     CountDownLatch finish = new CountDownLatch(1);
-    // the waiting duplicate's first nap lets the first execution finish: no timing guesswork
+    CountDownLatch finished = new CountDownLatch(1);
+    // the waiting duplicate's first nap lets the first execution finish and lasts until it has: no timing guesswork
     Sleeper napping = d -> {
       finish.countDown();
-      Thread.sleep(d.toMillis());
+      finished.await(30, TimeUnit.SECONDS);
     };
     Idem waiting = Idem.builder().name("waiting").store(store).sleeper(napping)
         .policy("orders.wait", OperationPolicy.builder().waitInFlight(Duration.ofSeconds(20)).build()).build();
     RecordKey key = RecordKey.of("tenant-1", "orders.wait", "k11");
-    Future<String> first = threads.submit(() -> waiting.call(key).leased(Codec.utf8(), () -> {
-      started.countDown();
-      finish.await(30, TimeUnit.SECONDS);
-      return "first";
-    }).value());
+    Future<String> first = threads.submit(() -> {
+      String value = waiting.call(key).leased(Codec.utf8(), () -> {
+        started.countDown();
+        finish.await(30, TimeUnit.SECONDS);
+        return "first";
+      }).value();
+      finished.countDown();
+      return value;
+    });
     assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
 
     IdempotentCall.Result<String> second = waiting.call(key).leased(Codec.utf8(), () -> "second");
