@@ -84,6 +84,14 @@ public @interface Idempotent {
   String waitInFlight() default "";
 
   /**
+   * Atomic mode: whether the record is read before the work runs (the default). {@code false} saves that read on every
+   * first execution and lets the record's unique key decide at the end: a duplicate then runs the work too, finds the
+   * record when its insert collides, rolls its work back and replays. Choose it only when every effect of the work is
+   * in the transaction (nothing sent outside it) and duplicates are rare. Ignored in other modes.
+   */
+  boolean lookupFirst() default true;
+
+  /**
    * Whether a request without a key is refused (400) or runs as if the method were not idempotent. On a bean
    * method: whether a {@link #key()} that evaluates to {@code null} or blank fails the call
    * ({@code IllegalArgumentException}) or runs the method as it is.

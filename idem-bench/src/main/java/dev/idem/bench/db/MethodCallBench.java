@@ -34,7 +34,8 @@ import java.util.concurrent.atomic.LongAdder;
  * one row in a transaction and returns a value, called bare (a), through the typed call API in atomic mode with a
  * new key (b: the record is written in the method's transaction; b2: the same without the look-up before the work,
  * {@code OperationPolicy.lookupFirst(false)}), through the call API with a key already answered (c: the replay,
- * decoded, without running the method), and through the engine's own {@code Idem.atomic} with a hand-made
+ * decoded, without running the method; c2: the same without the look-up, which runs the method, collides with the
+ * first call's order row, rolls back and replays), and through the engine's own {@code Idem.atomic} with a hand-made
  * {@code StoredResponse} (e: what the typed API adds is (b) / (e)). Variants alternate within each pass; the ratios
  * are per pass (adjacent runs), reported as their median.
  *
@@ -74,6 +75,7 @@ public final class MethodCallBench {
   private final int threads;
   private final int seconds;
   private final List<String> answered = new ArrayList<>();
+  private final List<String> answeredNoLookup = new ArrayList<>();
 
   private MethodCallBench(String url, String user, int threads, int seconds) {
     HikariConfig config = new HikariConfig();
@@ -108,6 +110,7 @@ public final class MethodCallBench {
     variants.put("b call, new key", bench::firstCall);
     variants.put("b2 call, new key, no look-up", bench::firstCallNoLookup);
     variants.put("c call, replay", bench::replay);
+    variants.put("c2 call, replay, no look-up", bench::replayNoLookup);
     variants.put("e Idem.atomic, new key", bench::engine);
     for (Map.Entry<String, Op> v : variants.entrySet()) {
       bench.measure(v.getKey() + " (priming, discarded)", v.getValue());
@@ -125,6 +128,7 @@ public final class MethodCallBench {
     compare(results, "b call, new key", "a bare method");
     compare(results, "b2 call, new key, no look-up", "a bare method");
     compare(results, "c call, replay", "a bare method");
+    compare(results, "c2 call, replay, no look-up", "a bare method");
     compare(results, "b call, new key", "e Idem.atomic, new key");
     bench.ds.close();
   }
@@ -140,6 +144,8 @@ public final class MethodCallBench {
       String key = "answered-" + i;
       firstCall(key, i);
       answered.add(key);
+      firstCallNoLookup(key, i);
+      answeredNoLookup.add(key);
     }
   }
 
@@ -190,13 +196,31 @@ public final class MethodCallBench {
   }
 
   private void firstCallNoLookup() {
-    String key = UuidV7.next().toString();
-    long amount = ThreadLocalRandom.current().nextLong(1, 1_000_000);
-    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, NO_LOOKUP, key))
-        .fingerprintJson(arguments(key, amount))
-        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "ord_" + key, amount));
+    IdempotentCall.Result<Receipt> r = firstCallNoLookup(UuidV7.next().toString(),
+        ThreadLocalRandom.current().nextLong(1, 1_000_000));
     if (r.replayed()) {
       throw new IllegalStateException("a new key replayed: " + r.execution());
+    }
+  }
+
+  /** The order's id carries the operation, so that both operations may answer one key with their own row. */
+  private IdempotentCall.Result<Receipt> firstCallNoLookup(String key, long amount) {
+    return idem.call(RecordKey.of(SCOPE, NO_LOOKUP, key)).fingerprintJson(arguments(key, amount))
+        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "nl_" + key, amount));
+  }
+
+  /**
+   * A replay without the look-up: the method runs, its insert collides with the first call's row (the order's id
+   * is the key's) and rolls back, then the record is read and replayed.
+   */
+  private void replayNoLookup() {
+    int i = ThreadLocalRandom.current().nextInt(answeredNoLookup.size());
+    String key = answeredNoLookup.get(i);
+    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, NO_LOOKUP, key))
+        .fingerprintJson(arguments(key, i))
+        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "nl_" + key, i));
+    if (!r.replayed() || r.value().amount() != i) {
+      throw new IllegalStateException("expected the replay of " + key + ", got " + r.execution());
     }
   }
 

@@ -149,6 +149,9 @@ public final class AnnotatedRoutes {
       if (!a.waitInFlight().isBlank()) {
         b.waitInFlight(duration(source, "waitInFlight", a.waitInFlight()));
       }
+      if (!a.lookupFirst()) {
+        b.lookupFirst(false);
+      }
       return b.build();
     } catch (IllegalArgumentException e) {
       throw new IllegalStateException("@Idempotent on " + source + ": " + e.getMessage(), e);
