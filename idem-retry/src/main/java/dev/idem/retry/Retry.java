@@ -47,7 +47,8 @@ import java.util.random.RandomGenerator;
  * deadline; budget, breaker and listener take primitives; the loop keeps its state in locals; no lambda, iterator,
  * varargs, boxing or {@code Optional} is on that path. Everything that allocates (delay {@code Duration}s, hints,
  * exceptions) sits behind the first failure. {@code RetryTest.successPathAllocatesNothing} checks this with the
- * thread's allocation counter.
+ * thread's allocation counter. A zero delay calls no sleeper: the next attempt starts at once (an interrupted thread
+ * still ends the call with {@link RetryAbortedException}, as a sleep would).
  *
  * @param <R> the result type
  */
@@ -197,7 +198,13 @@ public final class Retry<R> {
       }
       long delay = decide(attempt, previousDelay, failure, result, deadlineAt, false);
       try {
-        sleeper.sleep(Duration.ofNanos(delay));
+        if (delay > 0) {
+          sleeper.sleep(Duration.ofNanos(delay));
+        } else if (Thread.currentThread().isInterrupted()) {
+          // no wait to be interrupted in, but an interrupted caller still stops here, as a sleep would have
+          Thread.interrupted();
+          throw new InterruptedException();
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         RetryAbortedException aborted = new RetryAbortedException(

@@ -419,4 +419,52 @@ class RetryTest {
 
     assertThat(allocated).as("bytes allocated by %d successful calls", 2 * n).isLessThan(n / 10);
   }
+
+  @Test
+  void aZeroDelayCallsNoSleeperAndAllocatesNothingBeyondTheFailure() {
+    com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    Retry<String> retry = Retry.of(RetryPolicy.<String>builder().maxAttempts(2).backoff(Backoff.none()).build())
+        .withSleeper(delay -> {
+          throw new AssertionError("a zero delay must not wait, asked for " + delay);
+        });
+    IOException failure = new IOException("once");
+    boolean[] failed = new boolean[1];
+    Callable<String> failOnceThenSucceed = () -> {
+      failed[0] = !failed[0];
+      if (failed[0]) {
+        throw failure;
+      }
+      return "ok";
+    };
+    int n = 200_000;
+    for (int i = 0; i < n; i++) {
+      assertThat(retry.call(failOnceThenSucceed)).isEqualTo("ok");
+    }
+    long thread = Thread.currentThread().getId();
+
+    long before = threads.getThreadAllocatedBytes(thread);
+    for (int i = 0; i < n; i++) {
+      retry.call(failOnceThenSucceed);
+    }
+    long allocated = threads.getThreadAllocatedBytes(thread) - before;
+
+    assertThat(allocated).as("bytes allocated by %d calls of one failure and one success", n).isLessThan(n / 10);
+  }
+
+  @Test
+  void anInterruptedCallerStopsBeforeTheNextAttemptEvenWithoutADelay() {
+    Retry<String> retry = Retry.of(RetryPolicy.<String>builder().maxAttempts(3).backoff(Backoff.none()).build());
+    int[] attempts = new int[1];
+    try {
+      assertThatThrownBy(() -> retry.call(() -> {
+        attempts[0]++;
+        Thread.currentThread().interrupt();
+        throw new IOException("down");
+      })).isInstanceOf(RetryAbortedException.class).hasMessageContaining("interrupted while waiting");
+      assertThat(attempts[0]).isEqualTo(1);
+      assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept for the caller").isTrue();
+    } finally {
+      Thread.interrupted();
+    }
+  }
 }
