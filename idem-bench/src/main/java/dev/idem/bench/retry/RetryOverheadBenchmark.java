@@ -119,4 +119,10 @@ public class RetryOverheadBenchmark {
     failNext = false;
     return resilienceFailsOnce.call();
   }
+
+  /** What one zero-length wait between attempts costs by itself: the floor of a retry library that still sleeps. */
+  @Benchmark
+  public void sleepZeroAlone() throws InterruptedException {
+    Thread.sleep(0);
+  }
 }
