@@ -1,13 +1,11 @@
 package dev.idem.spring.method;
 
-import dev.idem.test.TestPostgres;
 import java.util.List;
 
 class PostgresMethodCrashTest extends MethodCrashContract {
   @Override
   protected List<String> databaseProperties() {
-    return List.of("--spring.datasource.url=" + TestPostgres.url(),
-        "--spring.datasource.username=" + TestPostgres.user(), "--spring.datasource.password=");
+    return DataSourceArguments.postgres();
   }
 
   @Override

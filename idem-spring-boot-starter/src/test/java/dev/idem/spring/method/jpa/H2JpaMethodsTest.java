@@ -1,14 +1,14 @@
 package dev.idem.spring.method.jpa;
 
+import dev.idem.spring.method.DataSourceArguments;
 import java.util.List;
-import java.util.UUID;
 import org.hibernate.dialect.Dialect;
 import org.hibernate.dialect.H2Dialect;
 
 class H2JpaMethodsTest extends JpaMethodsContract {
   @Override
   protected List<String> databaseProperties() {
-    return List.of("--spring.datasource.url=jdbc:h2:mem:jpa-methods-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+    return DataSourceArguments.h2InMemory("jpa-methods");
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.idem.spring.method.jpa;
 
+import dev.idem.spring.method.DataSourceArguments;
 import java.util.List;
 import org.hibernate.dialect.Dialect;
 import org.hibernate.dialect.MariaDBDialect;
@@ -7,10 +8,7 @@ import org.hibernate.dialect.MariaDBDialect;
 class MariaDbJpaMethodsTest extends JpaMethodsContract {
   @Override
   protected List<String> databaseProperties() {
-    return List.of(
-        "--spring.datasource.url=" + System.getProperty("idem.test.mariadb.url", "jdbc:mariadb://127.0.0.1:3306/test"),
-        "--spring.datasource.username=" + System.getProperty("idem.test.mariadb.user", "root"),
-        "--spring.datasource.password=");
+    return DataSourceArguments.mariadb();
   }
 
   @Override

@@ -1,6 +1,6 @@
 package dev.idem.spring.method.jpa;
 
-import dev.idem.test.TestPostgres;
+import dev.idem.spring.method.DataSourceArguments;
 import java.util.List;
 import org.hibernate.dialect.Dialect;
 import org.hibernate.dialect.PostgreSQLDialect;
@@ -8,8 +8,7 @@ import org.hibernate.dialect.PostgreSQLDialect;
 class PostgresJpaMethodsTest extends JpaMethodsContract {
   @Override
   protected List<String> databaseProperties() {
-    return List.of("--spring.datasource.url=" + TestPostgres.url(),
-        "--spring.datasource.username=" + TestPostgres.user(), "--spring.datasource.password=");
+    return DataSourceArguments.postgres();
   }
 
   @Override
