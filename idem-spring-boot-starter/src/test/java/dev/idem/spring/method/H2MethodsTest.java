@@ -1,10 +1,10 @@
 package dev.idem.spring.method;
 
-import java.util.UUID;
+import java.util.List;
 
 class H2MethodsTest extends MethodsContract {
   @Override
-  protected String[] databaseProperties() {
-    return new String[] {"--spring.datasource.url=jdbc:h2:mem:methods-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1"};
+  protected List<String> databaseProperties() {
+    return DataSourceArguments.h2InMemory("methods");
   }
 }

@@ -9,9 +9,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * The child of {@link PostgresMethodCrashTest}: starts the shop on PostgreSQL and calls its {@code @Idempotent}
- * crash method, which stops at the crash point to be killed. Arguments: key, crash point, then the application's
- * arguments.
+ * The child of {@link MethodCrashContract}: starts the shop on the database its arguments name and calls its
+ * {@code @Idempotent} crash method, which stops at the crash point to be killed. Arguments: key, crash point, then the
+ * application's arguments.
  */
 public final class MethodCrashChild {
   private MethodCrashChild() {}

@@ -56,13 +56,13 @@ abstract class MethodsContract {
     return run + "-" + key;
   }
 
-  protected abstract String[] databaseProperties();
+  protected abstract List<String> databaseProperties();
 
   @BeforeAll
   void start() throws Exception {
     List<String> args = new ArrayList<>(List.of("--idem.name=methods-test", "--idem.store.initialize-schema=true",
         "--idem.store.table=idem_method_record", "--spring.datasource.hikari.maximum-pool-size=40"));
-    args.addAll(List.of(databaseProperties()));
+    args.addAll(databaseProperties());
     context = new SpringApplicationBuilder(ShopApp.class).web(WebApplicationType.NONE)
         .run(args.toArray(String[]::new));
     jdbc = context.getBean(JdbcTemplate.class);

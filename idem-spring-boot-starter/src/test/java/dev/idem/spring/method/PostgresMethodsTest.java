@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.spring.method.app.ShopApp.Shop;
 import dev.idem.test.Eventually;
-import dev.idem.test.TestPostgres;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -15,9 +15,8 @@ import org.junit.jupiter.api.Test;
 
 class PostgresMethodsTest extends MethodsContract {
   @Override
-  protected String[] databaseProperties() {
-    return new String[] {"--spring.datasource.url=" + TestPostgres.url(),
-        "--spring.datasource.username=" + TestPostgres.user(), "--spring.datasource.password="};
+  protected List<String> databaseProperties() {
+    return DataSourceArguments.postgres();
   }
 
   /**

@@ -7,6 +7,7 @@ import dev.idem.core.Idem;
 import dev.idem.core.RecordKey;
 import dev.idem.spring.method.jpa.JpaShopApp.Orders;
 import dev.idem.spring.method.jpa.JpaShopApp.Placed;
+import jakarta.persistence.EntityManagerFactory;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -17,6 +18,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.hibernate.dialect.Dialect;
+import org.hibernate.engine.spi.SessionFactoryImplementor;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -29,25 +32,34 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The JPA path on PostgreSQL: the entity an {@code @Idempotent} method persists commits in the transaction that
- * writes the record, so a rollback leaves neither, and a race leaves one entity.
+ * The JPA path on a real database: the entity an {@code @Idempotent} method persists commits in the transaction that
+ * writes the record, so a rollback leaves neither, and a race leaves one entity. Hibernate finds its dialect from the
+ * database.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class JpaMethodsTest {
+abstract class JpaMethodsContract {
   private static final String OPERATION = "dev.idem.spring.method.jpa.JpaShopApp$Orders#place";
   private ConfigurableApplicationContext context;
   private Orders orders;
   private Idem idem;
   private final String tenant = "jpa-" + UUID.randomUUID().toString().substring(0, 8);
 
+  /** The {@code spring.datasource.*} arguments of the database. */
+  protected abstract List<String> databaseProperties();
+
+  /** The record table, this class's own. */
+  protected abstract String recordTable();
+
+  /** The Hibernate dialect the database should be detected as. */
+  protected abstract Class<? extends Dialect> dialect();
+
   @BeforeAll
   void start() {
-    context = new SpringApplicationBuilder(JpaShopApp.class).web(WebApplicationType.NONE).run(
-        "--spring.datasource.url=" + System.getProperty("idem.test.postgres.url",
-            "jdbc:postgresql://127.0.0.1:5432/test"),
-        "--spring.datasource.username=" + System.getProperty("idem.test.postgres.user", "postgres"),
-        "--spring.datasource.password=", "--spring.datasource.hikari.maximum-pool-size=30",
-        "--idem.name=jpa-test", "--idem.store.initialize-schema=true", "--idem.store.table=idem_jpa_record");
+    List<String> args = new ArrayList<>(databaseProperties());
+    args.addAll(List.of("--spring.datasource.hikari.maximum-pool-size=20", "--idem.name=jpa-test",
+        "--idem.store.initialize-schema=true", "--idem.store.table=" + recordTable()));
+    context = new SpringApplicationBuilder(JpaShopApp.class).web(WebApplicationType.NONE)
+        .run(args.toArray(String[]::new));
     orders = context.getBean(Orders.class);
     idem = context.getBean(Idem.class);
   }
@@ -66,6 +78,14 @@ class JpaMethodsTest {
   @Test
   void theTransactionManagerIsJpas() {
     assertThat(context.getBean(PlatformTransactionManager.class)).isInstanceOf(JpaTransactionManager.class);
+  }
+
+  @Test
+  void hibernateDetectsTheDatabasesDialect() {
+    Dialect detected = context.getBean(EntityManagerFactory.class).unwrap(SessionFactoryImplementor.class)
+        .getJdbcServices().getDialect();
+
+    assertThat(detected).isInstanceOf(dialect());
   }
 
   @Test
