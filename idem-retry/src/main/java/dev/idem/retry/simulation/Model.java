@@ -1,8 +1,5 @@
 package dev.idem.retry.simulation;
 
-import java.util.Arrays;
-import java.util.stream.Collectors;
-
 /**
  * The conventions a {@link ContentionSimulation} follows: Idem's own, or those of the simulation published with the AWS
  * Architecture Blog post "Exponential Backoff and Jitter" (2015). Both share the clients, the server, the network
@@ -42,17 +39,12 @@ public enum Model {
    * @throws IllegalArgumentException naming the unknown id and the known ones
    */
   public static Model ofId(String id) {
-    for (Model m : values()) {
-      if (m.id.equals(id)) {
-        return m;
-      }
-    }
-    throw new IllegalArgumentException("unknown model '" + id + "'; known models: " + ids());
+    return Ids.find(values(), Model::id, id, "model", "models");
   }
 
   /** The ids of all models, comma-separated, in declaration order. */
   public static String ids() {
-    return Arrays.stream(values()).map(Model::id).collect(Collectors.joining(","));
+    return Ids.join(values(), Model::id);
   }
 
   /** Whether every answer travels back to the client on a hop of its own. */

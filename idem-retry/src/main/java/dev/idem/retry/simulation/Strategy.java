@@ -4,8 +4,6 @@ import dev.idem.retry.Backoff;
 import dev.idem.retry.Jitter;
 import dev.idem.retry.RetryBudget;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.stream.Collectors;
 
 /** How a simulated client waits after a conflict. Each constant has a short {@link #id() id} used on the command line. */
 public enum Strategy {
@@ -57,17 +55,12 @@ public enum Strategy {
    * @throws IllegalArgumentException naming the unknown id and the known ones
    */
   public static Strategy ofId(String id) {
-    for (Strategy s : values()) {
-      if (s.id.equals(id)) {
-        return s;
-      }
-    }
-    throw new IllegalArgumentException("unknown strategy '" + id + "'; known strategies: " + ids());
+    return Ids.find(values(), Strategy::id, id, "strategy", "strategies");
   }
 
   /** The ids of all strategies, comma-separated, in declaration order. */
   public static String ids() {
-    return Arrays.stream(values()).map(Strategy::id).collect(Collectors.joining(","));
+    return Ids.join(values(), Strategy::id);
   }
 
   /**
