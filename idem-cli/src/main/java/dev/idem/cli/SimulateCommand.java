@@ -138,7 +138,8 @@ final class SimulateCommand implements Command {
           }
           break;
         default:
-          return usageError(err, arg.startsWith("-") ? "unknown option '" + arg + "'" : "unexpected argument '" + arg + "'");
+          return usageError(err,
+              arg.startsWith("-") ? "unknown option '" + arg + "'" : "unexpected argument '" + arg + "'");
       }
     }
     Sweep sweep = Sweep.builder().model(model).clients(clients[0], clients[1], clients[2]).strategies(strategies)
@@ -184,7 +185,8 @@ final class SimulateCommand implements Command {
     int to = parseCount("--clients TO", parts[1], MAX_CLIENTS);
     int step = parseCount("--clients STEP", parts[2], MAX_CLIENTS);
     if (to < from) {
-      throw new IllegalArgumentException("--clients TO (" + to + ") is less than FROM (" + from + ") in '" + value + "'");
+      throw new IllegalArgumentException(
+          "--clients TO (" + to + ") is less than FROM (" + from + ") in '" + value + "'");
     }
     return new int[] {from, to, step};
   }

@@ -63,7 +63,8 @@ class SimulateCommandTest {
       "--runs 0              | --runs must be between 1 and 100000, was 0",
       "--runs                | --runs needs a value",
       "--seed x              | --seed must be a 64-bit integer, was 'x'",
-      "--strategy nope       | unknown strategy 'nope'; known strategies: none,exponential,full,equal,decorrelated,idem,idem-budget",
+      "--strategy nope       | unknown strategy 'nope'; known strategies: none,exponential,full,equal,decorrelated,"
+          + "idem,idem-budget",
       "--strategy full,,none | --strategy has an empty name in 'full,,none'",
       "--strategy full,full  | --strategy lists 'full' twice",
       "--png                 | --png needs a value",

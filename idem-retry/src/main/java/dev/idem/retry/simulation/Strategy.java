@@ -5,7 +5,9 @@ import dev.idem.retry.Jitter;
 import dev.idem.retry.RetryBudget;
 import java.time.Duration;
 
-/** How a simulated client waits after a conflict. Each constant has a short {@link #id() id} used on the command line. */
+/**
+ * How a simulated client waits after a conflict. Each constant has a short {@link #id() id} used on the command line.
+ */
 public enum Strategy {
   /** Read again at once: {@link Backoff#none()}. */
   NONE("none"),
