@@ -1,6 +1,7 @@
 package dev.idem.cli;
 
 import dev.idem.retry.simulation.ContentionSimulation;
+import dev.idem.retry.simulation.Model;
 import dev.idem.retry.simulation.Strategy;
 import dev.idem.retry.simulation.Sweep;
 import java.awt.BasicStroke;
@@ -25,20 +26,27 @@ import java.util.function.ToDoubleFunction;
 import javax.imageio.ImageIO;
 
 /**
- * {@code idem simulate}: runs the contention simulator ({@link Sweep}) over a range of client counts and strategies and
- * writes CSV {@code clients,strategy,mean_completion_ms,mean_calls} to standard output, one row per client count and
- * strategy, numbers with one decimal. With {@code --png FILE} it also draws calls and completion time against clients,
- * one line per strategy (java.awt, headless). The output is the same bytes for the same options.
+ * {@code idem simulate}: runs the contention simulator ({@link Sweep}) over a range of client counts and strategies, in
+ * Idem's model or the published AWS one ({@code --model}), and writes CSV
+ * {@code clients,strategy,mean_completion_ms,mean_calls,mean_writes} to standard output, one row per client count and
+ * strategy, numbers with one decimal. With {@code --png FILE} it also draws calls (writes only under
+ * {@code aws-2015}, as published) and completion time against clients, one line per strategy (java.awt, headless).
+ * The output is the same bytes for the same options.
  */
 final class SimulateCommand implements Command {
   private static final String USAGE = String.join("\n",
-      "usage: idem simulate [--clients FROM:TO:STEP] [--runs N] [--seed S] [--strategy NAME,...] [--png FILE]",
+      "usage: idem simulate [--model NAME] [--clients FROM:TO:STEP] [--runs N] [--seed S] [--strategy NAME,...]",
+      "                     [--png FILE]",
       "",
       "Simulates N clients racing to write one resource under optimistic concurrency (read the version, then",
       "write if it is unchanged; back off on a conflict), in virtual time, and prints CSV:",
-      "clients,strategy,mean_completion_ms,mean_calls. The same options give the same bytes. See docs/simulation.md.",
+      "clients,strategy,mean_completion_ms,mean_calls,mean_writes (calls are reads plus writes).",
+      "The same options give the same bytes. See docs/simulation.md.",
       "",
       "options:",
+      "  --model NAME            idem (default): Idem's conventions; aws-2015: those of the simulation published with",
+      "                          the AWS post \"Exponential Backoff and Jitter\" (a reply hop per call, exponent",
+      "                          base * 2^n from n = 1; its \"calls\" are our mean_writes)",
       "  --clients FROM:TO:STEP  client counts, inclusive (default 10:190:10); a single number N means N:N:1",
       "  --runs N                runs averaged per row (default 100)",
       "  --seed S                seed of all runs, a 64-bit integer (default 42)",
@@ -69,6 +77,7 @@ final class SimulateCommand implements Command {
 
   @Override
   public int run(List<String> args, InputStream in, PrintStream out, PrintStream err) {
+    Model model = Model.IDEM;
     int[] clients = {10, 190, 10};
     int runs = 100;
     long seed = 42;
@@ -88,6 +97,7 @@ final class SimulateCommand implements Command {
         case "--help":
           out.print(USAGE);
           return Main.OK;
+        case "--model":
         case "--clients":
         case "--runs":
         case "--seed":
@@ -101,6 +111,9 @@ final class SimulateCommand implements Command {
           }
           try {
             switch (option) {
+              case "--model":
+                model = Model.ofId(value.trim());
+                break;
               case "--clients":
                 clients = parseRange(value);
                 break;
@@ -125,11 +138,12 @@ final class SimulateCommand implements Command {
           }
           break;
         default:
-          return usageError(err, arg.startsWith("-") ? "unknown option '" + arg + "'" : "unexpected argument '" + arg + "'");
+          return usageError(err,
+              arg.startsWith("-") ? "unknown option '" + arg + "'" : "unexpected argument '" + arg + "'");
       }
     }
-    Sweep sweep = Sweep.builder().clients(clients[0], clients[1], clients[2]).strategies(strategies).runs(runs)
-        .seed(seed).build();
+    Sweep sweep = Sweep.builder().model(model).clients(clients[0], clients[1], clients[2]).strategies(strategies)
+        .runs(runs).seed(seed).build();
     List<Sweep.Row> rows = sweep.run();
     out.print(csv(rows));
     out.flush();
@@ -145,10 +159,10 @@ final class SimulateCommand implements Command {
   }
 
   static String csv(List<Sweep.Row> rows) {
-    StringBuilder sb = new StringBuilder("clients,strategy,mean_completion_ms,mean_calls\n");
+    StringBuilder sb = new StringBuilder("clients,strategy,mean_completion_ms,mean_calls,mean_writes\n");
     for (Sweep.Row r : rows) {
-      sb.append(String.format(Locale.ROOT, "%d,%s,%.1f,%.1f%n", r.clients(), r.strategy().id(),
-          r.result().meanCompletionMillis(), r.result().meanCalls()).replace("\r", ""));
+      sb.append(String.format(Locale.ROOT, "%d,%s,%.1f,%.1f,%.1f%n", r.clients(), r.strategy().id(),
+          r.result().meanCompletionMillis(), r.result().meanCalls(), r.result().meanWrites()).replace("\r", ""));
     }
     return sb.toString();
   }
@@ -171,7 +185,8 @@ final class SimulateCommand implements Command {
     int to = parseCount("--clients TO", parts[1], MAX_CLIENTS);
     int step = parseCount("--clients STEP", parts[2], MAX_CLIENTS);
     if (to < from) {
-      throw new IllegalArgumentException("--clients TO (" + to + ") is less than FROM (" + from + ") in '" + value + "'");
+      throw new IllegalArgumentException(
+          "--clients TO (" + to + ") is less than FROM (" + from + ") in '" + value + "'");
     }
     return new int[] {from, to, step};
   }
@@ -239,10 +254,18 @@ final class SimulateCommand implements Command {
         g.fillRect(0, 0, image.getWidth(), image.getHeight());
         String subtitle = String.format(Locale.ROOT, "%d runs per point, seed %d, base %d ms, cap %,d ms", runs, seed,
             ContentionSimulation.BASE.toMillis(), ContentionSimulation.CAP.toMillis());
-        panel(g, 0, rows, sweep, "Calls (reads + writes) per run", "mean calls", false,
-            r -> r.result().meanCalls(), subtitle);
-        panel(g, PANEL_WIDTH, rows, sweep, "Time until the last client has written",
-            "mean completion time (ms, log scale)", true, r -> r.result().meanCompletionMillis(), subtitle);
+        if (sweep.model() == Model.IDEM) {
+          panel(g, 0, rows, sweep, "Calls (reads + writes) per run", "mean calls", false,
+              r -> r.result().meanCalls(), subtitle);
+          panel(g, PANEL_WIDTH, rows, sweep, "Time until the last client has written",
+              "mean completion time (ms, log scale)", true, r -> r.result().meanCompletionMillis(), subtitle);
+        } else {
+          subtitle = "model " + sweep.model().id() + ", " + subtitle;
+          panel(g, 0, rows, sweep, "Writes per run (the published \"calls\")", "mean writes", false,
+              r -> r.result().meanWrites(), subtitle);
+          panel(g, PANEL_WIDTH, rows, sweep, "Time until the last client has its reply",
+              "mean completion time (ms, log scale)", true, r -> r.result().meanCompletionMillis(), subtitle);
+        }
       } finally {
         g.dispose();
       }

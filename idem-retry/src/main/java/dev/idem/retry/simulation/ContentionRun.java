@@ -8,20 +8,24 @@ import java.util.function.LongConsumer;
 /**
  * One run of the contention model, in virtual time. Not thread-safe; used once.
  *
- * <p>Implementation note: every client that has not written yet has exactly one pending event (its read arrives, its
- * write arrives, or its backoff ends), so the event queue is a binary heap of client indices ordered by (virtual time,
- * scheduling sequence). The sequence breaks ties deterministically, first scheduled first. The server is a single
- * version number; a call is one network hop and takes effect at the server when the hop ends, which is also when the
- * client learns the answer.
+ * <p>Implementation note: every client that has not finished yet has exactly one pending event (its read or its write
+ * reaches the server, a reply reaches it, or its backoff ends), so the event queue is a binary heap of client indices
+ * ordered by (virtual time, scheduling sequence). The sequence breaks ties deterministically, first scheduled first.
+ * The server is a single version number; a call takes effect at the server when its request hop ends. Under
+ * {@link Model#IDEM} that is also when the client learns the answer; under {@link Model#AWS_2015} the answer takes a
+ * reply hop of its own, and the client finishes when the reply to its applied write arrives.
  */
 final class ContentionRun {
   private static final long MAX_EVENTS = 2_000_000_000L;
 
-  private static final byte READ_DONE = 0;
-  private static final byte WRITE_DONE = 1;
+  private static final byte READ_AT_SERVER = 0;
+  private static final byte WRITE_AT_SERVER = 1;
   private static final byte BACKOFF_DONE = 2;
+  private static final byte READ_REPLY = 3;
+  private static final byte WRITE_REPLY = 4;
 
   private final int clients;
+  private final boolean repliesTakeAHop;
   private final Backoff backoff;
   private final RetryBudget budget;
   private final SplittableRandom random;
@@ -34,12 +38,15 @@ final class ContentionRun {
   private final int[] retries;
   private final long[] previousDelay;
   private final boolean[] refused;
+  private final boolean[] writeApplied;
   private final int[] heap;
   private int heapSize;
   private long nextSequence;
+  private int written;
 
-  ContentionRun(int clients, Backoff backoff, RetryBudget budget, long seed, LongConsumer delayObserver) {
+  ContentionRun(Model model, int clients, Backoff backoff, RetryBudget budget, long seed, LongConsumer delayObserver) {
     this.clients = clients;
+    this.repliesTakeAHop = model.repliesTakeAHop();
     this.backoff = backoff;
     this.budget = budget;
     this.random = new SplittableRandom(seed);
@@ -51,6 +58,7 @@ final class ContentionRun {
     retries = new int[clients];
     previousDelay = new long[clients];
     refused = new boolean[clients];
+    writeApplied = new boolean[clients];
     heap = new int[clients];
   }
 
@@ -58,7 +66,6 @@ final class ContentionRun {
     long reads = 0;
     long writes = 0;
     long refusedRetries = 0;
-    int written = 0;
     int serverVersion = 0;
     long now = 0;
     for (int c = 0; c < clients; c++) {
@@ -66,7 +73,7 @@ final class ContentionRun {
         budget.onRequest();
       }
       reads++;
-      schedule(c, hop(), READ_DONE);
+      schedule(c, hop(), READ_AT_SERVER);
     }
     long events = 0;
     while (heapSize > 0) {
@@ -77,24 +84,34 @@ final class ContentionRun {
       int c = poll();
       now = time[c];
       switch (event[c]) {
-        case READ_DONE:
+        case READ_AT_SERVER:
           versionRead[c] = serverVersion;
-          writes++;
-          schedule(c, now + hop(), WRITE_DONE);
-          break;
-        case WRITE_DONE:
-          if (versionRead[c] == serverVersion) {
-            serverVersion++;
-            written++;
-            if (budget != null) {
-              budget.onSuccess();
-            }
+          if (repliesTakeAHop) {
+            schedule(c, now + hop(), READ_REPLY);
           } else {
-            if (budget != null) {
-              budget.onFailure();
-            }
-            schedule(c, now + nextDelay(c), BACKOFF_DONE);
+            writes++;
+            schedule(c, now + hop(), WRITE_AT_SERVER);
           }
+          break;
+        case READ_REPLY:
+          writes++;
+          schedule(c, now + hop(), WRITE_AT_SERVER);
+          break;
+        case WRITE_AT_SERVER: {
+          boolean applied = versionRead[c] == serverVersion;
+          if (applied) {
+            serverVersion++;
+          }
+          if (repliesTakeAHop) {
+            writeApplied[c] = applied;
+            schedule(c, now + hop(), WRITE_REPLY);
+          } else {
+            answered(c, now, applied);
+          }
+          break;
+        }
+        case WRITE_REPLY:
+          answered(c, now, writeApplied[c]);
           break;
         case BACKOFF_DONE:
           if (budget != null) {
@@ -110,13 +127,28 @@ final class ContentionRun {
             }
           }
           reads++;
-          schedule(c, now + hop(), READ_DONE);
+          schedule(c, now + hop(), READ_AT_SERVER);
           break;
         default:
           throw new AssertionError(event[c]);
       }
     }
     return new RunOutcome(now, reads, writes, refusedRetries, written);
+  }
+
+  /** The client learns whether its write was applied: it has written, or it backs off. */
+  private void answered(int c, long now, boolean applied) {
+    if (applied) {
+      written++;
+      if (budget != null) {
+        budget.onSuccess();
+      }
+    } else {
+      if (budget != null) {
+        budget.onFailure();
+      }
+      schedule(c, now + nextDelay(c), BACKOFF_DONE);
+    }
   }
 
   private long nextDelay(int c) {

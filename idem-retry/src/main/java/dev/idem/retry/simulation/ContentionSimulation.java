@@ -12,13 +12,19 @@ import java.util.function.LongConsumer;
  * Result r = ContentionSimulation.builder().clients(100).runs(100).seed(42).strategy(Strategy.FULL).build().run();
  * }</pre>
  *
- * <p>The model. The server holds a version number. Each of the N clients must write once: it reads the version (one
- * network hop), then writes conditionally (one hop); the server applies the write if the version is still the one the
- * client read, otherwise it answers with a conflict. A hop takes |Normal(10 ms, sd 2 ms)| and the call takes effect at
- * the server when the hop ends. All clients start their first read at time zero. After its {@code k}-th conflict a
- * client sleeps {@code strategy.backoff.delayNanos(k, previous sleep, random)} with {@link #BASE} and {@link #CAP},
- * then reads again. A run ends when every client has written; its completion time is the virtual time of the last
- * write, and its calls are all reads plus all writes.
+ * <p>The model ({@link Model#IDEM}, the default). The server holds a version number. Each of the N clients must write
+ * once: it reads the version (one network hop), then writes conditionally (one hop); the server applies the write if
+ * the version is still the one the client read, otherwise it answers with a conflict. A hop takes |Normal(10 ms, sd 2
+ * ms)| and the call takes effect at the server when the hop ends. All clients start their first read at time zero.
+ * After its {@code k}-th conflict a client sleeps {@code strategy.backoff.delayNanos(k, previous sleep, random)} with
+ * {@link #BASE} and {@link #CAP}, then reads again. A run ends when every client has written; its completion time is
+ * the virtual time of the last write, and its calls are all reads plus all writes.
+ *
+ * <p>{@link Model#AWS_2015} follows the simulation published with the AWS Architecture Blog post "Exponential Backoff
+ * and Jitter" (2015), with the same network, base and cap: every call is a request hop and a reply hop (the server
+ * reads or applies when the request arrives), a run ends when the last client receives the reply to its applied write,
+ * and the exponential term after the {@code n}-th conflict is {@code base * 2^n}. The published "calls" are
+ * {@link Result#meanWrites()}.
  *
  * <p>The budget ({@link Strategy#IDEM_BUDGET}). One token bucket is shared by all clients of a run. Each client's
  * first read is a request ({@code onRequest}); each conflict is a failure ({@code onFailure}); each applied write a
@@ -42,19 +48,21 @@ public final class ContentionSimulation {
   static final double HOP_MEAN_NANOS = 10_000_000;
   static final double HOP_SD_NANOS = 2_000_000;
 
+  private final Model model;
   private final int clients;
   private final int runs;
   private final long seed;
   private final Strategy strategy;
 
   private ContentionSimulation(Builder b) {
+    this.model = b.model;
     this.clients = b.clients;
     this.runs = b.runs;
     this.seed = b.seed;
     this.strategy = b.strategy;
   }
 
-  /** A builder with 1 client, 1 run, seed 0 and no strategy; a strategy must be set. */
+  /** A builder with {@link Model#IDEM}, 1 client, 1 run, seed 0 and no strategy; a strategy must be set. */
   public static Builder builder() {
     return new Builder();
   }
@@ -66,6 +74,10 @@ public final class ContentionSimulation {
       outcomes[i] = runOnce(i, null);
     }
     return summarize(outcomes);
+  }
+
+  public Model model() {
+    return model;
   }
 
   public int clients() {
@@ -86,21 +98,23 @@ public final class ContentionSimulation {
 
   /** Run number {@code run} on its own, telling {@code delayObserver} (when not null) every backoff drawn. */
   RunOutcome runOnce(int run, LongConsumer delayObserver) {
-    return new ContentionRun(clients, strategy.backoff(BASE, CAP), strategy.newBudget(), runSeed(seed, clients, run),
-        delayObserver).run();
+    return new ContentionRun(model, clients, strategy.backoff(model, BASE, CAP), strategy.newBudget(),
+        runSeed(seed, clients, run), delayObserver).run();
   }
 
   static Result summarize(RunOutcome[] outcomes) {
     double completion = 0;
     double calls = 0;
+    double writes = 0;
     double refused = 0;
     for (RunOutcome o : outcomes) {
       completion += o.completionNanos() / 1e6;
       calls += o.calls();
+      writes += o.writes();
       refused += o.refusedRetries();
     }
     int n = outcomes.length;
-    return new Result(completion / n, calls / n, refused / n);
+    return new Result(completion / n, calls / n, writes / n, refused / n);
   }
 
   static long runSeed(long seed, int clients, int run) {
@@ -118,12 +132,19 @@ public final class ContentionSimulation {
 
   /** Mutable, not thread-safe; {@link #build()} validates and copies. */
   public static final class Builder {
+    private Model model = Model.IDEM;
     private int clients = 1;
     private int runs = 1;
     private long seed;
     private Strategy strategy;
 
     private Builder() {}
+
+    /** The conventions to follow; {@link Model#IDEM} unless set. */
+    public Builder model(Model model) {
+      this.model = model;
+      return this;
+    }
 
     /** How many clients race, at least 1. */
     public Builder clients(int clients) {
@@ -150,6 +171,9 @@ public final class ContentionSimulation {
 
     /** @throws IllegalArgumentException naming the parameter and its bad value */
     public ContentionSimulation build() {
+      if (model == null) {
+        throw new IllegalArgumentException("model must not be null; known models: " + Model.ids());
+      }
       if (clients < 1) {
         throw new IllegalArgumentException("clients must be at least 1, was " + clients);
       }

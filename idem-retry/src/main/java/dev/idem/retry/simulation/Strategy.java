@@ -4,14 +4,17 @@ import dev.idem.retry.Backoff;
 import dev.idem.retry.Jitter;
 import dev.idem.retry.RetryBudget;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.stream.Collectors;
 
-/** How a simulated client waits after a conflict. Each constant has a short {@link #id() id} used on the command line. */
+/**
+ * How a simulated client waits after a conflict. Each constant has a short {@link #id() id} used on the command line.
+ */
 public enum Strategy {
   /** Read again at once: {@link Backoff#none()}. */
   NONE("none"),
-  /** Capped exponential without jitter: {@code min(cap, base * 2^(retry-1))}. */
+  /**
+   * Capped exponential without jitter: {@code min(cap, base * 2^(retry-1))}, or {@code min(cap, base * 2^retry)} under
+   * {@link Model#AWS_2015}.
+   */
   EXPONENTIAL("exponential"),
   /** Capped exponential with full jitter: uniform in {@code [0, exponential]}. */
   FULL("full"),
@@ -20,8 +23,9 @@ public enum Strategy {
   /** Decorrelated jitter: {@code min(cap, uniform(base, 3 * previous sleep))}. */
   DECORRELATED("decorrelated"),
   /**
-   * Idem's default: {@code Backoff.exponential(base, cap, Jitter.FULL)}, the computation {@link #FULL} makes too; listed
-   * under its own name so that tables show where Idem's default stands.
+   * Idem's default: {@code Backoff.exponential(base, cap, Jitter.FULL)}, in both models. Under {@link Model#IDEM} this
+   * is the computation {@link #FULL} makes too; listed under its own name so that tables show where Idem's default
+   * stands.
    */
   IDEM("idem"),
   /**
@@ -53,30 +57,34 @@ public enum Strategy {
    * @throws IllegalArgumentException naming the unknown id and the known ones
    */
   public static Strategy ofId(String id) {
-    for (Strategy s : values()) {
-      if (s.id.equals(id)) {
-        return s;
-      }
-    }
-    throw new IllegalArgumentException("unknown strategy '" + id + "'; known strategies: " + ids());
+    return Ids.find(values(), Strategy::id, id, "strategy", "strategies");
   }
 
   /** The ids of all strategies, comma-separated, in declaration order. */
   public static String ids() {
-    return Arrays.stream(values()).map(Strategy::id).collect(Collectors.joining(","));
+    return Ids.join(values(), Strategy::id);
   }
 
-  Backoff backoff(Duration base, Duration cap) {
+  /**
+   * The backoff this strategy uses under {@code model}. Under {@link Model#AWS_2015} the exponential term after the
+   * {@code n}-th failure is {@code base * 2^n}, which is Idem's {@code base' * 2^(n-1)} with {@code base' = 2 * base}:
+   * so the published exponential strategies run on Idem's own {@link Backoff} with a doubled base. Decorrelated jitter
+   * keeps {@code base} (its range starts at base, and its first sleep is drawn from {@code [base, 3 * base]} in both
+   * models), and {@link #IDEM} and {@link #IDEM_BUDGET} keep Idem's own conventions in both models.
+   */
+  Backoff backoff(Model model, Duration base, Duration cap) {
+    Duration exponentialBase = model == Model.AWS_2015 ? base.multipliedBy(2) : base;
     switch (this) {
       case NONE:
         return Backoff.none();
       case EXPONENTIAL:
-        return Backoff.exponential(base, cap, Jitter.NONE);
+        return Backoff.exponential(exponentialBase, cap, Jitter.NONE);
+      case FULL:
+        return Backoff.exponential(exponentialBase, cap, Jitter.FULL);
       case EQUAL:
-        return Backoff.exponential(base, cap, Jitter.EQUAL);
+        return Backoff.exponential(exponentialBase, cap, Jitter.EQUAL);
       case DECORRELATED:
         return Backoff.exponential(base, cap, Jitter.DECORRELATED);
-      case FULL:
       case IDEM:
       case IDEM_BUDGET:
         return Backoff.exponential(base, cap, Jitter.FULL);

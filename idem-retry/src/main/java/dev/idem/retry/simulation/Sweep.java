@@ -22,6 +22,7 @@ public final class Sweep {
   /** One line of the table: a client count, a strategy, and its averages. */
   public record Row(int clients, Strategy strategy, Result result) {}
 
+  private final Model model;
   private final int from;
   private final int to;
   private final int step;
@@ -30,6 +31,7 @@ public final class Sweep {
   private final long seed;
 
   private Sweep(Builder b) {
+    this.model = b.model;
     this.from = b.from;
     this.to = b.to;
     this.step = b.step;
@@ -38,7 +40,7 @@ public final class Sweep {
     this.seed = b.seed;
   }
 
-  /** A builder for clients 10..190 by 10, all strategies, 100 runs, seed 42. */
+  /** A builder for {@link Model#IDEM}, clients 10..190 by 10, all strategies, 100 runs, seed 42. */
   public static Builder builder() {
     return new Builder();
   }
@@ -52,6 +54,10 @@ public final class Sweep {
     return counts;
   }
 
+  public Model model() {
+    return model;
+  }
+
   public List<Strategy> strategies() {
     return strategies;
   }
@@ -61,7 +67,7 @@ public final class Sweep {
     List<ContentionSimulation> cells = new ArrayList<>();
     for (int n : clientCounts()) {
       for (Strategy s : strategies) {
-        cells.add(ContentionSimulation.builder().clients(n).runs(runs).seed(seed).strategy(s).build());
+        cells.add(ContentionSimulation.builder().model(model).clients(n).runs(runs).seed(seed).strategy(s).build());
       }
     }
     RunOutcome[] outcomes = IntStream.range(0, cells.size() * runs).parallel()
@@ -78,6 +84,7 @@ public final class Sweep {
 
   /** Mutable, not thread-safe; {@link #build()} validates and copies. */
   public static final class Builder {
+    private Model model = Model.IDEM;
     private int from = 10;
     private int to = 190;
     private int step = 10;
@@ -86,6 +93,12 @@ public final class Sweep {
     private long seed = 42;
 
     private Builder() {}
+
+    /** The conventions every cell follows; {@link Model#IDEM} unless set. */
+    public Builder model(Model model) {
+      this.model = model;
+      return this;
+    }
 
     /** Client counts {@code from, from + step, ...} up to and including {@code to} when the steps land on it. */
     public Builder clients(int from, int to, int step) {
@@ -118,6 +131,9 @@ public final class Sweep {
 
     /** @throws IllegalArgumentException naming the parameter and its bad value */
     public Sweep build() {
+      if (model == null) {
+        throw new IllegalArgumentException("model must not be null; known models: " + Model.ids());
+      }
       if (from < 1) {
         throw new IllegalArgumentException("clients from must be at least 1, was " + from);
       }
