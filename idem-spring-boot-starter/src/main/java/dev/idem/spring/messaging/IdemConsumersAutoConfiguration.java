@@ -22,7 +22,8 @@ import org.springframework.core.env.Environment;
  * and {@link ConsumerMetrics} counts when a {@link MeterRegistry} bean exists. With the starter's JDBC inbox, each
  * message is processed in a Spring transaction of the inbox's {@code DataSource} ({@code SpringInboxTransactions}):
  * the handler's {@code JdbcTemplate}, {@code @Transactional} methods (default propagation) and published events join
- * it, and after-commit callbacks run once it has committed. Without {@code idem.consumers.*} it does nothing. docs/consumers.md lists the properties.
+ * it, and after-commit callbacks run once it has committed. Without {@code idem.consumers.*} it does nothing.
+ * docs/consumers.md lists the properties.
  *
  * <pre>{@code
  * idem.consumers.rabbitmq.uri=amqp://shipping:secret@rabbit:5672

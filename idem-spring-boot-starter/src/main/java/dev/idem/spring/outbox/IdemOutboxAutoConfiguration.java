@@ -107,7 +107,7 @@ public class IdemOutboxAutoConfiguration {
     if (store instanceof JdbcInboxStore jdbc) {
       PlatformTransactionManager tm = transactionManagerOf(jdbc.dataSource(), transactionManagers);
       if (tm != null) {
-        b.transactions(new SpringInboxTransactions(tm, jdbc.dataSource()));
+        b.transactions(new SpringInboxTransactions(tm, jdbc));
       }
     }
     return b.build();
@@ -133,7 +133,7 @@ public class IdemOutboxAutoConfiguration {
     }
     throw new IllegalStateException(managing.size() + " transaction managers manage the inbox's data source ("
         + managing + "), and none is @Primary: mark one @Primary, or define the Inbox bean with"
-        + " Inbox.builder(store).transactions(new SpringInboxTransactions(transactionManager, dataSource))");
+        + " Inbox.builder(store).transactions(new SpringInboxTransactions(transactionManager, store))");
   }
 
   /** The relay, with every route; only when at least one {@link OutboxRoute} bean exists. */
