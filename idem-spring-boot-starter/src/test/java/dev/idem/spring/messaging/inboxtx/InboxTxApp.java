@@ -64,7 +64,8 @@ public class InboxTxApp {
 
   /**
    * Runs after the commit of each transaction that published a {@link ShipmentBooked}: counts its runs per order and
-   * notes what another connection reads of the order then (its inbox row and its effect row).
+   * notes what another connection reads of the order then (its inbox row and its effect row); then throws for an
+   * order whose id starts with {@code boom-}.
    */
   public static final class AfterCommitLog {
     final Map<String, Integer> runs = new ConcurrentHashMap<>();
@@ -90,6 +91,9 @@ public class InboxTxApp {
         read = "failed: " + e;
       }
       seen.put(event.orderId(), read);
+      if (event.orderId().startsWith("boom-")) {
+        throw new IllegalStateException("the after-commit listener failed for " + event.orderId());
+      }
     }
 
     private static int count(Connection c, String sql, String id) throws SQLException {
@@ -109,10 +113,11 @@ public class InboxTxApp {
     return new AfterCommitLog(dataSource, inboxTable, effects);
   }
 
-  /** What the consumers told their listeners: message ids processed, duplicate and dead-lettered. */
+  /** What the consumers told their listeners: message ids processed, duplicate, retried and dead-lettered. */
   public static final class Heard implements ConsumerListener {
     final List<String> processed = new CopyOnWriteArrayList<>();
     final List<String> duplicates = new CopyOnWriteArrayList<>();
+    final List<String> retried = new CopyOnWriteArrayList<>();
     final List<String> deadLettered = new CopyOnWriteArrayList<>();
 
     @Override
@@ -123,6 +128,11 @@ public class InboxTxApp {
     @Override
     public void duplicate(String consumer, String source, String messageId) {
       duplicates.add(messageId);
+    }
+
+    @Override
+    public void retried(String consumer, String source, String messageId, Decision decision, Throwable error) {
+      retried.add(messageId);
     }
 
     @Override

@@ -176,4 +176,20 @@ abstract class InboxTxContract {
     assertThat(effectRows(after)).isEqualTo(1);
     assertThat(afterCommit.runs.get(after)).isEqualTo(1);
   }
+
+  @Test
+  void anAfterCommitListenerThatThrowsChangesNothingForTheCommittedMessage() throws Exception {
+    String id = "boom-" + UUID.randomUUID();
+
+    publish(id, "order " + id);
+
+    Eventually.await("the message processed", DEADLINE, () -> List.copyOf(heard.processed), p -> p.contains(id));
+    Eventually.await("its event relayed", DEADLINE, () -> sent(id), s -> s.size() == 1);
+    assertThat(afterCommit.runs.get(id)).isEqualTo(1);
+    assertThat(afterCommit.seen.get(id)).isEqualTo("inbox=1 effect=1");
+    assertThat(heard.retried).doesNotContain(id);
+    assertThat(heard.duplicates).doesNotContain(id);
+    assertThat(effectRows(id)).isEqualTo(1);
+    assertThat(admin.messageCount(queue)).isZero();
+  }
 }
