@@ -4,10 +4,12 @@ import java.sql.Connection;
 import java.util.Objects;
 import java.util.function.BiFunction;
 import javax.sql.DataSource;
+import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -47,6 +49,21 @@ public final class SpringDataSourceTransactions {
     this.template = new TransactionTemplate(Objects.requireNonNull(transactionManager, "transactionManager"));
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.failed = Objects.requireNonNull(failed, "failed");
+  }
+
+  /**
+   * The data source whose connection {@code transactionManager} binds to its transactions: its {@code dataSource}
+   * property ({@code DataSourceTransactionManager}, {@code JdbcTransactionManager}, and {@code JpaTransactionManager}
+   * when it exposes one), else its resource when that is a data source; null when it has none.
+   */
+  public static DataSource dataSourceOf(PlatformTransactionManager transactionManager) {
+    BeanWrapperImpl properties = new BeanWrapperImpl(transactionManager);
+    if (properties.isReadableProperty("dataSource")
+        && properties.getPropertyValue("dataSource") instanceof DataSource dataSource) {
+      return dataSource;
+    }
+    return transactionManager instanceof ResourceTransactionManager r && r.getResourceFactory() instanceof DataSource d
+        ? d : null;
   }
 
   /** Runs {@code work} in a transaction: see the class notes. */

@@ -12,6 +12,7 @@ import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.spi.InboxStore;
 import dev.idem.outbox.spi.OutboxStore;
 import dev.idem.spring.boot.IdemAutoConfiguration;
+import dev.idem.spring.internal.SpringDataSourceTransactions;
 import dev.idem.webhook.WebhookReceiverServlet;
 import java.time.Clock;
 import java.time.Duration;
@@ -32,7 +33,6 @@ import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.ResourceTransactionManager;
 
 /**
  * The outbox and the inbox on the application's {@link DataSource} when {@code dev.idem:idem-outbox} is on the
@@ -94,8 +94,9 @@ public class IdemOutboxAutoConfiguration {
 
   /**
    * The inbox. On a JDBC store whose data source has a transaction manager (Spring Boot's
-   * {@code JdbcTransactionManager} by default), the transactions the inbox opens itself (the broker consumers of
-   * {@code idem.consumers.*}, the webhook receivers) are Spring transactions of it ({@link SpringInboxTransactions}).
+   * {@code JdbcTransactionManager} by default, or a {@code JpaTransactionManager} that exposes that data source), the
+   * transactions the inbox opens itself (the broker consumers of {@code idem.consumers.*}, the webhook receivers) are
+   * Spring transactions of it ({@link SpringInboxTransactions}).
    */
   @Bean
   @ConditionalOnMissingBean
@@ -114,16 +115,16 @@ public class IdemOutboxAutoConfiguration {
   }
 
   /**
-   * The transaction manager whose resource is {@code dataSource}: the only one, or the primary one among several;
-   * null when none is.
+   * The transaction manager whose transactions hold a connection of {@code dataSource}
+   * ({@link SpringDataSourceTransactions#dataSourceOf}): the only one, or the primary one among several; null when
+   * none does.
    *
-   * @throws IllegalStateException when several are and none of them is primary
+   * @throws IllegalStateException when several do and none of them is primary
    */
   static PlatformTransactionManager transactionManagerOf(DataSource dataSource,
       ObjectProvider<PlatformTransactionManager> transactionManagers) {
     List<PlatformTransactionManager> managing = transactionManagers.orderedStream()
-        .filter(tm -> tm instanceof ResourceTransactionManager r && r.getResourceFactory() == dataSource)
-        .collect(Collectors.toList());
+        .filter(tm -> SpringDataSourceTransactions.dataSourceOf(tm) == dataSource).collect(Collectors.toList());
     if (managing.size() <= 1) {
       return managing.isEmpty() ? null : managing.get(0);
     }
