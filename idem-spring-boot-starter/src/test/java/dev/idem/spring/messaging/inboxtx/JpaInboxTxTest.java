@@ -7,84 +7,40 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.InboxHandlerException;
-import jakarta.persistence.Entity;
+import dev.idem.spring.method.jpa.JpaShopApp;
+import dev.idem.spring.method.jpa.JpaShopApp.ShopOrder;
 import jakarta.persistence.EntityManager;
-import jakarta.persistence.EntityManagerFactory;
-import jakarta.persistence.Id;
-import jakarta.persistence.Table;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.orm.jpa.JpaTransactionManager;
-import org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean;
-import org.springframework.orm.jpa.vendor.HibernateJpaVendorAdapter;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * An application whose only transaction manager is a {@link JpaTransactionManager} (as with Spring Boot's JPA
- * auto-configuration), on H2: the starter's inbox runs its transactions through it, since it exposes the inbox's
- * data source, so an entity the handler persists, a {@code JdbcTemplate} write and the inbox row commit together, or
- * none of them.
+ * auto-configuration; {@link JpaShopApp}), on H2: the starter's inbox runs its transactions through it, since it
+ * exposes the inbox's data source, so an entity the handler persists, a {@code JdbcTemplate} write and the inbox row
+ * commit together, or none of them.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class JpaInboxTxTest {
   private ConfigurableApplicationContext context;
   private JdbcTemplate jdbc;
 
-  /** A parcel a handler ships, a JPA entity. */
-  @Entity
-  @Table(name = "inboxtx_jpa_parcel")
-  public static class Parcel {
-    @Id
-    private String id;
-
-    protected Parcel() {}
-
-    Parcel(String id) {
-      this.id = id;
-    }
-  }
-
-  /** JPA configured by hand (a test dependency of the starter only); the factory exposes a shared EntityManager. */
-  @SpringBootConfiguration
-  @EnableAutoConfiguration
-  static class JpaApp {
-    @Bean
-    LocalContainerEntityManagerFactoryBean entityManagerFactory(DataSource dataSource) {
-      LocalContainerEntityManagerFactoryBean factory = new LocalContainerEntityManagerFactoryBean();
-      factory.setDataSource(dataSource);
-      factory.setPackagesToScan(JpaInboxTxTest.class.getPackageName());
-      factory.setJpaVendorAdapter(new HibernateJpaVendorAdapter());
-      factory.setJpaPropertyMap(Map.of("hibernate.hbm2ddl.auto", "update"));
-      return factory;
-    }
-
-    /** As Spring Boot's JPA auto-configuration makes it: the data source comes from the entity manager factory. */
-    @Bean
-    JpaTransactionManager transactionManager(EntityManagerFactory entityManagerFactory) {
-      return new JpaTransactionManager(entityManagerFactory);
-    }
-  }
-
   @BeforeAll
   void start() {
-    context = new SpringApplicationBuilder(JpaApp.class).web(WebApplicationType.NONE).run(
+    context = new SpringApplicationBuilder(JpaShopApp.class).web(WebApplicationType.NONE).run(
         "--spring.datasource.url=jdbc:h2:mem:inboxtx-jpa-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
-        "--idem.outbox.initialize-schema=true");
+        "--idem.store.initialize-schema=true", "--idem.outbox.initialize-schema=true");
     jdbc = context.getBean(JdbcTemplate.class);
     jdbc.execute("CREATE TABLE inboxtx_jpa_fx (event_id VARCHAR(64) NOT NULL)");
   }
@@ -96,12 +52,12 @@ class JpaInboxTxTest {
     }
   }
 
-  /** Persists a parcel, writes a row with JdbcTemplate, and throws after both on a {@code poison} payload. */
+  /** Persists an order, writes a row with JdbcTemplate, and throws after both on a {@code poison} payload. */
   private InboxHandler ship(List<Boolean> inSpringTransaction) {
     EntityManager entities = context.getBean(EntityManager.class);
     return (tx, event) -> {
       inSpringTransaction.add(TransactionSynchronizationManager.isActualTransactionActive());
-      entities.persist(new Parcel(event.eventId()));
+      entities.persist(new ShopOrder(event.eventId(), "parcel"));
       entities.flush();
       jdbc.update("INSERT INTO inboxtx_jpa_fx (event_id) VALUES (?)", event.eventId());
       if ("poison".equals(new String(event.payload(), StandardCharsets.UTF_8))) {
@@ -129,7 +85,7 @@ class JpaInboxTxTest {
 
     assertThat(inSpring).containsExactly(true);
     assertThat(inbox.contains("inboxtx-jpa", id)).isTrue();
-    assertThat(rows("inboxtx_jpa_parcel", "id", id)).isEqualTo(1);
+    assertThat(rows("idem_jpa_order", "id", id)).isEqualTo(1);
     assertThat(rows("inboxtx_jpa_fx", "event_id", id)).isEqualTo(1);
   }
 
@@ -142,7 +98,7 @@ class JpaInboxTxTest {
         ship(new ArrayList<>()))).isInstanceOf(InboxHandlerException.class);
 
     assertThat(inbox.contains("inboxtx-jpa", id)).isFalse();
-    assertThat(rows("inboxtx_jpa_parcel", "id", id)).isZero();
+    assertThat(rows("idem_jpa_order", "id", id)).isZero();
     assertThat(rows("inboxtx_jpa_fx", "event_id", id)).isZero();
   }
 }
