@@ -21,7 +21,7 @@ import org.springframework.transaction.TransactionException;
  * commit: {@code @TransactionalEventListener} {@code AFTER_COMMIT} listeners, the outbox relay's wake-up. The
  * transaction rolls back on anything the work throws, checked exceptions included, or when the work marked it
  * rollback-only; what the work threw reaches the caller as it is, even when the rollback fails too. The database
- * failing to begin or commit the transaction is a {@link dev.idem.core.StoreException} of the store with the
+ * failing to begin or commit the transaction is a {@link StoreException} of the store with the
  * SQLState, as in the store's own transactions, so that a consumer judges it alike (an outage, a conflict). Under a
  * Spring transaction already active on the thread, the work joins it and commits with it. Thread-safe.
  *
