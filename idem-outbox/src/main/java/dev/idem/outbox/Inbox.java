@@ -4,6 +4,7 @@ import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
 import dev.idem.outbox.spi.InboxStore;
+import dev.idem.outbox.spi.InboxTransactions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
@@ -41,6 +42,11 @@ import java.util.concurrent.Callable;
  * trips whatever its size (on PostgreSQL and MariaDB, one statement records the whole batch), running the handler for
  * the new events only. A single event is a batch of one.
  *
+ * <p>The transactions the inbox opens itself ({@link #inTransaction}, {@link #processBatchAndCommit}: the broker
+ * consumers and the webhook receiver) are new transactions of its store unless {@link Builder#transactions} says
+ * otherwise; the Spring Boot starter runs them as Spring transactions, so that a handler's {@code JdbcTemplate}
+ * writes, events and after-commit callbacks belong to the inbox's transaction.
+ *
  * <p>The payload is compared by the SHA-256 of its exact bytes, so a re-serialised payload (other whitespace or key
  * order) counts as different: send the same bytes again, as brokers and webhook senders do.
  *
@@ -66,6 +72,7 @@ public final class Inbox {
   private final int maxResultChars;
   private final InboxListener listener;
   private final int maxBatchSize;
+  private final InboxTransactions transactions;
 
   private Inbox(Builder b) {
     this.store = b.store;
@@ -73,6 +80,7 @@ public final class Inbox {
     this.maxResultChars = b.maxResultChars;
     this.listener = b.listener;
     this.maxBatchSize = b.maxBatchSize;
+    this.transactions = b.transactions == null ? InboxTransactions.of(b.store) : b.transactions;
   }
 
   /** A builder of an inbox on {@code store}. */
@@ -86,12 +94,12 @@ public final class Inbox {
   }
 
   /**
-   * Runs {@code work} in a new transaction of the store and commits it; rolls back when it throws. For consumers
-   * that own their transaction, such as a broker listener that acknowledges after this returns:
-   * {@code inbox.inTransaction(tx -> inbox.process(tx, consumer, event, handler))}.
+   * Runs {@code work} in a new transaction ({@link Builder#transactions}: by default, of the store) and commits it;
+   * rolls back when it throws. For consumers that own their transaction, such as a broker listener that acknowledges
+   * after this returns: {@code inbox.inTransaction(tx -> inbox.process(tx, consumer, event, handler))}.
    */
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
-    return store.inTransaction(work);
+    return transactions.inTransaction(work);
   }
 
   /**
@@ -199,13 +207,13 @@ public final class Inbox {
   }
 
   /**
-   * Opens a transaction of the store, processes the batch in it ({@link #processBatch}) and commits; rolls back on
-   * any failure. For consumers that own their transaction, such as a broker listener that acknowledges or commits
-   * its offsets after this returns.
+   * Opens a new transaction ({@link Builder#transactions}: by default, of the store), processes the batch in it
+   * ({@link #processBatch}) and commits; rolls back on any failure. For consumers that own their transaction, such
+   * as a broker listener that acknowledges or commits its offsets after this returns.
    */
   public List<InboxResult> processBatchAndCommit(String consumer, List<InboxEvent> events, InboxHandler handler) {
     try {
-      return store.inTransaction(tx -> processBatch(tx, consumer, events, handler));
+      return transactions.inTransaction(tx -> processBatch(tx, consumer, events, handler));
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
@@ -316,6 +324,7 @@ public final class Inbox {
     private int maxResultChars = 4000;
     private int maxBatchSize = 1000;
     private InboxListener listener = new InboxListener() {};
+    private InboxTransactions transactions;
 
     private Builder(InboxStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -346,6 +355,16 @@ public final class Inbox {
     /** Hooks for meters (default: none). */
     public Builder listener(InboxListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * How the inbox opens the transactions it runs itself, in {@link Inbox#inTransaction} and
+     * {@link Inbox#processBatchAndCommit} (default: {@link InboxTransactions#of} the store, a new transaction of its
+     * own). They must be transactions of the store's database, handing the work a transaction of the store's kind.
+     */
+    public Builder transactions(InboxTransactions transactions) {
+      this.transactions = Objects.requireNonNull(transactions, "transactions");
       return this;
     }
 

@@ -5,12 +5,9 @@ import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.servlet.IdempotentExchange;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.servlet.spi.TransactionBoundary;
-import java.sql.Connection;
 import java.util.concurrent.Callable;
 import javax.sql.DataSource;
-import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Runs an atomic route inside a Spring transaction and binds that transaction's connection to the store, so the
@@ -19,14 +16,12 @@ import org.springframework.transaction.support.TransactionTemplate;
  * handler wrote. Other modes run as they are (a phased operation commits phase by phase).
  */
 public final class SpringTransactionBoundary implements TransactionBoundary {
-  private final TransactionTemplate transactions;
-  private final DataSource dataSource;
+  private final SpringDataSourceTransactions transactions;
   private final JdbcIdempotencyStore store;
 
   public SpringTransactionBoundary(PlatformTransactionManager transactionManager, DataSource dataSource,
       JdbcIdempotencyStore store) {
-    this.transactions = new TransactionTemplate(transactionManager);
-    this.dataSource = dataSource;
+    this.transactions = new SpringDataSourceTransactions(transactionManager, dataSource);
     this.store = store;
   }
 
@@ -35,9 +30,7 @@ public final class SpringTransactionBoundary implements TransactionBoundary {
     if (exchange.route().mode() != IdempotentRoute.Mode.ATOMIC) {
       return execution.call();
     }
-    Exception[] checked = new Exception[1];
-    T result = transactions.execute(status -> {
-      Connection connection = DataSourceUtils.getConnection(dataSource);
+    return transactions.run((connection, status) -> {
       try (JdbcIdempotencyStore.Binding binding = store.useConnection(connection)) {
         T executed = execution.call();
         if (!(executed instanceof Execution) || ((Execution) executed).outcome() != Execution.Outcome.STORED) {
@@ -46,19 +39,7 @@ public final class SpringTransactionBoundary implements TransactionBoundary {
           status.setRollbackOnly();
         }
         return executed;
-      } catch (RuntimeException e) {
-        throw e;
-      } catch (Exception e) {
-        checked[0] = e;
-        status.setRollbackOnly();
-        return null;
-      } finally {
-        DataSourceUtils.releaseConnection(connection, dataSource);
       }
     });
-    if (checked[0] != null) {
-      throw checked[0];
-    }
-    return result;
   }
 }

@@ -19,10 +19,11 @@ import org.springframework.core.env.Environment;
  * bean, {@code idemConsumer.<name>}, that runs a {@code RabbitMqInboxConsumer}, {@code NatsInboxConsumer} or
  * {@code KafkaInboxConsumer} (each needs its module, idem-rabbitmq, idem-nats or idem-kafka) on the application's
  * {@link Inbox} with the named {@code InboxHandler} bean. Every {@link ConsumerListener} bean hears of every consumer,
- * and {@link ConsumerMetrics} counts when a {@link MeterRegistry} bean exists. With a JDBC inbox, the handler's
- * {@code JdbcTemplate} and {@code @Transactional} methods (default propagation) write in the inbox's transaction: the
- * transaction's connection is bound to Spring for the inbox's {@code DataSource} while the handler runs. Without
- * {@code idem.consumers.*} it does nothing. docs/consumers.md lists the properties.
+ * and {@link ConsumerMetrics} counts when a {@link MeterRegistry} bean exists. With the starter's JDBC inbox, each
+ * message is processed in a Spring transaction of the inbox's {@code DataSource} ({@code SpringInboxTransactions}):
+ * the handler's {@code JdbcTemplate}, {@code @Transactional} methods (default propagation) and published events join
+ * it, and after-commit callbacks run once it has committed. Without {@code idem.consumers.*} it does nothing.
+ * docs/consumers.md lists the properties.
  *
  * <pre>{@code
  * idem.consumers.rabbitmq.uri=amqp://shipping:secret@rabbit:5672

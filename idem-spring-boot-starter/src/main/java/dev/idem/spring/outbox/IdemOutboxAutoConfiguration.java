@@ -12,6 +12,7 @@ import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.spi.InboxStore;
 import dev.idem.outbox.spi.OutboxStore;
 import dev.idem.spring.boot.IdemAutoConfiguration;
+import dev.idem.spring.internal.SpringDataSourceTransactions;
 import dev.idem.webhook.WebhookReceiverServlet;
 import java.time.Clock;
 import java.time.Duration;
@@ -39,7 +40,9 @@ import org.springframework.transaction.PlatformTransactionManager;
  * ({@link OutboxRelayLifecycle}) with every {@link OutboxRoute} bean, the purge ({@link OutboxPurge}) and
  * {@link WebhookReceivers}. Properties: {@link IdemOutboxProperties} ({@code idem.outbox.*}), validated at startup.
  * The relay is woken as soon as a Spring transaction that enqueued events for it commits ({@link SpringAfterCommit};
- * {@code idem.outbox.relay.wake-on-commit=false} leaves them to its poll).
+ * {@code idem.outbox.relay.wake-on-commit=false} leaves them to its poll). The inbox runs the transactions it opens
+ * itself (each message of a consumer of {@code idem.consumers.*}, each webhook) as Spring transactions of its data
+ * source's transaction manager ({@link SpringInboxTransactions}).
  *
  * <p>Enqueue in the application's transaction through Spring's connection, so that the event commits with the
  * business write:
@@ -89,12 +92,49 @@ public class IdemOutboxAutoConfiguration {
         .clock(clock.getIfAvailable(Clock::systemUTC)).afterCommit(new SpringAfterCommit()).build();
   }
 
+  /**
+   * The inbox. On a JDBC store whose data source has a transaction manager (Spring Boot's
+   * {@code JdbcTransactionManager} by default, or a {@code JpaTransactionManager} that exposes that data source), the
+   * transactions the inbox opens itself (the broker consumers of {@code idem.consumers.*}, the webhook receivers) are
+   * Spring transactions of it ({@link SpringInboxTransactions}).
+   */
   @Bean
   @ConditionalOnMissingBean
   @ConditionalOnBean(InboxStore.class)
-  public Inbox inbox(InboxStore store, ObjectProvider<InboxListener> listeners, ObjectProvider<Clock> clock) {
-    return Inbox.builder(store).clock(clock.getIfAvailable(Clock::systemUTC))
-        .listener(inboxListener(listeners.orderedStream().collect(Collectors.toList()))).build();
+  public Inbox inbox(InboxStore store, ObjectProvider<InboxListener> listeners, ObjectProvider<Clock> clock,
+      ObjectProvider<PlatformTransactionManager> transactionManagers) {
+    Inbox.Builder b = Inbox.builder(store).clock(clock.getIfAvailable(Clock::systemUTC))
+        .listener(inboxListener(listeners.orderedStream().collect(Collectors.toList())));
+    if (store instanceof JdbcInboxStore jdbc) {
+      PlatformTransactionManager tm = transactionManagerOf(jdbc.dataSource(), transactionManagers);
+      if (tm != null) {
+        b.transactions(new SpringInboxTransactions(tm, jdbc));
+      }
+    }
+    return b.build();
+  }
+
+  /**
+   * The transaction manager whose transactions hold a connection of {@code dataSource}
+   * ({@link SpringDataSourceTransactions#dataSourceOf}): the only one, or the primary one among several; null when
+   * none does.
+   *
+   * @throws IllegalStateException when several do and none of them is primary
+   */
+  static PlatformTransactionManager transactionManagerOf(DataSource dataSource,
+      ObjectProvider<PlatformTransactionManager> transactionManagers) {
+    List<PlatformTransactionManager> managing = transactionManagers.orderedStream()
+        .filter(tm -> SpringDataSourceTransactions.dataSourceOf(tm) == dataSource).collect(Collectors.toList());
+    if (managing.size() <= 1) {
+      return managing.isEmpty() ? null : managing.get(0);
+    }
+    PlatformTransactionManager primary = transactionManagers.getIfUnique();
+    if (primary != null && managing.contains(primary)) {
+      return primary;
+    }
+    throw new IllegalStateException(managing.size() + " transaction managers manage the inbox's data source ("
+        + managing + "), and none is @Primary: mark one @Primary, or define the Inbox bean with"
+        + " Inbox.builder(store).transactions(new SpringInboxTransactions(transactionManager, store))");
   }
 
   /** The relay, with every route; only when at least one {@link OutboxRoute} bean exists. */
@@ -141,10 +181,9 @@ public class IdemOutboxAutoConfiguration {
   static class Webhooks {
     @Bean
     @ConditionalOnMissingBean
-    WebhookReceivers webhookReceivers(IdemOutboxProperties properties, ObjectProvider<Inbox> inbox,
-        ObjectProvider<PlatformTransactionManager> transactions) {
+    WebhookReceivers webhookReceivers(IdemOutboxProperties properties, ObjectProvider<Inbox> inbox) {
       properties.validate();
-      return new WebhookReceivers(properties, inbox::getIfUnique, transactions::getIfUnique);
+      return new WebhookReceivers(properties, inbox::getIfUnique);
     }
   }
 

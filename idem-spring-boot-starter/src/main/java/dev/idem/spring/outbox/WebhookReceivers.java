@@ -1,7 +1,5 @@
 package dev.idem.spring.outbox;
 
-import dev.idem.jdbc.JdbcInboxStore;
-import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.webhook.WebhookReceiver;
@@ -9,12 +7,7 @@ import dev.idem.outbox.webhook.WebhookVerifier;
 import dev.idem.webhook.WebhookReceiverServlet;
 import java.util.Objects;
 import java.util.function.Supplier;
-import javax.sql.DataSource;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
-import org.springframework.jdbc.datasource.DataSourceUtils;
-import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.ResourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Registers Standard Webhooks receivers ({@link WebhookReceiverServlet}) configured under
@@ -31,7 +24,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * @Bean
  * ServletRegistrationBean<WebhookReceiverServlet> providerWebhooks(WebhookReceivers receivers) {
  *   return receivers.register("provider", (tx, event) -> {
- *     // in the inbox's transaction
+ *     // in the inbox's transaction, which a JdbcTemplate or a @Transactional service joins
  *     settle(tx.unwrap(Connection.class), event.message(WebhookMessage.class).bodyText());
  *     return "settled";
  *   });
@@ -41,12 +34,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>The servlet answers 200 to a new or a redelivered webhook, 401 to a forged, tampered or stale one, 409 to an id
  * reused with another body, 413 to a body over the limit and 500 when the handler throws (nothing is stored, so the
  * sender's retry processes it). Exempt the path from CSRF protection: webhooks authenticate by their signature.
- * Thread-safe.
+ * Each webhook runs in a transaction the inbox opens: with the starter's {@link Inbox} bean, a Spring transaction of
+ * the inbox's data source ({@link SpringInboxTransactions}), so the handler's {@code JdbcTemplate} writes and
+ * published events commit with the inbox row, and after-commit callbacks run after that commit. Thread-safe.
  */
 public final class WebhookReceivers {
   private final IdemOutboxProperties properties;
   private final Supplier<Inbox> inbox;
-  private final Supplier<PlatformTransactionManager> transactions;
 
   /**
    * Receivers configured by {@code properties}.
@@ -54,21 +48,8 @@ public final class WebhookReceivers {
    * @param inbox the inbox webhooks are recorded in, resolved when a receiver is registered
    */
   public WebhookReceivers(IdemOutboxProperties properties, Supplier<Inbox> inbox) {
-    this(properties, inbox, () -> null);
-  }
-
-  /**
-   * Receivers configured by {@code properties}, whose handlers run in Spring transactions of {@code transactions} when
-   * it manages the inbox's data source (a {@code DataSourceTransactionManager} or {@code JdbcTransactionManager}).
-   *
-   * @param inbox the inbox webhooks are recorded in, resolved when a receiver is registered
-   * @param transactions the transaction manager, resolved when a receiver is registered; may supply null
-   */
-  public WebhookReceivers(IdemOutboxProperties properties, Supplier<Inbox> inbox,
-      Supplier<PlatformTransactionManager> transactions) {
     this.properties = Objects.requireNonNull(properties, "properties");
     this.inbox = Objects.requireNonNull(inbox, "inbox");
-    this.transactions = Objects.requireNonNull(transactions, "transactions");
   }
 
   /**
@@ -97,17 +78,7 @@ public final class WebhookReceivers {
     WebhookVerifier verifier = WebhookVerifier.builder(config.parsedSecrets()).tolerance(config.getTolerance())
         .maxBodyBytes(config.getMaxBodyBytes()).build();
     String consumer = config.getConsumer() == null || config.getConsumer().isBlank() ? name : config.getConsumer();
-    WebhookReceiver receiver = WebhookReceiver.of(consumer, verifier, i);
-    PlatformTransactionManager tm = transactions.get();
-    if (i.store() instanceof JdbcInboxStore && tm instanceof ResourceTransactionManager
-        && ((ResourceTransactionManager) tm).getResourceFactory() == ((JdbcInboxStore) i.store()).dataSource()) {
-      // the handler's JdbcTemplate, repositories and @Transactional services join the inbox's transaction
-      DataSource dataSource = ((JdbcInboxStore) i.store()).dataSource();
-      TransactionTemplate template = new TransactionTemplate(tm);
-      receiver = receiver.withTransactions(work -> template.execute(
-          status -> work.apply(JdbcTransaction.of(DataSourceUtils.getConnection(dataSource)))));
-    }
-    return WebhookReceiverServlet.of(receiver, handler);
+    return WebhookReceiverServlet.of(WebhookReceiver.of(consumer, verifier, i), handler);
   }
 
   private IdemOutboxProperties.Receiver config(String name) {

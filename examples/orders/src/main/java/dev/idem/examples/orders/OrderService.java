@@ -8,6 +8,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 
 /** Places orders and marks them paid; every write goes through Spring's transaction on the one data source. */
@@ -40,18 +41,14 @@ public class OrderService {
   }
 
   /**
-   * Marks the order paid and publishes {@link OrderConfirmed}, both in the caller's transaction (the inbox's, when
-   * a payment message is handled). An order paid already is left as it is, and nothing is published again.
-   *
-   * <p>{@code @Transactional} is needed even inside the inbox handler: the starter binds the inbox transaction's
-   * connection to Spring, so this method joins it, but an {@code @Externalized} event is written only while a Spring
-   * transaction is active, which this method's (joined) transaction makes so. Published straight from the handler,
-   * the event would be refused ({@code idem.events.outside-transaction=fail}) and the message tried again.
+   * Marks the order paid and publishes {@link OrderConfirmed}, both in the caller's transaction: the inbox's, a
+   * Spring transaction the starter opens for each payment message. An order paid already is left as it is, and
+   * nothing is published again.
    *
    * @return whether the order was paid by this call
    * @throws UnknownOrderException when there is no such order
    */
-  @Transactional
+  @Transactional(propagation = Propagation.MANDATORY)
   public boolean markPaid(PaymentSucceeded payment) {
     int updated = jdbc.update("UPDATE orders SET status = 'PAID', payment_id = ? WHERE id = ? AND status = 'PLACED'",
         payment.paymentId(), payment.orderId());

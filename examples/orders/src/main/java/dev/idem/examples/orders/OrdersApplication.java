@@ -51,9 +51,9 @@ public class OrdersApplication {
   }
 
   /**
-   * Handles {@code payment.succeeded}: runs once per message id, in the inbox's transaction, which
-   * {@link OrderService#markPaid} joins, so the order's update, its {@code order.confirmed} event and the inbox row
-   * commit together or not at all.
+   * Handles {@code payment.succeeded}: runs once per message id, in the inbox's transaction (a Spring transaction),
+   * which {@link OrderService#markPaid} joins, so the order's update, its {@code order.confirmed} event and the inbox
+   * row commit together or not at all.
    */
   @Bean
   InboxHandler paymentSucceeded(OrderService orders, ObjectMapper json) {
