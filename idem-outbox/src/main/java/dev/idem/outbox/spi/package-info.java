@@ -10,5 +10,9 @@
  * {@code idem-test} ({@code OutboxStoreContract}, {@code InboxStoreContract}).
  *
  * <p>Stores take the time from their caller ({@code now}): the facades own the clock.
+ *
+ * <p>Two hooks let an application's transactions in: {@link dev.idem.outbox.spi.InboxTransactions}, how an inbox opens
+ * the transactions it runs itself (a framework's, so that the handler's own data access joins them), and {@link
+ * dev.idem.outbox.spi.AfterCommit}, how work is run after the publishing transaction commits.
  */
 package dev.idem.outbox.spi;
