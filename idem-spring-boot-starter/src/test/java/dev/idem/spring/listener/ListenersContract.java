@@ -79,19 +79,37 @@ abstract class ListenersContract {
   }
 
   void start(String... properties) throws Exception {
+    context = run(arguments(tables, database(), broker(), properties));
+  }
+
+  /**
+   * The application's arguments: its outbox and inbox tables {@code <tables>_ob} and {@code <tables>_ib} (created at
+   * startup), its effect table {@code <tables>_fx}, three attempts with a short backoff, then the database's, the
+   * broker's and the test's {@code name=value} properties.
+   */
+  static List<String> arguments(String tables, List<String> database, List<String> broker, String... properties) {
     List<String> args = new ArrayList<>(List.of("--spring.main.web-application-type=none",
         "--spring.datasource.hikari.maximum-pool-size=4", "--idem.outbox.initialize-schema=true",
         "--idem.outbox.table=" + tables + "_ob", "--idem.outbox.inbox-table=" + tables + "_ib",
         "--idem.outbox.purge.enabled=false", "--listeners.effects=" + tables + "_fx",
         "--idem.listeners.max-attempts=3", "--idem.listeners.backoff.initial=10ms",
         "--idem.listeners.backoff.max=40ms"));
-    database().forEach(p -> args.add("--" + p));
-    broker().forEach(p -> args.add("--" + p));
+    database.forEach(p -> args.add("--" + p));
+    broker.forEach(p -> args.add("--" + p));
     for (String p : properties) {
       args.add("--" + p);
     }
-    context = new SpringApplicationBuilder(ListenersApp.class).run(args.toArray(String[]::new));
-    context.getBean(JdbcTemplate.class).execute("CREATE TABLE " + tables + "_fx (event_id VARCHAR(200) NOT NULL)");
+    return args;
+  }
+
+  /** Starts the application with {@code args} and creates its effect table, unless it exists. */
+  static ConfigurableApplicationContext run(List<String> args) {
+    ConfigurableApplicationContext started = new SpringApplicationBuilder(ListenersApp.class)
+        .run(args.toArray(String[]::new));
+    String table = started.getEnvironment().getRequiredProperty("listeners.effects");
+    started.getBean(JdbcTemplate.class).execute("CREATE TABLE IF NOT EXISTS " + table
+        + " (event_id VARCHAR(200) NOT NULL)");
+    return started;
   }
 
   ListenersApp.Effects effects() {
