@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.outbox.Inbox;
 import dev.idem.test.Eventually;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -120,6 +122,12 @@ abstract class ListenersContract {
     return context.getBean(ListenersApp.Outcomes.class);
   }
 
+  /** The starter's consumer meter {@code name} of consumer {@value #CONSUMER}, with {@code tags}. */
+  double counter(String name, String... tags) {
+    Counter c = context.getBean(MeterRegistry.class).find(name).tag("consumer", CONSUMER).tags(tags).counter();
+    return c == null ? 0 : c.count();
+  }
+
   static String newId() {
     return UUID.randomUUID().toString();
   }
@@ -146,6 +154,8 @@ abstract class ListenersContract {
       assertThat(effects().rows(id)).as(id).isEqualTo(1);
       assertThat(effects().calls(id)).as(id).isEqualTo(1);
     }
+    assertThat(counter("idem.consumer.processed")).isEqualTo(20);
+    assertThat(counter("idem.consumer.duplicates")).isEqualTo(20);
     stopAndAssertAllAcknowledged();
   }
 
@@ -204,6 +214,8 @@ abstract class ListenersContract {
     assertThat(effects().rows(id)).as("each call's row rolled back with the inbox row").isZero();
     assertThat(context.getBean(Inbox.class).contains(CONSUMER, id)).isFalse();
     assertThat(outcomes.deadLettered).containsExactly(id);
+    assertThat(counter("idem.consumer.dead.lettered", "reason", "handler_failed")).isEqualTo(1);
+    assertThat(counter("idem.consumer.failures", "reason", "handler_failed")).isEqualTo(2);
     stopAndAssertAllAcknowledged();
   }
 
