@@ -37,8 +37,7 @@ abstract class KafkaListenersContract extends ListenersContract {
 
   @Override
   List<String> broker() {
-    KafkaBroker.createTopic(topic, PARTITIONS);
-    KafkaBroker.createTopic(deadLetters, 1);
+    createTopics(topic);
     return kafkaProperties(topic);
   }
 
@@ -157,8 +156,19 @@ abstract class KafkaListenersContract extends ListenersContract {
     if (producer != null) {
       producer.close();
     }
+    deleteTopics(topic);
+  }
+
+  /** Creates {@code topic} and its dead-letter topic. */
+  static void createTopics(String topic) {
+    KafkaBroker.createTopic(topic, PARTITIONS);
+    KafkaBroker.createTopic(topic + ".dlt", 1);
+  }
+
+  /** Deletes {@code topic} and its dead-letter topic. */
+  static void deleteTopics(String topic) throws Exception {
     try (Admin admin = KafkaBroker.admin()) {
-      admin.deleteTopics(List.of(topic, deadLetters)).all().get(30, TimeUnit.SECONDS);
+      admin.deleteTopics(List.of(topic, topic + ".dlt")).all().get(30, TimeUnit.SECONDS);
     }
   }
 }

@@ -2,16 +2,12 @@ package dev.idem.spring.listener;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idem.test.ChildJvm;
 import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
-import dev.idem.test.kafka.KafkaBroker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.RepeatedTest;
@@ -23,8 +19,6 @@ import org.springframework.context.ConfigurableApplicationContext;
  * duplicate that does not run the method; its offset is then committed.
  */
 class PostgresKafkaListenerCrashTest {
-  private static final int SIGKILL_EXIT_CODE = 128 + 9;
-
   private final String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
   private final String tables = "listeners_" + suffix;
   private final String topic = "listeners-crash-" + suffix;
@@ -36,11 +30,9 @@ class PostgresKafkaListenerCrashTest {
       if (context != null) {
         context.close();
       }
-      try (Admin admin = KafkaBroker.admin()) {
-        admin.deleteTopics(List.of(topic, topic + ".dlt")).all().get(30, TimeUnit.SECONDS);
-      }
+      KafkaListenersContract.deleteTopics(topic);
     } finally {
-      TestPostgres.drop(tables + "_fx", tables + "_ib", tables + "_ob_attempt", tables + "_ob");
+      PostgresKafkaListenersTest.dropTables(tables);
     }
   }
 
@@ -56,8 +48,7 @@ class PostgresKafkaListenerCrashTest {
   @RepeatedTest(3)
   void aKillBetweenTheCommitAndTheOffsetCommitLeavesOneEffectAndTheRecordComesAgainAsADuplicate()
       throws Exception {
-    KafkaBroker.createTopic(topic, KafkaListenersContract.PARTITIONS);
-    KafkaBroker.createTopic(topic + ".dlt", 1);
+    KafkaListenersContract.createTopics(topic);
     TestPostgres.execute("CREATE TABLE " + tables + "_fx (event_id VARCHAR(200) NOT NULL)");
     String id = UUID.randomUUID().toString();
     String before = UUID.randomUUID().toString();
@@ -67,13 +58,7 @@ class PostgresKafkaListenerCrashTest {
       producer.flush();
     }
 
-    List<String> args = new ArrayList<>(List.of(id));
-    args.addAll(arguments());
-    try (ChildJvm child = ChildJvm.start(ListenerCrashChild.class, args)) {
-      assertThat(child.awaitLine(ListenersApp.COMMITTED, ChildJvm.READY_TIMEOUT))
-          .isEqualTo(ListenersApp.COMMITTED + " " + id);
-      assertThat(child.kill()).isEqualTo(SIGKILL_EXIT_CODE);
-    }
+    ListenerCrashChild.killAfterTheCommitOf(id, arguments());
     assertThat(TestPostgres.effectCount(tables + "_fx", id)).as("the effect committed before the kill").isEqualTo(1);
     assertThat(KafkaListenersContract.committed(topic, topic)).as("no offset committed past the record")
         .isLessThan(KafkaListenersContract.endOffsets(topic));

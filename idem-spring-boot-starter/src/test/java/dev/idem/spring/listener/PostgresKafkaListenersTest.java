@@ -17,6 +17,11 @@ class PostgresKafkaListenersTest extends KafkaListenersContract {
 
   @Override
   void dropTables() {
+    dropTables(tables);
+  }
+
+  /** Drops the tables an application of {@link ListenersContract#arguments} made under {@code tables}. */
+  static void dropTables(String tables) {
     TestPostgres.drop(tables + "_fx", tables + "_ib", tables + "_ob_attempt", tables + "_ob");
   }
 }

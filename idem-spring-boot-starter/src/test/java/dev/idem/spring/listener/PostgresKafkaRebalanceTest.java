@@ -4,14 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
-import dev.idem.test.kafka.KafkaBroker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
@@ -36,11 +34,9 @@ class PostgresKafkaRebalanceTest {
       if (context != null) {
         context.close();
       }
-      try (Admin admin = KafkaBroker.admin()) {
-        admin.deleteTopics(List.of(topic, topic + ".dlt")).all().get(30, TimeUnit.SECONDS);
-      }
+      KafkaListenersContract.deleteTopics(topic);
     } finally {
-      TestPostgres.drop(tables + "_fx", tables + "_ib", tables + "_ob_attempt", tables + "_ob");
+      PostgresKafkaListenersTest.dropTables(tables);
     }
   }
 
@@ -49,8 +45,7 @@ class PostgresKafkaRebalanceTest {
       throws Exception {
     ListenersApp.Effects.stalled = new CountDownLatch(1);
     ListenersApp.Effects.release = new CountDownLatch(1);
-    KafkaBroker.createTopic(topic, KafkaListenersContract.PARTITIONS);
-    KafkaBroker.createTopic(topic + ".dlt", 1);
+    KafkaListenersContract.createTopics(topic);
     List<String> broker = new ArrayList<>(KafkaListenersContract.kafkaProperties(topic));
     broker.add("listeners.kafka.concurrency=2");
     broker.add("spring.kafka.consumer.properties.max.poll.interval.ms=3000");

@@ -4,10 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import dev.idem.test.ChildJvm;
 import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
@@ -22,8 +20,6 @@ import org.springframework.context.ConfigurableApplicationContext;
  * application, is a duplicate that does not run the method; it is then acknowledged.
  */
 class PostgresRabbitListenerCrashTest {
-  private static final int SIGKILL_EXIT_CODE = 128 + 9;
-
   private final String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
   private final String tables = "listeners_" + suffix;
   private final String queue = "listeners-crash-" + suffix;
@@ -48,7 +44,7 @@ class PostgresRabbitListenerCrashTest {
       admin.queueDelete(queue + "-dlq");
       rabbit.close();
     } finally {
-      TestPostgres.drop(tables + "_fx", tables + "_ib", tables + "_ob_attempt", tables + "_ob");
+      PostgresKafkaListenersTest.dropTables(tables);
     }
   }
 
@@ -63,13 +59,7 @@ class PostgresRabbitListenerCrashTest {
     String id = UUID.randomUUID().toString();
     RabbitListenersContract.publish(admin, queue, id, "crash");
 
-    List<String> args = new ArrayList<>(List.of(id));
-    args.addAll(arguments());
-    try (ChildJvm child = ChildJvm.start(ListenerCrashChild.class, args)) {
-      assertThat(child.awaitLine(ListenersApp.COMMITTED, ChildJvm.READY_TIMEOUT))
-          .isEqualTo(ListenersApp.COMMITTED + " " + id);
-      assertThat(child.kill()).isEqualTo(SIGKILL_EXIT_CODE);
-    }
+    ListenerCrashChild.killAfterTheCommitOf(id, arguments());
     assertThat(TestPostgres.effectCount(tables + "_fx", id)).as("the effect committed before the kill").isEqualTo(1);
     Eventually.await("the broker took the unacknowledged message back", ListenersContract.DEADLINE,
         this::ready, n -> n == 1);

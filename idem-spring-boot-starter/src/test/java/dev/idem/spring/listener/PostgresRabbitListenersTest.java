@@ -1,6 +1,5 @@
 package dev.idem.spring.listener;
 
-import dev.idem.test.TestPostgres;
 import java.util.List;
 
 /** The listener contract with a {@code @RabbitListener} on PostgreSQL. */
@@ -12,6 +11,6 @@ class PostgresRabbitListenersTest extends RabbitListenersContract {
 
   @Override
   void dropTables() {
-    TestPostgres.drop(tables + "_fx", tables + "_ib", tables + "_ob_attempt", tables + "_ob");
+    PostgresKafkaListenersTest.dropTables(tables);
   }
 }
