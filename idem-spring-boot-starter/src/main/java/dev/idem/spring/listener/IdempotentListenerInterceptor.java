@@ -41,6 +41,7 @@ import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ClassUtils;
 
@@ -261,10 +262,13 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
         });
       } catch (VirtualMachineError e) {
         throw e;
-      } catch (RuntimeException | Error e) {
+      } catch (RuntimeException | Error thrown) {
         if (!own[0]) {
-          throw e; // the caller's transaction: only its owner can roll it back and run the message again
+          throw thrown; // the caller's transaction: only its owner can roll it back and run the message again
         }
+        // a rollback that failed too (the connection is gone) hides what failed first: judge that
+        Throwable e = thrown instanceof TransactionSystemException t && t.getApplicationException() != null
+            ? t.getApplicationException() : thrown;
         Decision d = r.engine().failed(e, history.withOutages(outages.get()), r.inbox().store());
         Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
         if (d.counted()) {

@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.outbox.Inbox;
 import dev.idem.test.Eventually;
+import dev.idem.test.TcpProxy;
+import dev.idem.test.TestPostgres;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +16,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -235,6 +239,41 @@ abstract class ListenersContract {
     assertThat(outcomes.rejected).containsExactly("missing_event_id");
     assertThat(effects().calls).containsOnlyKeys(after);
     stopAndAssertAllAcknowledged();
+  }
+
+  /**
+   * While the database is away, the listener pauses and counts nothing against the messages: more pauses than the
+   * attempts after which a failing message is given up on, and then each message takes effect once. For a subclass
+   * whose {@link #database()} reads the URL that {@code useDatabaseAt} sets.
+   */
+  void whileTheDatabaseIsAwayTheListenerPausesAndGivesNothingUp(Consumer<String> useDatabaseAt) throws Exception {
+    URI postgres = URI.create(TestPostgres.url().substring("jdbc:".length()));
+    List<String> during = List.of(newId(), newId());
+    try (TcpProxy proxy = new TcpProxy(postgres.getHost(), postgres.getPort())) {
+      useDatabaseAt.accept("jdbc:postgresql://127.0.0.1:" + proxy.port() + postgres.getPath());
+      start("spring.datasource.hikari.connection-timeout=1000");
+      String before = newId();
+      publish(before, "ok");
+      awaitThat("the first message processed", () -> outcomes().processed.contains(before));
+
+      proxy.stop();
+      for (String id : during) {
+        publish(id, "ok");
+      }
+      awaitThat("more pauses than the attempts allowed", () -> counter("idem.consumer.paused") >= 6);
+      proxy.start();
+      awaitThat("the messages processed once the database was back",
+          () -> outcomes().processed.containsAll(during));
+
+      assertThat(effects().rows()).isEqualTo(3);
+      assertThat(counter("idem.consumer.failures", "reason", "handler_failed")).isZero();
+      assertThat(outcomes().deadLettered).isEmpty();
+      assertThat(outcomes().duplicates).isEmpty();
+      for (String id : during) {
+        assertThat(effects().calls(id)).as("the method ran only once the database was back").isEqualTo(1);
+      }
+      stopAndAssertAllAcknowledged();
+    }
   }
 
   /** Waits until {@code condition} holds, failing after {@link #DEADLINE}; never a fixed sleep. */

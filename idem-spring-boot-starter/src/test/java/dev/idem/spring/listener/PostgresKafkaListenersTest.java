@@ -2,16 +2,23 @@ package dev.idem.spring.listener;
 
 import dev.idem.test.TestPostgres;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /** The listener contract with a {@code @KafkaListener} on PostgreSQL. */
 class PostgresKafkaListenersTest extends KafkaListenersContract {
+  private String url = TestPostgres.url();
+
   @Override
   List<String> database() {
-    return postgres();
+    return postgres(url);
   }
 
   static List<String> postgres() {
-    return List.of("spring.datasource.url=" + TestPostgres.url(), "spring.datasource.username=" + TestPostgres.user(),
+    return postgres(TestPostgres.url());
+  }
+
+  static List<String> postgres(String url) {
+    return List.of("spring.datasource.url=" + url, "spring.datasource.username=" + TestPostgres.user(),
         "spring.datasource.password=");
   }
 
@@ -23,5 +30,10 @@ class PostgresKafkaListenersTest extends KafkaListenersContract {
   /** Drops the tables an application of {@link ListenersContract#arguments} made under {@code tables}. */
   static void dropTables(String tables) {
     TestPostgres.drop(tables + "_fx", tables + "_ib", tables + "_ob_attempt", tables + "_ob");
+  }
+
+  @Test
+  void whileTheDatabaseIsAwayTheListenerPausesAndGivesNothingUp() throws Exception {
+    whileTheDatabaseIsAwayTheListenerPausesAndGivesNothingUp(jdbcUrl -> url = jdbcUrl);
   }
 }
