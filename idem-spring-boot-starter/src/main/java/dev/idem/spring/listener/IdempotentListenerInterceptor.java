@@ -40,6 +40,7 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -269,7 +270,11 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
         // a rollback that failed too (the connection is gone) hides what failed first: judge that
         Throwable e = thrown instanceof TransactionSystemException t && t.getApplicationException() != null
             ? t.getApplicationException() : thrown;
-        Decision d = r.engine().failed(e, history.withOutages(outages.get()), r.inbox().store());
+        History before = history.withOutages(outages.get());
+        // no transaction could be opened: the message's work never started, so it is the database's failure even
+        // when the database answers again by the time a health check would ask
+        Decision d = e instanceof CannotCreateTransactionException ? r.engine().decide(Reason.DATABASE_DOWN, before)
+            : r.engine().failed(e, before, r.inbox().store());
         Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
         if (d.counted()) {
           lines.add(Instant.now(r.clock()) + " " + truncate(describe(cause)));
