@@ -57,7 +57,7 @@ import org.springframework.util.ClassUtils;
  * requeue delivers again at once). One delivery is held at most {@code idem.listeners.max-hold}; then it is handed
  * back ({@link ListenerRetryLaterException}) and its history stays in memory (at most 10,000 messages, the least
  * recently failed forgotten first), so the redelivery goes on counting. A message given up on throws
- * {@link ListenerGaveUpException}.
+ * {@link ListenerGaveUpException}. Thread-safe: the containers' threads call it at once.
  */
 final class IdempotentListenerInterceptor implements MethodInterceptor, SmartInitializingSingleton {
   private static final System.Logger LOG = System.getLogger(IdempotentListenerInterceptor.class.getName());

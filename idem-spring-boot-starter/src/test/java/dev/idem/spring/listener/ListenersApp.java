@@ -22,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -49,9 +50,12 @@ public class ListenersApp {
     /** The threads that ran each message's method. */
     final Map<String, List<String>> threads = new ConcurrentHashMap<>();
 
-    Effects(JdbcTemplate jdbc, String table) {
+    private final Ledger ledger;
+
+    Effects(JdbcTemplate jdbc, String table, Ledger ledger) {
       this.jdbc = jdbc;
       this.table = table;
+      this.ledger = ledger;
     }
 
     /**
@@ -59,11 +63,19 @@ public class ListenersApp {
      * {@code ack-lost} throws after the first call's commit (as a lost acknowledgement, so the message comes again);
      * {@code crash} prints {@link #COMMITTED} after the commit of message {@code listeners.crash-id} (a system
      * property) and waits to be killed; {@code stall} counts {@link #stalled} down after the first call's commit and
-     * waits for {@link #release} (at most 60 s).
+     * waits for {@link #release} (at most 60 s); {@code booked} writes its row through the {@code @Transactional}
+     * {@link Ledger} instead, and throws on the first two calls.
      */
     void apply(String id, String payload) {
       int call = calls.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
       threads.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(Thread.currentThread().getName());
+      if (payload.equals("booked")) {
+        ledger.book(table, id);
+        if (call <= 2) {
+          throw new IllegalStateException("booked message " + id + " failed on call " + call);
+        }
+        return;
+      }
       jdbc.update("INSERT INTO " + table + " (event_id) VALUES (?)", id);
       switch (payload) {
         case "poison" -> throw new IllegalStateException("poison message " + id);
@@ -131,6 +143,21 @@ public class ListenersApp {
     }
   }
 
+  /** A service whose writes run in a Spring transaction of the default propagation. */
+  public static class Ledger {
+    private final JdbcTemplate jdbc;
+
+    Ledger(JdbcTemplate jdbc) {
+      this.jdbc = jdbc;
+    }
+
+    /** Writes one row for {@code id} into {@code table}. */
+    @Transactional
+    public void book(String table, String id) {
+      jdbc.update("INSERT INTO " + table + " (event_id) VALUES (?)", id);
+    }
+  }
+
   /** The Kafka listener: the id is the record's {@code idem-event-id} header. */
   public static class KafkaPayments {
     private final Effects effects;
@@ -193,8 +220,13 @@ public class ListenersApp {
   }
 
   @Bean
-  Effects effects(JdbcTemplate jdbc, @Value("${listeners.effects}") String table) {
-    return new Effects(jdbc, table);
+  Ledger ledger(JdbcTemplate jdbc) {
+    return new Ledger(jdbc);
+  }
+
+  @Bean
+  Effects effects(JdbcTemplate jdbc, @Value("${listeners.effects}") String table, Ledger ledger) {
+    return new Effects(jdbc, table, ledger);
   }
 
   @Bean

@@ -198,6 +198,20 @@ abstract class ListenersContract {
     stopAndAssertAllAcknowledged();
   }
 
+  @Test
+  void theWritesOfATransactionalServiceTheListenerCallsRollBackWithTheInboxRow() throws Exception {
+    start();
+    String id = newId();
+
+    publish(id, "booked");
+    ListenersApp.Outcomes outcomes = outcomes();
+    awaitThat("the third call processed it", () -> outcomes.processed.contains(id));
+
+    assertThat(effects().calls(id)).isEqualTo(3);
+    assertThat(effects().rows(id)).as("the service's rows of the two failed calls rolled back").isEqualTo(1);
+    stopAndAssertAllAcknowledged();
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"60s", "0s"})
   void aPoisonMessageIsDeadLetteredAfterItsAttemptsAndLeavesNoEffectNorInboxRow(String maxHold) throws Exception {
