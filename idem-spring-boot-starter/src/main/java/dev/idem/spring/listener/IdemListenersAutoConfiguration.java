@@ -1,0 +1,95 @@
+package dev.idem.spring.listener;
+
+import dev.idem.core.spi.Sleeper;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.consumer.ConsumerEngine;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.spring.messaging.IdemConsumersAutoConfiguration;
+import dev.idem.spring.outbox.IdemOutboxAutoConfiguration;
+import java.lang.reflect.Method;
+import java.time.Clock;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.kafka.core.KafkaOperations;
+import org.springframework.kafka.listener.CommonErrorHandler;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/**
+ * {@link IdempotentListener} on {@code @KafkaListener} and {@code @RabbitListener} methods, when
+ * {@code dev.idem:idem-outbox} is on the classpath: an advisor whose interceptor runs each call through the
+ * application's {@link Inbox} (which must store its rows through JDBC), outside the method's own
+ * {@code @Transactional}, so that the method joins the inbox's transaction. With Spring for Apache Kafka and a single
+ * {@code KafkaTemplate}, and no {@link CommonErrorHandler} bean of the application's, it also registers the Kafka error
+ * handler that dead-letters a record given up on to {@code <topic>.dlt}. See docs/listeners.md.
+ */
+@AutoConfiguration(after = {IdemOutboxAutoConfiguration.class, IdemConsumersAutoConfiguration.class},
+    afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
+@ConditionalOnClass({Inbox.class, JdbcInboxStore.class, ConsumerEngine.class, MethodInterceptor.class})
+@ConditionalOnProperty(prefix = "idem.listeners", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(IdemListenersProperties.class)
+public class IdemListenersAutoConfiguration {
+  /** Runs before the transaction advisor (lowest precedence), so that the inbox's transaction is the outer one. */
+  static final int ORDER = Ordered.LOWEST_PRECEDENCE - 1000;
+
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  static IdempotentListenerInterceptor idemListenerInterceptor(ListableBeanFactory beans,
+      ObjectProvider<Inbox> inbox, ObjectProvider<PlatformTransactionManager> transactions,
+      ObjectProvider<ConsumerListener> listeners, ObjectProvider<Clock> clock,
+      ObjectProvider<IdemListenersProperties> properties) {
+    return new IdempotentListenerInterceptor(beans, inbox, transactions, listeners, clock, properties,
+        () -> JsonWriter.of(beans), Sleeper.SYSTEM);
+  }
+
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  static Advisor idemListenerAdvisor(IdempotentListenerInterceptor interceptor) {
+    DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new ListenerMethods(), interceptor);
+    advisor.setOrder(ORDER);
+    return advisor;
+  }
+
+  /** Methods annotated {@code @IdempotentListener}. */
+  static final class ListenerMethods extends StaticMethodMatcherPointcut {
+    @Override
+    public boolean matches(Method method, Class<?> targetClass) {
+      return AnnotatedElementUtils.hasAnnotation(AopUtils.getMostSpecificMethod(method, targetClass),
+          IdempotentListener.class);
+    }
+  }
+
+  /** The Kafka error handler that dead-letters what a listener gave up on, unless the application has its own. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({DefaultErrorHandler.class, KafkaOperations.class})
+  @ConditionalOnProperty(prefix = "idem.listeners.kafka", name = "error-handler", havingValue = "true",
+      matchIfMissing = true)
+  static class KafkaErrorHandler {
+    @Bean
+    @ConditionalOnMissingBean(CommonErrorHandler.class)
+    @ConditionalOnSingleCandidate(KafkaOperations.class)
+    CommonErrorHandler idemListenerErrorHandler(ObjectProvider<KafkaOperations<?, ?>> template,
+        IdemListenersProperties properties) {
+      properties.engine(); // checks the suffix too
+      return KafkaDeadLetters.errorHandler(template.getObject(), properties.getKafka().getDeadLetterSuffix());
+    }
+  }
+}

@@ -1,0 +1,421 @@
+package dev.idem.spring.listener;
+
+import dev.idem.core.spi.Sleeper;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcTransaction;
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxEvent;
+import dev.idem.outbox.InboxHandlerException;
+import dev.idem.outbox.InboxResult;
+import dev.idem.outbox.consumer.Action;
+import dev.idem.outbox.consumer.ConsumerEngine;
+import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.Decision;
+import dev.idem.outbox.consumer.History;
+import dev.idem.outbox.consumer.Reason;
+import dev.idem.spring.Idempotent;
+import java.lang.reflect.Method;
+import java.sql.Connection;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.BeanWrapperImpl;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionSystemException;
+import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs each call of an {@link IdempotentListener} method through the inbox, in a Spring transaction that commits
+ * before the call returns to the container. Its collaborators are looked up, and every such method is found and
+ * checked, once every singleton exists (before any container starts), so that a bad one fails the start.
+ *
+ * <p>Implementation note: failures are answered in the listener thread, by the {@link ConsumerEngine}'s rule. A retry
+ * or a pause waits the decision's backoff and tries again, in a new transaction, without handing the message back:
+ * neither broker could wait before a redelivery without blocking the partition (Kafka) or spinning (RabbitMQ's
+ * requeue delivers again at once). One delivery is held at most {@code idem.listeners.max-hold}; then it is handed
+ * back ({@link ListenerRetryLaterException}) and its history stays in memory (at most 10,000 messages, the least
+ * recently failed forgotten first), so the redelivery goes on counting. A message given up on throws
+ * {@link ListenerGaveUpException}. Thread-safe: the containers' threads call it at once.
+ */
+final class IdempotentListenerInterceptor implements MethodInterceptor, SmartInitializingSingleton {
+  private static final System.Logger LOG = System.getLogger(IdempotentListenerInterceptor.class.getName());
+  private static final int MAX_REMEMBERED = 10_000;
+  private static final int MAX_HISTORY = 20;
+  private static final int MAX_ERROR_CHARS = 500;
+
+  private final ListableBeanFactory beans;
+  private final ObjectProvider<Inbox> inboxes;
+  private final ObjectProvider<PlatformTransactionManager> transactionManagers;
+  private final ObjectProvider<ConsumerListener> listeners;
+  private final ObjectProvider<Clock> clocks;
+  private final ObjectProvider<IdemListenersProperties> properties;
+  private final Supplier<Function<Object, byte[]>> jsonWriter;
+  private final Sleeper sleeper;
+  private final Map<Method, ListenerMethod> methods = new ConcurrentHashMap<>();
+  private final AtomicInteger outages = new AtomicInteger();
+  private final Map<String, Failures> failures = Collections.synchronizedMap(new LinkedHashMap<>(64, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Failures> eldest) {
+      return size() > MAX_REMEMBERED;
+    }
+  });
+  private volatile Running running;
+
+  IdempotentListenerInterceptor(ListableBeanFactory beans, ObjectProvider<Inbox> inboxes,
+      ObjectProvider<PlatformTransactionManager> transactionManagers, ObjectProvider<ConsumerListener> listeners,
+      ObjectProvider<Clock> clocks, ObjectProvider<IdemListenersProperties> properties,
+      Supplier<Function<Object, byte[]>> jsonWriter,
+      Sleeper sleeper) {
+    this.beans = beans;
+    this.inboxes = inboxes;
+    this.transactionManagers = transactionManagers;
+    this.listeners = listeners;
+    this.clocks = clocks;
+    this.properties = properties;
+    this.jsonWriter = jsonWriter;
+    this.sleeper = sleeper;
+  }
+
+  /** What the calls run with, once the application has started. */
+  private record Running(Inbox inbox, DataSource dataSource, TransactionTemplate template, ConsumerEngine engine,
+      Duration maxHold, ConsumerListener listener, Clock clock, Function<Object, byte[]> json) {}
+
+  /** A message's failures so far: what the engine needs, and a line per counted failure for the dead letter. */
+  private record Failures(History history, List<String> lines) {}
+
+  @Override
+  public void afterSingletonsInstantiated() {
+    IdemListenersProperties settings = properties.getIfAvailable(IdemListenersProperties::new);
+    ConsumerEngine engine = settings.engine();
+    List<ListenerMethod> found = scan(beans);
+    if (found.isEmpty()) {
+      return;
+    }
+    Inbox inbox = inboxes.getIfUnique();
+    String first = found.get(0).source;
+    if (inbox == null) {
+      throw new IllegalStateException("@IdempotentListener methods exist (" + first + " ...) but the application has"
+          + " no Inbox bean: add dev.idem:idem-outbox with one DataSource (the starter then makes a JDBC inbox on it),"
+          + " or define one Inbox bean on a JdbcInboxStore");
+    }
+    if (!(inbox.store() instanceof JdbcInboxStore store)) {
+      throw new IllegalStateException("@IdempotentListener methods exist (" + first + " ...) but the Inbox bean's"
+          + " store is " + inbox.store().getClass().getName() + ", not a JdbcInboxStore: the listener's work joins"
+          + " the inbox's transaction through its DataSource, so the inbox must store its rows through JDBC");
+    }
+    DataSource dataSource = store.dataSource();
+    PlatformTransactionManager manager = managerOf(dataSource);
+    if (manager == null) {
+      throw new IllegalStateException("@IdempotentListener methods exist (" + first + " ...) but no Spring"
+          + " transaction manager manages the inbox's DataSource: define one (Spring Boot makes a"
+          + " DataSourceTransactionManager or JpaTransactionManager on the DataSource), or make it the @Primary one");
+    }
+    TransactionTemplate template = new TransactionTemplate(manager);
+    template.setPropagationBehavior(TransactionTemplate.PROPAGATION_REQUIRED);
+    Function<Object, byte[]> json = jsonWriter.get();
+    for (ListenerMethod m : found) {
+      methods.put(m.method, m);
+    }
+    List<ConsumerListener> all = listeners.orderedStream().toList();
+    running = new Running(inbox, dataSource, template, engine, settings.getMaxHold(), new Listeners(all),
+        clocks.getIfAvailable(Clock::systemUTC), json);
+    LOG.log(System.Logger.Level.INFO, "idempotent listeners on " + inbox + ": " + found.stream()
+        .map(m -> m.source + " (consumer '" + m.consumer + "', " + m.broker + ")").toList() + "; " + engine);
+  }
+
+  /** Every {@link IdempotentListener} method of the application's beans, checked; fails on a bad one. */
+  static List<ListenerMethod> scan(ListableBeanFactory beans) {
+    Map<String, ListenerMethod> byConsumer = new LinkedHashMap<>();
+    Map<Method, ListenerMethod> seen = new LinkedHashMap<>();
+    for (String name : beans.getBeanNamesForType(Object.class, true, false)) {
+      Class<?> type = beans.getType(name, false);
+      if (type == null) {
+        continue;
+      }
+      Class<?> user = ClassUtils.getUserClass(type);
+      if (user.getName().startsWith("org.springframework.")) {
+        continue;
+      }
+      Map<Method, IdempotentListener> annotated;
+      try {
+        annotated = MethodIntrospector.selectMethods(user,
+            (MethodIntrospector.MetadataLookup<IdempotentListener>) m -> AnnotatedElementUtils.findMergedAnnotation(
+                m, IdempotentListener.class));
+      } catch (LinkageError e) {
+        continue; // a library bean whose methods name an optional class that is absent
+      }
+      for (Map.Entry<Method, IdempotentListener> e : annotated.entrySet()) {
+        if (seen.containsKey(e.getKey())) {
+          continue; // one method seen on two beans of its class
+        }
+        if (AnnotatedElementUtils.hasAnnotation(e.getKey(), Idempotent.class)) {
+          throw new IllegalStateException(ListenerMethod.source(user, e.getKey()) + " has both @Idempotent and"
+              + " @IdempotentListener: keep @IdempotentListener, which makes each message id take effect once");
+        }
+        ListenerMethod m = ListenerMethod.of(user, e.getKey(), e.getValue());
+        seen.put(m.method, m);
+        ListenerMethod previous = byConsumer.putIfAbsent(m.consumer, m);
+        if (previous != null) {
+          throw new IllegalStateException("@IdempotentListener consumer '" + m.consumer + "' is declared twice: on "
+              + previous.source + " and on " + m.source + "; each method needs a consumer of its own (a message"
+              + " one of them processed would be a duplicate to the other)");
+        }
+      }
+    }
+    return new ArrayList<>(seen.values());
+  }
+
+  /** The one transaction manager (or the primary one) that manages {@code dataSource}, or null. */
+  private PlatformTransactionManager managerOf(DataSource dataSource) {
+    PlatformTransactionManager unique = transactionManagers.getIfUnique();
+    if (unique != null && manages(unique, dataSource)) {
+      return unique;
+    }
+    List<PlatformTransactionManager> managing = transactionManagers.orderedStream()
+        .filter(m -> manages(m, dataSource)).toList();
+    return managing.size() == 1 ? managing.get(0) : null;
+  }
+
+  private static boolean manages(PlatformTransactionManager manager, DataSource dataSource) {
+    // DataSourceTransactionManager and JpaTransactionManager both expose the DataSource they manage
+    BeanWrapperImpl wrapper = new BeanWrapperImpl(manager);
+    return wrapper.isReadableProperty("dataSource") && wrapper.getPropertyValue("dataSource") == dataSource;
+  }
+
+  @Override
+  public Object invoke(MethodInvocation invocation) throws Throwable {
+    Running r = running;
+    Class<?> target = invocation.getThis() == null ? invocation.getMethod().getDeclaringClass()
+        : AopUtils.getTargetClass(invocation.getThis());
+    Method specific = AopUtils.getMostSpecificMethod(invocation.getMethod(), target);
+    ListenerMethod m = methods.get(specific);
+    if (r == null || m == null) {
+      throw new IllegalStateException("@IdempotentListener method " + specific + " was called before the"
+          + " application finished starting, or on a bean the startup scan did not see: its messages cannot go"
+          + " through the inbox");
+    }
+    ListenerMethod.Delivery delivery;
+    try {
+      delivery = m.delivery(invocation.getThis(), invocation.getArguments(), beans, r.json());
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (RuntimeException e) {
+      Reason reason = e instanceof IllegalArgumentException ? Reason.INVALID_ID : Reason.MISSING_ID;
+      throw refuse(r, m, null, null, reason, "the message's id or payload could not be read: " + describe(e), e);
+    }
+    if (delivery.id() == null) {
+      throw refuse(r, m, null, delivery.source(), Reason.MISSING_ID, "message without an id", null);
+    }
+    InboxEvent event;
+    try {
+      event = new InboxEvent(delivery.id(), delivery.source(), delivery.payload(), delivery.message());
+    } catch (IllegalArgumentException e) {
+      throw refuse(r, m, delivery.id(), delivery.source(), Reason.INVALID_ID, e.getMessage(), e);
+    }
+    process(r, m, event, invocation);
+    return null;
+  }
+
+  private void process(Running r, ListenerMethod m, InboxEvent event, MethodInvocation invocation) {
+    String key = m.consumer + '\u0000' + event.eventId();
+    Failures known = failures.getOrDefault(key, new Failures(History.NONE, List.of()));
+    History history = known.history();
+    List<String> lines = new ArrayList<>(known.lines());
+    Instant holdUntil = r.clock().instant().plus(r.maxHold());
+    while (true) {
+      boolean[] own = {true};
+      InboxResult result;
+      try {
+        result = r.template().execute(status -> {
+          own[0] = status.isNewTransaction();
+          Connection c = DataSourceUtils.getConnection(r.dataSource());
+          try {
+            return r.inbox().process(JdbcTransaction.of(c), m.consumer, event, (tx, e) -> {
+              proceed(invocation);
+              status.flush(); // JPA: what the method persisted fails here, not after the inbox row's checks
+              return null;
+            });
+          } finally {
+            DataSourceUtils.releaseConnection(c, r.dataSource());
+          }
+        });
+      } catch (VirtualMachineError e) {
+        throw e;
+      } catch (RuntimeException | Error thrown) {
+        if (!own[0]) {
+          throw thrown; // the caller's transaction: only its owner can roll it back and run the message again
+        }
+        // a rollback that failed too (the connection is gone) hides what failed first: judge that
+        Throwable e = thrown instanceof TransactionSystemException t && t.getApplicationException() != null
+            ? t.getApplicationException() : thrown;
+        History before = history.withOutages(outages.get());
+        // no transaction could be opened: the message's work never started, so it is the database's failure even
+        // when the database answers again by the time a health check would ask
+        Decision d = e instanceof CannotCreateTransactionException ? r.engine().decide(Reason.DATABASE_DOWN, before)
+            : r.engine().failed(e, before, r.inbox().store());
+        Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
+        if (d.counted()) {
+          lines.add(Instant.now(r.clock()) + " " + truncate(describe(cause)));
+          if (lines.size() > MAX_HISTORY) {
+            lines.remove(0);
+          }
+        }
+        history = history.next(d);
+        failed(r, m, event, d, cause, key, history, lines, holdUntil);
+        continue;
+      }
+      outages.set(0);
+      failures.remove(key);
+      if (result.duplicate()) {
+        r.listener().duplicate(m.consumer, event.source(), event.eventId());
+      } else {
+        r.listener().processed(m.consumer, event.source(), event.eventId());
+      }
+      return;
+    }
+  }
+
+  /** Carries out {@code d}: waits before the next try, or throws to give the message up or hand it back. */
+  private void failed(Running r, ListenerMethod m, InboxEvent event, Decision d, Throwable cause, String key,
+      History next, List<String> lines, Instant holdUntil) {
+    String id = event.eventId();
+    switch (d.action()) {
+      case PAUSE -> {
+        outages.incrementAndGet();
+        r.listener().paused(m.consumer, event.source(), id, d, cause);
+      }
+      case RETRY -> {
+        outages.set(0);
+        r.listener().retried(m.consumer, event.source(), id, d, cause);
+      }
+      case DEAD_LETTER -> {
+        outages.set(0);
+        failures.remove(key);
+        r.listener().deadLettered(m.consumer, event.source(), id, d, cause);
+        LOG.log(System.Logger.Level.WARNING, "consumer '" + m.consumer + "': giving up on message " + id + " ("
+            + d + "): " + describe(cause));
+        throw gaveUp(m, new ListenerGaveUpException(m.consumer, id, d, lines, cause));
+      }
+      default -> throw refuse(r, m, id, event.source(), d.reason(), "refused by the inbox: " + describe(cause),
+          cause);
+    }
+    if (d.action() == Action.RETRY && d.counted()) {
+      LOG.log(System.Logger.Level.INFO, "consumer '" + m.consumer + "': message " + id + " failed (attempt "
+          + d.attempts() + " of " + r.engine().maxAttempts() + "), trying again after " + d.after().toMillis()
+          + " ms: " + describe(cause));
+    }
+    failures.put(key, new Failures(next.withOutages(0), List.copyOf(lines)));
+    if (r.clock().instant().plus(d.after()).isAfter(holdUntil)) {
+      throw new ListenerRetryLaterException("consumer '" + m.consumer + "': message " + id + " was held "
+          + r.maxHold() + " (idem.listeners.max-hold) waiting between tries; handing it back for a"
+          + " redelivery after " + d, cause);
+    }
+    try {
+      sleeper.sleep(d.after());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ListenerRetryLaterException("consumer '" + m.consumer + "': interrupted while waiting to try"
+          + " message " + id + " again; handing it back", cause);
+    }
+  }
+
+  /** A message that cannot be taken (no id, an id the inbox cannot hold): rejected, never retried. */
+  private RuntimeException refuse(Running r, ListenerMethod m, String id, String source, Reason reason, String detail,
+      Throwable cause) {
+    Decision d = r.engine().refused(reason);
+    r.listener().rejected(m.consumer, source, id, reason, detail);
+    LOG.log(System.Logger.Level.WARNING, "consumer '" + m.consumer + "': rejecting message " + id + " (" + d + "): "
+        + detail);
+    return gaveUp(m, new ListenerGaveUpException(m.consumer, id, d, List.of(), cause));
+  }
+
+  /** The exception the method's container takes as "give up": RabbitMQ's own, wrapping ours, or ours. */
+  private static RuntimeException gaveUp(ListenerMethod m, ListenerGaveUpException e) {
+    return m.broker == ListenerMethod.Broker.RABBITMQ ? AmqpMessages.rejectWithoutRequeue(e) : e;
+  }
+
+  /** Calls the method; a {@link Throwable} that is neither an exception nor an error is wrapped. */
+  private static void proceed(MethodInvocation invocation) throws Exception {
+    try {
+      invocation.proceed();
+    } catch (Exception | Error e) {
+      throw e;
+    } catch (Throwable t) {
+      throw new IllegalStateException(t);
+    }
+  }
+
+  private static String describe(Throwable e) {
+    String message = e.getMessage();
+    return e.getClass().getSimpleName() + (message == null ? "" : ": " + message.replace('\n', ' '));
+  }
+
+  private static String truncate(String text) {
+    return text.length() > MAX_ERROR_CHARS ? text.substring(0, MAX_ERROR_CHARS) : text;
+  }
+
+  /** Every {@link ConsumerListener} bean; what one throws is ignored. */
+  private record Listeners(List<ConsumerListener> all) implements ConsumerListener {
+    private void each(Consumer<ConsumerListener> call) {
+      for (ConsumerListener l : all) {
+        try {
+          call.accept(l);
+        } catch (RuntimeException ignored) {
+          // listeners must not change the outcome
+        }
+      }
+    }
+
+    @Override
+    public void processed(String consumer, String source, String messageId) {
+      each(l -> l.processed(consumer, source, messageId));
+    }
+
+    @Override
+    public void duplicate(String consumer, String source, String messageId) {
+      each(l -> l.duplicate(consumer, source, messageId));
+    }
+
+    @Override
+    public void retried(String consumer, String source, String messageId, Decision decision, Throwable error) {
+      each(l -> l.retried(consumer, source, messageId, decision, error));
+    }
+
+    @Override
+    public void paused(String consumer, String source, String messageId, Decision decision, Throwable error) {
+      each(l -> l.paused(consumer, source, messageId, decision, error));
+    }
+
+    @Override
+    public void rejected(String consumer, String source, String messageId, Reason reason, String detail) {
+      each(l -> l.rejected(consumer, source, messageId, reason, detail));
+    }
+
+    @Override
+    public void deadLettered(String consumer, String source, String messageId, Decision decision, Throwable error) {
+      each(l -> l.deadLettered(consumer, source, messageId, decision, error));
+    }
+  }
+}

@@ -1,0 +1,260 @@
+package dev.idem.spring.listener;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.idem.outbox.Inbox;
+import dev.idem.outbox.consumer.Action;
+import dev.idem.outbox.consumer.Reason;
+import dev.idem.outbox.memory.InMemoryInboxStore;
+import dev.idem.spring.Idempotent;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * What an {@code @IdempotentListener} method cannot be: each fails the start, naming the method and the way out. And
+ * a method whose id is a SpEL expression over its arguments, called directly: its payload is the arguments' JSON.
+ */
+class ListenerStartupErrorsTest {
+
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
+  static class Base {}
+
+  public static class BlankConsumer {
+    @KafkaListener(topics = "listeners-startup", autoStartup = "false")
+    @IdempotentListener(consumer = " ")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class ConsumerWithControlCharacter {
+    @IdempotentListener(consumer = "billing\n")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class ReturnsAValue {
+    @IdempotentListener(consumer = "billing")
+    public String on(ConsumerRecord<String, String> record) {
+      return "done";
+    }
+  }
+
+  public static class NoIdSource {
+    @KafkaListener(topics = "listeners-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "billing")
+    public void on(String payload) {}
+  }
+
+  public static class BadId {
+    @IdempotentListener(consumer = "billing", id = "#payload +")
+    public void on(String payload) {}
+  }
+
+  public static class OffsetIdWithoutRecord {
+    @IdempotentListener(consumer = "billing", id = "#payload", offsetId = true)
+    public void on(String payload) {}
+  }
+
+  public static class TwoMethodsOneConsumer {
+    @IdempotentListener(consumer = "billing")
+    public void first(ConsumerRecord<String, String> record) {}
+
+    @IdempotentListener(consumer = "billing")
+    public void second(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class OwnTransaction {
+    @IdempotentListener(consumer = "billing")
+    @Transactional(propagation = Propagation.REQUIRES_NEW)
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class NoTransaction {
+    @IdempotentListener(consumer = "billing")
+    @Transactional(propagation = Propagation.NOT_SUPPORTED)
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class OtherTransactionManager {
+    @IdempotentListener(consumer = "billing")
+    @Transactional("elsewhere")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class FinalMethod {
+    @IdempotentListener(consumer = "billing")
+    public final void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class AlsoIdempotent {
+    @Idempotent(key = "#record.key()")
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  /** A fine listener, with an inbox on memory: the listener's work could not join its transaction. */
+  @Configuration
+  static class MemoryInbox {
+    @Bean
+    Inbox inbox() {
+      return Inbox.builder(new InMemoryInboxStore()).build();
+    }
+
+    @Bean
+    Fine fine() {
+      return new Fine();
+    }
+  }
+
+  record Order(String id, int amount) {}
+
+  /** Its id is the order's; its payload the order's JSON. */
+  public static class Fine {
+    private final AtomicInteger calls = new AtomicInteger();
+
+    /** How often the method ran (read through the proxy). */
+    public int calls() {
+      return calls.get();
+    }
+
+    @Transactional
+    @IdempotentListener(consumer = "orders", id = "#order.id()")
+    public void on(Order order) {
+      calls.incrementAndGet();
+    }
+  }
+
+  private static Throwable start(Class<?> bean, String... properties) {
+    return catchThrowable(() -> {
+      try (ConfigurableApplicationContext ignored = run(bean, properties)) {
+        // started: no failure
+      }
+    });
+  }
+
+  private static ConfigurableApplicationContext run(Class<?> bean, String... properties) {
+    List<String> args = new ArrayList<>(List.of(
+        "--spring.datasource.url=jdbc:h2:mem:listeners-startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+        "--idem.outbox.initialize-schema=true", "--idem.store.initialize-schema=true"));
+    for (String p : properties) {
+      args.add("--" + p);
+    }
+    return new SpringApplicationBuilder(Base.class, bean).web(WebApplicationType.NONE)
+        .run(args.toArray(String[]::new));
+  }
+
+  private static String messages(Throwable t) {
+    List<String> all = new ArrayList<>();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      all.add(String.valueOf(c.getMessage()));
+    }
+    return String.join(" | ", all);
+  }
+
+  private static String source(Class<?> type) {
+    return type.getName() + ".on";
+  }
+
+  @Test
+  void aMissingOrInvalidConsumerName() {
+    assertThat(messages(start(BlankConsumer.class))).contains("@IdempotentListener on " + source(BlankConsumer.class)
+        + " needs a consumer name");
+    assertThat(messages(start(ConsumerWithControlCharacter.class))).contains("@IdempotentListener(consumer = ...) on "
+        + source(ConsumerWithControlCharacter.class) + " must be 1 to 255 characters without control characters");
+  }
+
+  @Test
+  void aMethodThatReturnsAValue() {
+    assertThat(messages(start(ReturnsAValue.class))).contains("@IdempotentListener on " + source(ReturnsAValue.class)
+        + " must return void, not java.lang.String");
+  }
+
+  @Test
+  void noSourceOfMessageIds() {
+    assertThat(messages(start(NoIdSource.class))).contains("@IdempotentListener on " + source(NoIdSource.class)
+        + " has no source of message ids");
+    assertThat(messages(start(BadId.class))).contains("@IdempotentListener(id = \"#payload +\") on "
+        + source(BadId.class) + " is not a valid SpEL expression");
+    assertThat(messages(start(OffsetIdWithoutRecord.class))).contains("@IdempotentListener(offsetId = true) on "
+        + source(OffsetIdWithoutRecord.class) + " needs the Kafka record as a parameter");
+  }
+
+  @Test
+  void twoMethodsWithOneConsumerName() {
+    assertThat(messages(start(TwoMethodsOneConsumer.class))).contains("@IdempotentListener consumer 'billing' is"
+        + " declared twice: on " + TwoMethodsOneConsumer.class.getName() + ".first and on "
+        + TwoMethodsOneConsumer.class.getName() + ".second");
+  }
+
+  @Test
+  void aTransactionThatWouldCommitApartFromTheInboxRow() {
+    assertThat(messages(start(OwnTransaction.class))).contains("@IdempotentListener on " + source(OwnTransaction.class)
+        + " is also @Transactional with a propagation that leaves the inbox's transaction");
+    assertThat(messages(start(NoTransaction.class))).contains("@IdempotentListener on " + source(NoTransaction.class)
+        + " is also @Transactional with a propagation that leaves the inbox's transaction");
+    assertThat(messages(start(OtherTransactionManager.class))).contains("@IdempotentListener on "
+        + source(OtherTransactionManager.class) + " is @Transactional(\"elsewhere\")");
+  }
+
+  @Test
+  void methodsAProxyCannotInterceptOrThatAreAlsoIdempotent() {
+    assertThat(messages(start(FinalMethod.class))).contains("@IdempotentListener on " + source(FinalMethod.class)
+        + " must be on a method that is not final, private or static");
+    assertThat(messages(start(AlsoIdempotent.class))).contains(source(AlsoIdempotent.class)
+        + " has both @Idempotent and @IdempotentListener");
+  }
+
+  @Test
+  void noJdbcInboxToRunWith() {
+    assertThat(messages(start(Fine.class, "idem.outbox.enabled=false"))).contains("@IdempotentListener methods exist ("
+        + source(Fine.class) + " ...) but the application has no Inbox bean");
+    assertThat(messages(start(MemoryInbox.class))).contains("@IdempotentListener methods exist (" + source(Fine.class)
+        + " ...) but the Inbox bean's store is " + InMemoryInboxStore.class.getName() + ", not a JdbcInboxStore");
+  }
+
+  @Test
+  void badProperties() {
+    assertThat(messages(start(Fine.class, "idem.listeners.max-attempts=0")))
+        .contains("idem.listeners.max-attempts must be 1 to 100, or -1 (never give up), got 0");
+    assertThat(messages(start(Fine.class, "idem.listeners.backoff.initial=2s", "idem.listeners.backoff.max=1s")))
+        .contains("idem.listeners.backoff.initial and .max need 0 <= initial <= max <= 1h, got PT2S and PT1S");
+    assertThat(messages(start(Fine.class, "idem.listeners.max-hold=1h")))
+        .contains("idem.listeners.max-hold must be 0s to 10m");
+  }
+
+  @Test
+  void anIdFromTheArgumentsTakesEffectOnceAndAnotherPayloadUnderItIsGivenUpOn() {
+    try (ConfigurableApplicationContext context = run(Fine.class)) {
+      Fine fine = context.getBean(Fine.class);
+
+      fine.on(new Order("o-1", 5));
+      fine.on(new Order("o-1", 5));
+      Throwable mismatch = catchThrowable(() -> fine.on(new Order("o-1", 6)));
+
+      assertThat(fine.calls()).isEqualTo(1);
+      assertThat(context.getBean(Inbox.class).contains("orders", "o-1")).isTrue();
+      assertThat(mismatch).isInstanceOf(ListenerGaveUpException.class);
+      ListenerGaveUpException gaveUp = (ListenerGaveUpException) mismatch;
+      assertThat(gaveUp.decision().action()).isEqualTo(Action.DEAD_LETTER);
+      assertThat(gaveUp.decision().reason()).isEqualTo(Reason.PAYLOAD_MISMATCH);
+      assertThat(gaveUp.messageId()).isEqualTo("o-1");
+      assertThatThrownBy(() -> fine.on(new Order(null, 1))).isInstanceOf(ListenerGaveUpException.class)
+          .hasMessageContaining("REJECT(missing_event_id)");
+    }
+  }
+}
