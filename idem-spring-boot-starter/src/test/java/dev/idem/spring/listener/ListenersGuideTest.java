@@ -5,20 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import dev.idem.outbox.Inbox;
+import dev.idem.test.DocSnippets;
 import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
 import dev.idem.test.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -179,38 +175,12 @@ class ListenersGuideTest {
   }
 
   @Test
-  void theGuideShowsExactlyTheseSnippets() throws Exception {
-    Map<String, String> regions = regions(Files.readAllLines(Path.of(SELF)));
-    String guide = Files.readString(Path.of(GUIDE), StandardCharsets.UTF_8);
-    Matcher blocks = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL).matcher(guide);
-    List<String> shown = new ArrayList<>();
-    while (blocks.find()) {
-      String block = blocks.group(1).stripTrailing();
+  void theGuideShowsExactlyTheseSnippets() {
+    Map<String, String> regions = DocSnippets.regions(Path.of(SELF), "docs/listeners.md");
+    List<String> shown = DocSnippets.javaBlocks(Path.of(GUIDE));
+    for (String block : shown) {
       assertThat(regions).as("a region of %s for the guide's block\n%s", SELF, block).containsValue(block);
-      shown.add(block);
     }
     assertThat(shown).as("every region is shown in the guide").containsExactlyInAnyOrderElementsOf(regions.values());
-  }
-
-  private static Map<String, String> regions(List<String> lines) {
-    Map<String, String> regions = new LinkedHashMap<>();
-    String name = null;
-    List<String> body = new ArrayList<>();
-    for (String line : lines) {
-      String s = line.strip();
-      if (s.startsWith("// docs/listeners.md:begin ")) {
-        name = s.substring("// docs/listeners.md:begin ".length());
-        body.clear();
-      } else if (s.startsWith("// docs/listeners.md:end ")) {
-        int indent = body.stream().filter(l -> !l.isBlank())
-            .mapToInt(l -> l.length() - l.stripLeading().length()).min().orElse(0);
-        regions.put(name, String.join("\n", body.stream()
-            .map(l -> l.isBlank() ? "" : l.substring(indent)).toList()).stripTrailing());
-        name = null;
-      } else if (name != null) {
-        body.add(line);
-      }
-    }
-    return regions;
   }
 }

@@ -10,21 +10,17 @@ import dev.idem.core.ReplayedFailureException;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
+import dev.idem.test.DocSnippets;
 import dev.idem.test.TestPostgres;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
@@ -239,38 +235,12 @@ class MethodsGuideTest {
   }
 
   @Test
-  void theGuideShowsExactlyTheseSnippets() throws Exception {
-    Map<String, String> regions = regions(Files.readAllLines(Path.of(SELF)));
-    String guide = Files.readString(Path.of(GUIDE), StandardCharsets.UTF_8);
-    Matcher blocks = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL).matcher(guide);
-    List<String> shown = new ArrayList<>();
-    while (blocks.find()) {
-      String block = blocks.group(1).stripTrailing();
+  void theGuideShowsExactlyTheseSnippets() {
+    Map<String, String> regions = DocSnippets.regions(Path.of(SELF), "docs/methods.md");
+    List<String> shown = DocSnippets.javaBlocks(Path.of(GUIDE));
+    for (String block : shown) {
       assertThat(regions).as("a region of %s for the guide's block\n%s", SELF, block).containsValue(block);
-      shown.add(block);
     }
     assertThat(shown).as("every region is shown in the guide").containsExactlyInAnyOrderElementsOf(regions.values());
-  }
-
-  private static Map<String, String> regions(List<String> lines) {
-    Map<String, String> regions = new LinkedHashMap<>();
-    String name = null;
-    List<String> body = new ArrayList<>();
-    for (String line : lines) {
-      String s = line.strip();
-      if (s.startsWith("// docs/methods.md:begin ")) {
-        name = s.substring("// docs/methods.md:begin ".length());
-        body.clear();
-      } else if (s.startsWith("// docs/methods.md:end ")) {
-        int indent = body.stream().filter(l -> !l.isBlank())
-            .mapToInt(l -> l.length() - l.stripLeading().length()).min().orElse(0);
-        regions.put(name, String.join("\n", body.stream()
-            .map(l -> l.isBlank() ? "" : l.substring(indent)).toList()).stripTrailing());
-        name = null;
-      } else if (name != null) {
-        body.add(line);
-      }
-    }
-    return regions;
   }
 }
