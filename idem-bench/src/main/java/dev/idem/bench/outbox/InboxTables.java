@@ -1,0 +1,133 @@
+package dev.idem.bench.outbox;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.jdbc.JdbcDialect;
+import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.outbox.Inbox;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+
+/**
+ * The PostgreSQL side of the consumer benchmarks: a pool of two connections, an inbox table and an effect table under
+ * names of their own, both holding {@code prefill} rows from the start (analysed), and the effect every variant
+ * applies: one {@code INSERT} of the message's id. Closing drops the tables and closes the pool.
+ */
+final class InboxTables implements AutoCloseable {
+  final HikariDataSource pool;
+  final String inboxTable;
+  final String effects;
+  final Inbox inbox;
+  private final String insert;
+
+  private InboxTables(HikariDataSource pool, String prefix) {
+    this.pool = pool;
+    this.inboxTable = BenchSupport.uniqueTable(prefix + "_in");
+    this.effects = BenchSupport.uniqueTable(prefix + "_fx");
+    this.insert = "INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)";
+    this.inbox = Inbox.builder(JdbcInboxStore.builder(pool).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
+        .build()).build();
+  }
+
+  /**
+   * Creates both tables, named {@code <prefix>_in_<hex>} and {@code <prefix>_fx_<hex>}, and fills them with
+   * {@code prefill} rows each ({@code source} names the inbox rows' source).
+   */
+  static InboxTables create(Map<String, String> flags, String prefix, int prefill, String source) throws SQLException {
+    HikariDataSource pool = BenchSupport.pool(BenchSupport.postgresUrl(flags), BenchSupport.postgresUser(flags), 2,
+        prefix + "-bench", Map.of("reWriteBatchedInserts", "true"));
+    InboxTables tables = new InboxTables(pool, prefix);
+    try {
+      ((JdbcInboxStore) tables.inbox.store()).createSchemaIfMissing();
+      try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+        st.execute("CREATE TABLE " + tables.effects + " (id BIGSERIAL PRIMARY KEY, event_id VARCHAR(64) NOT NULL,"
+            + " amount INTEGER NOT NULL)");
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + tables.inboxTable + " (consumer, event_id,"
+            + " source, payload_hash, received_at, processed_at) SELECT 'prefill', md5(g::text), ?, repeat('0', 64),"
+            + " 0, 0 FROM generate_series(1, ?) g")) {
+          ps.setString(1, source);
+          ps.setInt(2, prefill);
+          ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + tables.effects + " (event_id, amount)"
+            + " SELECT md5(g::text), 1 FROM generate_series(1, ?) g")) {
+          ps.setInt(1, prefill);
+          ps.executeUpdate();
+        }
+        st.execute("VACUUM ANALYZE " + tables.inboxTable);
+        st.execute("VACUUM ANALYZE " + tables.effects);
+      }
+      return tables;
+    } catch (SQLException | RuntimeException e) {
+      tables.close();
+      throw e;
+    }
+  }
+
+  /** The effect of one message: one {@code INSERT} of its id, prepared and executed on {@code c}. */
+  void applyEffect(Connection c, String eventId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(insert)) {
+      ps.setString(1, eventId);
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * A hand-written consumer's transaction of one message: a pooled connection, {@code BEGIN}, the
+   * {@link #applyEffect effect}, {@code COMMIT}.
+   */
+  void commitEffect(String eventId) throws SQLException {
+    try (Connection c = pool.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        applyEffect(c, eventId);
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+  }
+
+  /** The SQL of {@link #applyEffect}, for effects sent as one JDBC batch. */
+  String effectInsert() {
+    return insert;
+  }
+
+  /** Refreshes the statistics after a run added rows, as autovacuum would. */
+  void analyze() throws SQLException {
+    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+      st.execute("ANALYZE " + inboxTable);
+    }
+  }
+
+  long effectRows() throws SQLException {
+    return rows(effects);
+  }
+
+  long inboxRows() throws SQLException {
+    return rows(inboxTable);
+  }
+
+  private long rows(String table) throws SQLException {
+    try (Connection c = pool.getConnection()) {
+      return Long.parseLong(BenchSupport.scalar(c, "SELECT count(*) FROM " + table));
+    }
+  }
+
+  @Override
+  public void close() {
+    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+      st.execute("DROP TABLE IF EXISTS " + inboxTable);
+      st.execute("DROP TABLE IF EXISTS " + effects);
+    } catch (SQLException | RuntimeException e) {
+      System.err.println("could not drop " + inboxTable + " and " + effects + ": " + e.getMessage());
+    } finally {
+      pool.close();
+    }
+  }
+}
