@@ -18,9 +18,11 @@ import java.util.function.LongSupplier;
  * The method the consumer benchmarks share: variants of one consumer measured side by side in one run. Each variant
  * and effect style runs once first as a discarded priming run; then every repeat runs them all, in reverse order on
  * even repeats. A measurement's clock runs from just before {@link Consumers#consume} to the commit of the last
- * message's transaction; CPU per event is read from {@code /proc} around it: this JVM, the PostgreSQL backends, and
- * the broker's process. The report gives events/s (median and min-max), CPU per event, and the ratio to the baseline
- * of the same repeat (median and min-max, and the inverse ratio of client and database CPU per event).
+ * message's transaction; CPU per event is read from {@code /proc} around it: this JVM, the PostgreSQL backends of its
+ * pool ({@link InboxTables#backendTicks}; every postgres process as well, for the log, since the server may be
+ * shared), and the broker's process. The report gives events/s (median and min-max), CPU per event, and the ratio
+ * to the baseline of the same repeat (median and min-max, and the inverse ratio of client and database CPU per
+ * event).
  */
 final class ConsumerComparison {
   static final String BASELINE = "baseline";
@@ -52,7 +54,7 @@ final class ConsumerComparison {
   }
 
   /** One measurement. */
-  record Run(double rate, double jvmMicros, double dbMicros, double brokerMicros) {
+  record Run(double rate, double jvmMicros, double dbMicros, double brokerMicros, double allDbMicros) {
     double clientAndDbMicros() {
       return jvmMicros + dbMicros;
     }
@@ -62,17 +64,19 @@ final class ConsumerComparison {
   Run run(Consumers consumers, String variant, String style) throws Exception {
     consumers.prepare(variant, style);
     long broker0 = brokerTicks.getAsLong();
-    long db0 = Cpu.ticksOf("postgres");
+    long all0 = Cpu.ticksOf("postgres");
+    long db0 = tables.backendTicks();
     long cpu0 = Cpu.self();
     long start = System.nanoTime();
     long end = consumers.consume(variant, style);
     long cpu1 = Cpu.self();
-    long db1 = Cpu.ticksOf("postgres");
+    long db1 = tables.backendTicks();
+    long all1 = Cpu.ticksOf("postgres");
     long broker1 = brokerTicks.getAsLong();
     double seconds = (end - start) / 1e9;
     tables.analyze();
     return new Run(events / seconds, Cpu.ticksToMicros(cpu1 - cpu0) / events, Cpu.ticksToMicros(db1 - db0) / events,
-        Cpu.ticksToMicros(broker1 - broker0) / events);
+        Cpu.ticksToMicros(broker1 - broker0) / events, Cpu.ticksToMicros(all1 - all0) / events);
   }
 
   /** Priming runs, then {@code repeats} repeats of every style and variant in alternating order; prints the table. */
@@ -93,8 +97,9 @@ final class ConsumerComparison {
           Run run = run(consumers, variant, style);
           runs.computeIfAbsent(style + "|" + variant, k -> new ArrayList<>()).add(run);
           System.out.println(BenchSupport.fmt("  repeat %d %-10s %-10s %8.0f events/s  cpu %5.1f us/event (jvm)"
-              + " %5.1f (postgres) %5.1f (broker)  load %s", r, style, variant, run.rate(), run.jvmMicros(),
-              run.dbMicros(), run.brokerMicros(), BenchSupport.loadAverage()));
+              + " %5.1f (its postgres backends; all postgres processes %5.1f) %5.1f (broker)  load %s", r, style,
+              variant, run.rate(), run.jvmMicros(), run.dbMicros(), run.allDbMicros(), run.brokerMicros(),
+              BenchSupport.loadAverage()));
         }
       }
     }

@@ -1,19 +1,22 @@
 package dev.idem.bench.outbox;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
 
 /**
  * The PostgreSQL side of the consumer benchmarks: a pool of two connections, an inbox table and an effect table under
- * names of their own, both holding {@code prefill} rows from the start (analysed), and the effect every variant
- * applies: one {@code INSERT} of the message's id. Closing drops the tables and closes the pool.
+ * names of their own (and the pool's backends an application name of their own), both holding {@code prefill} rows
+ * from the start (analysed), and the effect every variant applies: one {@code INSERT} of the message's id. Closing
+ * drops the tables and closes the pool.
  */
 final class InboxTables implements AutoCloseable {
   final HikariDataSource pool;
@@ -21,9 +24,11 @@ final class InboxTables implements AutoCloseable {
   final String effects;
   final Inbox inbox;
   private final String insert;
+  private final String application;
 
-  private InboxTables(HikariDataSource pool, String prefix) {
+  private InboxTables(HikariDataSource pool, String prefix, String application) {
     this.pool = pool;
+    this.application = application;
     this.inboxTable = BenchSupport.uniqueTable(prefix + "_in");
     this.effects = BenchSupport.uniqueTable(prefix + "_fx");
     this.insert = "INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)";
@@ -36,9 +41,10 @@ final class InboxTables implements AutoCloseable {
    * {@code prefill} rows each ({@code source} names the inbox rows' source).
    */
   static InboxTables create(Map<String, String> flags, String prefix, int prefill, String source) throws SQLException {
+    String application = BenchSupport.uniqueTable("idem-bench-" + prefix);
     HikariDataSource pool = BenchSupport.pool(BenchSupport.postgresUrl(flags), BenchSupport.postgresUser(flags), 2,
-        prefix + "-bench", Map.of("reWriteBatchedInserts", "true"));
-    InboxTables tables = new InboxTables(pool, prefix);
+        prefix + "-bench", Map.of("reWriteBatchedInserts", "true", "ApplicationName", application));
+    InboxTables tables = new InboxTables(pool, prefix, application);
     try {
       ((JdbcInboxStore) tables.inbox.store()).createSchemaIfMissing();
       try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
@@ -105,17 +111,28 @@ final class InboxTables implements AutoCloseable {
     }
   }
 
-  long effectRows() throws SQLException {
-    return rows(effects);
+  /**
+   * CPU ticks so far ({@code /proc}) of the PostgreSQL backends serving this pool (found by its application name),
+   * so that other clients of a shared server are not counted. The server's own processes (WAL writer, checkpointer)
+   * are left out.
+   */
+  long backendTicks() throws SQLException {
+    long ticks = 0;
+    try (Connection c = pool.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT pid FROM pg_stat_activity WHERE application_name = ?")) {
+      ps.setString(1, application);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ticks += Cpu.processTicks(rs.getLong(1));
+        }
+      }
+    }
+    return ticks;
   }
 
   long inboxRows() throws SQLException {
-    return rows(inboxTable);
-  }
-
-  private long rows(String table) throws SQLException {
     try (Connection c = pool.getConnection()) {
-      return Long.parseLong(BenchSupport.scalar(c, "SELECT count(*) FROM " + table));
+      return Long.parseLong(BenchSupport.scalar(c, "SELECT count(*) FROM " + inboxTable));
     }
   }
 

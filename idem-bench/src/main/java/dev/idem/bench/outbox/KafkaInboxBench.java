@@ -66,7 +66,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * handler overriding {@link InboxHandler#handleAll} does; the pool sets {@code reWriteBatchedInserts}, so that batch is
  * one multi-row insert). The inbox and effect tables hold {@code --prefill} rows from the start, analysed. Variants
  * alternate order between repeats; one priming run of each variant is discarded. CPU per event is read from
- * {@code /proc} (this JVM, without the broker, and the PostgreSQL backends).
+ * {@code /proc} (this JVM, the PostgreSQL backends of its pool, and the broker's JVM apart).
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.KafkaInboxBench [--events 100000] [--batch 100]

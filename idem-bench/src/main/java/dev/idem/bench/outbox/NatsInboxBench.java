@@ -51,7 +51,7 @@ import java.util.concurrent.TimeUnit;
  *       effect, the probe, {@code COMMIT}, then the ack.</li>
  * </ul>
  * The inbox and effect tables hold {@code --prefill} rows from the start, analysed. CPU per event is read from
- * {@code /proc}: this JVM, the PostgreSQL backends, and the server ({@code nats-server}).
+ * {@code /proc}: this JVM, the PostgreSQL backends of its pool, and the server ({@code nats-server}).
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.NatsInboxBench [--events 20000] [--repeats 3]

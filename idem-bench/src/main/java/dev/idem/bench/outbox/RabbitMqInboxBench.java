@@ -37,11 +37,12 @@ import java.util.concurrent.TimeoutException;
  * <ul>
  *   <li>{@code baseline}: that consumer written by hand on amqp-client: {@code BEGIN}, the effect (one {@code INSERT}
  *       of the message id), {@code COMMIT}, then {@code basic.ack}.</li>
- *   <li>{@code inbox}: {@link RabbitMqInboxConsumer} with the same effect in its handler: per message, the inbox row
- *       ({@code INSERT ... ON CONFLICT DO NOTHING RETURNING}), the effect, the probe, {@code COMMIT}, then the ack.</li>
+ *   <li>{@code inbox}: {@link RabbitMqInboxConsumer} with the same effect in its handler: per message, the inbox
+ *       row ({@code INSERT ... ON CONFLICT DO NOTHING RETURNING}), the effect, the probe, {@code COMMIT}, then the
+ *       ack.</li>
  * </ul>
  * The inbox and effect tables hold {@code --prefill} rows from the start, analysed. CPU per event is read from
- * {@code /proc}: this JVM, the PostgreSQL backends, and the broker ({@code beam.smp}).
+ * {@code /proc}: this JVM, the PostgreSQL backends of its pool, and the broker ({@code beam.smp}).
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.RabbitMqInboxBench [--events 20000] [--repeats 3]
