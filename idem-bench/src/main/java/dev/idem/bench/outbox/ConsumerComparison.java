@@ -106,6 +106,38 @@ final class ConsumerComparison {
     report(runs, styles, variants, repeats);
   }
 
+  /**
+   * After priming runs, one run of each style and variant through {@link InboxTables#profile}: prints where the JDBC
+   * time goes, per message. The wrapper adds overhead, so these runs are not compared.
+   */
+  void profile(Consumers consumers, List<String> styles, List<String> variants) throws Exception {
+    for (String style : styles) {
+      for (String variant : variants) {
+        run(consumers, variant, style); // priming
+      }
+    }
+    for (String style : styles) {
+      for (String variant : variants) {
+        tables.profile.reset();
+        Run run = run(consumers, variant, style);
+        System.out.println(BenchSupport.fmt("%n%s %s, profiled: %,.0f events/s (per batch = per message)", style,
+            variant, run.rate()));
+        tables.profile.report(events, events / run.rate(), 1).forEach(System.out::println);
+      }
+    }
+  }
+
+  /**
+   * {@link #profile} when the tables were made with {@code --profile true}, else {@link #compare}.
+   */
+  void measure(Consumers consumers, List<String> styles, List<String> variants, int repeats) throws Exception {
+    if (tables.profile != null) {
+      profile(consumers, styles, variants);
+    } else {
+      compare(consumers, styles, variants, repeats);
+    }
+  }
+
   private static void report(Map<String, List<Run>> runs, List<String> styles, List<String> variants, int repeats) {
     System.out.println();
     System.out.println("| effects | variant | events/s, median (min-max) | CPU us/event jvm + postgres | broker CPU"

@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
+import javax.sql.DataSource;
 
 /**
  * The PostgreSQL side of the consumer benchmarks: a pool of two connections, an inbox table and an effect table under
@@ -25,26 +26,33 @@ final class InboxTables implements AutoCloseable {
   final Inbox inbox;
   private final String insert;
   private final String application;
+  /** Times every JDBC call of the inbox and of {@link #commitEffect}, with {@code --profile true}; else null. */
+  final JdbcProfile profile;
+  private final DataSource source;
 
-  private InboxTables(HikariDataSource pool, String prefix, String application) {
+  private InboxTables(HikariDataSource pool, String prefix, String application, boolean profiled) {
     this.pool = pool;
     this.application = application;
     this.inboxTable = BenchSupport.uniqueTable(prefix + "_in");
     this.effects = BenchSupport.uniqueTable(prefix + "_fx");
     this.insert = "INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)";
-    this.inbox = Inbox.builder(JdbcInboxStore.builder(pool).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
+    this.profile = profiled ? new JdbcProfile(inboxTable) : null;
+    this.source = profiled ? profile.wrap(pool) : pool;
+    this.inbox = Inbox.builder(JdbcInboxStore.builder(source).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
         .build()).build();
   }
 
   /**
    * Creates both tables, named {@code <prefix>_in_<hex>} and {@code <prefix>_fx_<hex>}, and fills them with
-   * {@code prefill} rows each ({@code source} names the inbox rows' source).
+   * {@code prefill} rows each ({@code source} names the inbox rows' source). With {@code --profile true} in
+   * {@code flags}, the inbox and the hand-written transactions run through a {@link JdbcProfile}.
    */
   static InboxTables create(Map<String, String> flags, String prefix, int prefill, String source) throws SQLException {
     String application = BenchSupport.uniqueTable("idem-bench-" + prefix);
     HikariDataSource pool = BenchSupport.pool(BenchSupport.postgresUrl(flags), BenchSupport.postgresUser(flags), 2,
         prefix + "-bench", Map.of("reWriteBatchedInserts", "true", "ApplicationName", application));
-    InboxTables tables = new InboxTables(pool, prefix, application);
+    boolean profiled = Boolean.parseBoolean(flags.getOrDefault("profile", "false"));
+    InboxTables tables = new InboxTables(pool, prefix, application, profiled);
     try {
       ((JdbcInboxStore) tables.inbox.store()).createSchemaIfMissing();
       try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
@@ -85,7 +93,7 @@ final class InboxTables implements AutoCloseable {
    * {@link #applyEffect effect}, {@code COMMIT}.
    */
   void commitEffect(String eventId) throws SQLException {
-    try (Connection c = pool.getConnection()) {
+    try (Connection c = source.getConnection()) {
       c.setAutoCommit(false);
       try {
         applyEffect(c, eventId);

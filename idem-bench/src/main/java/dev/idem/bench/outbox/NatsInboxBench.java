@@ -55,8 +55,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.NatsInboxBench [--events 20000] [--repeats 3]
- *     [--batch 64] [--prefill 100000] [--url nats://127.0.0.1:4222]
+ *     [--batch 64] [--prefill 100000] [--url nats://127.0.0.1:4222] [--profile false]
  * </pre>
+ * {@code --profile true} runs each variant once through a timing JDBC wrapper instead and prints where the time goes.
  */
 public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoCloseable {
   private static final Duration MEASUREMENT_LIMIT = Duration.ofMinutes(10);
@@ -87,7 +88,7 @@ public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoC
     try (NatsInboxBench bench = open(f)) {
       System.out.println(BenchSupport.fmt("NATS inbox benchmark: %d events, batch %d, %d repeats, stream %s, load %s",
           bench.events, bench.batch, repeats, bench.stream, BenchSupport.loadAverage()));
-      bench.comparison().compare(bench, List.of("per-record"), List.of(ConsumerComparison.BASELINE, "inbox"),
+      bench.comparison().measure(bench, List.of("per-record"), List.of(ConsumerComparison.BASELINE, "inbox"),
           repeats);
     }
   }

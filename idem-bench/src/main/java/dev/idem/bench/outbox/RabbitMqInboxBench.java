@@ -46,8 +46,9 @@ import java.util.concurrent.TimeoutException;
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.RabbitMqInboxBench [--events 20000] [--repeats 3]
- *     [--prefetch 32] [--prefill 100000] [--uri amqp://guest:guest@127.0.0.1:5672]
+ *     [--prefetch 32] [--prefill 100000] [--uri amqp://guest:guest@127.0.0.1:5672] [--profile false]
  * </pre>
+ * {@code --profile true} runs each variant once through a timing JDBC wrapper instead and prints where the time goes.
  */
 public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, AutoCloseable {
   private static final Duration MEASUREMENT_LIMIT = Duration.ofMinutes(10);
@@ -76,7 +77,7 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
     try (RabbitMqInboxBench bench = open(f)) {
       System.out.println(BenchSupport.fmt("RabbitMQ inbox benchmark: %d events, prefetch %d, %d repeats, queue %s,"
           + " load %s", bench.events, bench.prefetch, repeats, bench.queue, BenchSupport.loadAverage()));
-      bench.comparison().compare(bench, List.of("per-record"), List.of(ConsumerComparison.BASELINE, "inbox"),
+      bench.comparison().measure(bench, List.of("per-record"), List.of(ConsumerComparison.BASELINE, "inbox"),
           repeats);
     }
   }
