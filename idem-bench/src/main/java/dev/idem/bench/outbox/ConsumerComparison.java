@@ -40,6 +40,23 @@ final class ConsumerComparison {
     this.brokerTicks = brokerTicks;
   }
 
+  /**
+   * The sizes of a benchmark of consumers that take one message per transaction: {@code --events} (default 20,000),
+   * {@code --prefill} (100,000), {@code --repeats} (3), and the consumer's own batch flag.
+   */
+  record Sizes(int events, int batch, int prefill, int repeats) {
+    static Sizes of(Map<String, String> f, String batchFlag, int batchDefault) {
+      Sizes s = new Sizes(Integer.parseInt(f.getOrDefault("events", "20000")),
+          Integer.parseInt(f.getOrDefault(batchFlag, String.valueOf(batchDefault))),
+          Integer.parseInt(f.getOrDefault("prefill", "100000")), Integer.parseInt(f.getOrDefault("repeats", "3")));
+      if (s.events < 1 || s.batch < 1 || s.prefill < 0 || s.repeats < 1) {
+        throw new IllegalArgumentException("--events, --" + batchFlag + " and --repeats must be positive and"
+            + " --prefill not negative, got " + s.events + ", " + s.batch + ", " + s.repeats + " and " + s.prefill);
+      }
+      return s;
+    }
+  }
+
   /** One consumer under test: a variant is a name (the first, {@link #BASELINE}, is the reference). */
   interface Consumers {
     /** Gets the {@code events} messages of one measurement ready; not timed. */
@@ -125,6 +142,11 @@ final class ConsumerComparison {
         tables.profile.report(events, events / run.rate(), 1).forEach(System.out::println);
       }
     }
+  }
+
+  /** {@link #measure} of the baseline and the inbox, with an effect per message (one transaction per message). */
+  void measureOneByOne(Consumers consumers, int repeats) throws Exception {
+    measure(consumers, List.of("per-record"), List.of(BASELINE, "inbox"), repeats);
   }
 
   /**

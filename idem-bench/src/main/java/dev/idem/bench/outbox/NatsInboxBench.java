@@ -2,6 +2,7 @@ package dev.idem.bench.outbox;
 
 import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.bench.outbox.ConsumerComparison.LastCommit;
+import dev.idem.bench.outbox.ConsumerComparison.Sizes;
 import dev.idem.core.UuidV7;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.nats.NatsInboxConsumer;
@@ -65,16 +66,17 @@ public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoC
 
   private final int events;
   private final int batch;
+  private final int repeats;
   private final InboxTables tables;
   private final Connection nats;
   private final JetStreamManagement jsm;
   private final String stream;
   private final String subject;
 
-  private NatsInboxBench(int events, int batch, InboxTables tables, Connection nats, String stream)
-      throws IOException {
-    this.events = events;
-    this.batch = batch;
+  private NatsInboxBench(Sizes sizes, InboxTables tables, Connection nats, String stream) throws IOException {
+    this.events = sizes.events();
+    this.batch = sizes.batch();
+    this.repeats = sizes.repeats();
     this.tables = tables;
     this.nats = nats;
     this.jsm = nats.jetStreamManagement();
@@ -83,25 +85,16 @@ public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoC
   }
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> f = BenchSupport.flags(args);
-    int repeats = Integer.parseInt(f.getOrDefault("repeats", "3"));
-    try (NatsInboxBench bench = open(f)) {
+    try (NatsInboxBench bench = open(BenchSupport.flags(args))) {
       System.out.println(BenchSupport.fmt("NATS inbox benchmark: %d events, batch %d, %d repeats, stream %s, load %s",
-          bench.events, bench.batch, repeats, bench.stream, BenchSupport.loadAverage()));
-      bench.comparison().measure(bench, List.of("per-record"), List.of(ConsumerComparison.BASELINE, "inbox"),
-          repeats);
+          bench.events, bench.batch, bench.repeats, bench.stream, BenchSupport.loadAverage()));
+      bench.comparison().measureOneByOne(bench, bench.repeats);
     }
   }
 
   /** Creates the tables and the filled stream from the flags ({@code --events}, {@code --batch}, ...). */
   static NatsInboxBench open(Map<String, String> f) throws Exception {
-    int events = Integer.parseInt(f.getOrDefault("events", "20000"));
-    int batch = Integer.parseInt(f.getOrDefault("batch", "64"));
-    int prefill = Integer.parseInt(f.getOrDefault("prefill", "100000"));
-    if (events < 1 || batch < 1 || prefill < 0) {
-      throw new IllegalArgumentException("--events and --batch must be positive and --prefill not negative, got "
-          + events + ", " + batch + " and " + prefill);
-    }
+    Sizes sizes = Sizes.of(f, "batch", 64);
     String url = f.getOrDefault("url", System.getProperty("idem.test.nats.url", "nats://127.0.0.1:4222"));
     Connection nats;
     try {
@@ -113,8 +106,8 @@ public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoC
     InboxTables tables = null;
     NatsInboxBench bench = null;
     try {
-      tables = InboxTables.create(f, "nbench", prefill, "nats:prefill");
-      bench = new NatsInboxBench(events, batch, tables, nats,
+      tables = InboxTables.create(f, "nbench", sizes.prefill(), "nats:prefill");
+      bench = new NatsInboxBench(sizes, tables, nats,
           BenchSupport.uniqueTable("bench-nats").replace('_', '-'));
       bench.fill();
       return bench;
@@ -183,7 +176,8 @@ public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoC
           tables.applyEffect(JdbcTransaction.connectionOf(tx), event.eventId());
           return null;
         }).build();
-    try (NatsInboxConsumer running = consumer.start()) {
+    try (consumer) {
+      consumer.start();
       return last.await(MEASUREMENT_LIMIT, "the inbox consumer");
     }
   }

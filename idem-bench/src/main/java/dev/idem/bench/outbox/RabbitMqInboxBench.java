@@ -7,6 +7,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
 import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.bench.outbox.ConsumerComparison.LastCommit;
+import dev.idem.bench.outbox.ConsumerComparison.Sizes;
 import dev.idem.core.UuidV7;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.rabbitmq.RabbitMqInboxConsumer;
@@ -15,7 +16,6 @@ import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -55,16 +55,18 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
 
   private final int events;
   private final int prefetch;
+  private final int repeats;
   private final InboxTables tables;
   private final ConnectionFactory factory;
   private final Connection admin;
   private final String queue;
   private long published;
 
-  private RabbitMqInboxBench(int events, int prefetch, InboxTables tables, ConnectionFactory factory,
-      Connection admin, String queue) {
-    this.events = events;
-    this.prefetch = prefetch;
+  private RabbitMqInboxBench(Sizes sizes, InboxTables tables, ConnectionFactory factory, Connection admin,
+      String queue) {
+    this.events = sizes.events();
+    this.prefetch = sizes.batch();
+    this.repeats = sizes.repeats();
     this.tables = tables;
     this.factory = factory;
     this.admin = admin;
@@ -72,25 +74,16 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
   }
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> f = BenchSupport.flags(args);
-    int repeats = Integer.parseInt(f.getOrDefault("repeats", "3"));
-    try (RabbitMqInboxBench bench = open(f)) {
+    try (RabbitMqInboxBench bench = open(BenchSupport.flags(args))) {
       System.out.println(BenchSupport.fmt("RabbitMQ inbox benchmark: %d events, prefetch %d, %d repeats, queue %s,"
-          + " load %s", bench.events, bench.prefetch, repeats, bench.queue, BenchSupport.loadAverage()));
-      bench.comparison().measure(bench, List.of("per-record"), List.of(ConsumerComparison.BASELINE, "inbox"),
-          repeats);
+          + " load %s", bench.events, bench.prefetch, bench.repeats, bench.queue, BenchSupport.loadAverage()));
+      bench.comparison().measureOneByOne(bench, bench.repeats);
     }
   }
 
   /** Creates the tables and the queue from the flags ({@code --events}, {@code --prefetch}, {@code --prefill}...). */
   static RabbitMqInboxBench open(Map<String, String> f) throws Exception {
-    int events = Integer.parseInt(f.getOrDefault("events", "20000"));
-    int prefetch = Integer.parseInt(f.getOrDefault("prefetch", "32"));
-    int prefill = Integer.parseInt(f.getOrDefault("prefill", "100000"));
-    if (events < 1 || prefetch < 1 || prefill < 0) {
-      throw new IllegalArgumentException("--events and --prefetch must be positive and --prefill not negative, got "
-          + events + ", " + prefetch + " and " + prefill);
-    }
+    Sizes sizes = Sizes.of(f, "prefetch", 32);
     String uri = f.getOrDefault("uri", System.getProperty("idem.test.rabbitmq.uri",
         "amqp://guest:guest@127.0.0.1:5672"));
     ConnectionFactory factory = new ConnectionFactory();
@@ -100,14 +93,14 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
       throw new IllegalArgumentException("--uri is not an AMQP URI: " + uri, e);
     }
     factory.setConnectionTimeout(5_000);
-    InboxTables tables = InboxTables.create(f, "rbench", prefill, "rabbitmq:prefill");
+    InboxTables tables = InboxTables.create(f, "rbench", sizes.prefill(), "rabbitmq:prefill");
     try {
       Connection admin = factory.newConnection("idem-bench-admin");
       String queue = BenchSupport.uniqueTable("bench-rabbitmq").replace('_', '-');
       try (Channel ch = admin.createChannel()) {
         ch.queueDeclare(queue, true, false, false, Map.of());
       }
-      return new RabbitMqInboxBench(events, prefetch, tables, factory, admin, queue);
+      return new RabbitMqInboxBench(sizes, tables, factory, admin, queue);
     } catch (IOException | TimeoutException | RuntimeException e) {
       tables.close();
       throw new IllegalStateException("RabbitMQ is not reachable at " + uri.replaceFirst("//[^@/]*@", "//")
@@ -169,7 +162,8 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
           tables.applyEffect(JdbcTransaction.connectionOf(tx), event.eventId());
           return null;
         }).build();
-    try (RabbitMqInboxConsumer running = consumer.start()) {
+    try (consumer) {
+      consumer.start();
       return last.await(MEASUREMENT_LIMIT, "the inbox consumer");
     } // closing waits for the message in hand, so its ack is sent
   }
