@@ -45,12 +45,20 @@ final class InboxTables implements AutoCloseable {
   /**
    * Creates both tables, named {@code <prefix>_in_<hex>} and {@code <prefix>_fx_<hex>}, and fills them with
    * {@code prefill} rows each ({@code source} names the inbox rows' source). With {@code --profile true} in
-   * {@code flags}, the inbox and the hand-written transactions run through a {@link JdbcProfile}.
+   * {@code flags}, the inbox and the hand-written transactions run through a {@link JdbcProfile}. With
+   * {@code --synchronous-commit off} the pool's commits do not wait for the WAL flush: a lens that takes the disk out
+   * of the comparison, never a setting for a consumer that acknowledges after its commit (a crash could lose a
+   * committed effect of a message already acknowledged).
    */
   static InboxTables create(Map<String, String> flags, String prefix, int prefill, String source) throws SQLException {
     String application = BenchSupport.uniqueTable("idem-bench-" + prefix);
+    String synchronousCommit = flags.getOrDefault("synchronous-commit", "on");
+    if (!synchronousCommit.equals("on") && !synchronousCommit.equals("off")) {
+      throw new IllegalArgumentException("--synchronous-commit must be on or off, got " + synchronousCommit);
+    }
     HikariDataSource pool = BenchSupport.pool(BenchSupport.postgresUrl(flags), BenchSupport.postgresUser(flags), 2,
-        prefix + "-bench", Map.of("reWriteBatchedInserts", "true", "ApplicationName", application));
+        prefix + "-bench", Map.of("reWriteBatchedInserts", "true", "ApplicationName", application, "options",
+            "-c synchronous_commit=" + synchronousCommit));
     boolean profiled = Boolean.parseBoolean(flags.getOrDefault("profile", "false"));
     InboxTables tables = new InboxTables(pool, prefix, application, profiled);
     try {

@@ -57,8 +57,10 @@ import java.util.concurrent.TimeUnit;
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.NatsInboxBench [--events 20000] [--repeats 3]
  *     [--batch 64] [--prefill 100000] [--url nats://127.0.0.1:4222] [--profile false]
+ *     [--synchronous-commit on]
  * </pre>
- * {@code --profile true} runs each variant once through a timing JDBC wrapper instead and prints where the time goes.
+ * {@code --profile true} runs each variant once through a timing JDBC wrapper instead and prints where the time goes;
+ * {@code --synchronous-commit off} takes the WAL flush out of every commit (see {@link InboxTables#create}).
  */
 public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoCloseable {
   private static final Duration MEASUREMENT_LIMIT = Duration.ofMinutes(10);

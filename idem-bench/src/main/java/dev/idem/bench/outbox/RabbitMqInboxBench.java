@@ -47,8 +47,10 @@ import java.util.concurrent.TimeoutException;
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.RabbitMqInboxBench [--events 20000] [--repeats 3]
  *     [--prefetch 32] [--prefill 100000] [--uri amqp://guest:guest@127.0.0.1:5672] [--profile false]
+ *     [--synchronous-commit on]
  * </pre>
- * {@code --profile true} runs each variant once through a timing JDBC wrapper instead and prints where the time goes.
+ * {@code --profile true} runs each variant once through a timing JDBC wrapper instead and prints where the time goes;
+ * {@code --synchronous-commit off} takes the WAL flush out of every commit (see {@link InboxTables#create}).
  */
 public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, AutoCloseable {
   private static final Duration MEASUREMENT_LIMIT = Duration.ofMinutes(10);
