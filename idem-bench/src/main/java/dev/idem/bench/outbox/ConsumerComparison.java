@@ -57,6 +57,14 @@ final class ConsumerComparison {
     }
   }
 
+  InboxTables tables() {
+    return tables;
+  }
+
+  int events() {
+    return events;
+  }
+
   /** One consumer under test: a variant is a name (the first, {@link #BASELINE}, is the reference). */
   interface Consumers {
     /** Gets the {@code events} messages of one measurement ready; not timed. */

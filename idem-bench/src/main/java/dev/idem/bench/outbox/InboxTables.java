@@ -4,7 +4,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
+import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -94,6 +96,14 @@ final class InboxTables implements AutoCloseable {
       ps.setString(1, eventId);
       ps.executeUpdate();
     }
+  }
+
+  /** An Idem consumer's handler that applies {@link #applyEffect the effect} of each event in its transaction. */
+  InboxHandler effectHandler() {
+    return (tx, event) -> {
+      applyEffect(JdbcTransaction.connectionOf(tx), event.eventId());
+      return null;
+    };
   }
 
   /**

@@ -4,7 +4,6 @@ import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.bench.outbox.ConsumerComparison.LastCommit;
 import dev.idem.bench.outbox.ConsumerComparison.Sizes;
 import dev.idem.core.UuidV7;
-import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.nats.NatsInboxConsumer;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
@@ -130,14 +129,6 @@ public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoC
     return new ConsumerComparison(tables, events, () -> Cpu.ticksOf("nats-server"));
   }
 
-  InboxTables tables() {
-    return tables;
-  }
-
-  int events() {
-    return events;
-  }
-
   /** Creates the stream and publishes the messages, at most 1,000 unconfirmed at a time. */
   private void fill() throws Exception {
     jsm.addStream(StreamConfiguration.builder().name(stream).subjects(subject).storageType(StorageType.File)
@@ -174,10 +165,7 @@ public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoC
   private long consumeWithInbox(String durable) throws Exception {
     LastCommit last = new LastCommit(events);
     NatsInboxConsumer consumer = NatsInboxConsumer.builder(nats, tables.inbox, durable, stream, subject)
-        .batchSize(batch).ackWait(ACK_WAIT).listener(last.listener()).handler((tx, event) -> {
-          tables.applyEffect(JdbcTransaction.connectionOf(tx), event.eventId());
-          return null;
-        }).build();
+        .batchSize(batch).ackWait(ACK_WAIT).listener(last.listener()).handler(tables.effectHandler()).build();
     try (consumer) {
       consumer.start();
       return last.await(MEASUREMENT_LIMIT, "the inbox consumer");

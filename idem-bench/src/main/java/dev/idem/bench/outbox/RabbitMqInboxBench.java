@@ -9,7 +9,6 @@ import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.bench.outbox.ConsumerComparison.LastCommit;
 import dev.idem.bench.outbox.ConsumerComparison.Sizes;
 import dev.idem.core.UuidV7;
-import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.rabbitmq.RabbitMqInboxConsumer;
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -114,14 +113,6 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
     return new ConsumerComparison(tables, events, () -> Cpu.ticksOf("beam.smp"));
   }
 
-  InboxTables tables() {
-    return tables;
-  }
-
-  int events() {
-    return events;
-  }
-
   /** Publishes the measurement's messages, persistent, with confirms; the queue then holds exactly those. */
   @Override
   public void prepare(String variant, String style) throws Exception {
@@ -160,10 +151,7 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
 
   private long consumeWithInbox(LastCommit last) throws Exception {
     RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(factory, tables.inbox, "bench-" + UUID.randomUUID(),
-        queue).prefetch(prefetch).listener(last.listener()).handler((tx, event) -> {
-          tables.applyEffect(JdbcTransaction.connectionOf(tx), event.eventId());
-          return null;
-        }).build();
+        queue).prefetch(prefetch).listener(last.listener()).handler(tables.effectHandler()).build();
     try (consumer) {
       consumer.start();
       return last.await(MEASUREMENT_LIMIT, "the inbox consumer");

@@ -18,20 +18,22 @@ class ConsumerBenchTest {
   @Test
   void rabbitMqVariantsApplyOneEffectPerMessage() throws Exception {
     try (RabbitMqInboxBench bench = RabbitMqInboxBench.open(TINY)) {
-      assertOneEffectPerMessage(bench, bench.comparison(), bench.tables(), bench.events());
+      assertOneEffectPerMessage(bench, bench.comparison());
     }
   }
 
   @Test
   void natsVariantsApplyOneEffectPerMessage() throws Exception {
     try (NatsInboxBench bench = NatsInboxBench.open(TINY)) {
-      assertOneEffectPerMessage(bench, bench.comparison(), bench.tables(), bench.events());
+      assertOneEffectPerMessage(bench, bench.comparison());
     }
   }
 
   /** Runs each variant twice, in both orders, and checks the rows each run added. */
-  private static void assertOneEffectPerMessage(ConsumerComparison.Consumers bench, ConsumerComparison comparison,
-      InboxTables tables, int events) throws Exception {
+  private static void assertOneEffectPerMessage(ConsumerComparison.Consumers bench, ConsumerComparison comparison)
+      throws Exception {
+    InboxTables tables = comparison.tables();
+    int events = comparison.events();
     for (String variant : new String[] {"baseline", "inbox", "inbox", "baseline"}) {
       long lastEffect = Long.parseLong(query(tables, "SELECT max(id) FROM " + tables.effects));
       long inboxBefore = tables.inboxRows();
