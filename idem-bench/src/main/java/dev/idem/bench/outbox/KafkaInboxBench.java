@@ -1,6 +1,5 @@
 package dev.idem.bench.outbox;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.bench.outbox.BenchSupport.Cpu;
 import dev.idem.core.UuidV7;
 import dev.idem.core.spi.StoreTransaction;
@@ -20,12 +19,9 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -70,36 +66,31 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * handler overriding {@link InboxHandler#handleAll} does; the pool sets {@code reWriteBatchedInserts}, so that batch is
  * one multi-row insert). The inbox and effect tables hold {@code --prefill} rows from the start, analysed. Variants
  * alternate order between repeats; one priming run of each variant is discarded. CPU per event is read from
- * {@code /proc} (this JVM, without the broker, and the PostgreSQL backends).
+ * {@code /proc} (this JVM, the PostgreSQL backends of its pool, and the broker's JVM apart).
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.outbox.KafkaInboxBench [--events 100000] [--batch 100]
  *     [--repeats 3] [--effects per-record,batched] [--prefill 100000] [--one-by-one true] [--ids v7|v4]
  * </pre>
  */
-public final class KafkaInboxBench {
+public final class KafkaInboxBench implements ConsumerComparison.Consumers {
   private final int events;
   private final int batch;
   private final String bootstrap;
-  private final HikariDataSource pool;
-  private final String inboxTable;
-  private final String effects;
+  private final InboxTables tables;
   private final String topic;
   private final Inbox inbox;
   private final boolean timeOrderedIds;
 
-  private KafkaInboxBench(int events, int batch, String bootstrap, HikariDataSource pool, String inboxTable,
-      String effects, String topic, boolean timeOrderedIds) {
+  private KafkaInboxBench(int events, int batch, String bootstrap, InboxTables tables, String topic,
+      boolean timeOrderedIds) {
     this.events = events;
     this.batch = batch;
     this.bootstrap = bootstrap;
-    this.pool = pool;
-    this.inboxTable = inboxTable;
-    this.effects = effects;
+    this.tables = tables;
     this.topic = topic;
     this.timeOrderedIds = timeOrderedIds;
-    this.inbox = Inbox.builder(JdbcInboxStore.builder(pool).dialect(JdbcDialect.POSTGRESQL).table(inboxTable)
-        .build()).build();
+    this.inbox = tables.inbox;
   }
 
   public static void main(String[] args) throws Exception {
@@ -115,53 +106,23 @@ public final class KafkaInboxBench {
     }
     List<String> styles = List.of(f.getOrDefault("effects", "per-record,batched").split(","));
     Process broker = startBroker();
-    String inboxTable = BenchSupport.uniqueTable("kbench_in");
-    String effects = BenchSupport.uniqueTable("kbench_fx");
-    HikariDataSource pool = BenchSupport.pool(BenchSupport.postgresUrl(f), BenchSupport.postgresUser(f), 2,
-        "kafka-bench", Map.of("reWriteBatchedInserts", "true"));
-    try {
+    try (InboxTables tables = InboxTables.create(f, "kbench", prefill, "kafka:prefill")) {
       String bootstrap = bootstrapOf(broker);
       String topic = "idem-bench-" + UUID.randomUUID().toString().substring(0, 8);
-      KafkaInboxBench bench = new KafkaInboxBench(events, batch, bootstrap, pool, inboxTable, effects, topic,
-          ids.equals("v7"));
+      KafkaInboxBench bench = new KafkaInboxBench(events, batch, bootstrap, tables, topic, ids.equals("v7"));
       System.out.println(BenchSupport.fmt("Kafka inbox benchmark: %d events, batch %d, %d repeats, prefill %d,"
           + " event ids UUID%s, load %s", events, batch, repeats, prefill, ids, BenchSupport.loadAverage()));
-      bench.setUp(prefill);
-      List<String> variants = new ArrayList<>(List.of("baseline", "inbox"));
+      bench.setUp();
+      List<String> variants = new ArrayList<>(List.of(ConsumerComparison.BASELINE, "inbox"));
       if (oneByOne) {
         variants.add("inbox 1x1");
       }
-      for (String style : styles) {
-        for (String variant : variants) {
-          bench.run(variant, style); // priming (JIT, caches), discarded
-        }
-      }
-      Map<String, List<Run>> runs = new LinkedHashMap<>();
-      for (int r = 1; r <= repeats; r++) {
-        for (String style : styles) {
-          List<String> order = new ArrayList<>(variants);
-          if (r % 2 == 0) {
-            Collections.reverse(order);
-          }
-          for (String variant : order) {
-            Run run = bench.run(variant, style);
-            run.repeat = r;
-            runs.computeIfAbsent(style + "|" + variant, k -> new ArrayList<>()).add(run);
-            System.out.println(BenchSupport.fmt("  repeat %d %-10s %-10s %8.0f events/s  cpu %5.1f us/event (jvm)"
-                + " %5.1f us/event (postgres)", r, style, variant, run.rate, run.jvmMicros, run.dbMicros));
-          }
-        }
-      }
-      report(runs, styles, variants, repeats);
+      new ConsumerComparison(tables, events, () -> Cpu.processTicks(broker.pid()))
+          .compare(bench, styles, variants, repeats);
     } finally {
       broker.getOutputStream().close();
       broker.waitFor(30, TimeUnit.SECONDS);
       broker.destroyForcibly();
-      try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-        st.execute("DROP TABLE IF EXISTS " + inboxTable);
-        st.execute("DROP TABLE IF EXISTS " + effects);
-      }
-      pool.close();
     }
   }
 
@@ -183,19 +144,7 @@ public final class KafkaInboxBench {
     throw new IllegalStateException("the broker ended before it was ready; see its log in java.io.tmpdir");
   }
 
-  private void setUp(int prefill) throws Exception {
-    ((JdbcInboxStore) inbox.store()).createSchemaIfMissing();
-    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-      st.execute("CREATE TABLE " + effects + " (id BIGSERIAL PRIMARY KEY, event_id VARCHAR(64) NOT NULL,"
-          + " amount INTEGER NOT NULL)");
-      st.execute("INSERT INTO " + inboxTable + " (consumer, event_id, source, payload_hash, received_at, processed_at)"
-          + " SELECT 'prefill', md5(g::text), 'kafka:prefill', repeat('0', 64), 0, 0 FROM generate_series(1, "
-          + prefill + ") g");
-      st.execute("INSERT INTO " + effects + " (event_id, amount) SELECT md5(g::text), 1 FROM generate_series(1, "
-          + prefill + ") g");
-      st.execute("VACUUM ANALYZE " + inboxTable);
-      st.execute("VACUUM ANALYZE " + effects);
-    }
+  private void setUp() throws Exception {
     Properties admin = new Properties();
     admin.put("bootstrap.servers", bootstrap);
     try (Admin a = Admin.create(admin)) {
@@ -221,20 +170,11 @@ public final class KafkaInboxBench {
     }
   }
 
-  private Run run(String variant, String style) throws Exception {
+  @Override
+  public long consume(String variant, String style) throws Exception {
     String group = "bench-" + UUID.randomUUID();
-    long db0 = Cpu.ticksOf("postgres");
-    long cpu0 = Cpu.self();
-    long start = System.nanoTime();
-    long end = variant.equals("inbox") ? runInbox(group, style) : runHandWritten(group, style,
+    return variant.equals("inbox") ? runInbox(group, style) : runHandWritten(group, style,
         variant.equals("inbox 1x1"));
-    long cpu1 = Cpu.self();
-    long db1 = Cpu.ticksOf("postgres");
-    double seconds = (end - start) / 1e9;
-    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-      st.execute("ANALYZE " + inboxTable); // the runs add rows; keep the statistics current, as autovacuum would
-    }
-    return new Run(events / seconds, Cpu.ticksToMicros(cpu1 - cpu0) / events, Cpu.ticksToMicros(db1 - db0) / events);
   }
 
   private Map<String, Object> consumerConfig(String group) {
@@ -257,12 +197,8 @@ public final class KafkaInboxBench {
         }
       }
     };
-    String insert = "INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)";
     InboxHandler perRecord = (tx, event) -> {
-      try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement(insert)) {
-        ps.setString(1, eventId(KafkaInboxConsumer.record(event)));
-        ps.executeUpdate();
-      }
+      tables.applyEffect(tx.unwrap(Connection.class), eventId(KafkaInboxConsumer.record(event)));
       return null;
     };
     InboxHandler batched = new InboxHandler() {
@@ -273,7 +209,7 @@ public final class KafkaInboxBench {
 
       @Override
       public List<String> handleAll(StoreTransaction tx, List<InboxEvent> fresh) throws Exception {
-        try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement(insert)) {
+        try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement(tables.effectInsert())) {
           for (InboxEvent event : fresh) {
             ps.setString(1, eventId(KafkaInboxConsumer.record(event)));
             ps.addBatch();
@@ -302,7 +238,6 @@ public final class KafkaInboxBench {
     config.put("max.poll.records", batch);
     config.put("auto.offset.reset", "earliest");
     config.put("isolation.level", "read_committed");
-    String insert = "INSERT INTO " + effects + " (event_id, amount) VALUES (?, 1)";
     long end = 0;
     long next = 0;
     try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config)) {
@@ -311,21 +246,18 @@ public final class KafkaInboxBench {
         ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(500));
         for (TopicPartition tp : records.partitions()) {
           List<ConsumerRecord<String, byte[]>> rs = records.records(tp);
-          try (Connection c = pool.getConnection()) {
+          try (Connection c = tables.pool.getConnection()) {
             c.setAutoCommit(false);
             if (inboxOneByOne) {
               for (ConsumerRecord<String, byte[]> r : rs) {
                 InboxEvent event = new InboxEvent(eventId(r), "kafka:" + topic, r.value());
                 inbox.process(JdbcTransaction.of(c), group, event, (tx, e) -> {
-                  try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement(insert)) {
-                    ps.setString(1, eventId(r));
-                    ps.executeUpdate();
-                  }
+                  tables.applyEffect(tx.unwrap(Connection.class), eventId(r));
                   return null;
                 });
               }
             } else if (style.equals("batched")) {
-              try (PreparedStatement ps = c.prepareStatement(insert)) {
+              try (PreparedStatement ps = c.prepareStatement(tables.effectInsert())) {
                 for (ConsumerRecord<String, byte[]> r : rs) {
                   ps.setString(1, eventId(r));
                   ps.addBatch();
@@ -334,11 +266,7 @@ public final class KafkaInboxBench {
               }
             } else {
               for (ConsumerRecord<String, byte[]> r : rs) {
-                // the same code as the inbox variant's handler of one record
-                try (PreparedStatement ps = c.prepareStatement(insert)) {
-                  ps.setString(1, eventId(r));
-                  ps.executeUpdate();
-                }
+                tables.applyEffect(c, eventId(r)); // the same code as the inbox variant's handler of one record
               }
             }
             c.commit();
@@ -359,44 +287,5 @@ public final class KafkaInboxBench {
 
   private static String eventId(ConsumerRecord<String, byte[]> r) {
     return new String(r.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER).value(), StandardCharsets.UTF_8);
-  }
-
-  private static void report(Map<String, List<Run>> runs, List<String> styles, List<String> variants, int repeats) {
-    System.out.println();
-    System.out.println("| effects | variant | events/s, median (min-max) | CPU us/event jvm + postgres"
-        + " | ratio to baseline [inverse CPU ratio] |");
-    System.out.println("| --- | --- | ---: | ---: | --- |");
-    for (String style : styles) {
-      List<Run> base = runs.get(style + "|baseline");
-      for (String variant : variants) {
-        List<Run> rs = runs.get(style + "|" + variant);
-        double[] rates = rs.stream().mapToDouble(r -> r.rate).toArray();
-        double[] ratios = new double[repeats];
-        double[] cpuRatios = new double[repeats];
-        for (int i = 0; i < repeats; i++) {
-          ratios[i] = rs.get(i).rate / base.get(i).rate;
-          cpuRatios[i] = (base.get(i).jvmMicros + base.get(i).dbMicros) / (rs.get(i).jvmMicros + rs.get(i).dbMicros);
-        }
-        double jvm = BenchSupport.median(rs.stream().mapToDouble(r -> r.jvmMicros).toArray());
-        double db = BenchSupport.median(rs.stream().mapToDouble(r -> r.dbMicros).toArray());
-        System.out.println(BenchSupport.fmt("| %s | %s | %,.0f (%,.0f-%,.0f) | %.1f + %.1f | %.2f (%.2f-%.2f) [%.2f] |",
-            style, variant, BenchSupport.median(rates), BenchSupport.min(rates), BenchSupport.max(rates), jvm, db,
-            BenchSupport.median(ratios), BenchSupport.min(ratios), BenchSupport.max(ratios),
-            BenchSupport.median(cpuRatios)));
-      }
-    }
-  }
-
-  private static final class Run {
-    final double rate;
-    final double jvmMicros;
-    final double dbMicros;
-    int repeat;
-
-    Run(double rate, double jvmMicros, double dbMicros) {
-      this.rate = rate;
-      this.jvmMicros = jvmMicros;
-      this.dbMicros = dbMicros;
-    }
   }
 }
