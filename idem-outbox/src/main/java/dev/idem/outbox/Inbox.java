@@ -93,6 +93,11 @@ public final class Inbox {
     return store;
   }
 
+  /** How this inbox opens the transactions it runs itself ({@link Builder#transactions}). */
+  public InboxTransactions transactions() {
+    return transactions;
+  }
+
   /**
    * Runs {@code work} in a new transaction ({@link Builder#transactions}: by default, of the store) and commits it;
    * rolls back when it throws. For consumers that own their transaction, such as a broker listener that acknowledges

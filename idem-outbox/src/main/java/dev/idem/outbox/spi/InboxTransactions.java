@@ -15,7 +15,10 @@ import dev.idem.core.spi.TransactionWork;
 public interface InboxTransactions {
   /**
    * Runs {@code work} in a new transaction and commits it when the work returns; rolls it back instead when the work
-   * throws (whatever it throws) or marked the transaction rollback-only. The work gets a transaction of the store's
+   * throws (whatever it throws) or marked the transaction rollback-only. A framework's transactions may instead join
+   * a transaction of the framework's already active on the calling thread (the Spring Boot starter's do), which then
+   * commits later, with that transaction: a caller that acknowledges a message after this returns must not run
+   * inside one. The work gets a transaction of the store's
    * kind (for JDBC, {@code JdbcTransaction.of(connection)} on the transaction's connection with auto-commit off).
    *
    * @return what the work returned

@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.function.BiFunction;
 import javax.sql.DataSource;
 import org.springframework.beans.BeanWrapperImpl;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionException;
@@ -25,7 +26,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 public final class SpringDataSourceTransactions {
   private final TransactionTemplate template;
   private final DataSource dataSource;
-  private final BiFunction<String, TransactionException, RuntimeException> failed;
+  private final BiFunction<String, RuntimeException, RuntimeException> failed;
 
   /** Work on the transaction's connection; {@code status} marks the transaction rollback-only. */
   @FunctionalInterface
@@ -41,11 +42,12 @@ public final class SpringDataSourceTransactions {
   /**
    * Transactions whose own failures are what {@code failed} makes of them.
    *
-   * @param failed from what failed ({@code "beginning"} or {@code "committing"}) and Spring's exception, the
-   *     exception to throw
+   * @param failed from what failed ({@code "beginning"} or {@code "committing"}) and Spring's exception (a
+   *     {@link TransactionException}, or the {@link DataAccessException} a manager that translates SQL failures
+   *     throws, such as Spring Boot's {@code JdbcTransactionManager}), the exception to throw
    */
   public SpringDataSourceTransactions(PlatformTransactionManager transactionManager, DataSource dataSource,
-      BiFunction<String, TransactionException, RuntimeException> failed) {
+      BiFunction<String, RuntimeException, RuntimeException> failed) {
     this.template = new TransactionTemplate(Objects.requireNonNull(transactionManager, "transactionManager"));
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.failed = Objects.requireNonNull(failed, "failed");
@@ -96,7 +98,8 @@ public final class SpringDataSourceTransactions {
       });
     } catch (RuntimeException e) {
       if (thrown[0] == null) {
-        throw e instanceof TransactionException t ? failed.apply(begun[0] ? "committing" : "beginning", t) : e;
+        throw e instanceof TransactionException || e instanceof DataAccessException
+            ? failed.apply(begun[0] ? "committing" : "beginning", e) : e;
       }
       if (e != thrown[0]) {
         thrown[0].addSuppressed(e); // the rollback failed too: what the work threw counts

@@ -2,6 +2,7 @@ package dev.idem.spring.messaging;
 
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxHandler;
+import dev.idem.spring.internal.JoinedHandler;
 import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.outbox.consumer.Decision;
 import dev.idem.outbox.consumer.Reason;
@@ -71,6 +72,7 @@ final class ConsumerRegistrar implements ImportBeanDefinitionRegistrar, Environm
       throw new IllegalStateException(prefix + " needs one Inbox bean: add dev.idem:idem-outbox and a DataSource (the"
           + " starter then makes one, see idem.outbox.*), or define one");
     }
+    handler = JoinedHandler.of(handler, inbox);
     ConsumerListener listener = listener(beans.getBeanProvider(ConsumerListener.class).orderedStream().toList());
     Supplier<AutoCloseable> starter = switch (broker) {
       case "rabbitmq" -> RabbitMqConsumers.starter(name, properties, inbox, handler, listener, beans);

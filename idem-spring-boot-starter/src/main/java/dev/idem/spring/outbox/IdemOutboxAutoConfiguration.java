@@ -63,6 +63,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 @ConditionalOnProperty(prefix = "idem.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(IdemOutboxProperties.class)
 public class IdemOutboxAutoConfiguration {
+  private static final System.Logger LOG = System.getLogger(IdemOutboxAutoConfiguration.class.getName());
 
   /** The outbox's store: the JDBC one on the application's single (or primary) data source. */
   @Bean
@@ -117,9 +118,8 @@ public class IdemOutboxAutoConfiguration {
   /**
    * The transaction manager whose transactions hold a connection of {@code dataSource}
    * ({@link SpringDataSourceTransactions#dataSourceOf}): the only one, or the primary one among several; null when
-   * none does.
-   *
-   * @throws IllegalStateException when several do and none of them is primary
+   * none does, or when several do and none of them is primary (with a warning: the inbox then keeps its store's own
+   * transactions, and a handler's Spring data access joins them as before, see {@code JoinedHandler}).
    */
   static PlatformTransactionManager transactionManagerOf(DataSource dataSource,
       ObjectProvider<PlatformTransactionManager> transactionManagers) {
@@ -132,9 +132,11 @@ public class IdemOutboxAutoConfiguration {
     if (primary != null && managing.contains(primary)) {
       return primary;
     }
-    throw new IllegalStateException(managing.size() + " transaction managers manage the inbox's data source ("
-        + managing + "), and none is @Primary: mark one @Primary, or define the Inbox bean with"
-        + " Inbox.builder(store).transactions(new SpringInboxTransactions(transactionManager, store))");
+    LOG.log(System.Logger.Level.WARNING, managing.size() + " transaction managers manage the inbox's data source ("
+        + managing + "), and none is @Primary: the inbox keeps its store's own transactions, so events published in"
+        + " a handler are refused and after-commit callbacks run before the inbox commits. Mark one @Primary, or"
+        + " define the Inbox bean with Inbox.builder(store).transactions(new SpringInboxTransactions(manager, store))");
+    return null;
   }
 
   /** The relay, with every route; only when at least one {@link OutboxRoute} bean exists. */

@@ -11,7 +11,6 @@ import java.sql.SQLException;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionException;
 
 /**
  * The inbox's transactions in a Spring application: each is a Spring transaction of a
@@ -62,7 +61,7 @@ public final class SpringInboxTransactions implements InboxTransactions {
    * with the SQLState, so that consumers tell an outage or a conflict from a failure of the message. Spring's other
    * failures (a commit refused as rollback-only after the handler swallowed a failure) pass as they are.
    */
-  private static RuntimeException storeFailure(JdbcInboxStore store, String what, TransactionException e) {
+  private static RuntimeException storeFailure(JdbcInboxStore store, String what, RuntimeException e) {
     for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof SQLException q) {
         return new StoreException(store.name(), what + " a Spring transaction failed: " + e.getMessage(),

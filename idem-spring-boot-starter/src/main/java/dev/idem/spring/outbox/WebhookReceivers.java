@@ -2,6 +2,7 @@ package dev.idem.spring.outbox;
 
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxHandler;
+import dev.idem.spring.internal.JoinedHandler;
 import dev.idem.outbox.webhook.WebhookReceiver;
 import dev.idem.outbox.webhook.WebhookVerifier;
 import dev.idem.webhook.WebhookReceiverServlet;
@@ -78,7 +79,7 @@ public final class WebhookReceivers {
     WebhookVerifier verifier = WebhookVerifier.builder(config.parsedSecrets()).tolerance(config.getTolerance())
         .maxBodyBytes(config.getMaxBodyBytes()).build();
     String consumer = config.getConsumer() == null || config.getConsumer().isBlank() ? name : config.getConsumer();
-    return WebhookReceiverServlet.of(WebhookReceiver.of(consumer, verifier, i), handler);
+    return WebhookReceiverServlet.of(WebhookReceiver.of(consumer, verifier, i), JoinedHandler.of(handler, i));
   }
 
   private IdemOutboxProperties.Receiver config(String name) {

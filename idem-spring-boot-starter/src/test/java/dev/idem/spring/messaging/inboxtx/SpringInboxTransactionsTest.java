@@ -11,11 +11,14 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.spi.InboxStore;
+import dev.idem.spring.internal.JoinedHandler;
 import dev.idem.spring.outbox.SpringInboxTransactions;
+import dev.idem.test.TestPostgres;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -31,10 +34,12 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionSystemException;
@@ -225,6 +230,37 @@ class SpringInboxTransactionsTest {
   }
 
   @Test
+  void aCommitFailureThatJdbcTransactionManagerTranslatesIsAStoreFailureToo() {
+    // Spring Boot's JdbcTransactionManager turns a failed commit into a DataAccessException, not a
+    // TransactionException: a deferred unique constraint on PostgreSQL fails the commit itself
+    String suffix = Long.toHexString(System.nanoTime());
+    String table = "inboxtx_deferred_" + suffix;
+    String inbox = "inboxtx_ib_" + suffix;
+    TestPostgres.execute("CREATE TABLE " + table + " (id VARCHAR(64), CONSTRAINT " + table + "_uq UNIQUE (id)"
+        + " DEFERRABLE INITIALLY DEFERRED)");
+    try {
+      JdbcInboxStore postgres = JdbcInboxStore.builder(TestPostgres.postgres()).table(inbox)
+          .createSchemaIfMissing(true).build();
+      SpringInboxTransactions transactions = new SpringInboxTransactions(
+          new JdbcTransactionManager(TestPostgres.postgres()), postgres);
+
+      Throwable thrown = catchThrowable(() -> transactions.inTransaction(tx -> {
+        try (Statement st = JdbcTransaction.connectionOf(tx).createStatement()) {
+          st.executeUpdate("INSERT INTO " + table + " (id) VALUES ('same'), ('same')");
+        }
+        return null;
+      }));
+
+      assertThat(thrown).isInstanceOf(StoreException.class).hasMessageContaining("committing a Spring transaction")
+          .hasCauseInstanceOf(DataAccessException.class);
+      assertThat(((StoreException) thrown).sqlState()).isEqualTo("23505");
+      assertThat(TestPostgres.count("SELECT COUNT(*) FROM " + table)).isZero();
+    } finally {
+      TestPostgres.drop(table, inbox);
+    }
+  }
+
+  @Test
   void whenTheRollbackFailsTooTheCallerGetsWhatTheWorkThrew() {
     SpringInboxTransactions transactions = new SpringInboxTransactions(
         new FailingTransactionManager(dataSource, "rollback"), store);
@@ -345,15 +381,35 @@ class SpringInboxTransactionsTest {
   }
 
   @Test
-  void severalTransactionManagersOfTheInboxDataSourceWithoutAPrimaryStopTheStart() {
-    assertThatThrownBy(() -> run(TwoManagersApp.class).close()).satisfies(e -> {
-      StringBuilder messages = new StringBuilder();
-      for (Throwable c = e; c != null; c = c.getCause()) {
-        messages.append(c.getMessage()).append('\n');
-      }
-      assertThat(messages.toString()).contains("2 transaction managers manage the inbox's data source")
-          .contains("mark one @Primary");
-    });
+  void severalTransactionManagersOfTheInboxDataSourceWithoutAPrimaryLeaveTheInboxItsStoresTransactions() {
+    try (ConfigurableApplicationContext context = run(TwoManagersApp.class)) {
+      Inbox inbox = context.getBean(Inbox.class);
+      DataSource applications = context.getBean(DataSource.class);
+      List<Boolean> joined = new CopyOnWriteArrayList<>();
+      InboxHandler handler = (tx, event) -> {
+        joined.add(JdbcTransaction.connectionOf(tx) == DataSourceUtils.getConnection(applications));
+        return null;
+      };
+
+      inbox.processBatchAndCommit("inboxtx", List.of(InboxEvent.of(UUID.randomUUID().toString(),
+          "{}".getBytes(StandardCharsets.UTF_8))), JoinedHandler.of(handler, inbox));
+
+      assertThat(inbox.transactions()).isNotInstanceOf(SpringInboxTransactions.class);
+      assertThat(context.getBean("first", CountingTransactionManager.class).begun).hasValue(0);
+      assertThat(context.getBean("second", CountingTransactionManager.class).begun).hasValue(0);
+      assertThat(joined).as("the handler's Spring data access is bound to the inbox's connection").containsExactly(true);
+    }
+  }
+
+  @Test
+  void anInboxOnSpringsTransactionsNeedsNoJoinedHandler() {
+    InboxHandler handler = (tx, event) -> null;
+    Inbox spring = Inbox.builder(store)
+        .transactions(new SpringInboxTransactions(new DataSourceTransactionManager(dataSource), store)).build();
+    Inbox own = Inbox.builder(store).build();
+
+    assertThat(JoinedHandler.of(handler, spring)).isSameAs(handler);
+    assertThat(JoinedHandler.of(handler, own)).isNotSameAs(handler);
   }
 
   @Test
