@@ -1,17 +1,16 @@
 package dev.idem.kafka;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.test.ChildJvm;
 import dev.idem.test.TestPostgres;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
@@ -25,30 +24,19 @@ public final class ConsumerCrashChild {
   private ConsumerCrashChild() {}
 
   public static void main(String[] args) throws Exception {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(args[3]);
-    config.setUsername(args[4]);
-    config.setPassword("");
-    config.setMaximumPoolSize(2);
-    HikariDataSource ds = new HikariDataSource(config);
+    HikariDataSource ds = TestPostgres.pool(args[3], args[4], 2);
     Inbox inbox = Inbox.builder(JdbcInboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[5]).build())
         .build();
     String effects = args[6];
     int crashAt = Integer.parseInt(args[7]);
-    CountDownLatch never = new CountDownLatch(1);
     ConsumerListener crash = new ConsumerListener() {
       private int batches;
 
       @Override
       public void committed(String consumer, String source, long nextOffset, int records, int duplicates) {
         if (++batches == crashAt) {
-          System.out.println("INBOX-COMMITTED " + KafkaFixture.partition(source) + " " + nextOffset + " " + records);
-          System.out.flush();
-          try {
-            never.await(); // the parent kills this JVM here, before the offset commit
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+          // killed here, before the offset commit
+          ChildJvm.stopHere("INBOX-COMMITTED " + KafkaFixture.partition(source) + " " + nextOffset + " " + records);
         }
       }
     };
@@ -64,8 +52,6 @@ public final class ConsumerCrashChild {
         .listener(crash)
         .build()
         .start();
-    System.out.println("READY");
-    System.out.flush();
-    never.await();
+    ChildJvm.stopHere("READY");
   }
 }

@@ -1,18 +1,17 @@
 package dev.idem.nats;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.test.ChildJvm;
 import dev.idem.test.TestPostgres;
 import io.nats.client.Connection;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * The consumer JVM that {@link NatsConsumerKillNineTest} kills: consumes through the inbox one message at a time and,
@@ -28,31 +27,19 @@ public final class NatsConsumerCrashChild {
   private NatsConsumerCrashChild() {}
 
   public static void main(String[] args) throws Exception {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(args[3]);
-    config.setUsername(args[4]);
-    config.setPassword("");
-    config.setMaximumPoolSize(2);
-    HikariDataSource ds = new HikariDataSource(config);
+    HikariDataSource ds = TestPostgres.pool(args[3], args[4], 2);
     Inbox inbox = Inbox.builder(JdbcInboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[5]).build())
         .build();
     String effects = args[6];
     int crashAt = Integer.parseInt(args[7]);
     String[] handled = new String[1];
-    CountDownLatch never = new CountDownLatch(1);
     ConsumerListener crash = new ConsumerListener() {
       private int commits;
 
       @Override
       public void committed(String consumer, String source, long nextOffset, int messages, int duplicates) {
         if (++commits == crashAt) {
-          System.out.println("INBOX-COMMITTED " + handled[0]);
-          System.out.flush();
-          try {
-            never.await(); // the parent kills this JVM here, before the acknowledgement
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+          ChildJvm.stopHere("INBOX-COMMITTED " + handled[0]); // killed here, before the acknowledgement
         }
       }
     };
@@ -69,8 +56,6 @@ public final class NatsConsumerCrashChild {
         .listener(crash)
         .build()
         .start();
-    System.out.println("READY");
-    System.out.flush();
-    never.await();
+    ChildJvm.stopHere("READY");
   }
 }

@@ -2,15 +2,14 @@ package dev.idem.rabbitmq;
 
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.test.ChildJvm;
 import dev.idem.test.TestPostgres;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * The consumer JVM that {@link RabbitMqConsumerKillNineTest} kills: consumes through the inbox, one message in hand
@@ -23,31 +22,19 @@ public final class RabbitConsumerCrashChild {
   private RabbitConsumerCrashChild() {}
 
   public static void main(String[] args) throws Exception {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(args[2]);
-    config.setUsername(args[3]);
-    config.setPassword("");
-    config.setMaximumPoolSize(2);
-    HikariDataSource ds = new HikariDataSource(config);
+    HikariDataSource ds = TestPostgres.pool(args[2], args[3], 2);
     Inbox inbox = Inbox.builder(JdbcInboxStore.builder(ds).dialect(JdbcDialect.POSTGRESQL).table(args[4]).build())
         .build();
     String effects = args[5];
     int crashAt = Integer.parseInt(args[6]);
     String[] handled = new String[1];
-    CountDownLatch never = new CountDownLatch(1);
     ConsumerListener crash = new ConsumerListener() {
       private int commits;
 
       @Override
       public void committed(String consumer, String source, long nextOffset, int messages, int duplicates) {
         if (++commits == crashAt) {
-          System.out.println("INBOX-COMMITTED " + handled[0]);
-          System.out.flush();
-          try {
-            never.await(); // the parent kills this JVM here, before the acknowledgement
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+          ChildJvm.stopHere("INBOX-COMMITTED " + handled[0]); // killed here, before the acknowledgement
         }
       }
     };
@@ -63,8 +50,6 @@ public final class RabbitConsumerCrashChild {
         .listener(crash)
         .build()
         .start();
-    System.out.println("READY");
-    System.out.flush();
-    never.await();
+    ChildJvm.stopHere("READY");
   }
 }

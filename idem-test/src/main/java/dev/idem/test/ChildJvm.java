@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -36,6 +37,21 @@ public final class ChildJvm implements AutoCloseable {
     Thread reader = new Thread(this::pumpStdout, "crash-child-stdout-" + process.pid());
     reader.setDaemon(true);
     reader.start();
+  }
+
+  /**
+   * In the child: prints {@code line} for the parent's {@link #awaitLine} and blocks until the parent kills this JVM.
+   * Call it at the crash point, from any thread.
+   */
+  public static void stopHere(String line) {
+    System.out.println(line);
+    System.out.flush();
+    CountDownLatch never = new CountDownLatch(1);
+    try {
+      never.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Starts {@code mainClass} with {@code args}; its stderr goes to a file under {@code target/crash-logs}. */

@@ -61,6 +61,16 @@ public final class TestPostgres {
     return pool;
   }
 
+  /** A small pool of its own on {@code url} as {@code user} (empty password), for a child JVM of a crash test. */
+  public static HikariDataSource pool(String url, String user, int size) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setUsername(user);
+    config.setPassword("");
+    config.setMaximumPoolSize(size);
+    return new HikariDataSource(config);
+  }
+
   /** Creates an effect table: an auto-increment key (not the event id) and the event id of each effect. */
   public static void createEffectTable(String effects) {
     execute("CREATE TABLE " + effects + " (id BIGSERIAL PRIMARY KEY, event_id VARCHAR(64) NOT NULL)");
