@@ -76,9 +76,10 @@ public final class IdempotentCall {
   private final Fingerprint fingerprint;
   private final Predicate<? super Throwable> deterministic;
   private final Function<? super Throwable, byte[]> payload;
+  private final boolean firstAttempt;
 
   private IdempotentCall(Idem idem, RecordKey key, byte[] input, String inputType, Fingerprint fingerprint,
-      Predicate<? super Throwable> deterministic, Function<? super Throwable, byte[]> payload) {
+      Predicate<? super Throwable> deterministic, Function<? super Throwable, byte[]> payload, boolean firstAttempt) {
     this.idem = idem;
     this.key = key;
     this.input = input;
@@ -86,11 +87,12 @@ public final class IdempotentCall {
     this.fingerprint = fingerprint;
     this.deterministic = deterministic;
     this.payload = payload;
+    this.firstAttempt = firstAttempt;
   }
 
   static IdempotentCall of(Idem idem, RecordKey key) {
     return new IdempotentCall(Objects.requireNonNull(idem, "idem"), Objects.requireNonNull(key, "key"), new byte[0],
-        "application/json", null, failure -> false, failure -> null);
+        "application/json", null, failure -> false, failure -> null, false);
   }
 
   /** The transactional work of an atomic call. */
@@ -142,7 +144,7 @@ public final class IdempotentCall {
   public IdempotentCall fingerprint(byte[] input, String contentType) {
     Objects.requireNonNull(input, "input");
     Objects.requireNonNull(contentType, "contentType");
-    return new IdempotentCall(idem, key, input.clone(), contentType, null, deterministic, payload);
+    return new IdempotentCall(idem, key, input.clone(), contentType, null, deterministic, payload, firstAttempt);
   }
 
   /** This call with a fingerprint over a JSON document; see {@link #fingerprint(byte[], String)}. */
@@ -153,7 +155,7 @@ public final class IdempotentCall {
   /** This call with a fingerprint the caller computed. */
   public IdempotentCall fingerprint(Fingerprint fingerprint) {
     return new IdempotentCall(idem, key, new byte[0], null, Objects.requireNonNull(fingerprint, "fingerprint"),
-        deterministic, payload);
+        deterministic, payload, firstAttempt);
   }
 
   /**
@@ -172,7 +174,24 @@ public final class IdempotentCall {
   public IdempotentCall keepFailures(Predicate<? super Throwable> deterministic,
       Function<? super Throwable, byte[]> payload) {
     return new IdempotentCall(idem, key, input, inputType, fingerprint,
-        Objects.requireNonNull(deterministic, "deterministic"), Objects.requireNonNull(payload, "payload"));
+        Objects.requireNonNull(deterministic, "deterministic"), Objects.requireNonNull(payload, "payload"),
+        firstAttempt);
+  }
+
+  /**
+   * This call made as the caller's attempt number {@code attempt} (1 for the first) with the key: an atomic first
+   * attempt skips the look-up before the work and lets the record's unique key decide
+   * ({@link IdempotentRequest#firstAttempt(boolean)}); later attempts look the record up first, so a retry after the
+   * first committed replays without running the work. Without it, every call looks up first (unless the operation's
+   * policy says otherwise).
+   *
+   * @throws IllegalArgumentException when {@code attempt} is less than 1
+   */
+  public IdempotentCall attempt(int attempt) {
+    if (attempt < 1) {
+      throw new IllegalArgumentException("attempt must be 1 or more, got " + attempt);
+    }
+    return new IdempotentCall(idem, key, input, inputType, fingerprint, deterministic, payload, attempt == 1);
   }
 
   /**
@@ -233,8 +252,9 @@ public final class IdempotentCall {
   }
 
   private IdempotentRequest request() {
-    return fingerprint != null ? IdempotentRequest.withFingerprint(key, fingerprint)
+    IdempotentRequest request = fingerprint != null ? IdempotentRequest.withFingerprint(key, fingerprint)
         : IdempotentRequest.of(key, input, inputType);
+    return firstAttempt ? request.firstAttempt(true) : request;
   }
 
   /**

@@ -12,12 +12,15 @@ public final class IdempotentRequest {
   private final byte[] body;
   private final String contentType;
   private final Fingerprint fingerprint;
+  private final boolean firstAttempt;
 
-  private IdempotentRequest(RecordKey recordKey, byte[] body, String contentType, Fingerprint fingerprint) {
+  private IdempotentRequest(RecordKey recordKey, byte[] body, String contentType, Fingerprint fingerprint,
+      boolean firstAttempt) {
     this.recordKey = Objects.requireNonNull(recordKey, "recordKey");
     this.body = body;
     this.contentType = contentType;
     this.fingerprint = fingerprint;
+    this.firstAttempt = firstAttempt;
   }
 
   /** A request with a JSON body (or an empty one). */
@@ -31,12 +34,12 @@ public final class IdempotentRequest {
    */
   public static IdempotentRequest of(RecordKey recordKey, byte[] body, String contentType) {
     Objects.requireNonNull(body, "body");
-    return new IdempotentRequest(recordKey, body.clone(), contentType, null);
+    return new IdempotentRequest(recordKey, body.clone(), contentType, null, false);
   }
 
   /** A request whose fingerprint the caller computed (a message consumer, say). */
   public static IdempotentRequest withFingerprint(RecordKey recordKey, Fingerprint fingerprint) {
-    return new IdempotentRequest(recordKey, null, null, Objects.requireNonNull(fingerprint, "fingerprint"));
+    return new IdempotentRequest(recordKey, null, null, Objects.requireNonNull(fingerprint, "fingerprint"), false);
   }
 
   /**
@@ -44,7 +47,25 @@ public final class IdempotentRequest {
    * JSON while hashing it, say). The body stays available to phases.
    */
   public IdempotentRequest fingerprinted(Fingerprint fingerprint) {
-    return new IdempotentRequest(recordKey, body, contentType, Objects.requireNonNull(fingerprint, "fingerprint"));
+    return new IdempotentRequest(recordKey, body, contentType, Objects.requireNonNull(fingerprint, "fingerprint"),
+        firstAttempt);
+  }
+
+  /**
+   * This request, saying whether its sender makes its first attempt with the key (an attempt counter of its own, the
+   * {@code Idempotency-Attempt} header idem-client sends). A first attempt is unlikely to be a duplicate: in atomic
+   * mode it skips the look-up before the work and lets the record's unique key decide, as
+   * {@link OperationPolicy#lookupFirst()} off does for every request, while later attempts still look the record up
+   * first. A duplicate that says it is a first attempt (two senders, one key) runs the work too, collides when its
+   * record is inserted, rolls its work back and replays: exactly one execution commits either way.
+   */
+  public IdempotentRequest firstAttempt(boolean first) {
+    return new IdempotentRequest(recordKey, body, contentType, fingerprint, first);
+  }
+
+  /** Whether the sender said this is its first attempt ({@link #firstAttempt(boolean)}); false unless it did. */
+  public boolean isFirstAttempt() {
+    return firstAttempt;
   }
 
   public RecordKey recordKey() {

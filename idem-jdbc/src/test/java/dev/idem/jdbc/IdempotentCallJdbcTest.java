@@ -54,6 +54,29 @@ class IdempotentCallJdbcTest {
 
   @ParameterizedTest
   @EnumSource(JdbcDialect.class)
+  void aFirstAttemptSkipsTheLookUpAndALaterAttemptReplaysWithoutRunningTheWork(JdbcDialect dialect) throws Exception {
+    Idem idem = Idem.builder().name("attempts").store(Databases.store(dialect)).build();
+
+    IdempotentCall.Result<String> first = call(idem, scope, "k-attempt").attempt(1)
+        .atomic(Codec.utf8(), tx -> effect(tx.unwrap(Connection.class), "k-attempt"));
+    IdempotentCall.Result<String> again = call(idem, scope, "k-attempt").attempt(1)
+        .atomic(Codec.utf8(), tx -> effect(tx.unwrap(Connection.class), "k-attempt"));
+    int afterFirstAttempts = runs.get();
+    IdempotentCall.Result<String> retry = call(idem, scope, "k-attempt").attempt(2)
+        .atomic(Codec.utf8(), tx -> effect(tx.unwrap(Connection.class), "k-attempt"));
+
+    assertThat(first.replayed()).isFalse();
+    assertThat(again.replayed()).isTrue();
+    assertThat(retry.replayed()).isTrue();
+    assertThat(again.value()).isEqualTo(first.value());
+    assertThat(retry.value()).isEqualTo(first.value());
+    assertThat(afterFirstAttempts).as("a first attempt skips the look-up: its work ran, then rolled back").isEqualTo(2);
+    assertThat(runs).as("a later attempt looks the record up first").hasValue(2);
+    assertThat(Databases.countEffects(dialect, scope + "/k-attempt")).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(JdbcDialect.class)
   void theValueAndTheEffectCommitTogetherAndADuplicateReplays(JdbcDialect dialect) throws Exception {
     Idem idem = Idem.builder().name("calls").store(Databases.store(dialect)).build();
 

@@ -92,6 +92,19 @@ public @interface Idempotent {
   boolean lookupFirst() default true;
 
   /**
+   * On a bean method: SpEL over the arguments giving the caller's attempt number with the key (1 for the first), such
+   * as {@code "#command.attempt"} or a message's delivery count. An atomic first attempt skips the read before the
+   * work and lets the record's unique key decide; later attempts read the record first, so a retry after the first
+   * committed replays without running the method (see {@link #lookupFirst()} for what a duplicate first attempt
+   * does). A value that is not a whole number of at least 1 fails the call. Empty (the default): no attempt number.
+   * The attempt number must stay out of the fingerprint, or a retry would be refused as another request: a parameter
+   * the expression names alone ({@code "#attempt"}) is left out of the default fingerprint; otherwise exclude it
+   * ({@code fingerprintExclude = "/command/attempt"}) or name what the fingerprint covers. Bean methods only: on a
+   * controller it stops the start.
+   */
+  String attempt() default "";
+
+  /**
    * Whether a request without a key is refused (400) or runs as if the method were not idempotent. On a bean
    * method: whether a {@link #key()} that evaluates to {@code null} or blank fails the call
    * ({@code IllegalArgumentException}) or runs the method as it is.

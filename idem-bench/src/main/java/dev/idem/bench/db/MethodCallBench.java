@@ -35,7 +35,8 @@ import java.util.concurrent.atomic.LongAdder;
  * new key (b: the record is written in the method's transaction; b2: the same without the look-up before the work,
  * {@code OperationPolicy.lookupFirst(false)}), through the call API with a key already answered (c: the replay,
  * decoded, without running the method; c2: the same without the look-up, which runs the method, collides with the
- * first call's order row, rolls back and replays), and through the engine's own {@code Idem.atomic} with a hand-made
+ * first call's order row, rolls back and replays; b3 and c3: a first call that says it is the caller's first attempt,
+ * which skips the look-up, and a retry that says it is the second, which looks up first), and through the engine's own {@code Idem.atomic} with a hand-made
  * {@code StoredResponse} (e: what the typed API adds is (b) / (e)). Variants alternate within each pass; the ratios
  * are per pass (adjacent runs), reported as their median.
  *
@@ -109,8 +110,10 @@ public final class MethodCallBench {
     variants.put("a bare method", bench::bare);
     variants.put("b call, new key", bench::firstCall);
     variants.put("b2 call, new key, no look-up", bench::firstCallNoLookup);
+    variants.put("b3 call, new key, attempt 1", bench::firstAttempt);
     variants.put("c call, replay", bench::replay);
     variants.put("c2 call, replay, no look-up", bench::replayNoLookup);
+    variants.put("c3 call, replay, attempt 2", bench::replaySecondAttempt);
     variants.put("e Idem.atomic, new key", bench::engine);
     for (Map.Entry<String, Op> v : variants.entrySet()) {
       bench.measure(v.getKey() + " (priming, discarded)", v.getValue());
@@ -127,8 +130,10 @@ public final class MethodCallBench {
     System.out.println("| --- | --- | --- | --- |");
     compare(results, "b call, new key", "a bare method");
     compare(results, "b2 call, new key, no look-up", "a bare method");
+    compare(results, "b3 call, new key, attempt 1", "a bare method");
     compare(results, "c call, replay", "a bare method");
     compare(results, "c2 call, replay, no look-up", "a bare method");
+    compare(results, "c3 call, replay, attempt 2", "a bare method");
     compare(results, "b call, new key", "e Idem.atomic, new key");
     bench.ds.close();
   }
@@ -219,6 +224,31 @@ public final class MethodCallBench {
     IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, NO_LOOKUP, key))
         .fingerprintJson(arguments(key, i))
         .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "nl_" + key, i));
+    if (!r.replayed() || r.value().amount() != i) {
+      throw new IllegalStateException("expected the replay of " + key + ", got " + r.execution());
+    }
+  }
+
+  /** A first call that says it is the caller's first attempt: no look-up before the work. */
+  private void firstAttempt() {
+    String key = UuidV7.next().toString();
+    long amount = ThreadLocalRandom.current().nextLong(1, 1_000_000);
+    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, OPERATION, key))
+        .fingerprintJson(arguments(key, amount)).attempt(1)
+        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "ord_" + key, amount));
+    if (r.replayed()) {
+      throw new IllegalStateException("a new key replayed: " + r.execution());
+    }
+  }
+
+  /** A retry (attempt 2) of an answered key: the look-up first, then the replay, without running the method. */
+  private void replaySecondAttempt() {
+    int i = ThreadLocalRandom.current().nextInt(answered.size());
+    String key = answered.get(i);
+    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, OPERATION, key))
+        .fingerprintJson(arguments(key, i)).attempt(2).atomic(RECEIPTS, tx -> {
+          throw new IllegalStateException("a retry of an answered key must not run the method");
+        });
     if (!r.replayed() || r.value().amount() != i) {
       throw new IllegalStateException("expected the replay of " + key + ", got " + r.execution());
     }

@@ -149,7 +149,7 @@ public final class Executor {
     OperationPolicy policy = policy(request.operation());
     Fingerprint fingerprint = fingerprint(request, policy);
     RecordKey key = request.recordKey();
-    boolean lookup = policy.lookupFirst();
+    boolean lookup = policy.lookupFirst() && !request.isFirstAttempt();
     for (int round = 1; round <= MAX_ROUNDS; round++) {
       if (round > 1) {
         // After a collision or a transient failure, read the committed record on a fresh connection: a joined

@@ -81,6 +81,12 @@ class IdempotentCallTest {
   }
 
   @Test
+  void anAttemptBelowOneIsRefused() {
+    assertThatThrownBy(() -> call("k-attempt").attempt(0)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("attempt must be 1 or more");
+  }
+
+  @Test
   void aDuplicateGetsTheKeptValueWithoutRunningAgain() {
     IdempotentCall.Result<String> first = call("k1").leased(Codec.utf8(), () -> "receipt-" + runs.incrementAndGet());
     IdempotentCall.Result<String> second = call("k1").leased(Codec.utf8(), () -> "receipt-" + runs.incrementAndGet());

@@ -39,6 +39,7 @@ final class IdempotentMethod {
   final Expression key;
   final Expression scope;
   final Expression fingerprint;
+  final Expression attempt;
   final List<Class<? extends Throwable>> keep;
   final String[] parameterNames;
   final Codec<Object> codec;
@@ -53,6 +54,7 @@ final class IdempotentMethod {
     this.key = parse(source, "key", a.key());
     this.scope = a.scope().isBlank() ? null : parse(source, "scope", a.scope());
     this.fingerprint = a.fingerprint().isBlank() ? null : parse(source, "fingerprint", a.fingerprint());
+    this.attempt = a.attempt().isBlank() ? null : parse(source, "attempt", a.attempt());
     this.keep = List.of(a.keepExceptions());
     String[] names = NAMES.getParameterNames(method);
     this.parameterNames = new String[method.getParameterCount()];
@@ -181,13 +183,43 @@ final class IdempotentMethod {
     return value.toString();
   }
 
-  /** What the fingerprint covers for these arguments: the expression's value, or every argument by name. */
+  /** The caller's attempt number for these arguments, or 0 when the method has no attempt expression. */
+  int attempt(EvaluationContext context) {
+    if (attempt == null) {
+      return 0;
+    }
+    Object value = evaluate(attempt, "attempt", context);
+    long n;
+    if (value instanceof Number number && (number instanceof Integer || number instanceof Long
+        || number instanceof Short || number instanceof Byte)) {
+      n = number.longValue();
+    } else {
+      try {
+        n = value == null ? 0 : Long.parseLong(value.toString().trim());
+      } catch (NumberFormatException e) {
+        n = 0;
+      }
+    }
+    if (n < 1 || n > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("@Idempotent(attempt = \"" + attempt.getExpressionString() + "\") of "
+          + source + " gave " + value + " for this call, not a whole number of at least 1");
+    }
+    return (int) n;
+  }
+
+  /**
+   * What the fingerprint covers for these arguments: the expression's value, or every argument by name except the
+   * one the attempt expression names alone ({@code attempt = "#attempt"}).
+   */
   Object fingerprintInput(EvaluationContext context, Object[] arguments) {
     if (fingerprint != null) {
       return evaluate(fingerprint, "fingerprint", context);
     }
     Map<String, Object> all = new LinkedHashMap<>();
     for (int i = 0; i < arguments.length; i++) {
+      if (attempt != null && attempt.getExpressionString().trim().equals("#" + parameterNames[i])) {
+        continue; // the attempt number differs between attempts of one request: it is no part of the request
+      }
       Object argument = arguments[i];
       all.put(parameterNames[i], argument instanceof Optional<?> o ? o.orElse(null) : argument);
     }

@@ -181,6 +181,10 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
           + " written as JSON (" + e.getMessage() + "); name what it covers with @Idempotent(fingerprint = ...)", e);
     }
     IdempotentCall call = idem.call(recordKey).fingerprintJson(input);
+    int attempt = m.attempt(context);
+    if (attempt > 0) {
+      call = call.attempt(attempt);
+    }
     try {
       if (m.mode == IdempotentRoute.Mode.LEASED) {
         return call.keepFailures(m::keeps).leased(m.codec, () -> proceed(invocation)).value();

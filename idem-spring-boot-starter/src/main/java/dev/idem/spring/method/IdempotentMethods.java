@@ -21,7 +21,7 @@ import org.springframework.util.ClassUtils;
  */
 public final class IdempotentMethods {
   private static final List<String> METHOD_ONLY = List.of("key", "scope", "operation", "fingerprint",
-      "keepExceptions");
+      "keepExceptions", "attempt");
 
   private IdempotentMethods() {}
 
@@ -96,6 +96,9 @@ public final class IdempotentMethods {
     }
     if (a.keepExceptions().length > 0) {
       set.add("keepExceptions");
+    }
+    if (!a.attempt().isEmpty()) {
+      set.add("attempt");
     }
     if (!set.isEmpty()) {
       throw new IllegalStateException("@Idempotent on " + IdempotentMethod.source(type, method) + " sets " + set

@@ -1,6 +1,7 @@
 package dev.idem.spring.lookup;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.Idem;
 import dev.idem.core.Operation;
@@ -32,10 +33,10 @@ import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
- * {@code @Idempotent(lookupFirst = false)} on a bean method, on H2 and PostgreSQL: the operation's policy says so; a
- * duplicate runs the method's work again and rolls it back, so its effect still counts once and the duplicate gets the
- * first call's value; without the attribute a duplicate never runs the method. A race of 16 callers per key gives one
- * effect either way.
+ * {@code @Idempotent(lookupFirst = false)} and {@code @Idempotent(attempt = ...)} on a bean method, on H2 and
+ * PostgreSQL: without the look-up (always, or for a first attempt) a duplicate runs the method's work again and rolls
+ * it back, so its effect still counts once and the duplicate gets the first call's value; with it (the default, or a
+ * later attempt) a duplicate never runs the method. Races of 16 callers per key give one effect either way.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LookupFirstTest {
@@ -64,6 +65,12 @@ class LookupFirstTest {
     @Idempotent(key = "#id")
     @Transactional
     public String bookWithLookUp(String id, long amount) {
+      return book(id, amount);
+    }
+
+    @Idempotent(key = "#id", attempt = "#attempt")
+    @Transactional
+    public String bookAttempt(String id, int attempt, long amount) {
       return book(id, amount);
     }
 
@@ -178,6 +185,69 @@ class LookupFirstTest {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"h2", "postgres"})
+  void aFirstAttemptSkipsTheLookUpAndALaterAttemptNeverRunsTheWork(String database) {
+    Ledger ledger = on(database).getBean(Ledger.class);
+    JdbcTemplate jdbc = on(database).getBean(JdbcTemplate.class);
+    String id = "attempt-" + UUID.randomUUID();
+    int before = ledger.runs();
+
+    String first = ledger.bookAttempt(id, 1, 9);
+    String secondFirst = ledger.bookAttempt(id, 1, 9);
+    int afterTwoFirstAttempts = ledger.runs() - before;
+    String retry = ledger.bookAttempt(id, 2, 9);
+
+    assertThat(secondFirst).isEqualTo(first);
+    assertThat(retry).isEqualTo(first);
+    assertThat(afterTwoFirstAttempts).as("a duplicate first attempt ran the work, then rolled it back").isEqualTo(2);
+    assertThat(ledger.runs() - before).as("the second attempt read the record first").isEqualTo(2);
+    assertThat(effects(jdbc, id)).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"h2", "postgres"})
+  void sixteenFirstAttemptsPerKeyGiveOneEffect(String database) throws Exception {
+    Ledger ledger = on(database).getBean(Ledger.class);
+    JdbcTemplate jdbc = on(database).getBean(JdbcTemplate.class);
+    int callers = 16;
+    ExecutorService pool = Executors.newFixedThreadPool(callers);
+    try {
+      for (int round = 0; round < 100; round++) {
+        String id = "attempt-race-" + round + "-" + UUID.randomUUID();
+        CyclicBarrier start = new CyclicBarrier(callers);
+        List<Future<String>> answers = new ArrayList<>();
+        for (int c = 0; c < callers; c++) {
+          int attempt = 1 + c % 2;
+          answers.add(pool.submit(() -> {
+            start.await(10, TimeUnit.SECONDS);
+            return ledger.bookAttempt(id, attempt, 3);
+          }));
+        }
+        List<String> values = new ArrayList<>();
+        for (Future<String> f : answers) {
+          values.add(f.get(60, TimeUnit.SECONDS));
+        }
+        assertThat(values).as("round %d: every caller gets the one answer", round).containsOnly(values.get(0));
+        assertThat(effects(jdbc, id)).as("round %d", round).isEqualTo(1);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"h2", "postgres"})
+  void anAttemptBelowOneFailsTheCallWithoutRunningIt(String database) {
+    Ledger ledger = on(database).getBean(Ledger.class);
+    int before = ledger.runs();
+
+    assertThatThrownBy(() -> ledger.bookAttempt("bad-" + UUID.randomUUID(), 0, 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("#attempt")
+        .hasMessageContaining("not a whole number of at least 1");
+    assertThat(ledger.runs()).isEqualTo(before);
   }
 
   private static int effects(JdbcTemplate jdbc, String id) {
