@@ -32,6 +32,7 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -356,10 +357,15 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     return m.broker == ListenerMethod.Broker.RABBITMQ ? AmqpMessages.rejectWithoutRequeue(e) : e;
   }
 
-  /** Calls the method; a {@link Throwable} that is neither an exception nor an error is wrapped. */
+  /**
+   * Calls the method through the rest of its advice chain; a {@link Throwable} that is neither an exception nor an
+   * error is wrapped. Each try proceeds on a clone: an invocation remembers how far down the chain it went, so
+   * proceeding on it again would call the method directly and skip the advice after this one.
+   */
   private static void proceed(MethodInvocation invocation) throws Exception {
+    MethodInvocation attempt = invocation instanceof ProxyMethodInvocation p ? p.invocableClone() : invocation;
     try {
-      invocation.proceed();
+      attempt.proceed();
     } catch (Exception | Error e) {
       throw e;
     } catch (Throwable t) {

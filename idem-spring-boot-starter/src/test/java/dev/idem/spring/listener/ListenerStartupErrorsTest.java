@@ -139,7 +139,7 @@ class ListenerStartupErrorsTest {
     }
   }
 
-  private static Throwable start(Class<?> bean, String... properties) {
+  static Throwable start(Class<?> bean, String... properties) {
     return catchThrowable(() -> {
       try (ConfigurableApplicationContext ignored = run(bean, properties)) {
         // started: no failure
@@ -147,7 +147,7 @@ class ListenerStartupErrorsTest {
     });
   }
 
-  private static ConfigurableApplicationContext run(Class<?> bean, String... properties) {
+  static ConfigurableApplicationContext run(Class<?> bean, String... properties) {
     List<String> args = new ArrayList<>(List.of(
         "--spring.datasource.url=jdbc:h2:mem:listeners-startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
         "--idem.outbox.initialize-schema=true", "--idem.store.initialize-schema=true"));
@@ -158,7 +158,7 @@ class ListenerStartupErrorsTest {
         .run(args.toArray(String[]::new));
   }
 
-  private static String messages(Throwable t) {
+  static String messages(Throwable t) {
     List<String> all = new ArrayList<>();
     for (Throwable c = t; c != null; c = c.getCause()) {
       all.add(String.valueOf(c.getMessage()));
