@@ -217,109 +217,134 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           + " application finished starting, or on a bean the startup scan did not see: its messages cannot go"
           + " through the inbox");
     }
-    ListenerMethod.Delivery delivery;
-    try {
-      delivery = m.delivery(invocation.getThis(), invocation.getArguments(), beans, r.json());
-    } catch (VirtualMachineError e) {
-      throw e;
-    } catch (RuntimeException e) {
-      Reason reason = e instanceof IllegalArgumentException ? Reason.INVALID_ID : Reason.MISSING_ID;
-      throw refuse(r, m, null, null, reason, "the message's id or payload could not be read: " + describe(e), e);
-    }
-    if (delivery.id() == null) {
-      throw refuse(r, m, null, delivery.source(), Reason.MISSING_ID, "message without an id", null);
-    }
-    InboxEvent event;
-    try {
-      event = new InboxEvent(delivery.id(), delivery.source(), delivery.payload(), delivery.message());
-    } catch (IllegalArgumentException e) {
-      throw refuse(r, m, delivery.id(), delivery.source(), Reason.INVALID_ID, e.getMessage(), e);
-    }
-    process(r, m, event, invocation);
+    process(r, m, invocation);
     return null;
   }
 
-  private void process(Running r, ListenerMethod m, InboxEvent event, MethodInvocation invocation) {
-    String key = m.consumer + '\u0000' + event.eventId();
-    Failures known = failures.getOrDefault(key, new Failures(History.NONE, List.of()));
-    History history = known.history();
-    List<String> lines = new ArrayList<>(known.lines());
+  /**
+   * Reads the call's message and runs it through the inbox, trying again as the engine decides. A message without an
+   * id, or with one the inbox cannot hold, is refused at once; any other failure, computing its id or payload or in
+   * the method, is the method's: counted, tried again, given up on at the last attempt.
+   */
+  private void process(Running r, ListenerMethod m, MethodInvocation invocation) {
+    String key = null;
+    History history = History.NONE;
+    List<String> lines = new ArrayList<>();
     Instant holdUntil = r.clock().instant().plus(r.maxHold());
     while (true) {
-      boolean[] own = {true};
-      InboxResult result;
+      String id;
+      String source = null;
+      InboxEvent event = null;
+      Throwable thrown = null;
       try {
-        result = r.template().execute(status -> {
-          own[0] = status.isNewTransaction();
-          Connection c = DataSourceUtils.getConnection(r.dataSource());
-          try {
-            return r.inbox().process(JdbcTransaction.of(c), m.consumer, event, (tx, e) -> {
-              proceed(invocation);
-              status.flush(); // JPA: what the method persisted fails here, not after the inbox row's checks
-              return null;
-            });
-          } finally {
-            DataSourceUtils.releaseConnection(c, r.dataSource());
-          }
-        });
-      } catch (VirtualMachineError e) {
-        throw e;
-      } catch (RuntimeException | Error thrown) {
-        if (!own[0]) {
-          throw thrown; // the caller's transaction: only its owner can roll it back and run the message again
+        ListenerMethod.Delivery delivery = m.delivery(invocation.getThis(), invocation.getArguments(), beans,
+            r.json());
+        id = delivery.id();
+        source = delivery.source();
+        if (id == null) {
+          throw refuse(r, m, null, source, Reason.MISSING_ID, "message without an id", null);
         }
-        // a rollback that failed too (the connection is gone) hides what failed first: judge that
-        Throwable e = thrown instanceof TransactionSystemException t && t.getApplicationException() != null
-            ? t.getApplicationException() : thrown;
-        History before = history.withOutages(outages.get());
-        // no transaction could be opened: the message's work never started, so it is the database's failure even
-        // when the database answers again by the time a health check would ask
-        Decision d = e instanceof CannotCreateTransactionException ? r.engine().decide(Reason.DATABASE_DOWN, before)
-            : r.engine().failed(e, before, r.inbox().store());
-        Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
-        if (d.counted()) {
-          lines.add(Instant.now(r.clock()) + " " + truncate(describe(cause)));
-          if (lines.size() > MAX_HISTORY) {
-            lines.remove(0);
-          }
+        try {
+          event = new InboxEvent(id, source, delivery.payload(), delivery.message());
+        } catch (IllegalArgumentException e) {
+          throw refuse(r, m, id, source, Reason.INVALID_ID, e.getMessage(), e);
         }
-        history = history.next(d);
-        failed(r, m, event, d, cause, key, history, lines, holdUntil);
-        continue;
+      } catch (ListenerMethod.Unreadable e) {
+        id = e.id();
+        thrown = e;
+      } catch (IllegalArgumentException e) {
+        throw refuse(r, m, null, null, Reason.INVALID_ID, "the message's id could not be read: " + describe(e), e);
       }
-      outages.set(0);
-      failures.remove(key);
-      if (result.duplicate()) {
-        r.listener().duplicate(m.consumer, event.source(), event.eventId());
-      } else {
-        r.listener().processed(m.consumer, event.source(), event.eventId());
+      if (key == null && id != null) {
+        key = m.consumer + '\u0000' + id;
+        Failures known = failures.get(key);
+        if (known != null) {
+          history = known.history();
+          lines = new ArrayList<>(known.lines());
+        }
       }
-      return;
+      boolean[] own = {true};
+      InboxResult result = null;
+      if (event != null) {
+        InboxEvent taken = event;
+        try {
+          result = r.template().execute(status -> {
+            own[0] = status.isNewTransaction();
+            Connection c = DataSourceUtils.getConnection(r.dataSource());
+            try {
+              return r.inbox().process(JdbcTransaction.of(c), m.consumer, taken, (tx, e) -> {
+                proceed(invocation);
+                status.flush(); // JPA: what the method persisted fails here, not after the inbox row's checks
+                return null;
+              });
+            } finally {
+              DataSourceUtils.releaseConnection(c, r.dataSource());
+            }
+          });
+        } catch (VirtualMachineError e) {
+          throw e;
+        } catch (RuntimeException | Error e) {
+          if (!own[0]) {
+            throw e; // the caller's transaction: only its owner can roll it back and run the message again
+          }
+          thrown = e;
+        }
+      }
+      if (thrown == null) {
+        outages.set(0);
+        if (key != null) {
+          failures.remove(key);
+        }
+        if (result.duplicate()) {
+          r.listener().duplicate(m.consumer, source, id);
+        } else {
+          r.listener().processed(m.consumer, source, id);
+        }
+        return;
+      }
+      // a rollback that failed too (the connection is gone) hides what failed first: judge that
+      Throwable e = thrown instanceof TransactionSystemException t && t.getApplicationException() != null
+          ? t.getApplicationException() : thrown;
+      History before = history.withOutages(outages.get());
+      // no transaction could be opened: the message's work never started, so it is the database's failure even
+      // when the database answers again by the time a health check would ask
+      Decision d = e instanceof CannotCreateTransactionException ? r.engine().decide(Reason.DATABASE_DOWN, before)
+          : r.engine().failed(e, before, r.inbox().store());
+      Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
+      if (d.counted()) {
+        lines.add(Instant.now(r.clock()) + " " + truncate(describe(cause)));
+        if (lines.size() > MAX_HISTORY) {
+          lines.remove(0);
+        }
+      }
+      history = history.next(d);
+      failed(r, m, id, source, d, cause, key, history, lines, holdUntil);
     }
   }
 
   /** Carries out {@code d}: waits before the next try, or throws to give the message up or hand it back. */
-  private void failed(Running r, ListenerMethod m, InboxEvent event, Decision d, Throwable cause, String key,
+  private void failed(Running r, ListenerMethod m, String id, String source, Decision d, Throwable cause, String key,
       History next, List<String> lines, Instant holdUntil) {
-    String id = event.eventId();
     switch (d.action()) {
       case PAUSE -> {
         outages.incrementAndGet();
-        r.listener().paused(m.consumer, event.source(), id, d, cause);
+        r.listener().paused(m.consumer, source, id, d, cause);
       }
       case RETRY -> {
         outages.set(0);
-        r.listener().retried(m.consumer, event.source(), id, d, cause);
+        r.listener().retried(m.consumer, source, id, d, cause);
       }
       case DEAD_LETTER -> {
         outages.set(0);
-        failures.remove(key);
-        r.listener().deadLettered(m.consumer, event.source(), id, d, cause);
+        if (key != null) {
+          failures.remove(key);
+        }
+        r.listener().deadLettered(m.consumer, source, id, d, cause);
         LOG.log(System.Logger.Level.WARNING, "consumer '" + m.consumer + "': giving up on message " + id + " ("
             + d + "): " + describe(cause));
         throw gaveUp(m, new ListenerGaveUpException(m.consumer, id, d, lines, cause));
       }
-      default -> throw refuse(r, m, id, event.source(), d.reason(), "refused by the inbox: " + describe(cause),
+      default -> throw refuse(r, m, id, source, d.reason(), "refused by the inbox: " + describe(cause),
           cause);
     }
     if (d.action() == Action.RETRY && d.counted()) {
@@ -327,7 +352,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           + d.attempts() + " of " + r.engine().maxAttempts() + "), trying again after " + d.after().toMillis()
           + " ms: " + describe(cause));
     }
-    failures.put(key, new Failures(next.withOutages(0), List.copyOf(lines)));
+    if (key != null) {
+      failures.put(key, new Failures(next.withOutages(0), List.copyOf(lines)));
+    }
     if (r.clock().instant().plus(d.after()).isAfter(holdUntil)) {
       throw new ListenerRetryLaterException("consumer '" + m.consumer + "': message " + id + " was held "
           + r.maxHold() + " (idem.listeners.max-hold) waiting between tries; handing it back for a"

@@ -195,31 +195,71 @@ final class ListenerMethod {
   record Delivery(String id, String source, byte[] payload, Object message) {}
 
   /**
+   * The id or the payload of a message could not be computed (an id expression's bean failed, the payload could not
+   * be written as JSON): the method's failure, to be tried again, not the message's. Carries the id when it was read.
+   */
+  static final class Unreadable extends RuntimeException {
+    private final String id;
+
+    Unreadable(String what, String id, RuntimeException cause) {
+      super("the message's " + what + " could not be computed: " + cause, cause);
+      this.id = id;
+    }
+
+    /** The message's id, or null when it was the id that failed. */
+    String id() {
+      return id;
+    }
+  }
+
+  /**
    * The message of a call with {@code arguments}.
    *
    * @param json writes a value as JSON, for payloads that are not bytes or text
-   * @throws IllegalArgumentException when the id header is not UTF-8
+   * @throws IllegalArgumentException when the id header is not UTF-8: an id the inbox cannot hold
+   * @throws Unreadable when anything else fails while computing the id or the payload
    */
   Delivery delivery(Object target, Object[] arguments, BeanFactory beans, Function<Object, byte[]> json) {
     Object message = rawIndex < 0 ? null : arguments[rawIndex];
     String messageId;
-    if (id != null) {
-      MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(target, method, arguments, NAMES);
-      context.setBeanResolver(new BeanFactoryResolver(beans));
-      Object value = id.getValue(context);
-      messageId = value == null ? null : value.toString();
-    } else if (message == null) {
-      messageId = null;
-    } else {
-      messageId = switch (raw) {
-        case KAFKA_RECORD -> KafkaRecords.id(message, offsetId);
-        case AMQP_MESSAGE -> AmqpMessages.id(message);
-        case SPRING_MESSAGE -> SpringMessages.id(message, offsetId);
-      };
+    try {
+      messageId = id(message, target, arguments, beans);
+    } catch (IllegalArgumentException e) {
+      if (id != null) {
+        throw new Unreadable("id (" + id.getExpressionString() + ")", null, e);
+      }
+      throw e;
+    } catch (RuntimeException e) {
+      throw new Unreadable("id", null, e);
     }
     if (messageId != null && messageId.isBlank()) {
       messageId = null;
     }
+    try {
+      return delivery(messageId, message, arguments, json);
+    } catch (RuntimeException e) {
+      throw new Unreadable("payload", messageId, e);
+    }
+  }
+
+  private String id(Object message, Object target, Object[] arguments, BeanFactory beans) {
+    if (id != null) {
+      MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(target, method, arguments, NAMES);
+      context.setBeanResolver(new BeanFactoryResolver(beans));
+      Object value = id.getValue(context);
+      return value == null ? null : value.toString();
+    }
+    if (message == null) {
+      return null;
+    }
+    return switch (raw) {
+      case KAFKA_RECORD -> KafkaRecords.id(message, offsetId);
+      case AMQP_MESSAGE -> AmqpMessages.id(message);
+      case SPRING_MESSAGE -> SpringMessages.id(message, offsetId);
+    };
+  }
+
+  private Delivery delivery(String messageId, Object message, Object[] arguments, Function<Object, byte[]> json) {
     if (message == null) {
       return new Delivery(messageId, null, json.apply(content(arguments)), null);
     }

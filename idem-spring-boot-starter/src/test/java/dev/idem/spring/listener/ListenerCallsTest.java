@@ -95,4 +95,49 @@ class ListenerCallsTest {
       assertThat(context.getBean(Inbox.class).contains("listenfix-flaky", "listenfix-o-1")).isTrue();
     }
   }
+
+  /** The id from a failing bean; a payload Jackson cannot write. */
+  @Configuration
+  static class Unreadable {
+    @Bean
+    IdFromABean idFromABean() {
+      return new IdFromABean();
+    }
+
+    @Bean
+    NoJson noJson() {
+      return new NoJson();
+    }
+  }
+
+  /** A value Jackson fails on: its getter throws. */
+  public static class Broken {
+    public String getValue() {
+      throw new IllegalStateException("cannot be read");
+    }
+  }
+
+  public static class NoJson {
+    @IdempotentListener(consumer = "listenfix-no-json", id = "#id")
+    public void on(String id, Broken broken) {}
+  }
+
+  @Test
+  void anIdOrPayloadThatCannotBeComputedIsTheMethodsFailureTriedAgainThenGivenUpOn() {
+    try (ConfigurableApplicationContext context = ListenerStartupErrorsTest.run(Unreadable.class, NO_WAIT)) {
+      ListenerGaveUpException noId = catchThrowableOfType(ListenerGaveUpException.class,
+          () -> context.getBean(IdFromABean.class).on(new Order("listenfix-o-2", 1)));
+      ListenerGaveUpException noPayload = catchThrowableOfType(ListenerGaveUpException.class,
+          () -> context.getBean(NoJson.class).on("listenfix-o-3", new Broken()));
+
+      assertThat(noId.decision().action()).isEqualTo(Action.DEAD_LETTER);
+      assertThat(noId.decision().reason()).isNotIn(Reason.MISSING_ID, Reason.INVALID_ID);
+      assertThat(noId.decision().attempts()).isEqualTo(3);
+      assertThat(noId).hasStackTraceContaining("the id service is down");
+      assertThat(noPayload.decision().action()).isEqualTo(Action.DEAD_LETTER);
+      assertThat(noPayload.decision().attempts()).isEqualTo(3);
+      assertThat(noPayload.messageId()).isEqualTo("listenfix-o-3");
+      assertThat(noPayload).hasStackTraceContaining("cannot be read");
+    }
+  }
 }
