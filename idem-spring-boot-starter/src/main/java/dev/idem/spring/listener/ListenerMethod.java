@@ -1,9 +1,12 @@
 package dev.idem.spring.listener;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.function.Function;
 import org.springframework.beans.factory.BeanFactory;
@@ -11,6 +14,7 @@ import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.MergedAnnotation;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.expression.Expression;
@@ -33,6 +37,11 @@ final class ListenerMethod {
   private static final String KAFKA_RECORD = "org.apache.kafka.clients.consumer.ConsumerRecord";
   private static final String AMQP_MESSAGE = "org.springframework.amqp.core.Message";
   private static final String SPRING_MESSAGE = "org.springframework.messaging.Message";
+  private static final String KAFKA_RECORDS = "org.apache.kafka.clients.consumer.ConsumerRecords";
+  private static final String KAFKA_ACKNOWLEDGMENT = "org.springframework.kafka.support.Acknowledgment";
+  private static final String RABBIT_CHANNEL = "com.rabbitmq.client.Channel";
+  private static final String KAFKA_LISTENER = "org.springframework.kafka.annotation.KafkaListener";
+  private static final String RABBIT_LISTENER = "org.springframework.amqp.rabbit.annotation.RabbitListener";
   /** Parameters of these packages are the container's (a channel, an acknowledgment), not the message's content. */
   private static final List<String> INFRASTRUCTURE = List.of("org.apache.kafka.", "com.rabbitmq.",
       "org.springframework.kafka.", "org.springframework.amqp.", "org.springframework.messaging.");
@@ -118,12 +127,46 @@ final class ListenerMethod {
           + " raw message as a parameter (a Kafka ConsumerRecord, an AMQP Message or a Spring Message<?>), or name"
           + " the id with @IdempotentListener(id = \"#order.id\")");
     }
+    Broker broker = broker(type, method);
+    checkAcknowledgesPerMessage(source, broker, method, types);
+    if (a.offsetId() && broker == Broker.RABBITMQ) {
+      throw new IllegalStateException("@IdempotentListener(offsetId = true) on " + source + " is a @RabbitListener:"
+          + " a RabbitMQ message has no offset; take the id from the message id (an AMQP Message parameter) or name"
+          + " it with @IdempotentListener(id = ...)");
+    }
     if (a.offsetId() && raw != Raw.KAFKA_RECORD && raw != Raw.SPRING_MESSAGE) {
       throw new IllegalStateException("@IdempotentListener(offsetId = true) on " + source + " needs the Kafka record"
           + " as a parameter (a ConsumerRecord or a Spring Message<?>) to read its position from");
     }
-    return new ListenerMethod(method, source, consumer, broker(type, method), id, rawIndex, raw, a.offsetId(),
-        content);
+    return new ListenerMethod(method, source, consumer, broker, id, rawIndex, raw, a.offsetId(), content);
+  }
+
+  /**
+   * Each call must be one message, acknowledged by the container after the call returned: a batch would be one inbox
+   * row for many messages, and an acknowledgment inside the method could commit the offset (Kafka) or remove the
+   * message (RabbitMQ) before the inbox row commits, losing the message if the transaction then fails.
+   */
+  private static void checkAcknowledgesPerMessage(String source, Broker broker, Method method, Class<?>[] types) {
+    for (Class<?> t : types) {
+      if (is(t, KAFKA_ACKNOWLEDGMENT) || is(t, RABBIT_CHANNEL)) {
+        throw new IllegalStateException("@IdempotentListener on " + source + " takes a " + t.getName()
+            + " parameter: ack modes that ack inside the method are not supported (the ack could take effect"
+            + " before the inbox's transaction commits, and a failure after it would lose the message). Drop the"
+            + " parameter and use the container's RECORD or BATCH ack mode (Kafka) or AUTO acknowledge (RabbitMQ)");
+      }
+    }
+    boolean batch = broker != Broker.OTHER && Arrays.stream(types).anyMatch(Collection.class::isAssignableFrom)
+        || Arrays.stream(types).anyMatch(t -> is(t, KAFKA_RECORDS));
+    for (String listener : List.of(KAFKA_LISTENER, RABBIT_LISTENER)) {
+      MergedAnnotation<Annotation> on = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).get(listener);
+      batch |= on.isPresent() && on.getValue("batch", String.class).filter("true"::equals).isPresent();
+    }
+    if (batch) {
+      throw new IllegalStateException("@IdempotentListener on " + source + " is a batch listener (batch = \"true\","
+          + " or a List or ConsumerRecords parameter): batch listeners are not supported, each call must be one"
+          + " message with one id. Listen to one record or message per call (if one message's body is a list,"
+          + " wrap it in a type of your own)");
+    }
   }
 
   private static String consumer(String source, String consumer) {
@@ -166,16 +209,16 @@ final class ListenerMethod {
   private static Broker broker(Class<?> type, Method method) {
     MergedAnnotations onMethod = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY);
     MergedAnnotations onType = MergedAnnotations.from(type, SearchStrategy.TYPE_HIERARCHY);
-    if (onMethod.isPresent("org.springframework.kafka.annotation.KafkaListener")
+    if (onMethod.isPresent(KAFKA_LISTENER)
         || onMethod.isPresent("org.springframework.kafka.annotation.KafkaListeners")
         || onMethod.isPresent("org.springframework.kafka.annotation.KafkaHandler")
-        && onType.isPresent("org.springframework.kafka.annotation.KafkaListener")) {
+        && onType.isPresent(KAFKA_LISTENER)) {
       return Broker.KAFKA;
     }
-    if (onMethod.isPresent("org.springframework.amqp.rabbit.annotation.RabbitListener")
+    if (onMethod.isPresent(RABBIT_LISTENER)
         || onMethod.isPresent("org.springframework.amqp.rabbit.annotation.RabbitListeners")
         || onMethod.isPresent("org.springframework.amqp.rabbit.annotation.RabbitHandler")
-        && onType.isPresent("org.springframework.amqp.rabbit.annotation.RabbitListener")) {
+        && onType.isPresent(RABBIT_LISTENER)) {
       return Broker.RABBITMQ;
     }
     return Broker.OTHER;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import com.rabbitmq.client.Channel;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.Reason;
@@ -15,6 +16,8 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -23,6 +26,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -94,6 +98,36 @@ class ListenerStartupErrorsTest {
     @IdempotentListener(consumer = "billing")
     @Transactional("elsewhere")
     public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class AcknowledgesInside {
+    @KafkaListener(topics = "listenfix-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record, Acknowledgment ack) {}
+  }
+
+  public static class TakesTheChannel {
+    @RabbitListener(queues = "listenfix-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "billing")
+    public void on(Message message, Channel channel) {}
+  }
+
+  public static class BatchOfRecords {
+    @KafkaListener(topics = "listenfix-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "billing", id = "#records[0].key()")
+    public void on(List<ConsumerRecord<String, String>> records) {}
+  }
+
+  public static class BatchAttribute {
+    @KafkaListener(topics = "listenfix-startup", autoStartup = "false", batch = "true")
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class RabbitOffsetId {
+    @RabbitListener(queues = "listenfix-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "billing", offsetId = true)
+    public void on(Message message) {}
   }
 
   public static class FinalMethod {
@@ -209,6 +243,26 @@ class ListenerStartupErrorsTest {
         + " is also @Transactional with a propagation that leaves the inbox's transaction");
     assertThat(messages(start(OtherTransactionManager.class))).contains("@IdempotentListener on "
         + source(OtherTransactionManager.class) + " is @Transactional(\"elsewhere\")");
+  }
+
+  @Test
+  void ackModesThatAckInsideTheMethod() {
+    assertThat(messages(start(AcknowledgesInside.class))).contains("@IdempotentListener on "
+        + source(AcknowledgesInside.class) + " takes a " + Acknowledgment.class.getName() + " parameter: ack modes"
+        + " that ack inside the method are not supported");
+    assertThat(messages(start(TakesTheChannel.class))).contains("@IdempotentListener on "
+        + source(TakesTheChannel.class) + " takes a " + Channel.class.getName() + " parameter: ack modes"
+        + " that ack inside the method are not supported");
+  }
+
+  @Test
+  void batchListenersAndRabbitOffsetIds() {
+    assertThat(messages(start(BatchOfRecords.class))).contains("@IdempotentListener on "
+        + source(BatchOfRecords.class) + " is a batch listener");
+    assertThat(messages(start(BatchAttribute.class))).contains("@IdempotentListener on "
+        + source(BatchAttribute.class) + " is a batch listener");
+    assertThat(messages(start(RabbitOffsetId.class))).contains("@IdempotentListener(offsetId = true) on "
+        + source(RabbitOffsetId.class) + " is a @RabbitListener");
   }
 
   @Test
