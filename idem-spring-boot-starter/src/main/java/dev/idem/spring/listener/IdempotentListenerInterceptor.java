@@ -35,14 +35,17 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeanWrapperImpl;
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionManager;
 import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ClassUtils;
@@ -133,6 +136,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           + " transaction manager manages the inbox's DataSource: define one (Spring Boot makes a"
           + " DataSourceTransactionManager or JpaTransactionManager on the DataSource), or make it the @Primary one");
     }
+    for (ListenerMethod m : found) {
+      checkTransactionManager(m, manager);
+    }
     TransactionTemplate template = new TransactionTemplate(manager);
     template.setPropagationBehavior(TransactionTemplate.PROPAGATION_REQUIRED);
     Function<Object, byte[]> json = jsonWriter.get();
@@ -197,6 +203,29 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     List<PlatformTransactionManager> managing = transactionManagers.orderedStream()
         .filter(m -> manages(m, dataSource)).toList();
     return managing.size() == 1 ? managing.get(0) : null;
+  }
+
+  /** A method's own {@code @Transactional} must name, or default to, the manager of the inbox's transaction. */
+  private void checkTransactionManager(ListenerMethod m, PlatformTransactionManager inboxManager) {
+    if (m.transactionManager == null) {
+      return;
+    }
+    String named = m.transactionManager.isEmpty() ? "@Transactional" : "@Transactional(\"" + m.transactionManager
+        + "\")";
+    TransactionManager resolved;
+    try {
+      resolved = m.transactionManager.isEmpty() ? beans.getBeanProvider(TransactionManager.class).getIfUnique()
+          : BeanFactoryAnnotationUtils.qualifiedBeanOfType(beans, TransactionManager.class, m.transactionManager);
+    } catch (BeansException e) {
+      resolved = null;
+    }
+    if (resolved != inboxManager) {
+      throw new IllegalStateException("@IdempotentListener on " + m.source + " is " + named + ", which "
+          + (resolved == null ? "names no single transaction manager" : "runs on another transaction manager ("
+          + resolved + ")") + " than the inbox's (" + inboxManager + "): the inbox row is written in the"
+          + " transaction of the inbox's DataSource, and writes under another transaction manager would commit apart"
+          + " from it. Name the inbox's transaction manager, or drop @Transactional");
+    }
   }
 
   private static boolean manages(PlatformTransactionManager manager, DataSource dataSource) {

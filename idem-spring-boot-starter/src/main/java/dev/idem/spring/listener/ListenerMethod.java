@@ -56,18 +56,21 @@ final class ListenerMethod {
   final String source;
   final String consumer;
   final Broker broker;
+  /** The method's {@code @Transactional} qualifier, "" for the default transaction manager, null without one. */
+  final String transactionManager;
   private final Expression id;
   private final int rawIndex;
   private final Raw raw;
   private final boolean offsetId;
   private final boolean[] content;
 
-  private ListenerMethod(Method method, String source, String consumer, Broker broker, Expression id, int rawIndex,
-      Raw raw, boolean offsetId, boolean[] content) {
+  private ListenerMethod(Method method, String source, String consumer, Broker broker, String transactionManager,
+      Expression id, int rawIndex, Raw raw, boolean offsetId, boolean[] content) {
     this.method = method;
     this.source = source;
     this.consumer = consumer;
     this.broker = broker;
+    this.transactionManager = transactionManager;
     this.id = id;
     this.rawIndex = rawIndex;
     this.raw = raw;
@@ -99,7 +102,7 @@ final class ListenerMethod {
           + method.getGenericReturnType().getTypeName() + ": a duplicate skips the method and has nothing to"
           + " return (and a returned value would be sent on as a reply)");
     }
-    checkJoinsTheInboxTransaction(type, method, source);
+    String transactionManager = checkJoinsTheInboxTransaction(type, method, source);
     Class<?>[] types = method.getParameterTypes();
     int rawIndex = -1;
     Raw raw = null;
@@ -138,7 +141,8 @@ final class ListenerMethod {
       throw new IllegalStateException("@IdempotentListener(offsetId = true) on " + source + " needs the Kafka record"
           + " as a parameter (a ConsumerRecord or a Spring Message<?>) to read its position from");
     }
-    return new ListenerMethod(method, source, consumer, broker, id, rawIndex, raw, a.offsetId(), content);
+    return new ListenerMethod(method, source, consumer, broker, transactionManager, id, rawIndex, raw, a.offsetId(),
+        content);
   }
 
   /**
@@ -183,12 +187,14 @@ final class ListenerMethod {
 
   /**
    * The method's writes must commit with the inbox row: its own {@code @Transactional} may join the transaction the
-   * row is written in, not suspend it or run on another transaction manager.
+   * row is written in, not suspend it. Its transaction manager is checked once the beans exist.
+   *
+   * @return the {@code @Transactional} qualifier ("" for the default transaction manager), or null without one
    */
-  private static void checkJoinsTheInboxTransaction(Class<?> type, Method method, String source) {
+  private static String checkJoinsTheInboxTransaction(Class<?> type, Method method, String source) {
     TransactionAttribute tx = TRANSACTIONS.getTransactionAttribute(method, type);
     if (tx == null) {
-      return;
+      return null;
     }
     int propagation = tx.getPropagationBehavior();
     if (propagation == TransactionDefinition.PROPAGATION_REQUIRES_NEW
@@ -199,11 +205,7 @@ final class ListenerMethod {
           + " would commit apart from the inbox row, and a redelivery could apply them twice. Use REQUIRED (the"
           + " default), or drop @Transactional: the method runs in the inbox's transaction already");
     }
-    if (tx.getQualifier() != null && !tx.getQualifier().isEmpty()) {
-      throw new IllegalStateException("@IdempotentListener on " + source + " is @Transactional(\""
-          + tx.getQualifier() + "\"): the inbox row is written in the transaction of the inbox's DataSource, and"
-          + " writes under another transaction manager would commit apart from it. Drop the qualifier");
-    }
+    return tx.getQualifier() == null ? "" : tx.getQualifier();
   }
 
   private static Broker broker(Class<?> type, Method method) {

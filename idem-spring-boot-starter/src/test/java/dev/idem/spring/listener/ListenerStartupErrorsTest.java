@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
@@ -25,8 +26,13 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Primary;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -129,6 +135,45 @@ class ListenerStartupErrorsTest {
     @IdempotentListener(consumer = "billing", offsetId = true)
     public void on(Message message) {}
   }
+
+  /** Two transaction managers: the inbox's, and a primary one on another DataSource. */
+  @Configuration
+  static class TwoTransactionManagers {
+    @Bean
+    PlatformTransactionManager inboxTransactions(DataSource dataSource) {
+      return new DataSourceTransactionManager(dataSource);
+    }
+
+    @Bean
+    @Primary
+    PlatformTransactionManager otherTransactions() {
+      return new DataSourceTransactionManager(new DriverManagerDataSource("jdbc:h2:mem:listenfix-other"));
+    }
+  }
+
+  public static class NamesTheInboxManager {
+    @IdempotentListener(consumer = "billing", id = "#id")
+    @Transactional("inboxTransactions")
+    public void on(String id) {}
+  }
+
+  public static class DefaultsToAnotherManager {
+    @IdempotentListener(consumer = "billing", id = "#id")
+    @Transactional
+    public void on(String id) {}
+  }
+
+  public static class NamesBootsManager {
+    @IdempotentListener(consumer = "billing", id = "#id")
+    @Transactional("transactionManager")
+    public void on(String id) {}
+  }
+
+  @Import({TwoTransactionManagers.class, NamesTheInboxManager.class})
+  static class NamesTheInboxManagerOfTwo {}
+
+  @Import({TwoTransactionManagers.class, DefaultsToAnotherManager.class})
+  static class DefaultsToAnotherManagerOfTwo {}
 
   public static class FinalMethod {
     @IdempotentListener(consumer = "billing")
@@ -263,6 +308,14 @@ class ListenerStartupErrorsTest {
         + source(BatchAttribute.class) + " is a batch listener");
     assertThat(messages(start(RabbitOffsetId.class))).contains("@IdempotentListener(offsetId = true) on "
         + source(RabbitOffsetId.class) + " is a @RabbitListener");
+  }
+
+  @Test
+  void aTransactionalThatNamesOrDefaultsToTheInboxsTransactionManagerIsFine() {
+    assertThat(start(NamesBootsManager.class)).isNull();
+    assertThat(start(NamesTheInboxManagerOfTwo.class)).isNull();
+    assertThat(messages(start(DefaultsToAnotherManagerOfTwo.class))).contains("@IdempotentListener on "
+        + source(DefaultsToAnotherManager.class) + " is @Transactional, which runs on another transaction manager");
   }
 
   @Test
