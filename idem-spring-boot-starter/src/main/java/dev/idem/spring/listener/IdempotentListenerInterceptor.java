@@ -138,6 +138,11 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     }
     for (ListenerMethod m : found) {
       checkTransactionManager(m, manager);
+      if (m.payloadIsJson() && !JsonWriter.available(beans)) {
+        throw new IllegalStateException("@IdempotentListener on " + m.source + " takes no raw message, so its payload"
+            + " is its arguments as JSON, which needs Jackson 3 (tools.jackson.core:jackson-databind): add it, or"
+            + " take the raw message (a ConsumerRecord, an AMQP Message or a Spring Message<?>) as a parameter");
+      }
     }
     TransactionTemplate template = new TransactionTemplate(manager);
     template.setPropagationBehavior(TransactionTemplate.PROPAGATION_REQUIRED);

@@ -78,6 +78,11 @@ final class ListenerMethod {
     this.content = content;
   }
 
+  /** Whether the payload is the arguments as JSON: the method takes no raw message. */
+  boolean payloadIsJson() {
+    return rawIndex < 0;
+  }
+
   static String source(Class<?> type, Method method) {
     return type.getName() + "." + method.getName();
   }

@@ -28,6 +28,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.io.DefaultResourceLoader;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.kafka.annotation.KafkaListener;
@@ -227,6 +228,10 @@ class ListenerStartupErrorsTest {
   }
 
   static ConfigurableApplicationContext run(Class<?> bean, String... properties) {
+    return run(null, bean, properties);
+  }
+
+  private static ConfigurableApplicationContext run(ClassLoader loader, Class<?> bean, String... properties) {
     List<String> args = new ArrayList<>(List.of(
         "--spring.datasource.url=jdbc:h2:mem:listeners-startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
         "--idem.outbox.initialize-schema=true", "--idem.store.initialize-schema=true"));
@@ -234,7 +239,7 @@ class ListenerStartupErrorsTest {
       args.add("--" + p);
     }
     return new SpringApplicationBuilder(Base.class, bean).web(WebApplicationType.NONE)
-        .run(args.toArray(String[]::new));
+        .resourceLoader(new DefaultResourceLoader(loader)).run(args.toArray(String[]::new));
   }
 
   static String messages(Throwable t) {
@@ -332,6 +337,29 @@ class ListenerStartupErrorsTest {
         + source(Fine.class) + " ...) but the application has no Inbox bean");
     assertThat(messages(start(MemoryInbox.class))).contains("@IdempotentListener methods exist (" + source(Fine.class)
         + " ...) but the Inbox bean's store is " + InMemoryInboxStore.class.getName() + ", not a JdbcInboxStore");
+  }
+
+  /** The application's class loader, as if Jackson 3 were not on the classpath. */
+  private static final class WithoutJackson extends ClassLoader {
+    WithoutJackson() {
+      super(ListenerStartupErrorsTest.class.getClassLoader());
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (name.startsWith("tools.jackson.")) {
+        throw new ClassNotFoundException(name);
+      }
+      return super.loadClass(name, resolve);
+    }
+  }
+
+  @Test
+  void aPayloadOfJsonWithoutJackson() {
+    Throwable failure = catchThrowable(() -> run(new WithoutJackson(), Fine.class).close());
+
+    assertThat(messages(failure)).contains("@IdempotentListener on " + source(Fine.class) + " takes no raw message,"
+        + " so its payload is its arguments as JSON, which needs Jackson 3");
   }
 
   @Test
