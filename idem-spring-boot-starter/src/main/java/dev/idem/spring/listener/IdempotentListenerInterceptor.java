@@ -20,6 +20,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,6 +34,7 @@ import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.framework.Advised;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.beans.BeansException;
@@ -40,7 +42,7 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
-import org.springframework.core.MethodIntrospector;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.CannotCreateTransactionException;
@@ -48,7 +50,6 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionManager;
 import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.support.TransactionTemplate;
-import org.springframework.util.ClassUtils;
 
 /**
  * Runs each call of an {@link IdempotentListener} method through the inbox, in a Spring transaction that commits
@@ -113,10 +114,12 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   public void afterSingletonsInstantiated() {
     IdemListenersProperties settings = properties.getIfAvailable(IdemListenersProperties::new);
     ConsumerEngine engine = settings.engine();
-    List<ListenerMethod> found = scan(beans);
+    List<ListenerBeans.Found> listenerBeans = ListenerBeans.of(beans);
+    List<ListenerMethod> found = scan(listenerBeans);
     if (found.isEmpty()) {
       return;
     }
+    checkProxied(listenerBeans);
     Inbox inbox = inboxes.getIfUnique();
     String first = found.get(0).source;
     if (inbox == null) {
@@ -159,34 +162,22 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
 
   /** Every {@link IdempotentListener} method of the application's beans, checked; fails on a bad one. */
   static List<ListenerMethod> scan(ListableBeanFactory beans) {
+    return scan(ListenerBeans.of(beans));
+  }
+
+  private static List<ListenerMethod> scan(List<ListenerBeans.Found> found) {
     Map<String, ListenerMethod> byConsumer = new LinkedHashMap<>();
     Map<Method, ListenerMethod> seen = new LinkedHashMap<>();
-    for (String name : beans.getBeanNamesForType(Object.class, true, false)) {
-      Class<?> type = beans.getType(name, false);
-      if (type == null) {
-        continue;
-      }
-      Class<?> user = ClassUtils.getUserClass(type);
-      if (user.getName().startsWith("org.springframework.")) {
-        continue;
-      }
-      Map<Method, IdempotentListener> annotated;
-      try {
-        annotated = MethodIntrospector.selectMethods(user,
-            (MethodIntrospector.MetadataLookup<IdempotentListener>) m -> AnnotatedElementUtils.findMergedAnnotation(
-                m, IdempotentListener.class));
-      } catch (LinkageError e) {
-        continue; // a library bean whose methods name an optional class that is absent
-      }
-      for (Map.Entry<Method, IdempotentListener> e : annotated.entrySet()) {
+    for (ListenerBeans.Found bean : found) {
+      for (Map.Entry<Method, IdempotentListener> e : bean.methods().entrySet()) {
         if (seen.containsKey(e.getKey())) {
           continue; // one method seen on two beans of its class
         }
         if (AnnotatedElementUtils.hasAnnotation(e.getKey(), Idempotent.class)) {
-          throw new IllegalStateException(ListenerMethod.source(user, e.getKey()) + " has both @Idempotent and"
+          throw new IllegalStateException(ListenerMethod.source(bean.type(), e.getKey()) + " has both @Idempotent and"
               + " @IdempotentListener: keep @IdempotentListener, which makes each message id take effect once");
         }
-        ListenerMethod m = ListenerMethod.of(user, e.getKey(), e.getValue());
+        ListenerMethod m = ListenerMethod.of(bean.type(), e.getKey(), e.getValue());
         seen.put(m.method, m);
         ListenerMethod previous = byConsumer.putIfAbsent(m.consumer, m);
         if (previous != null) {
@@ -197,6 +188,32 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
       }
     }
     return new ArrayList<>(seen.values());
+  }
+
+  /**
+   * Each singleton with {@link IdempotentListener} methods must be a proxy that runs this interceptor: a bean that is
+   * not (registered as an object, replaced by a post-processor, created before the advisor existed) would run its
+   * messages without the inbox.
+   */
+  private void checkProxied(List<ListenerBeans.Found> found) {
+    if (!(beans instanceof ConfigurableListableBeanFactory factory)) {
+      return;
+    }
+    for (ListenerBeans.Found bean : found) {
+      if (!factory.containsSingleton(bean.name()) || factory.isFactoryBean(bean.name())) {
+        continue;
+      }
+      Object instance = factory.getSingleton(bean.name());
+      boolean advised = instance instanceof Advised a && Arrays.stream(a.getAdvisors())
+          .anyMatch(advisor -> advisor.getAdvice() == this);
+      if (!advised) {
+        throw new IllegalStateException("bean '" + bean.name() + "' (" + bean.type().getName() + ") has"
+            + " @IdempotentListener methods but is not a Spring AOP proxy running them through the inbox, so its"
+            + " messages would skip it: let Spring create the bean (not registerSingleton or a post-processor that"
+            + " replaces it), and do not make a BeanPostProcessor depend on it (it would be created before the"
+            + " advisor)");
+      }
+    }
   }
 
   /** The one transaction manager (or the primary one) that manages {@code dataSource}, or null. */

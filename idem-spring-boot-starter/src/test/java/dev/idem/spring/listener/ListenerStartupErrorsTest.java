@@ -339,15 +339,18 @@ class ListenerStartupErrorsTest {
         + " ...) but the Inbox bean's store is " + InMemoryInboxStore.class.getName() + ", not a JdbcInboxStore");
   }
 
-  /** The application's class loader, as if Jackson 3 were not on the classpath. */
-  private static final class WithoutJackson extends ClassLoader {
-    WithoutJackson() {
+  /** The application's class loader, as if the classes of a package were not on the classpath. */
+  private static final class Without extends ClassLoader {
+    private final String hidden;
+
+    Without(String hidden) {
       super(ListenerStartupErrorsTest.class.getClassLoader());
+      this.hidden = hidden;
     }
 
     @Override
     protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-      if (name.startsWith("tools.jackson.")) {
+      if (name.startsWith(hidden)) {
         throw new ClassNotFoundException(name);
       }
       return super.loadClass(name, resolve);
@@ -356,10 +359,30 @@ class ListenerStartupErrorsTest {
 
   @Test
   void aPayloadOfJsonWithoutJackson() {
-    Throwable failure = catchThrowable(() -> run(new WithoutJackson(), Fine.class).close());
+    Throwable failure = catchThrowable(() -> run(new Without("tools.jackson."), Fine.class).close());
 
     assertThat(messages(failure)).contains("@IdempotentListener on " + source(Fine.class) + " takes no raw message,"
         + " so its payload is its arguments as JSON, which needs Jackson 3");
+  }
+
+  @Test
+  void listenersWithoutIdemOutboxWouldBeIgnored() {
+    Throwable failure = catchThrowable(() -> run(new Without("dev.idem.outbox."), Fine.class).close());
+
+    assertThat(messages(failure)).contains("@IdempotentListener methods exist (bean 'listenerStartupErrorsTest.Fine'"
+        + " of " + Fine.class.getName() + " ...) but nothing runs them through an inbox");
+  }
+
+  @Test
+  void aListenerBeanThatIsNotProxied() {
+    Throwable failure = catchThrowable(() -> new SpringApplicationBuilder(Base.class)
+        .web(WebApplicationType.NONE)
+        .initializers(context -> context.getBeanFactory().registerSingleton("listenfixUnproxied", new Fine()))
+        .run("--spring.datasource.url=jdbc:h2:mem:listenfix-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+            "--idem.outbox.initialize-schema=true", "--idem.store.initialize-schema=true").close());
+
+    assertThat(messages(failure)).contains("bean 'listenfixUnproxied' (" + Fine.class.getName() + ") has"
+        + " @IdempotentListener methods but is not a Spring AOP proxy running them through the inbox");
   }
 
   @Test
