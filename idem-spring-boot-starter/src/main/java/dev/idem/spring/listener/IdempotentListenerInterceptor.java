@@ -432,7 +432,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
 
   /** The exception the method's container takes as "give up": RabbitMQ's own, wrapping ours, or ours. */
   private static RuntimeException gaveUp(ListenerMethod m, ListenerGaveUpException e) {
-    return m.broker == ListenerMethod.Broker.RABBITMQ ? AmqpMessages.rejectWithoutRequeue(e) : e;
+    return m.rejectsAsAmqp() ? AmqpMessages.rejectWithoutRequeue(e) : e;
   }
 
   /**

@@ -78,6 +78,14 @@ final class ListenerMethod {
     this.content = content;
   }
 
+  /**
+   * Whether giving up must throw Spring AMQP's "reject without requeue": a {@code @RabbitListener}, or a method
+   * registered in code that takes an AMQP message (a bare exception would requeue it forever).
+   */
+  boolean rejectsAsAmqp() {
+    return broker == Broker.RABBITMQ || raw == Raw.AMQP_MESSAGE;
+  }
+
   /** Whether the payload is the arguments as JSON: the method takes no raw message. */
   boolean payloadIsJson() {
     return rawIndex < 0;
