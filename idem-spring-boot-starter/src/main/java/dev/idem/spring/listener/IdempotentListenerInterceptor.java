@@ -160,11 +160,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
         .map(m -> m.source + " (consumer '" + m.consumer + "', " + m.broker + ")").toList() + "; " + engine);
   }
 
-  /** Every {@link IdempotentListener} method of the application's beans, checked; fails on a bad one. */
-  static List<ListenerMethod> scan(ListableBeanFactory beans) {
-    return scan(ListenerBeans.of(beans));
-  }
-
+  /** Every {@link IdempotentListener} method of {@code found}, checked; fails on a bad one. */
   private static List<ListenerMethod> scan(List<ListenerBeans.Found> found) {
     Map<String, ListenerMethod> byConsumer = new LinkedHashMap<>();
     Map<Method, ListenerMethod> seen = new LinkedHashMap<>();

@@ -1,19 +1,14 @@
 package dev.idem.spring.listener;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.Reason;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.junit.jupiter.api.Test;
-import org.springframework.amqp.AmqpRejectAndDontRequeueException;
-import org.springframework.amqp.core.Message;
-import org.springframework.amqp.core.MessageProperties;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
@@ -143,24 +138,6 @@ class ListenerCallsTest {
       assertThat(noPayload.decision().attempts()).isEqualTo(3);
       assertThat(noPayload.messageId()).isEqualTo("listenfix-o-3");
       assertThat(noPayload).hasStackTraceContaining("cannot be read");
-    }
-  }
-
-  /** An AMQP listener registered in code: no {@code @RabbitListener} says the broker. */
-  public static class AmqpInCode {
-    @IdempotentListener(consumer = "listenfix-amqp-in-code")
-    public void on(Message message) {}
-  }
-
-  @Test
-  void anAmqpListenerRegisteredInCodeGivesUpWithoutARequeue() {
-    try (ConfigurableApplicationContext context = ListenerStartupErrorsTest.run(AmqpInCode.class, NO_WAIT)) {
-      Message withoutId = new Message("{}".getBytes(StandardCharsets.UTF_8), new MessageProperties());
-
-      Throwable refused = catchThrowable(() -> context.getBean(AmqpInCode.class).on(withoutId));
-
-      assertThat(refused).isInstanceOf(AmqpRejectAndDontRequeueException.class)
-          .hasCauseInstanceOf(ListenerGaveUpException.class).hasMessageContaining("REJECT(missing_event_id)");
     }
   }
 }
