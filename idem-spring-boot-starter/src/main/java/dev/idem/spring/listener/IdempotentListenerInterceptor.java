@@ -20,6 +20,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,19 +33,23 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.framework.Advised;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeanWrapperImpl;
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.core.MethodIntrospector;
+import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionManager;
 import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.support.TransactionTemplate;
-import org.springframework.util.ClassUtils;
 
 /**
  * Runs each call of an {@link IdempotentListener} method through the inbox, in a Spring transaction that commits
@@ -109,10 +114,12 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   public void afterSingletonsInstantiated() {
     IdemListenersProperties settings = properties.getIfAvailable(IdemListenersProperties::new);
     ConsumerEngine engine = settings.engine();
-    List<ListenerMethod> found = scan(beans);
+    List<ListenerBeans.Found> listenerBeans = ListenerBeans.of(beans);
+    List<ListenerMethod> found = scan(listenerBeans);
     if (found.isEmpty()) {
       return;
     }
+    checkProxied(listenerBeans);
     Inbox inbox = inboxes.getIfUnique();
     String first = found.get(0).source;
     if (inbox == null) {
@@ -132,6 +139,14 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           + " transaction manager manages the inbox's DataSource: define one (Spring Boot makes a"
           + " DataSourceTransactionManager or JpaTransactionManager on the DataSource), or make it the @Primary one");
     }
+    for (ListenerMethod m : found) {
+      checkTransactionManager(m, manager);
+      if (m.payloadIsJson() && !JsonWriter.available(beans)) {
+        throw new IllegalStateException("@IdempotentListener on " + m.source + " takes no raw message, so its payload"
+            + " is its arguments as JSON, which needs Jackson 3 (tools.jackson.core:jackson-databind): add it, or"
+            + " take the raw message (a ConsumerRecord, an AMQP Message or a Spring Message<?>) as a parameter");
+      }
+    }
     TransactionTemplate template = new TransactionTemplate(manager);
     template.setPropagationBehavior(TransactionTemplate.PROPAGATION_REQUIRED);
     Function<Object, byte[]> json = jsonWriter.get();
@@ -145,36 +160,20 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
         .map(m -> m.source + " (consumer '" + m.consumer + "', " + m.broker + ")").toList() + "; " + engine);
   }
 
-  /** Every {@link IdempotentListener} method of the application's beans, checked; fails on a bad one. */
-  static List<ListenerMethod> scan(ListableBeanFactory beans) {
+  /** Every {@link IdempotentListener} method of {@code found}, checked; fails on a bad one. */
+  private static List<ListenerMethod> scan(List<ListenerBeans.Found> found) {
     Map<String, ListenerMethod> byConsumer = new LinkedHashMap<>();
     Map<Method, ListenerMethod> seen = new LinkedHashMap<>();
-    for (String name : beans.getBeanNamesForType(Object.class, true, false)) {
-      Class<?> type = beans.getType(name, false);
-      if (type == null) {
-        continue;
-      }
-      Class<?> user = ClassUtils.getUserClass(type);
-      if (user.getName().startsWith("org.springframework.")) {
-        continue;
-      }
-      Map<Method, IdempotentListener> annotated;
-      try {
-        annotated = MethodIntrospector.selectMethods(user,
-            (MethodIntrospector.MetadataLookup<IdempotentListener>) m -> AnnotatedElementUtils.findMergedAnnotation(
-                m, IdempotentListener.class));
-      } catch (LinkageError e) {
-        continue; // a library bean whose methods name an optional class that is absent
-      }
-      for (Map.Entry<Method, IdempotentListener> e : annotated.entrySet()) {
+    for (ListenerBeans.Found bean : found) {
+      for (Map.Entry<Method, IdempotentListener> e : bean.methods().entrySet()) {
         if (seen.containsKey(e.getKey())) {
           continue; // one method seen on two beans of its class
         }
         if (AnnotatedElementUtils.hasAnnotation(e.getKey(), Idempotent.class)) {
-          throw new IllegalStateException(ListenerMethod.source(user, e.getKey()) + " has both @Idempotent and"
+          throw new IllegalStateException(ListenerMethod.source(bean.type(), e.getKey()) + " has both @Idempotent and"
               + " @IdempotentListener: keep @IdempotentListener, which makes each message id take effect once");
         }
-        ListenerMethod m = ListenerMethod.of(user, e.getKey(), e.getValue());
+        ListenerMethod m = ListenerMethod.of(bean.type(), e.getKey(), e.getValue());
         seen.put(m.method, m);
         ListenerMethod previous = byConsumer.putIfAbsent(m.consumer, m);
         if (previous != null) {
@@ -187,6 +186,32 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     return new ArrayList<>(seen.values());
   }
 
+  /**
+   * Each singleton with {@link IdempotentListener} methods must be a proxy that runs this interceptor: a bean that is
+   * not (registered as an object, replaced by a post-processor, created before the advisor existed) would run its
+   * messages without the inbox.
+   */
+  private void checkProxied(List<ListenerBeans.Found> found) {
+    if (!(beans instanceof ConfigurableListableBeanFactory factory)) {
+      return;
+    }
+    for (ListenerBeans.Found bean : found) {
+      if (!factory.containsSingleton(bean.name()) || factory.isFactoryBean(bean.name())) {
+        continue;
+      }
+      Object instance = factory.getSingleton(bean.name());
+      boolean advised = instance instanceof Advised a && Arrays.stream(a.getAdvisors())
+          .anyMatch(advisor -> advisor.getAdvice() == this);
+      if (!advised) {
+        throw new IllegalStateException("bean '" + bean.name() + "' (" + bean.type().getName() + ") has"
+            + " @IdempotentListener methods but is not a Spring AOP proxy running them through the inbox, so its"
+            + " messages would skip it: let Spring create the bean (not registerSingleton or a post-processor that"
+            + " replaces it), and do not make a BeanPostProcessor depend on it (it would be created before the"
+            + " advisor)");
+      }
+    }
+  }
+
   /** The one transaction manager (or the primary one) that manages {@code dataSource}, or null. */
   private PlatformTransactionManager managerOf(DataSource dataSource) {
     PlatformTransactionManager unique = transactionManagers.getIfUnique();
@@ -196,6 +221,29 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     List<PlatformTransactionManager> managing = transactionManagers.orderedStream()
         .filter(m -> manages(m, dataSource)).toList();
     return managing.size() == 1 ? managing.get(0) : null;
+  }
+
+  /** A method's own {@code @Transactional} must name, or default to, the manager of the inbox's transaction. */
+  private void checkTransactionManager(ListenerMethod m, PlatformTransactionManager inboxManager) {
+    if (m.transactionManager == null) {
+      return;
+    }
+    String named = m.transactionManager.isEmpty() ? "@Transactional" : "@Transactional(\"" + m.transactionManager
+        + "\")";
+    TransactionManager resolved;
+    try {
+      resolved = m.transactionManager.isEmpty() ? beans.getBeanProvider(TransactionManager.class).getIfUnique()
+          : BeanFactoryAnnotationUtils.qualifiedBeanOfType(beans, TransactionManager.class, m.transactionManager);
+    } catch (BeansException e) {
+      resolved = null;
+    }
+    if (resolved != inboxManager) {
+      throw new IllegalStateException("@IdempotentListener on " + m.source + " is " + named + ", which "
+          + (resolved == null ? "names no single transaction manager" : "runs on another transaction manager ("
+          + resolved + ")") + " than the inbox's (" + inboxManager + "): the inbox row is written in the"
+          + " transaction of the inbox's DataSource, and writes under another transaction manager would commit apart"
+          + " from it. Name the inbox's transaction manager, or drop @Transactional");
+    }
   }
 
   private static boolean manages(PlatformTransactionManager manager, DataSource dataSource) {
@@ -216,109 +264,134 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           + " application finished starting, or on a bean the startup scan did not see: its messages cannot go"
           + " through the inbox");
     }
-    ListenerMethod.Delivery delivery;
-    try {
-      delivery = m.delivery(invocation.getThis(), invocation.getArguments(), beans, r.json());
-    } catch (VirtualMachineError e) {
-      throw e;
-    } catch (RuntimeException e) {
-      Reason reason = e instanceof IllegalArgumentException ? Reason.INVALID_ID : Reason.MISSING_ID;
-      throw refuse(r, m, null, null, reason, "the message's id or payload could not be read: " + describe(e), e);
-    }
-    if (delivery.id() == null) {
-      throw refuse(r, m, null, delivery.source(), Reason.MISSING_ID, "message without an id", null);
-    }
-    InboxEvent event;
-    try {
-      event = new InboxEvent(delivery.id(), delivery.source(), delivery.payload(), delivery.message());
-    } catch (IllegalArgumentException e) {
-      throw refuse(r, m, delivery.id(), delivery.source(), Reason.INVALID_ID, e.getMessage(), e);
-    }
-    process(r, m, event, invocation);
+    process(r, m, invocation);
     return null;
   }
 
-  private void process(Running r, ListenerMethod m, InboxEvent event, MethodInvocation invocation) {
-    String key = m.consumer + '\u0000' + event.eventId();
-    Failures known = failures.getOrDefault(key, new Failures(History.NONE, List.of()));
-    History history = known.history();
-    List<String> lines = new ArrayList<>(known.lines());
+  /**
+   * Reads the call's message and runs it through the inbox, trying again as the engine decides. A message without an
+   * id, or with one the inbox cannot hold, is refused at once; any other failure, computing its id or payload or in
+   * the method, is the method's: counted, tried again, given up on at the last attempt.
+   */
+  private void process(Running r, ListenerMethod m, MethodInvocation invocation) {
+    String key = null;
+    History history = History.NONE;
+    List<String> lines = new ArrayList<>();
     Instant holdUntil = r.clock().instant().plus(r.maxHold());
     while (true) {
-      boolean[] own = {true};
-      InboxResult result;
+      String id;
+      String source = null;
+      InboxEvent event = null;
+      Throwable thrown = null;
       try {
-        result = r.template().execute(status -> {
-          own[0] = status.isNewTransaction();
-          Connection c = DataSourceUtils.getConnection(r.dataSource());
-          try {
-            return r.inbox().process(JdbcTransaction.of(c), m.consumer, event, (tx, e) -> {
-              proceed(invocation);
-              status.flush(); // JPA: what the method persisted fails here, not after the inbox row's checks
-              return null;
-            });
-          } finally {
-            DataSourceUtils.releaseConnection(c, r.dataSource());
-          }
-        });
-      } catch (VirtualMachineError e) {
-        throw e;
-      } catch (RuntimeException | Error thrown) {
-        if (!own[0]) {
-          throw thrown; // the caller's transaction: only its owner can roll it back and run the message again
+        ListenerMethod.Delivery delivery = m.delivery(invocation.getThis(), invocation.getArguments(), beans,
+            r.json());
+        id = delivery.id();
+        source = delivery.source();
+        if (id == null) {
+          throw refuse(r, m, null, source, Reason.MISSING_ID, "message without an id", null);
         }
-        // a rollback that failed too (the connection is gone) hides what failed first: judge that
-        Throwable e = thrown instanceof TransactionSystemException t && t.getApplicationException() != null
-            ? t.getApplicationException() : thrown;
-        History before = history.withOutages(outages.get());
-        // no transaction could be opened: the message's work never started, so it is the database's failure even
-        // when the database answers again by the time a health check would ask
-        Decision d = e instanceof CannotCreateTransactionException ? r.engine().decide(Reason.DATABASE_DOWN, before)
-            : r.engine().failed(e, before, r.inbox().store());
-        Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
-        if (d.counted()) {
-          lines.add(Instant.now(r.clock()) + " " + truncate(describe(cause)));
-          if (lines.size() > MAX_HISTORY) {
-            lines.remove(0);
-          }
+        try {
+          event = new InboxEvent(id, source, delivery.payload(), delivery.message());
+        } catch (IllegalArgumentException e) {
+          throw refuse(r, m, id, source, Reason.INVALID_ID, e.getMessage(), e);
         }
-        history = history.next(d);
-        failed(r, m, event, d, cause, key, history, lines, holdUntil);
-        continue;
+      } catch (ListenerMethod.Unreadable e) {
+        id = e.id();
+        thrown = e;
+      } catch (IllegalArgumentException e) {
+        throw refuse(r, m, null, null, Reason.INVALID_ID, "the message's id could not be read: " + describe(e), e);
       }
-      outages.set(0);
-      failures.remove(key);
-      if (result.duplicate()) {
-        r.listener().duplicate(m.consumer, event.source(), event.eventId());
-      } else {
-        r.listener().processed(m.consumer, event.source(), event.eventId());
+      if (key == null && id != null) {
+        key = m.consumer + '\u0000' + id;
+        Failures known = failures.get(key);
+        if (known != null) {
+          history = known.history();
+          lines = new ArrayList<>(known.lines());
+        }
       }
-      return;
+      boolean[] own = {true};
+      InboxResult result = null;
+      if (event != null) {
+        InboxEvent taken = event;
+        try {
+          result = r.template().execute(status -> {
+            own[0] = status.isNewTransaction();
+            Connection c = DataSourceUtils.getConnection(r.dataSource());
+            try {
+              return r.inbox().process(JdbcTransaction.of(c), m.consumer, taken, (tx, e) -> {
+                proceed(invocation);
+                status.flush(); // JPA: what the method persisted fails here, not after the inbox row's checks
+                return null;
+              });
+            } finally {
+              DataSourceUtils.releaseConnection(c, r.dataSource());
+            }
+          });
+        } catch (VirtualMachineError e) {
+          throw e;
+        } catch (RuntimeException | Error e) {
+          if (!own[0]) {
+            throw e; // the caller's transaction: only its owner can roll it back and run the message again
+          }
+          thrown = e;
+        }
+      }
+      if (thrown == null) {
+        outages.set(0);
+        if (key != null) {
+          failures.remove(key);
+        }
+        if (result.duplicate()) {
+          r.listener().duplicate(m.consumer, source, id);
+        } else {
+          r.listener().processed(m.consumer, source, id);
+        }
+        return;
+      }
+      // a rollback that failed too (the connection is gone) hides what failed first: judge that
+      Throwable e = thrown instanceof TransactionSystemException t && t.getApplicationException() != null
+          ? t.getApplicationException() : thrown;
+      History before = history.withOutages(outages.get());
+      // no transaction could be opened: the message's work never started, so it is the database's failure even
+      // when the database answers again by the time a health check would ask
+      Decision d = e instanceof CannotCreateTransactionException ? r.engine().decide(Reason.DATABASE_DOWN, before)
+          : r.engine().failed(e, before, r.inbox().store());
+      Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
+      if (d.counted()) {
+        lines.add(Instant.now(r.clock()) + " " + truncate(describe(cause)));
+        if (lines.size() > MAX_HISTORY) {
+          lines.remove(0);
+        }
+      }
+      history = history.next(d);
+      failed(r, m, id, source, d, cause, key, history, lines, holdUntil);
     }
   }
 
   /** Carries out {@code d}: waits before the next try, or throws to give the message up or hand it back. */
-  private void failed(Running r, ListenerMethod m, InboxEvent event, Decision d, Throwable cause, String key,
+  private void failed(Running r, ListenerMethod m, String id, String source, Decision d, Throwable cause, String key,
       History next, List<String> lines, Instant holdUntil) {
-    String id = event.eventId();
     switch (d.action()) {
       case PAUSE -> {
         outages.incrementAndGet();
-        r.listener().paused(m.consumer, event.source(), id, d, cause);
+        r.listener().paused(m.consumer, source, id, d, cause);
       }
       case RETRY -> {
         outages.set(0);
-        r.listener().retried(m.consumer, event.source(), id, d, cause);
+        r.listener().retried(m.consumer, source, id, d, cause);
       }
       case DEAD_LETTER -> {
         outages.set(0);
-        failures.remove(key);
-        r.listener().deadLettered(m.consumer, event.source(), id, d, cause);
+        if (key != null) {
+          failures.remove(key);
+        }
+        r.listener().deadLettered(m.consumer, source, id, d, cause);
         LOG.log(System.Logger.Level.WARNING, "consumer '" + m.consumer + "': giving up on message " + id + " ("
             + d + "): " + describe(cause));
         throw gaveUp(m, new ListenerGaveUpException(m.consumer, id, d, lines, cause));
       }
-      default -> throw refuse(r, m, id, event.source(), d.reason(), "refused by the inbox: " + describe(cause),
+      default -> throw refuse(r, m, id, source, d.reason(), "refused by the inbox: " + describe(cause),
           cause);
     }
     if (d.action() == Action.RETRY && d.counted()) {
@@ -326,7 +399,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           + d.attempts() + " of " + r.engine().maxAttempts() + "), trying again after " + d.after().toMillis()
           + " ms: " + describe(cause));
     }
-    failures.put(key, new Failures(next.withOutages(0), List.copyOf(lines)));
+    if (key != null) {
+      failures.put(key, new Failures(next.withOutages(0), List.copyOf(lines)));
+    }
     if (r.clock().instant().plus(d.after()).isAfter(holdUntil)) {
       throw new ListenerRetryLaterException("consumer '" + m.consumer + "': message " + id + " was held "
           + r.maxHold() + " (idem.listeners.max-hold) waiting between tries; handing it back for a"
@@ -353,13 +428,18 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
 
   /** The exception the method's container takes as "give up": RabbitMQ's own, wrapping ours, or ours. */
   private static RuntimeException gaveUp(ListenerMethod m, ListenerGaveUpException e) {
-    return m.broker == ListenerMethod.Broker.RABBITMQ ? AmqpMessages.rejectWithoutRequeue(e) : e;
+    return m.rejectsAsAmqp() ? AmqpMessages.rejectWithoutRequeue(e) : e;
   }
 
-  /** Calls the method; a {@link Throwable} that is neither an exception nor an error is wrapped. */
+  /**
+   * Calls the method through the rest of its advice chain; a {@link Throwable} that is neither an exception nor an
+   * error is wrapped. Each try proceeds on a clone: an invocation remembers how far down the chain it went, so
+   * proceeding on it again would call the method directly and skip the advice after this one.
+   */
   private static void proceed(MethodInvocation invocation) throws Exception {
+    MethodInvocation attempt = invocation instanceof ProxyMethodInvocation p ? p.invocableClone() : invocation;
     try {
-      invocation.proceed();
+      attempt.proceed();
     } catch (Exception | Error e) {
       throw e;
     } catch (Throwable t) {

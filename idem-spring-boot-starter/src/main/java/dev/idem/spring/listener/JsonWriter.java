@@ -2,6 +2,7 @@ package dev.idem.spring.listener;
 
 import java.util.function.Function;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.util.ClassUtils;
 import tools.jackson.databind.ObjectMapper;
 
@@ -14,8 +15,14 @@ final class JsonWriter {
 
   private JsonWriter() {}
 
+  /** Whether the application has Jackson 3, as its bean class loader sees it. */
+  static boolean available(ListableBeanFactory beans) {
+    ClassLoader loader = beans instanceof ConfigurableBeanFactory c ? c.getBeanClassLoader() : null;
+    return ClassUtils.isPresent(JACKSON, loader == null ? JsonWriter.class.getClassLoader() : loader);
+  }
+
   static Function<Object, byte[]> of(ListableBeanFactory beans) {
-    if (!ClassUtils.isPresent(JACKSON, JsonWriter.class.getClassLoader())) {
+    if (!available(beans)) {
       return value -> {
         throw new IllegalStateException("the payload of a listener method without a raw message parameter is its"
             + " arguments as JSON, which needs Jackson 3 (tools.jackson.core:jackson-databind)");

@@ -1,9 +1,12 @@
 package dev.idem.spring.listener;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.function.Function;
 import org.springframework.beans.factory.BeanFactory;
@@ -11,6 +14,7 @@ import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.MergedAnnotation;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.expression.Expression;
@@ -33,6 +37,11 @@ final class ListenerMethod {
   private static final String KAFKA_RECORD = "org.apache.kafka.clients.consumer.ConsumerRecord";
   private static final String AMQP_MESSAGE = "org.springframework.amqp.core.Message";
   private static final String SPRING_MESSAGE = "org.springframework.messaging.Message";
+  private static final String KAFKA_RECORDS = "org.apache.kafka.clients.consumer.ConsumerRecords";
+  private static final String KAFKA_ACKNOWLEDGMENT = "org.springframework.kafka.support.Acknowledgment";
+  private static final String RABBIT_CHANNEL = "com.rabbitmq.client.Channel";
+  private static final String KAFKA_LISTENER = "org.springframework.kafka.annotation.KafkaListener";
+  private static final String RABBIT_LISTENER = "org.springframework.amqp.rabbit.annotation.RabbitListener";
   /** Parameters of these packages are the container's (a channel, an acknowledgment), not the message's content. */
   private static final List<String> INFRASTRUCTURE = List.of("org.apache.kafka.", "com.rabbitmq.",
       "org.springframework.kafka.", "org.springframework.amqp.", "org.springframework.messaging.");
@@ -47,23 +56,39 @@ final class ListenerMethod {
   final String source;
   final String consumer;
   final Broker broker;
+  /** The method's {@code @Transactional} qualifier, "" for the default transaction manager, null without one. */
+  final String transactionManager;
   private final Expression id;
   private final int rawIndex;
   private final Raw raw;
   private final boolean offsetId;
   private final boolean[] content;
 
-  private ListenerMethod(Method method, String source, String consumer, Broker broker, Expression id, int rawIndex,
-      Raw raw, boolean offsetId, boolean[] content) {
+  private ListenerMethod(Method method, String source, String consumer, Broker broker, String transactionManager,
+      Expression id, int rawIndex, Raw raw, boolean offsetId, boolean[] content) {
     this.method = method;
     this.source = source;
     this.consumer = consumer;
     this.broker = broker;
+    this.transactionManager = transactionManager;
     this.id = id;
     this.rawIndex = rawIndex;
     this.raw = raw;
     this.offsetId = offsetId;
     this.content = content;
+  }
+
+  /**
+   * Whether giving up must throw Spring AMQP's "reject without requeue": a {@code @RabbitListener}, or a method
+   * registered in code that takes an AMQP message (a bare exception would requeue it forever).
+   */
+  boolean rejectsAsAmqp() {
+    return broker == Broker.RABBITMQ || raw == Raw.AMQP_MESSAGE;
+  }
+
+  /** Whether the payload is the arguments as JSON: the method takes no raw message. */
+  boolean payloadIsJson() {
+    return rawIndex < 0;
   }
 
   static String source(Class<?> type, Method method) {
@@ -90,7 +115,7 @@ final class ListenerMethod {
           + method.getGenericReturnType().getTypeName() + ": a duplicate skips the method and has nothing to"
           + " return (and a returned value would be sent on as a reply)");
     }
-    checkJoinsTheInboxTransaction(type, method, source);
+    String transactionManager = checkJoinsTheInboxTransaction(type, method, source);
     Class<?>[] types = method.getParameterTypes();
     int rawIndex = -1;
     Raw raw = null;
@@ -118,12 +143,47 @@ final class ListenerMethod {
           + " raw message as a parameter (a Kafka ConsumerRecord, an AMQP Message or a Spring Message<?>), or name"
           + " the id with @IdempotentListener(id = \"#order.id\")");
     }
+    Broker broker = broker(type, method);
+    checkAcknowledgesPerMessage(source, broker, method, types);
+    if (a.offsetId() && broker == Broker.RABBITMQ) {
+      throw new IllegalStateException("@IdempotentListener(offsetId = true) on " + source + " is a @RabbitListener:"
+          + " a RabbitMQ message has no offset; take the id from the message id (an AMQP Message parameter) or name"
+          + " it with @IdempotentListener(id = ...)");
+    }
     if (a.offsetId() && raw != Raw.KAFKA_RECORD && raw != Raw.SPRING_MESSAGE) {
       throw new IllegalStateException("@IdempotentListener(offsetId = true) on " + source + " needs the Kafka record"
           + " as a parameter (a ConsumerRecord or a Spring Message<?>) to read its position from");
     }
-    return new ListenerMethod(method, source, consumer, broker(type, method), id, rawIndex, raw, a.offsetId(),
+    return new ListenerMethod(method, source, consumer, broker, transactionManager, id, rawIndex, raw, a.offsetId(),
         content);
+  }
+
+  /**
+   * Each call must be one message, acknowledged by the container after the call returned: a batch would be one inbox
+   * row for many messages, and an acknowledgment inside the method could commit the offset (Kafka) or remove the
+   * message (RabbitMQ) before the inbox row commits, losing the message if the transaction then fails.
+   */
+  private static void checkAcknowledgesPerMessage(String source, Broker broker, Method method, Class<?>[] types) {
+    for (Class<?> t : types) {
+      if (is(t, KAFKA_ACKNOWLEDGMENT) || is(t, RABBIT_CHANNEL)) {
+        throw new IllegalStateException("@IdempotentListener on " + source + " takes a " + t.getName()
+            + " parameter: ack modes that ack inside the method are not supported (the ack could take effect"
+            + " before the inbox's transaction commits, and a failure after it would lose the message). Drop the"
+            + " parameter and use the container's RECORD or BATCH ack mode (Kafka) or AUTO acknowledge (RabbitMQ)");
+      }
+    }
+    boolean batch = broker != Broker.OTHER && Arrays.stream(types).anyMatch(Collection.class::isAssignableFrom)
+        || Arrays.stream(types).anyMatch(t -> is(t, KAFKA_RECORDS));
+    for (String listener : List.of(KAFKA_LISTENER, RABBIT_LISTENER)) {
+      MergedAnnotation<Annotation> on = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).get(listener);
+      batch |= on.isPresent() && on.getValue("batch", String.class).filter("true"::equals).isPresent();
+    }
+    if (batch) {
+      throw new IllegalStateException("@IdempotentListener on " + source + " is a batch listener (batch = \"true\","
+          + " or a List or ConsumerRecords parameter): batch listeners are not supported, each call must be one"
+          + " message with one id. Listen to one record or message per call (if one message's body is a list,"
+          + " wrap it in a type of your own)");
+    }
   }
 
   private static String consumer(String source, String consumer) {
@@ -140,12 +200,14 @@ final class ListenerMethod {
 
   /**
    * The method's writes must commit with the inbox row: its own {@code @Transactional} may join the transaction the
-   * row is written in, not suspend it or run on another transaction manager.
+   * row is written in, not suspend it. Its transaction manager is checked once the beans exist.
+   *
+   * @return the {@code @Transactional} qualifier ("" for the default transaction manager), or null without one
    */
-  private static void checkJoinsTheInboxTransaction(Class<?> type, Method method, String source) {
+  private static String checkJoinsTheInboxTransaction(Class<?> type, Method method, String source) {
     TransactionAttribute tx = TRANSACTIONS.getTransactionAttribute(method, type);
     if (tx == null) {
-      return;
+      return null;
     }
     int propagation = tx.getPropagationBehavior();
     if (propagation == TransactionDefinition.PROPAGATION_REQUIRES_NEW
@@ -156,26 +218,22 @@ final class ListenerMethod {
           + " would commit apart from the inbox row, and a redelivery could apply them twice. Use REQUIRED (the"
           + " default), or drop @Transactional: the method runs in the inbox's transaction already");
     }
-    if (tx.getQualifier() != null && !tx.getQualifier().isEmpty()) {
-      throw new IllegalStateException("@IdempotentListener on " + source + " is @Transactional(\""
-          + tx.getQualifier() + "\"): the inbox row is written in the transaction of the inbox's DataSource, and"
-          + " writes under another transaction manager would commit apart from it. Drop the qualifier");
-    }
+    return tx.getQualifier() == null ? "" : tx.getQualifier();
   }
 
   private static Broker broker(Class<?> type, Method method) {
     MergedAnnotations onMethod = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY);
     MergedAnnotations onType = MergedAnnotations.from(type, SearchStrategy.TYPE_HIERARCHY);
-    if (onMethod.isPresent("org.springframework.kafka.annotation.KafkaListener")
+    if (onMethod.isPresent(KAFKA_LISTENER)
         || onMethod.isPresent("org.springframework.kafka.annotation.KafkaListeners")
         || onMethod.isPresent("org.springframework.kafka.annotation.KafkaHandler")
-        && onType.isPresent("org.springframework.kafka.annotation.KafkaListener")) {
+        && onType.isPresent(KAFKA_LISTENER)) {
       return Broker.KAFKA;
     }
-    if (onMethod.isPresent("org.springframework.amqp.rabbit.annotation.RabbitListener")
+    if (onMethod.isPresent(RABBIT_LISTENER)
         || onMethod.isPresent("org.springframework.amqp.rabbit.annotation.RabbitListeners")
         || onMethod.isPresent("org.springframework.amqp.rabbit.annotation.RabbitHandler")
-        && onType.isPresent("org.springframework.amqp.rabbit.annotation.RabbitListener")) {
+        && onType.isPresent(RABBIT_LISTENER)) {
       return Broker.RABBITMQ;
     }
     return Broker.OTHER;
@@ -195,31 +253,71 @@ final class ListenerMethod {
   record Delivery(String id, String source, byte[] payload, Object message) {}
 
   /**
+   * The id or the payload of a message could not be computed (an id expression's bean failed, the payload could not
+   * be written as JSON): the method's failure, to be tried again, not the message's. Carries the id when it was read.
+   */
+  static final class Unreadable extends RuntimeException {
+    private final String id;
+
+    Unreadable(String what, String id, RuntimeException cause) {
+      super("the message's " + what + " could not be computed: " + cause, cause);
+      this.id = id;
+    }
+
+    /** The message's id, or null when it was the id that failed. */
+    String id() {
+      return id;
+    }
+  }
+
+  /**
    * The message of a call with {@code arguments}.
    *
    * @param json writes a value as JSON, for payloads that are not bytes or text
-   * @throws IllegalArgumentException when the id header is not UTF-8
+   * @throws IllegalArgumentException when the id header is not UTF-8: an id the inbox cannot hold
+   * @throws Unreadable when anything else fails while computing the id or the payload
    */
   Delivery delivery(Object target, Object[] arguments, BeanFactory beans, Function<Object, byte[]> json) {
     Object message = rawIndex < 0 ? null : arguments[rawIndex];
     String messageId;
-    if (id != null) {
-      MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(target, method, arguments, NAMES);
-      context.setBeanResolver(new BeanFactoryResolver(beans));
-      Object value = id.getValue(context);
-      messageId = value == null ? null : value.toString();
-    } else if (message == null) {
-      messageId = null;
-    } else {
-      messageId = switch (raw) {
-        case KAFKA_RECORD -> KafkaRecords.id(message, offsetId);
-        case AMQP_MESSAGE -> AmqpMessages.id(message);
-        case SPRING_MESSAGE -> SpringMessages.id(message, offsetId);
-      };
+    try {
+      messageId = id(message, target, arguments, beans);
+    } catch (IllegalArgumentException e) {
+      if (id != null) {
+        throw new Unreadable("id (" + id.getExpressionString() + ")", null, e);
+      }
+      throw e;
+    } catch (RuntimeException e) {
+      throw new Unreadable("id", null, e);
     }
     if (messageId != null && messageId.isBlank()) {
       messageId = null;
     }
+    try {
+      return delivery(messageId, message, arguments, json);
+    } catch (RuntimeException e) {
+      throw new Unreadable("payload", messageId, e);
+    }
+  }
+
+  private String id(Object message, Object target, Object[] arguments, BeanFactory beans) {
+    if (id != null) {
+      MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(target, method, arguments, NAMES);
+      context.setBeanResolver(new BeanFactoryResolver(beans));
+      Object value = id.getValue(context);
+      return value == null ? null : value.toString();
+    }
+    if (message == null) {
+      return null;
+    }
+    return switch (raw) {
+      case KAFKA_RECORD -> KafkaRecords.id(message, offsetId);
+      case AMQP_MESSAGE -> AmqpMessages.id(message);
+      case SPRING_MESSAGE -> SpringMessages.id(message, offsetId);
+    };
+  }
+
+  private Delivery delivery(String messageId, Object message, Object[] arguments, Function<Object, byte[]> json) {
     if (message == null) {
       return new Delivery(messageId, null, json.apply(content(arguments)), null);
     }

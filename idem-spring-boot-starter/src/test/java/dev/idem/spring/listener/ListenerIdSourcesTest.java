@@ -14,6 +14,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.amqp.AmqpRejectAndDontRequeueException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.MessageProperties;
@@ -105,11 +106,13 @@ class ListenerIdSourcesTest {
 
     methods.amqp(message);
     methods.amqp(message);
-    ListenerGaveUpException refused = catchThrowableOfType(ListenerGaveUpException.class,
+    // registered in code (no @RabbitListener), it still gives up the AMQP way: a bare exception would requeue it
+    AmqpRejectAndDontRequeueException refused = catchThrowableOfType(AmqpRejectAndDontRequeueException.class,
         () -> methods.amqp(MessageBuilder.withBody(new byte[0]).build()));
 
     assertThat(methods.ran()).containsExactly("amqp m-1");
-    assertThat(refused.decision().reason()).isEqualTo(Reason.MISSING_ID);
+    assertThat(refused.getCause()).isInstanceOf(ListenerGaveUpException.class);
+    assertThat(((ListenerGaveUpException) refused.getCause()).decision().reason()).isEqualTo(Reason.MISSING_ID);
   }
 
   @Test

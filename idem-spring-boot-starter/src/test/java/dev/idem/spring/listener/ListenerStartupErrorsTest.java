@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import com.rabbitmq.client.Channel;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.Reason;
@@ -13,8 +14,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -22,7 +26,14 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Primary;
+import org.springframework.core.io.DefaultResourceLoader;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -96,6 +107,75 @@ class ListenerStartupErrorsTest {
     public void on(ConsumerRecord<String, String> record) {}
   }
 
+  public static class AcknowledgesInside {
+    @KafkaListener(topics = "listenfix-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record, Acknowledgment ack) {}
+  }
+
+  public static class TakesTheChannel {
+    @RabbitListener(queues = "listenfix-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "billing")
+    public void on(Message message, Channel channel) {}
+  }
+
+  public static class BatchOfRecords {
+    @KafkaListener(topics = "listenfix-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "billing", id = "#records[0].key()")
+    public void on(List<ConsumerRecord<String, String>> records) {}
+  }
+
+  public static class BatchAttribute {
+    @KafkaListener(topics = "listenfix-startup", autoStartup = "false", batch = "true")
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class RabbitOffsetId {
+    @RabbitListener(queues = "listenfix-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "billing", offsetId = true)
+    public void on(Message message) {}
+  }
+
+  /** Two transaction managers: the inbox's, and a primary one on another DataSource. */
+  @Configuration
+  static class TwoTransactionManagers {
+    @Bean
+    PlatformTransactionManager inboxTransactions(DataSource dataSource) {
+      return new DataSourceTransactionManager(dataSource);
+    }
+
+    @Bean
+    @Primary
+    PlatformTransactionManager otherTransactions() {
+      return new DataSourceTransactionManager(new DriverManagerDataSource("jdbc:h2:mem:listenfix-other"));
+    }
+  }
+
+  public static class NamesTheInboxManager {
+    @IdempotentListener(consumer = "billing", id = "#id")
+    @Transactional("inboxTransactions")
+    public void on(String id) {}
+  }
+
+  public static class DefaultsToAnotherManager {
+    @IdempotentListener(consumer = "billing", id = "#id")
+    @Transactional
+    public void on(String id) {}
+  }
+
+  public static class NamesBootsManager {
+    @IdempotentListener(consumer = "billing", id = "#id")
+    @Transactional("transactionManager")
+    public void on(String id) {}
+  }
+
+  @Import({TwoTransactionManagers.class, NamesTheInboxManager.class})
+  static class NamesTheInboxManagerOfTwo {}
+
+  @Import({TwoTransactionManagers.class, DefaultsToAnotherManager.class})
+  static class DefaultsToAnotherManagerOfTwo {}
+
   public static class FinalMethod {
     @IdempotentListener(consumer = "billing")
     public final void on(ConsumerRecord<String, String> record) {}
@@ -139,7 +219,7 @@ class ListenerStartupErrorsTest {
     }
   }
 
-  private static Throwable start(Class<?> bean, String... properties) {
+  static Throwable start(Class<?> bean, String... properties) {
     return catchThrowable(() -> {
       try (ConfigurableApplicationContext ignored = run(bean, properties)) {
         // started: no failure
@@ -147,7 +227,11 @@ class ListenerStartupErrorsTest {
     });
   }
 
-  private static ConfigurableApplicationContext run(Class<?> bean, String... properties) {
+  static ConfigurableApplicationContext run(Class<?> bean, String... properties) {
+    return run(null, bean, properties);
+  }
+
+  private static ConfigurableApplicationContext run(ClassLoader loader, Class<?> bean, String... properties) {
     List<String> args = new ArrayList<>(List.of(
         "--spring.datasource.url=jdbc:h2:mem:listeners-startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
         "--idem.outbox.initialize-schema=true", "--idem.store.initialize-schema=true"));
@@ -155,10 +239,10 @@ class ListenerStartupErrorsTest {
       args.add("--" + p);
     }
     return new SpringApplicationBuilder(Base.class, bean).web(WebApplicationType.NONE)
-        .run(args.toArray(String[]::new));
+        .resourceLoader(new DefaultResourceLoader(loader)).run(args.toArray(String[]::new));
   }
 
-  private static String messages(Throwable t) {
+  static String messages(Throwable t) {
     List<String> all = new ArrayList<>();
     for (Throwable c = t; c != null; c = c.getCause()) {
       all.add(String.valueOf(c.getMessage()));
@@ -212,6 +296,34 @@ class ListenerStartupErrorsTest {
   }
 
   @Test
+  void ackModesThatAckInsideTheMethod() {
+    assertThat(messages(start(AcknowledgesInside.class))).contains("@IdempotentListener on "
+        + source(AcknowledgesInside.class) + " takes a " + Acknowledgment.class.getName() + " parameter: ack modes"
+        + " that ack inside the method are not supported");
+    assertThat(messages(start(TakesTheChannel.class))).contains("@IdempotentListener on "
+        + source(TakesTheChannel.class) + " takes a " + Channel.class.getName() + " parameter: ack modes"
+        + " that ack inside the method are not supported");
+  }
+
+  @Test
+  void batchListenersAndRabbitOffsetIds() {
+    assertThat(messages(start(BatchOfRecords.class))).contains("@IdempotentListener on "
+        + source(BatchOfRecords.class) + " is a batch listener");
+    assertThat(messages(start(BatchAttribute.class))).contains("@IdempotentListener on "
+        + source(BatchAttribute.class) + " is a batch listener");
+    assertThat(messages(start(RabbitOffsetId.class))).contains("@IdempotentListener(offsetId = true) on "
+        + source(RabbitOffsetId.class) + " is a @RabbitListener");
+  }
+
+  @Test
+  void aTransactionalThatNamesOrDefaultsToTheInboxsTransactionManagerIsFine() {
+    assertThat(start(NamesBootsManager.class)).isNull();
+    assertThat(start(NamesTheInboxManagerOfTwo.class)).isNull();
+    assertThat(messages(start(DefaultsToAnotherManagerOfTwo.class))).contains("@IdempotentListener on "
+        + source(DefaultsToAnotherManager.class) + " is @Transactional, which runs on another transaction manager");
+  }
+
+  @Test
   void methodsAProxyCannotInterceptOrThatAreAlsoIdempotent() {
     assertThat(messages(start(FinalMethod.class))).contains("@IdempotentListener on " + source(FinalMethod.class)
         + " must be on a method that is not final, private or static");
@@ -225,6 +337,52 @@ class ListenerStartupErrorsTest {
         + source(Fine.class) + " ...) but the application has no Inbox bean");
     assertThat(messages(start(MemoryInbox.class))).contains("@IdempotentListener methods exist (" + source(Fine.class)
         + " ...) but the Inbox bean's store is " + InMemoryInboxStore.class.getName() + ", not a JdbcInboxStore");
+  }
+
+  /** The application's class loader, as if the classes of a package were not on the classpath. */
+  private static final class Without extends ClassLoader {
+    private final String hidden;
+
+    Without(String hidden) {
+      super(ListenerStartupErrorsTest.class.getClassLoader());
+      this.hidden = hidden;
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (name.startsWith(hidden)) {
+        throw new ClassNotFoundException(name);
+      }
+      return super.loadClass(name, resolve);
+    }
+  }
+
+  @Test
+  void aPayloadOfJsonWithoutJackson() {
+    Throwable failure = catchThrowable(() -> run(new Without("tools.jackson."), Fine.class).close());
+
+    assertThat(messages(failure)).contains("@IdempotentListener on " + source(Fine.class) + " takes no raw message,"
+        + " so its payload is its arguments as JSON, which needs Jackson 3");
+  }
+
+  @Test
+  void listenersWithoutIdemOutboxWouldBeIgnored() {
+    Throwable failure = catchThrowable(() -> run(new Without("dev.idem.outbox."), Fine.class).close());
+
+    assertThat(messages(failure)).contains("@IdempotentListener methods exist (bean 'listenerStartupErrorsTest.Fine'"
+        + " of " + Fine.class.getName() + " ...) but nothing runs them through an inbox");
+  }
+
+  @Test
+  void aListenerBeanThatIsNotProxied() {
+    Throwable failure = catchThrowable(() -> new SpringApplicationBuilder(Base.class)
+        .web(WebApplicationType.NONE)
+        .initializers(context -> context.getBeanFactory().registerSingleton("listenfixUnproxied", new Fine()))
+        .run("--spring.datasource.url=jdbc:h2:mem:listenfix-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+            "--idem.outbox.initialize-schema=true", "--idem.store.initialize-schema=true").close());
+
+    assertThat(messages(failure)).contains("bean 'listenfixUnproxied' (" + Fine.class.getName() + ") has"
+        + " @IdempotentListener methods but is not a Spring AOP proxy running them through the inbox");
   }
 
   @Test
