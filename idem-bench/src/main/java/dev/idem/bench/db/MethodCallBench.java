@@ -36,8 +36,8 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code OperationPolicy.lookupFirst(false)}), through the call API with a key already answered (c: the replay,
  * decoded, without running the method; c2: the same without the look-up, which runs the method, collides with the
  * first call's order row, rolls back and replays; b3 and c3: a first call that says it is the caller's first attempt,
- * which skips the look-up, and a retry that says it is the second, which looks up first), and through the engine's own {@code Idem.atomic} with a hand-made
- * {@code StoredResponse} (e: what the typed API adds is (b) / (e)). Variants alternate within each pass; the ratios
+ * which skips the look-up, and a retry that says it is the second, which looks up first), and through the engine's
+ * own {@code Idem.atomic} with a hand-made {@code StoredResponse} (e: what the typed API adds is (b) / (e)). Variants alternate within each pass; the ratios
  * are per pass (adjacent runs), reported as their median.
  *
  * <pre>java -cp idem-bench/target/benchmarks.jar dev.idem.bench.db.MethodCallBench --threads 8 --seconds 4 --passes 3

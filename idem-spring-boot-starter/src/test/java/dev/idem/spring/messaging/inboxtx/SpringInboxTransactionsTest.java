@@ -397,7 +397,8 @@ class SpringInboxTransactionsTest {
       assertThat(inbox.transactions()).isNotInstanceOf(SpringInboxTransactions.class);
       assertThat(context.getBean("first", CountingTransactionManager.class).begun).hasValue(0);
       assertThat(context.getBean("second", CountingTransactionManager.class).begun).hasValue(0);
-      assertThat(joined).as("the handler's Spring data access is bound to the inbox's connection").containsExactly(true);
+      assertThat(joined).as("the handler's Spring data access is bound to the inbox's connection")
+          .containsExactly(true);
     }
   }
 
