@@ -76,7 +76,6 @@ public final class MethodCallBench {
   private final int threads;
   private final int seconds;
   private final List<String> answered = new ArrayList<>();
-  private final List<String> answeredNoLookup = new ArrayList<>();
 
   private MethodCallBench(String url, String user, int threads, int seconds) {
     HikariConfig config = new HikariConfig();
@@ -108,12 +107,12 @@ public final class MethodCallBench {
         url, threads, seconds, passes);
     Map<String, Op> variants = new LinkedHashMap<>();
     variants.put("a bare method", bench::bare);
-    variants.put("b call, new key", bench::firstCall);
-    variants.put("b2 call, new key, no look-up", bench::firstCallNoLookup);
-    variants.put("b3 call, new key, attempt 1", bench::firstAttempt);
-    variants.put("c call, replay", bench::replay);
-    variants.put("c2 call, replay, no look-up", bench::replayNoLookup);
-    variants.put("c3 call, replay, attempt 2", bench::replaySecondAttempt);
+    variants.put("b call, new key", () -> bench.firstCall(OPERATION, 0));
+    variants.put("b2 call, new key, no look-up", () -> bench.firstCall(NO_LOOKUP, 0));
+    variants.put("b3 call, new key, attempt 1", () -> bench.firstCall(OPERATION, 1));
+    variants.put("c call, replay", () -> bench.replay(OPERATION, 0));
+    variants.put("c2 call, replay, no look-up", () -> bench.replay(NO_LOOKUP, 0));
+    variants.put("c3 call, replay, attempt 2", () -> bench.replay(OPERATION, 2));
     variants.put("e Idem.atomic, new key", bench::engine);
     for (Map.Entry<String, Op> v : variants.entrySet()) {
       bench.measure(v.getKey() + " (priming, discarded)", v.getValue());
@@ -141,16 +140,15 @@ public final class MethodCallBench {
   private void prepare() throws SQLException {
     try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
       st.execute("DROP TABLE IF EXISTS bench_method_order");
-      st.execute("CREATE TABLE bench_method_order (id VARCHAR(64) PRIMARY KEY, amount BIGINT NOT NULL,"
+      st.execute("CREATE TABLE bench_method_order (id VARCHAR(100) PRIMARY KEY, amount BIGINT NOT NULL,"
           + " created_at BIGINT NOT NULL)");
       st.execute("DELETE FROM idem_record WHERE scope = '" + SCOPE + "'");
     }
     for (int i = 0; i < 2000; i++) {
       String key = "answered-" + i;
-      firstCall(key, i);
+      call(OPERATION, key, i, 0);
+      call(NO_LOOKUP, key, i, 0);
       answered.add(key);
-      firstCallNoLookup(key, i);
-      answeredNoLookup.add(key);
     }
   }
 
@@ -187,67 +185,41 @@ public final class MethodCallBench {
     }
   }
 
-  private void firstCall() {
-    IdempotentCall.Result<Receipt> r = firstCall(UuidV7.next().toString(),
-        ThreadLocalRandom.current().nextLong(1, 1_000_000));
+  /**
+   * A call of {@code operation} with {@code key}, as the caller's attempt {@code attempt} (0: no attempt number). The
+   * order's id carries the operation, so that both operations may answer one key with their own row.
+   */
+  private IdempotentCall.Result<Receipt> call(String operation, String key, long amount, int attempt) {
+    return call(operation, key, amount, attempt, tx -> place(tx.unwrap(Connection.class), operation + "/" + key,
+        amount));
+  }
+
+  private IdempotentCall.Result<Receipt> call(String operation, String key, long amount, int attempt,
+      IdempotentCall.InTransaction<Receipt> work) {
+    IdempotentCall call = idem.call(RecordKey.of(SCOPE, operation, key)).fingerprintJson(arguments(key, amount));
+    return (attempt > 0 ? call.attempt(attempt) : call).atomic(RECEIPTS, work);
+  }
+
+  /** A call with a new key: the method runs and its value is kept. */
+  private void firstCall(String operation, int attempt) {
+    IdempotentCall.Result<Receipt> r = call(operation, UuidV7.next().toString(),
+        ThreadLocalRandom.current().nextLong(1, 1_000_000), attempt);
     if (r.replayed()) {
       throw new IllegalStateException("a new key replayed: " + r.execution());
     }
-  }
-
-  private IdempotentCall.Result<Receipt> firstCall(String key, long amount) {
-    return idem.call(RecordKey.of(SCOPE, OPERATION, key)).fingerprintJson(arguments(key, amount))
-        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "ord_" + key, amount));
-  }
-
-  private void firstCallNoLookup() {
-    IdempotentCall.Result<Receipt> r = firstCallNoLookup(UuidV7.next().toString(),
-        ThreadLocalRandom.current().nextLong(1, 1_000_000));
-    if (r.replayed()) {
-      throw new IllegalStateException("a new key replayed: " + r.execution());
-    }
-  }
-
-  /** The order's id carries the operation, so that both operations may answer one key with their own row. */
-  private IdempotentCall.Result<Receipt> firstCallNoLookup(String key, long amount) {
-    return idem.call(RecordKey.of(SCOPE, NO_LOOKUP, key)).fingerprintJson(arguments(key, amount))
-        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "nl_" + key, amount));
   }
 
   /**
-   * A replay without the look-up: the method runs, its insert collides with the first call's row (the order's id
-   * is the key's) and rolls back, then the record is read and replayed.
+   * A call with an answered key, replayed. With the look-up (and on a second attempt) the method does not run;
+   * without it, the method runs, its insert collides with the first call's order row, rolls back, and the record is
+   * read and replayed.
    */
-  private void replayNoLookup() {
-    int i = ThreadLocalRandom.current().nextInt(answeredNoLookup.size());
-    String key = answeredNoLookup.get(i);
-    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, NO_LOOKUP, key))
-        .fingerprintJson(arguments(key, i))
-        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "nl_" + key, i));
-    if (!r.replayed() || r.value().amount() != i) {
-      throw new IllegalStateException("expected the replay of " + key + ", got " + r.execution());
-    }
-  }
-
-  /** A first call that says it is the caller's first attempt: no look-up before the work. */
-  private void firstAttempt() {
-    String key = UuidV7.next().toString();
-    long amount = ThreadLocalRandom.current().nextLong(1, 1_000_000);
-    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, OPERATION, key))
-        .fingerprintJson(arguments(key, amount)).attempt(1)
-        .atomic(RECEIPTS, tx -> place(tx.unwrap(Connection.class), "ord_" + key, amount));
-    if (r.replayed()) {
-      throw new IllegalStateException("a new key replayed: " + r.execution());
-    }
-  }
-
-  /** A retry (attempt 2) of an answered key: the look-up first, then the replay, without running the method. */
-  private void replaySecondAttempt() {
+  private void replay(String operation, int attempt) {
     int i = ThreadLocalRandom.current().nextInt(answered.size());
     String key = answered.get(i);
-    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, OPERATION, key))
-        .fingerprintJson(arguments(key, i)).attempt(2).atomic(RECEIPTS, tx -> {
-          throw new IllegalStateException("a retry of an answered key must not run the method");
+    IdempotentCall.Result<Receipt> r = operation.equals(NO_LOOKUP) ? call(operation, key, i, attempt)
+        : call(operation, key, i, attempt, tx -> {
+          throw new IllegalStateException("a replay that looks the record up first must not run the method");
         });
     if (!r.replayed() || r.value().amount() != i) {
       throw new IllegalStateException("expected the replay of " + key + ", got " + r.execution());
@@ -262,21 +234,9 @@ public final class MethodCallBench {
         "application/json");
     Execution e = idem.atomic(request, tx -> StoredResponse.of(200,
         Map.of("content-type", List.of(RECEIPTS.contentType())),
-        RECEIPTS.encode(place(tx.unwrap(Connection.class), "ord_" + key, amount))));
+        RECEIPTS.encode(place(tx.unwrap(Connection.class), OPERATION + "/" + key, amount))));
     if (e.outcome() != Execution.Outcome.STORED) {
       throw new IllegalStateException("expected STORED, got " + e);
-    }
-  }
-
-  private void replay() {
-    int i = ThreadLocalRandom.current().nextInt(answered.size());
-    String key = answered.get(i);
-    IdempotentCall.Result<Receipt> r = idem.call(RecordKey.of(SCOPE, OPERATION, key))
-        .fingerprintJson(arguments(key, i)).atomic(RECEIPTS, tx -> {
-          throw new IllegalStateException("a replay must not run the method");
-        });
-    if (!r.replayed() || r.value().amount() != i) {
-      throw new IllegalStateException("expected the replay of " + key + ", got " + r.execution());
     }
   }
 
