@@ -1,5 +1,6 @@
 package dev.idem.spring.listener;
 
+import dev.idem.spring.internal.AnnotatedBeans;
 import java.util.List;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -31,9 +32,9 @@ public class IdemListenersCheckAutoConfiguration {
       if (beans.containsBean(INTERCEPTOR)) {
         return;
       }
-      List<ListenerBeans.Found> found = ListenerBeans.of(beans);
+      List<AnnotatedBeans.Found<IdempotentListener>> found = AnnotatedBeans.find(beans, IdempotentListener.class);
       if (!found.isEmpty()) {
-        ListenerBeans.Found first = found.get(0);
+        AnnotatedBeans.Found<IdempotentListener> first = found.get(0);
         throw new IllegalStateException("@IdempotentListener methods exist (bean '" + first.name() + "' of "
             + first.type().getName() + " ...) but nothing runs them through an inbox, so they would be ignored: add"
             + " dev.idem:idem-outbox and a JDBC inbox (the starter makes one on the application's DataSource), or"

@@ -14,6 +14,7 @@ import dev.idem.outbox.consumer.Decision;
 import dev.idem.outbox.consumer.History;
 import dev.idem.outbox.consumer.Reason;
 import dev.idem.spring.Idempotent;
+import dev.idem.spring.internal.AnnotatedBeans;
 import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.time.Clock;
@@ -114,7 +115,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   public void afterSingletonsInstantiated() {
     IdemListenersProperties settings = properties.getIfAvailable(IdemListenersProperties::new);
     ConsumerEngine engine = settings.engine();
-    List<ListenerBeans.Found> listenerBeans = ListenerBeans.of(beans);
+    List<AnnotatedBeans.Found<IdempotentListener>> listenerBeans = AnnotatedBeans.find(beans, IdempotentListener.class);
     List<ListenerMethod> found = scan(listenerBeans);
     if (found.isEmpty()) {
       return;
@@ -161,10 +162,10 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   }
 
   /** Every {@link IdempotentListener} method of {@code found}, checked; fails on a bad one. */
-  private static List<ListenerMethod> scan(List<ListenerBeans.Found> found) {
+  private static List<ListenerMethod> scan(List<AnnotatedBeans.Found<IdempotentListener>> found) {
     Map<String, ListenerMethod> byConsumer = new LinkedHashMap<>();
     Map<Method, ListenerMethod> seen = new LinkedHashMap<>();
-    for (ListenerBeans.Found bean : found) {
+    for (AnnotatedBeans.Found<IdempotentListener> bean : found) {
       for (Map.Entry<Method, IdempotentListener> e : bean.methods().entrySet()) {
         if (seen.containsKey(e.getKey())) {
           continue; // one method seen on two beans of its class
@@ -191,11 +192,11 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
    * not (registered as an object, replaced by a post-processor, created before the advisor existed) would run its
    * messages without the inbox.
    */
-  private void checkProxied(List<ListenerBeans.Found> found) {
+  private void checkProxied(List<AnnotatedBeans.Found<IdempotentListener>> found) {
     if (!(beans instanceof ConfigurableListableBeanFactory factory)) {
       return;
     }
-    for (ListenerBeans.Found bean : found) {
+    for (AnnotatedBeans.Found<IdempotentListener> bean : found) {
       if (!factory.containsSingleton(bean.name()) || factory.isFactoryBean(bean.name())) {
         continue;
       }

@@ -3,16 +3,15 @@ package dev.idem.spring.method;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationPolicy;
 import dev.idem.spring.Idempotent;
+import dev.idem.spring.internal.AnnotatedBeans;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.stereotype.Controller;
-import org.springframework.util.ClassUtils;
 
 /**
  * Finds the {@code @Idempotent} methods of the application's beans that are not controllers (whose methods are HTTP
@@ -42,24 +41,9 @@ public final class IdempotentMethods {
   static List<IdempotentMethod> scan(ListableBeanFactory beans, OperationPolicy defaults,
       IdempotentMethod.Codecs codecs) {
     Map<String, IdempotentMethod> found = new LinkedHashMap<>();
-    for (String name : beans.getBeanNamesForType(Object.class, true, false)) {
-      Class<?> type = beans.getType(name, false);
-      if (type == null) {
-        continue;
-      }
-      Class<?> user = ClassUtils.getUserClass(type);
-      if (user.getName().startsWith("org.springframework.")) {
-        continue;
-      }
-      Map<Method, Idempotent> methods;
-      try {
-        methods = MethodIntrospector.selectMethods(user,
-            (MethodIntrospector.MetadataLookup<Idempotent>) m -> AnnotatedElementUtils.findMergedAnnotation(m,
-                Idempotent.class));
-      } catch (LinkageError e) {
-        // a library bean whose methods name an optional class that is absent: it has no @Idempotent of ours
-        continue;
-      }
+    for (AnnotatedBeans.Found<Idempotent> bean : AnnotatedBeans.find(beans, Idempotent.class)) {
+      Class<?> user = bean.type();
+      Map<Method, Idempotent> methods = bean.methods();
       boolean controller = AnnotatedElementUtils.hasAnnotation(user, Controller.class);
       for (Map.Entry<Method, Idempotent> e : methods.entrySet()) {
         if (controller) {
