@@ -42,6 +42,8 @@ final class IdempotentMethod {
   final Expression attempt;
   final List<Class<? extends Throwable>> keep;
   final String[] parameterNames;
+  /** The parameter the attempt expression names alone ({@code "#attempt"}), left out of the fingerprint; or -1. */
+  private final int attemptParameter;
   final Codec<Object> codec;
 
   private IdempotentMethod(Method method, String source, Idempotent a, OperationPolicy policy, Codec<Object> codec) {
@@ -61,6 +63,8 @@ final class IdempotentMethod {
     for (int i = 0; i < parameterNames.length; i++) {
       parameterNames[i] = names != null && names.length == parameterNames.length ? names[i] : "p" + i;
     }
+    this.attemptParameter = attempt == null ? -1
+        : List.of(parameterNames).indexOf(a.attempt().trim().startsWith("#") ? a.attempt().trim().substring(1) : "");
     this.codec = codec;
   }
 
@@ -217,7 +221,7 @@ final class IdempotentMethod {
     }
     Map<String, Object> all = new LinkedHashMap<>();
     for (int i = 0; i < arguments.length; i++) {
-      if (attempt != null && attempt.getExpressionString().trim().equals("#" + parameterNames[i])) {
+      if (i == attemptParameter) {
         continue; // the attempt number differs between attempts of one request: it is no part of the request
       }
       Object argument = arguments[i];

@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
@@ -160,20 +161,30 @@ class LookupFirstTest {
   @ValueSource(strings = {"h2", "postgres"})
   void sixteenCallersPerKeyGiveOneEffectWithoutTheLookUp(String database) throws Exception {
     Ledger ledger = on(database).getBean(Ledger.class);
+    raceOneEffectPerKey(database, "race-", (id, caller) -> ledger.bookWithoutLookUp(id, 5));
+  }
+
+  /**
+   * 100 rounds of 16 callers of one new key, started together: every caller gets the one answer and the key has one
+   * effect.
+   */
+  private void raceOneEffectPerKey(String database, String prefix, BiFunction<String, Integer, String> call)
+      throws Exception {
     JdbcTemplate jdbc = on(database).getBean(JdbcTemplate.class);
     int callers = 16;
     ExecutorService pool = Executors.newFixedThreadPool(callers);
     try {
       for (int round = 0; round < 100; round++) {
-        String id = "race-" + round + "-" + UUID.randomUUID();
+        String id = prefix + round + "-" + UUID.randomUUID();
         CyclicBarrier start = new CyclicBarrier(callers);
         List<Future<String>> answers = new ArrayList<>();
         for (int c = 0; c < callers; c++) {
-          Callable<String> call = () -> {
+          int caller = c;
+          Callable<String> task = () -> {
             start.await(10, TimeUnit.SECONDS);
-            return ledger.bookWithoutLookUp(id, 5);
+            return call.apply(id, caller);
           };
-          answers.add(pool.submit(call));
+          answers.add(pool.submit(task));
         }
         List<String> values = new ArrayList<>();
         for (Future<String> f : answers) {
@@ -211,31 +222,7 @@ class LookupFirstTest {
   @ValueSource(strings = {"h2", "postgres"})
   void sixteenFirstAttemptsPerKeyGiveOneEffect(String database) throws Exception {
     Ledger ledger = on(database).getBean(Ledger.class);
-    JdbcTemplate jdbc = on(database).getBean(JdbcTemplate.class);
-    int callers = 16;
-    ExecutorService pool = Executors.newFixedThreadPool(callers);
-    try {
-      for (int round = 0; round < 100; round++) {
-        String id = "attempt-race-" + round + "-" + UUID.randomUUID();
-        CyclicBarrier start = new CyclicBarrier(callers);
-        List<Future<String>> answers = new ArrayList<>();
-        for (int c = 0; c < callers; c++) {
-          int attempt = 1 + c % 2;
-          answers.add(pool.submit(() -> {
-            start.await(10, TimeUnit.SECONDS);
-            return ledger.bookAttempt(id, attempt, 3);
-          }));
-        }
-        List<String> values = new ArrayList<>();
-        for (Future<String> f : answers) {
-          values.add(f.get(60, TimeUnit.SECONDS));
-        }
-        assertThat(values).as("round %d: every caller gets the one answer", round).containsOnly(values.get(0));
-        assertThat(effects(jdbc, id)).as("round %d", round).isEqualTo(1);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    raceOneEffectPerKey(database, "attempt-race-", (id, caller) -> ledger.bookAttempt(id, 1 + caller % 2, 3));
   }
 
   @ParameterizedTest
