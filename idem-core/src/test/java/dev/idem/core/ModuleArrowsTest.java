@@ -21,7 +21,9 @@ import org.junit.jupiter.api.Test;
  *       broker modules: stores reach them through the SPIs (idem-core's, idem-outbox's); the JDBC stores are
  *       idem-jdbc's;
  *   <li>no module uses another module's {@code *.internal} packages: what crosses a module is public API;
- *   <li>no Spring outside the starter, the examples and the command line that runs the reference service.
+ *   <li>no Spring outside the starter, the examples, the command line that runs the reference service, and the
+ *       benchmarks whose subject is Spring (idem-bench-spring: the peers' Spring-based stores, Spring's listener
+ *       containers).
  * </ul>
  * docs/architecture.md ("Module dependencies") draws the arrows.
  */
@@ -34,7 +36,7 @@ class ModuleArrowsTest {
   private static final Set<String> NO_JDBC = Set.of("idem-core", "idem-servlet", "idem-outbox", "idem-rabbitmq", "idem-nats",
       "idem-kafka");
   private static final Set<String> SPRING_ALLOWED =
-      Set.of("idem-spring-boot-starter", "examples/payments", "idem-cli");
+      Set.of("idem-spring-boot-starter", "examples/payments", "idem-cli", "idem-bench-spring");
 
   private final Path root = DocsStandAloneTest.repositoryRoot();
 
