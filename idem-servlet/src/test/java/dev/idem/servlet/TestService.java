@@ -86,6 +86,8 @@ final class TestService implements AutoCloseable {
   volatile CountDownLatch chargeRelease;
   /** When set, the charge phase fails, as a provider that is down. */
   volatile boolean chargeFails;
+  /** Runs of the {@code /orders} handler per idempotency key, committed or rolled back. */
+  static final Map<String, AtomicInteger> ORDER_RUNS = new ConcurrentHashMap<>();
   /** Failed resumptions after which a payment's record becomes uncertain. */
   static final int RESUME_CAP = 3;
 
@@ -328,6 +330,7 @@ final class TestService implements AutoCloseable {
       }
       String id = "ord_" + UUID.randomUUID();
       if (exchange != null) {
+        ORDER_RUNS.computeIfAbsent(exchange.key().value(), k -> new AtomicInteger()).incrementAndGet();
         Connection c = JdbcTransaction.connectionOf(exchange.transaction());
         try (PreparedStatement ps = c.prepareStatement(
             "INSERT INTO servlet_order (id, scope, idem_key, body) VALUES (?, ?, ?, ?)")) {

@@ -171,27 +171,13 @@ public final class RetryBudgetFilter implements Filter {
   }
 
   /**
-   * The attempt number in an attempt-counter header value: a positive decimal integer of at most nine digits,
-   * surrounding spaces allowed. Anything else (absent, empty, zero, negative, not a number, a list) is 1, a first
-   * attempt: a bad header never causes an error, and never a refusal.
+   * The attempt number in an attempt-counter header value, read as {@link IdemHeaders#attempt} reads
+   * {@code Idempotency-Attempt} (1 to {@value IdemHeaders#MAX_ATTEMPT}, surrounding spaces allowed). Anything else
+   * (absent, empty, zero, negative, too large, not a number, a list) is 1, a first attempt: a bad header never causes
+   * an error, and never a refusal.
    */
   static int attempt(String value) {
-    if (value == null) {
-      return 1;
-    }
-    String v = value.trim();
-    if (v.isEmpty() || v.length() > 9) {
-      return 1;
-    }
-    int n = 0;
-    for (int i = 0; i < v.length(); i++) {
-      char c = v.charAt(i);
-      if (c < '0' || c > '9') {
-        return 1;
-      }
-      n = n * 10 + (c - '0');
-    }
-    return Math.max(1, n);
+    return IdemHeaders.attempt(value).orElse(1);
   }
 
   /** The share of requests served over the window that were retries, 0..1; 0 when nothing was served. */

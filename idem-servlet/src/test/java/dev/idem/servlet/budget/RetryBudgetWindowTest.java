@@ -221,8 +221,8 @@ class RetryBudgetWindowTest {
     assertThat(RetryBudgetFilter.attempt("2")).isEqualTo(2);
     assertThat(RetryBudgetFilter.attempt(" 4 ")).isEqualTo(4);
     assertThat(RetryBudgetFilter.attempt("007")).isEqualTo(7);
-    assertThat(RetryBudgetFilter.attempt("999999999")).isEqualTo(999_999_999);
-    for (String malformed : List.of("", " ", "0", "-3", "+2", "2.0", "two", "2, 3", "0x10", "1e3", "9999999999",
+    assertThat(RetryBudgetFilter.attempt("1000")).isEqualTo(1000);
+    for (String malformed : List.of("", " ", "0", "-3", "+2", "2.0", "two", "2, 3", "0x10", "1e3", "1001", "9999999999",
         "٣")) {
       assertThat(RetryBudgetFilter.attempt(malformed)).as("'%s' counts as a first attempt", malformed).isEqualTo(1);
     }

@@ -298,6 +298,7 @@ public class IdemAutoConfiguration {
           .unauthenticatedDetail(unauthenticated).keepOnlyStartedHandlers(true)
           .transactionBoundary(boundary.getIfAvailable(() -> springBoundary(idem, transactions)))
           .maxRequestBytes(f.getMaxRequestBytes()).mismatchStatus(f.getMismatchStatus())
+          .firstAttemptSkipsLookup(f.isFirstAttemptSkipsLookup())
           .keepHeaders(f.getKeepHeaders().toArray(String[]::new))
           .pathPrefix(environment.getProperty("spring.mvc.servlet.path", ""));
       String link = f.getRecordLink();

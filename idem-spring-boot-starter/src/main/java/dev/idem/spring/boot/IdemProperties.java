@@ -217,6 +217,20 @@ public class IdemProperties {
      * {@code Link} header. Empty (the default): no link.
      */
     private String recordLink;
+    /**
+     * A request with {@code Idempotency-Attempt: 1} (a sender's first try) skips, on an atomic route, the look-up of
+     * its record before the work, and the record's unique key decides at commit; retries still look it up first. Turn
+     * it off for clients that send attempt 1 on every try.
+     */
+    private boolean firstAttemptSkipsLookup = true;
+
+    public boolean isFirstAttemptSkipsLookup() {
+      return firstAttemptSkipsLookup;
+    }
+
+    public void setFirstAttemptSkipsLookup(boolean firstAttemptSkipsLookup) {
+      this.firstAttemptSkipsLookup = firstAttemptSkipsLookup;
+    }
 
     public String getRecordLink() {
       return recordLink;

@@ -5,7 +5,6 @@ import dev.idem.core.InvalidKeyException;
 import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.servlet.Problem;
 import dev.idem.servlet.ProblemListener;
-import dev.idem.spring.internal.AttemptHeader;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -54,11 +53,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class IdemMdcFilter implements Filter {
   /** The header idem-client sends with the attempt number. */
-  public static final String ATTEMPT_HEADER = AttemptHeader.NAME;
+  public static final String ATTEMPT_HEADER = IdemHeaders.IDEMPOTENCY_ATTEMPT;
   /** The header of the key. */
   public static final String KEY_HEADER = IdemHeaders.IDEMPOTENCY_KEY;
   /** The largest attempt number put into the MDC; larger (or malformed) values are left out. */
-  public static final int MAX_ATTEMPT = AttemptHeader.MAX;
+  public static final int MAX_ATTEMPT = IdemHeaders.MAX_ATTEMPT;
 
   private static final Logger LOG = LoggerFactory.getLogger(IdemMdcFilter.class);
   private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE");
@@ -133,9 +132,9 @@ public final class IdemMdcFilter implements Filter {
     return out.toString();
   }
 
-  /** The attempt when the header is a number from 1 to {@value #MAX_ATTEMPT} ({@link AttemptHeader}); else null. */
+  /** The attempt when the header is a number from 1 to {@value #MAX_ATTEMPT} ({@link IdemHeaders#attempt}); else null. */
   static String attempt(String header) {
-    OptionalInt attempt = AttemptHeader.parse(header);
+    OptionalInt attempt = IdemHeaders.attempt(header);
     return attempt.isPresent() ? Integer.toString(attempt.getAsInt()) : null;
   }
 

@@ -1,7 +1,7 @@
 package dev.idem.spring.tracing;
 
 import dev.idem.servlet.budget.RetryBudgetFilter;
-import dev.idem.spring.internal.AttemptHeader;
+import dev.idem.core.protocol.IdemHeaders;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -32,7 +32,7 @@ public final class AttemptHeaderFilter implements Filter {
   @Override
   public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
       throws IOException, ServletException {
-    OptionalInt n = request instanceof HttpServletRequest http ? AttemptHeader.parse(http.getHeader(ATTEMPT_HEADER))
+    OptionalInt n = request instanceof HttpServletRequest http ? IdemHeaders.attempt(http.getHeader(ATTEMPT_HEADER))
         : OptionalInt.empty();
     if (n.isEmpty()) {
       chain.doFilter(request, response);

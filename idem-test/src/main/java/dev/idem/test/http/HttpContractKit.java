@@ -65,7 +65,10 @@ import org.junit.jupiter.api.Test;
  *   <li>{@link #raceThreads()} threads sending one key at once, {@link #raceRounds()} times with a fresh key each,
  *       make exactly one effect per key; every answer is the created status or 409
  *       {@code CONFLICT.idempotency.in_progress}, exactly one is marked {@code stored}, and all created answers carry
- *       one body.</li>
+ *       one body; and the same race again with every request saying it is a first attempt
+ *       ({@code Idempotency-Attempt: 1}, which lets an atomic route skip its look-up before the work);</li>
+ *   <li>a first attempt sent twice and then a retry ({@code Idempotency-Attempt: 2}) make one effect, and the second
+ *       and third answers replay the first.</li>
  * </ul>
  */
 public abstract class HttpContractKit {
@@ -225,6 +228,11 @@ public abstract class HttpContractKit {
    * @throws Exception if it cannot be sent
    */
   protected HttpResponse<byte[]> post(String path, String tenant, String key, String body) throws Exception {
+    return post(path, tenant, key, body, 0);
+  }
+
+  private HttpResponse<byte[]> post(String path, String tenant, String key, String body, int attempt)
+      throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(60))
         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
     if (tenant != null) {
@@ -232,6 +240,9 @@ public abstract class HttpContractKit {
     }
     if (key != null) {
       b.header("Idempotency-Key", key);
+    }
+    if (attempt > 0) {
+      b.header("Idempotency-Attempt", Integer.toString(attempt));
     }
     return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
   }
@@ -473,7 +484,34 @@ public abstract class HttpContractKit {
   }
 
   @Test
+  void aFirstAttemptSentTwiceAndThenARetryMakeOneEffectAndOneAnswer() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> first = post(createPath(), tenant(), key, body(), 1);
+    HttpResponse<byte[]> againAsFirst = post(createPath(), tenant(), key, body(), 1);
+    HttpResponse<byte[]> retry = post(createPath(), tenant(), key, reorderedBody(), 2);
+
+    assertThat(first.statusCode()).isEqualTo(expectedCreatedStatus());
+    assertThat(first.headers().firstValue("Idempotency-Status")).hasValue("stored");
+    for (HttpResponse<byte[]> replay : List.of(againAsFirst, retry)) {
+      assertThat(replay.statusCode()).isEqualTo(first.statusCode());
+      assertThat(replay.body()).isEqualTo(first.body());
+      assertThat(replay.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    }
+    assertThat(effects(tenant(), key)).isEqualTo(1);
+  }
+
+  @Test
   void concurrentRequestsWithOneKeyMakeExactlyOneEffect() throws Exception {
+    race(0);
+  }
+
+  @Test
+  void concurrentFirstAttemptsWithOneKeyMakeExactlyOneEffect() throws Exception {
+    race(1);
+  }
+
+  private void race(int attempt) throws Exception {
     int threads = raceThreads();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
@@ -484,7 +522,7 @@ public abstract class HttpContractKit {
         for (int i = 0; i < threads; i++) {
           answers.add(pool.submit(() -> {
             barrier.await(30, TimeUnit.SECONDS);
-            return create(tenant(), key, body());
+            return post(createPath(), tenant(), key, body(), attempt);
           }));
         }
         Set<String> bodies = new HashSet<>();
