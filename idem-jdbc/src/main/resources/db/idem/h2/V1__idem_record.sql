@@ -21,5 +21,4 @@ CREATE TABLE IF NOT EXISTS idem_record (
   expires_at       BIGINT       NOT NULL,
   CONSTRAINT idem_record_pk PRIMARY KEY (scope, operation, idem_key)
 );
-CREATE INDEX IF NOT EXISTS idem_record_expires_at ON idem_record (expires_at);
 CREATE INDEX IF NOT EXISTS idem_record_lease ON idem_record (state, locked_until);

@@ -23,6 +23,5 @@ CREATE TABLE IF NOT EXISTS idem_record (
   updated_at       BIGINT       NOT NULL,
   expires_at       BIGINT       NOT NULL,
   PRIMARY KEY (scope, operation, idem_key),
-  INDEX idem_record_expires_at (expires_at),
   INDEX idem_record_lease (state, locked_until)
 ) ENGINE=InnoDB;

@@ -21,6 +21,5 @@ CREATE TABLE IF NOT EXISTS idem_record (
   expires_at       BIGINT       NOT NULL,
   CONSTRAINT idem_record_pk PRIMARY KEY (scope, operation, idem_key)
 );
-CREATE INDEX IF NOT EXISTS idem_record_expires_at ON idem_record (expires_at);
 -- Only in-progress records are in this index, so completed inserts never maintain it.
 CREATE INDEX IF NOT EXISTS idem_record_lease ON idem_record (locked_until) WHERE state = 'in_progress';

@@ -7,7 +7,7 @@ import dev.idem.test.TransactionalStoreContract;
 class MariaDbNoAutoCommitStoreContractTest extends TransactionalStoreContract {
   @Override
   protected IdempotencyStore createStore() {
-    Databases.pool(JdbcDialect.MARIADB);
+    Databases.store(JdbcDialect.MARIADB); // creates the table, whichever test class runs first
     return JdbcIdempotencyStore.builder(Databases.poolWithoutAutoCommit(JdbcDialect.MARIADB))
         .name("mariadb-no-autocommit").build();
   }

@@ -7,7 +7,7 @@ import dev.idem.test.TransactionalStoreContract;
 class PostgresNoAutoCommitStoreContractTest extends TransactionalStoreContract {
   @Override
   protected IdempotencyStore createStore() {
-    Databases.pool(JdbcDialect.POSTGRESQL);
+    Databases.store(JdbcDialect.POSTGRESQL); // creates the table, whichever test class runs first
     return JdbcIdempotencyStore.builder(Databases.poolWithoutAutoCommit(JdbcDialect.POSTGRESQL))
         .name("postgres-no-autocommit").build();
   }

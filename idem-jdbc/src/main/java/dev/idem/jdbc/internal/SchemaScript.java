@@ -19,11 +19,11 @@ import java.util.regex.Pattern;
 public enum SchemaScript {
   /**
    * The idempotency records: {@code V1__idem_record.sql}, then {@code V3__idem_record_key_nonce.sql},
-   * {@code V4__idem_record_retention.sql} and {@code V5__idem_record_uncertain.sql} (with the audit table
-   * {@code <table>_audit}).
+   * {@code V4__idem_record_retention.sql}, {@code V5__idem_record_uncertain.sql} (with the audit table
+   * {@code <table>_audit}) and {@code V6__idem_record_expiry_index.sql}.
    */
   RECORD("idem_record", "V1__idem_record.sql", "V3__idem_record_key_nonce.sql", "V4__idem_record_retention.sql",
-      "V5__idem_record_uncertain.sql"),
+      "V5__idem_record_uncertain.sql", "V6__idem_record_expiry_index.sql"),
   /**
    * The idempotency records partitioned by the time each row is gone (PostgreSQL only):
    * {@code partitioned/V1__idem_record_partitioned.sql}, then the uncertain records' column, index and audit table of
