@@ -42,10 +42,17 @@ public final class StoredResponse {
     headers.forEach((name, values) -> {
       String lower = name.toLowerCase(Locale.ROOT);
       if (!SENSITIVE_HEADERS.contains(lower) && values != null && !values.isEmpty()) {
-        copy.computeIfAbsent(lower, k -> new ArrayList<>()).addAll(values);
+        List<String> before = copy.get(lower);
+        if (before == null) {
+          copy.put(lower, List.copyOf(values));
+        } else {
+          // two names that differ only in case: one header, values in order
+          List<String> merged = new ArrayList<>(before);
+          merged.addAll(values);
+          copy.put(lower, List.copyOf(merged));
+        }
       }
     });
-    copy.replaceAll((k, v) -> List.copyOf(v));
     return new StoredResponse(status, Collections.unmodifiableMap(copy), body.clone());
   }
 

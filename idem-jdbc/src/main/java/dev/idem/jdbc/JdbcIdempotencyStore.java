@@ -564,7 +564,12 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   }
 
   private static RecordState state(String stored) {
-    return RecordState.valueOf(stored.toUpperCase(Locale.ROOT));
+    return switch (stored) {
+      case "completed" -> RecordState.COMPLETED;
+      case "in_progress" -> RecordState.IN_PROGRESS;
+      case "failed" -> RecordState.FAILED;
+      default -> RecordState.valueOf(stored.toUpperCase(Locale.ROOT));
+    };
   }
 
   private static byte[] nonNull(byte[] b) {

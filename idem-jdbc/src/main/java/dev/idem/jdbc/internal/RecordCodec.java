@@ -173,6 +173,18 @@ public final class RecordCodec {
 
     String string() {
       expect('"');
+      // the usual value (a header, a hex hash) has no escape: take it whole
+      for (int i = at; i < text.length(); i++) {
+        char c = text.charAt(i);
+        if (c == '"') {
+          String plain = text.substring(at, i);
+          at = i + 1;
+          return plain;
+        }
+        if (c == '\\') {
+          break;
+        }
+      }
       StringBuilder sb = new StringBuilder();
       while (true) {
         if (at >= text.length()) {
