@@ -39,10 +39,13 @@ import java.util.concurrent.atomic.LongAdder;
  * The database load harness for atomic mode on PostgreSQL: a bare two-insert business transaction (a), the same
  * transaction through Idem's atomic mode (b), a hand-written raw-SQL claim+complete in the same transaction (c),
  * the replay path (d: Idem, e: raw SQL), and Idem with its kept answers sealed at rest (f: new key, g: replay),
- * measured side by side in one run, alternating, on pre-filled tables.
+ * a new key sent as the caller's first attempt, which skips the look-up (b3), a stored key sent again as a first
+ * attempt, which runs the work, collides and replays (d3), measured side by side in one run, alternating, on
+ * pre-filled tables.
  *
  * <pre>java -cp idem-bench/target/benchmarks.jar dev.idem.bench.db.AtomicModeBench --threads 8 --seconds 8 --passes 5
- *     [--only a,b,c,b2,c2,d,e,f,g] [--url jdbc:postgresql://127.0.0.1:5432/test --user postgres] [--prefill 100000]</pre>
+ *     [--only a,b,c,b2,b3,c2,d,d3,e,f,g] [--url jdbc:postgresql://127.0.0.1:5432/test --user postgres]
+ *     [--prefill 100000]</pre>
  */
 public final class AtomicModeBench {
   private final HikariDataSource ds;
@@ -92,8 +95,10 @@ public final class AtomicModeBench {
     variants.put("b idem", bench::idem);
     variants.put("c raw", () -> bench.raw(true));
     variants.put("b2 idem no-lookup", bench::idemOptimistic);
+    variants.put("b3 idem first attempt", bench::idemFirstAttempt);
     variants.put("c2 raw no-lookup", () -> bench.raw(false));
     variants.put("d idem replay", bench::idemReplay);
+    variants.put("d3 idem duplicate first attempt", bench::idemDuplicateFirstAttempt);
     variants.put("e raw replay", bench::rawReplay);
     variants.put("f idem sealed", bench::idemSealed);
     variants.put("g idem sealed replay", bench::idemSealedReplay);
@@ -207,17 +212,22 @@ public final class AtomicModeBench {
   }
 
   private void idem() {
-    atomicThrough(idem);
+    atomicThrough(idem, false);
   }
 
   private void idemOptimistic() {
-    atomicThrough(optimistic);
+    atomicThrough(optimistic, false);
   }
 
-  private void atomicThrough(Idem engine) {
+  /** A new key sent as the caller's first attempt ({@code Idempotency-Attempt: 1}): no look-up before the work. */
+  private void idemFirstAttempt() {
+    atomicThrough(idem, true);
+  }
+
+  private void atomicThrough(Idem engine, boolean firstAttempt) {
     String key = UuidV7.next().toString();
     long n = ThreadLocalRandom.current().nextLong(1_000_000);
-    Execution e = engine.atomic(request(key, body(n)),
+    Execution e = engine.atomic(request(key, body(n)).firstAttempt(firstAttempt),
         tx -> businessWrite(JdbcTransaction.connectionOf(tx), "pay_" + key, n));
     if (e.outcome() != Execution.Outcome.STORED) {
       throw new IllegalStateException("expected STORED, got " + e);
@@ -276,7 +286,7 @@ public final class AtomicModeBench {
   }
 
   private void idemSealed() {
-    atomicThrough(sealed);
+    atomicThrough(sealed, false);
   }
 
   private void idemReplay() {
@@ -285,6 +295,22 @@ public final class AtomicModeBench {
 
   private void idemSealedReplay() {
     replayThrough(sealed, "sealed-");
+  }
+
+  /**
+   * The price of a wrong guess: a stored key sent again as a first attempt runs the work without a look-up, collides
+   * at the record's insert, rolls the work back and replays.
+   */
+  private void idemDuplicateFirstAttempt() {
+    int i = ThreadLocalRandom.current().nextInt(replayKeys.size());
+    long n = ThreadLocalRandom.current().nextLong(1_000_000);
+    IdempotentRequest request = IdempotentRequest.of(Scope.of("bench"), Operation.of("POST /payments"),
+        IdempotencyKey.of(replayKeys.get(i)), replayBodies.get(i)).firstAttempt(true);
+    Execution e = idem.atomic(request,
+        tx -> businessWrite(JdbcTransaction.connectionOf(tx), "pay_" + UuidV7.next(), n));
+    if (e.outcome() != Execution.Outcome.REPLAYED) {
+      throw new IllegalStateException("expected REPLAYED, got " + e);
+    }
   }
 
   private void replayThrough(Idem engine, String prefix) {
@@ -388,7 +414,9 @@ public final class AtomicModeBench {
     System.out.println("| ratio | per pass | median (min-max) | inverse ratio of CPU us/op (client+db) |");
     System.out.println("| --- | --- | --- | --- |");
     String[][] pairs = {{"b idem", "a bare"}, {"b idem", "c raw"}, {"b2 idem no-lookup", "a bare"},
-        {"b2 idem no-lookup", "c2 raw no-lookup"}, {"d idem replay", "a bare"}, {"d idem replay", "e raw replay"},
+        {"b2 idem no-lookup", "c2 raw no-lookup"}, {"b3 idem first attempt", "a bare"},
+        {"b3 idem first attempt", "c2 raw no-lookup"}, {"d3 idem duplicate first attempt", "a bare"},
+        {"d idem replay", "a bare"}, {"d idem replay", "e raw replay"},
         {"f idem sealed", "a bare"}, {"f idem sealed", "b idem"}, {"g idem sealed replay", "a bare"},
         {"g idem sealed replay", "d idem replay"}};
     for (String[] pair : pairs) {
