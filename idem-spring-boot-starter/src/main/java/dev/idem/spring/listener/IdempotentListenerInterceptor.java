@@ -10,6 +10,7 @@ import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.ConsumerEngine;
 import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.DeadLetterHeaders;
 import dev.idem.outbox.consumer.Decision;
 import dev.idem.outbox.consumer.History;
 import dev.idem.outbox.consumer.Reason;
@@ -68,8 +69,6 @@ import org.springframework.transaction.support.TransactionTemplate;
 final class IdempotentListenerInterceptor implements MethodInterceptor, SmartInitializingSingleton {
   private static final System.Logger LOG = System.getLogger(IdempotentListenerInterceptor.class.getName());
   private static final int MAX_REMEMBERED = 10_000;
-  private static final int MAX_HISTORY = 20;
-  private static final int MAX_ERROR_CHARS = 500;
 
   private final ListableBeanFactory beans;
   private final ObjectProvider<Inbox> inboxes;
@@ -277,7 +276,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   private void process(Running r, ListenerMethod m, MethodInvocation invocation) {
     String key = null;
     History history = History.NONE;
-    List<String> lines = new ArrayList<>();
+    List<String> lines = List.of();
     Instant holdUntil = r.clock().instant().plus(r.maxHold());
     while (true) {
       String id;
@@ -308,7 +307,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
         Failures known = failures.get(key);
         if (known != null) {
           history = known.history();
-          lines = new ArrayList<>(known.lines());
+          lines = known.lines();
         }
       }
       boolean[] own = {true};
@@ -360,10 +359,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           : r.engine().failed(e, before, r.inbox().store());
       Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
       if (d.counted()) {
-        lines.add(Instant.now(r.clock()) + " " + truncate(describe(cause)));
-        if (lines.size() > MAX_HISTORY) {
-          lines.remove(0);
-        }
+        lines = DeadLetterHeaders.append(lines, DeadLetterHeaders.attempt(Instant.now(r.clock()), cause));
       }
       history = history.next(d);
       failed(r, m, id, source, d, cause, key, history, lines, holdUntil);
@@ -401,7 +397,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           + " ms: " + describe(cause));
     }
     if (key != null) {
-      failures.put(key, new Failures(next.withOutages(0), List.copyOf(lines)));
+      failures.put(key, new Failures(next.withOutages(0), lines));
     }
     if (r.clock().instant().plus(d.after()).isAfter(holdUntil)) {
       throw new ListenerRetryLaterException("consumer '" + m.consumer + "': message " + id + " was held "
@@ -451,10 +447,6 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   private static String describe(Throwable e) {
     String message = e.getMessage();
     return e.getClass().getSimpleName() + (message == null ? "" : ": " + message.replace('\n', ' '));
-  }
-
-  private static String truncate(String text) {
-    return text.length() > MAX_ERROR_CHARS ? text.substring(0, MAX_ERROR_CHARS) : text;
   }
 
   /** Every {@link ConsumerListener} bean; what one throws is ignored. */
