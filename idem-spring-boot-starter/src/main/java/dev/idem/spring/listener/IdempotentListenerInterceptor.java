@@ -86,6 +86,14 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
       return size() > MAX_REMEMBERED;
     }
   });
+  /** Messages given up on whose dead letter was not published: given up on again, unrun, when they come back. */
+  private final Map<String, ListenerGaveUpException> unsent = Collections.synchronizedMap(
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, ListenerGaveUpException> eldest) {
+          return size() > MAX_REMEMBERED;
+        }
+      });
   private volatile Running running;
 
   IdempotentListenerInterceptor(ListableBeanFactory beans, ObjectProvider<Inbox> inboxes,
@@ -304,6 +312,10 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
       }
       if (key == null && id != null) {
         key = m.consumer + '\u0000' + id;
+        ListenerGaveUpException again = unsent.remove(key);
+        if (again != null) {
+          throw gaveUp(m, again); // its dead letter failed: sent again without running the method
+        }
         Failures known = failures.get(key);
         if (known != null) {
           history = known.history();
@@ -413,6 +425,20 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     }
   }
 
+  /**
+   * The dead letter of a message given up on was not published, and the message was handed back: when it comes again
+   * it is given up on at once, without running the method, and the failure is told to the listeners.
+   */
+  void deadLetterFailed(ListenerGaveUpException gaveUp, String source, Throwable error) {
+    if (gaveUp.messageId() != null) {
+      unsent.put(gaveUp.consumer() + '\u0000' + gaveUp.messageId(), gaveUp);
+    }
+    Running r = running;
+    if (r != null) {
+      r.listener().deadLetterFailed(gaveUp.consumer(), source, gaveUp.messageId(), error);
+    }
+  }
+
   /** A message that cannot be taken (no id, an id the inbox cannot hold): rejected, never retried. */
   private RuntimeException refuse(Running r, ListenerMethod m, String id, String source, Reason reason, String detail,
       Throwable cause) {
@@ -489,6 +515,11 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     @Override
     public void deadLettered(String consumer, String source, String messageId, Decision decision, Throwable error) {
       each(l -> l.deadLettered(consumer, source, messageId, decision, error));
+    }
+
+    @Override
+    public void deadLetterFailed(String consumer, String source, String messageId, Throwable error) {
+      each(l -> l.deadLetterFailed(consumer, source, messageId, error));
     }
   }
 }

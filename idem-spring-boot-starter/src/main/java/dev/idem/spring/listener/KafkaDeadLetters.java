@@ -1,5 +1,7 @@
 package dev.idem.spring.listener;
 
+import static dev.idem.spring.listener.ListenerGaveUpException.find;
+
 import dev.idem.outbox.consumer.DeadLetterHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -62,15 +64,6 @@ final class KafkaDeadLetters {
     DeadLetterHeaders.of(gaveUp.decision(), gaveUp.consumer(), origin, gaveUp.history())
         .forEach((name, value) -> headers.add(name, utf8(value)));
     return headers;
-  }
-
-  private static <T extends Throwable> T find(Throwable e, Class<T> type) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (type.isInstance(t)) {
-        return type.cast(t);
-      }
-    }
-    return null;
   }
 
   private static byte[] utf8(String text) {

@@ -238,12 +238,20 @@ public final class IdemConsumersProperties {
     /** How long a channel waits after a failure before requeueing the message (default 100 ms). */
     private Duration failurePause;
     /**
-     * Failures of one message id after which it is rejected without requeue, to the queue's dead-letter exchange
-     * (default 5; -1 never).
+     * Failures of one message id after which it is given up on: republished to {@code dead-letter-exchange}, or
+     * rejected without requeue, to the queue's own dead-letter exchange (default 5; -1 never).
      */
     private Integer maxFailures;
     /** How long stopping waits for messages being processed (default 10 s). */
     private Duration shutdownTimeout;
+    /**
+     * An exchange to republish each message given up on to, with Idem's {@code idem-dlt-*} headers (its attempt
+     * history), before it is acknowledged; it must exist. Unset: such messages are rejected without requeue, to the
+     * queue's own dead-letter exchange if it has one ({@code x-death} header only).
+     */
+    private String deadLetterExchange;
+    /** The routing key of the dead letters (default: the queue's name). */
+    private String deadLetterRoutingKey;
 
     public String getQueue() {
       return queue;
@@ -291,6 +299,22 @@ public final class IdemConsumersProperties {
 
     public void setShutdownTimeout(Duration shutdownTimeout) {
       this.shutdownTimeout = shutdownTimeout;
+    }
+
+    public String getDeadLetterExchange() {
+      return deadLetterExchange;
+    }
+
+    public void setDeadLetterExchange(String deadLetterExchange) {
+      this.deadLetterExchange = deadLetterExchange;
+    }
+
+    public String getDeadLetterRoutingKey() {
+      return deadLetterRoutingKey;
+    }
+
+    public void setDeadLetterRoutingKey(String deadLetterRoutingKey) {
+      this.deadLetterRoutingKey = deadLetterRoutingKey;
     }
   }
 
