@@ -37,12 +37,13 @@ class PostgresRabbitDeadLetterExchangeTest extends RabbitListenersContract {
 
     publish(id, "poison");
     ListenersApp.Outcomes outcomes = outcomes();
+    ListenersApp.Effects effects = effects();
     awaitThat("the dead letter failing twice", () -> outcomes.deadLetterFailed.size() >= 2);
     context.close(); // the message in hand goes back to the queue
     context = null;
 
     assertThat(outcomes.deadLetterFailed).containsOnly(id);
-    assertThat(effects().calls(id)).as("calls: none after the message was given up on").isEqualTo(3);
+    assertThat(effects.calls(id)).as("calls: none after the message was given up on").isEqualTo(3);
     assertThat(messageCount(idemDeadLetters)).isZero();
     assertThat(messageCount(deadLetters)).isZero();
     assertThat(messageCount(queue)).isEqualTo(1);
