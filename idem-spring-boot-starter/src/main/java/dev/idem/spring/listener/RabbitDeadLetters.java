@@ -17,6 +17,7 @@ import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageDeliveryMode;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.config.BaseRabbitListenerContainerFactory;
+import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -26,7 +27,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
  * ({@link ListenerGaveUpException}) to {@code idem.listeners.rabbit.dead-letter-exchange}, with the message's body,
  * properties and headers plus Idem's {@code idem-dlt-*} headers ({@link RabbitMqDeadLetters}), waits for the
  * broker's confirm and then returns, so that the container acknowledges the original. A dead letter that is not
- * confirmed hands the message back ({@link ImmediateRequeueAmqpException}) after a pause; its redelivery is given up
+ * confirmed hands the message back (an {@link ImmediateRequeueAmqpException}) after a pause; its redelivery is given up
  * on again without running the method. Added to the advice chain of every RabbitMQ listener container factory;
  * loaded only when Spring AMQP and dev.idem:idem-rabbitmq are present.
  */
@@ -99,8 +100,9 @@ final class RabbitDeadLetters implements MethodInterceptor {
       } catch (InterruptedException interrupted) {
         Thread.currentThread().interrupt();
       }
-      throw new ImmediateRequeueAmqpException("the dead letter of message " + gaveUp.messageId() + " was not"
-          + " published; requeueing it", e);
+      // as a listener's failure, so that the container requeues the message and goes on on the same channel
+      throw new ListenerExecutionFailedException("consumer '" + gaveUp.consumer() + "': the dead letter of message "
+          + gaveUp.messageId() + " was not published", new ImmediateRequeueAmqpException("requeueing it", e), message);
     }
   }
 
