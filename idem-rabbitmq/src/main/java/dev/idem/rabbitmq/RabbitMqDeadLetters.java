@@ -26,31 +26,22 @@ import java.util.concurrent.atomic.AtomicReference;
  * and closes it, so a channel error (the exchange does not exist) touches no consuming channel. The message is
  * published {@code mandatory}: an exchange that routes it nowhere returns it, and that is a failure too. The history
  * takes at most a quarter of the connection's frame size (the oldest failure lines are left out), since RabbitMQ
- * needs a message's properties in one frame. Immutable and thread-safe.
+ * needs a message's properties in one frame. Thread-safe.
  */
-public final class RabbitMqDeadLetters {
+public record RabbitMqDeadLetters(String exchange, String routingKey, Duration timeout) {
   /** AMQP's longest exchange name or routing key, in UTF-8 bytes. */
   private static final int MAX_NAME_BYTES = 255;
   private static final int DEFAULT_FRAME = 131_072;
 
-  private final String exchange;
-  private final String routingKey;
-  private final Duration timeout;
-
-  private RabbitMqDeadLetters(String exchange, String routingKey, Duration timeout) {
-    this.exchange = exchange;
-    this.routingKey = routingKey;
-    this.timeout = timeout;
-  }
-
   /**
-   * Dead letters to {@code exchange} with {@code routingKey}, confirmed within 10 s.
+   * Dead letters to {@code exchange} with {@code routingKey}, confirmed within {@code timeout}.
    *
    * @param exchange the exchange: not blank, at most 255 UTF-8 bytes (it must exist when a message is given up on)
    * @param routingKey at most 255 UTF-8 bytes; null for the consumed queue's name
-   * @throws IllegalArgumentException on a bad name
+   * @param timeout how long a dead letter may wait for its confirm: 1 ms to 5 min
+   * @throws IllegalArgumentException on a bad name or timeout
    */
-  public static RabbitMqDeadLetters to(String exchange, String routingKey) {
+  public RabbitMqDeadLetters {
     if (exchange == null || exchange.isBlank()) {
       throw new IllegalArgumentException("the dead-letter exchange must not be blank, got '" + exchange + "'");
     }
@@ -58,33 +49,30 @@ public final class RabbitMqDeadLetters {
     if (routingKey != null) {
       checkLength("dead-letter routing key", routingKey);
     }
+    ConsumerOptions.between("the dead-letter timeout", timeout, Duration.ofMillis(1), Duration.ofMinutes(5));
+  }
+
+  /** Dead letters to {@code exchange} with {@code routingKey} (null: the queue's name), confirmed within 10 s. */
+  public static RabbitMqDeadLetters to(String exchange, String routingKey) {
     return new RabbitMqDeadLetters(exchange, routingKey, Duration.ofSeconds(10));
   }
 
   private static void checkLength(String what, String name) {
-    if (name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+    int length = name.getBytes(StandardCharsets.UTF_8).length;
+    if (length > MAX_NAME_BYTES) {
       throw new IllegalArgumentException("the " + what + " must be at most " + MAX_NAME_BYTES + " UTF-8 bytes (AMQP's"
-          + " limit), got " + name.getBytes(StandardCharsets.UTF_8).length + ": '" + name + "'");
+          + " limit), got " + length + ": '" + name + "'");
     }
   }
 
-  /** These dead letters confirmed within {@code timeout} (default 10 s; 1 ms to 5 min). */
+  /** These dead letters confirmed within {@code timeout} (1 ms to 5 min). */
   public RabbitMqDeadLetters timeout(Duration timeout) {
-    return new RabbitMqDeadLetters(exchange, routingKey, ConsumerOptions.between("the dead-letter timeout", timeout,
-        Duration.ofMillis(1), Duration.ofMinutes(5)));
-  }
-
-  public String exchange() {
-    return exchange;
+    return new RabbitMqDeadLetters(exchange, routingKey, timeout);
   }
 
   /** The routing key of the dead letters of {@code queue}. */
   public String routingKey(String queue) {
     return routingKey != null ? routingKey : queue;
-  }
-
-  public Duration timeout() {
-    return timeout;
   }
 
   /**

@@ -283,7 +283,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private void handle(Channel channel, Delivery delivery, long tag) {
     String header = delivery.getProperties() == null ? null : delivery.getProperties().getMessageId();
     String id = processor.messageId(queue, header, () -> messageIdFallback.apply(delivery), " (delivery tag " + tag
-        + ")", new Answers(channel, delivery, null));
+        + ")", answers(channel, delivery, null));
     if (id == null) {
       return;
     }
@@ -296,39 +296,31 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       return;
     }
     processor.process(queue, id, () -> new InboxEvent(id, source, delivery.getBody(), delivery),
-        deliveryCount(delivery), new Answers(channel, delivery, id));
+        deliveryCount(delivery), answers(channel, delivery, id));
   }
 
   /** A message given up on: why, its failure lines, and what it threw last (null for a refusal). */
   private record GaveUp(Decision decision, List<String> history, Throwable error) {}
 
-  /** This consumer's answers to one delivery. */
-  private final class Answers implements MessageProcessor.Broker {
-    private final Channel channel;
-    private final Delivery delivery;
-    private final String id;
-
-    Answers(Channel channel, Delivery delivery, String id) {
-      this.channel = channel;
-      this.delivery = delivery;
-      this.id = id;
-    }
-
-    @Override
-    public boolean answer(Decision d) {
-      if (deadLetters != null && d.action() == Action.REJECT) {
-        return republish(channel, delivery, id, new GaveUp(d, List.of(), null));
+  /** This consumer's answers to one delivery of message {@code id} (null while it is not known). */
+  private MessageProcessor.Broker answers(Channel channel, Delivery delivery, String id) {
+    return new MessageProcessor.Broker() {
+      @Override
+      public boolean answer(Decision d) {
+        if (deadLetters != null && d.action() == Action.REJECT) {
+          return republish(channel, delivery, id, new GaveUp(d, List.of(), null));
+        }
+        return RabbitMqInboxConsumer.this.answer(channel, delivery.getEnvelope().getDeliveryTag(), id, d);
       }
-      return RabbitMqInboxConsumer.this.answer(channel, delivery.getEnvelope().getDeliveryTag(), id, d);
-    }
 
-    @Override
-    public boolean deadLetter(Decision d, List<String> history, Throwable error) {
-      if (deadLetters == null) {
-        return answer(d);
+      @Override
+      public boolean deadLetter(Decision d, List<String> history, Throwable error) {
+        if (deadLetters == null) {
+          return answer(d);
+        }
+        return republish(channel, delivery, id, new GaveUp(d, history, error));
       }
-      return republish(channel, delivery, id, new GaveUp(d, history, error));
-    }
+    };
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.idem.spring.listener;
 
 import dev.idem.outbox.consumer.ConsumerEngine;
+import dev.idem.spring.messaging.RabbitDeadLetterProperties;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -72,35 +73,10 @@ public class IdemListenersProperties {
   }
 
   /**
-   * Where {@code @RabbitListener} methods' messages given up on go. Unset: they are rejected without requeue, to the
-   * queue's own dead-letter exchange if it has one, which adds only RabbitMQ's {@code x-death} header.
+   * Where {@code @RabbitListener} methods' messages given up on go ({@code idem.listeners.rabbit.*}); republishing
+   * them needs dev.idem:idem-rabbitmq.
    */
-  public static class Rabbit {
-    /**
-     * An exchange to republish each message given up on to, with Idem's {@code idem-dlt-*} headers (its attempt
-     * history), before it is acknowledged; needs dev.idem:idem-rabbitmq. It must exist: a message whose dead letter
-     * RabbitMQ does not confirm is requeued.
-     */
-    private String deadLetterExchange;
-    /** The routing key of the dead letters (default: the name of the queue the message came from). */
-    private String deadLetterRoutingKey;
-
-    public String getDeadLetterExchange() {
-      return deadLetterExchange;
-    }
-
-    public void setDeadLetterExchange(String deadLetterExchange) {
-      this.deadLetterExchange = deadLetterExchange;
-    }
-
-    public String getDeadLetterRoutingKey() {
-      return deadLetterRoutingKey;
-    }
-
-    public void setDeadLetterRoutingKey(String deadLetterRoutingKey) {
-      this.deadLetterRoutingKey = deadLetterRoutingKey;
-    }
-  }
+  public static class Rabbit extends RabbitDeadLetterProperties {}
 
   /**
    * The consumer engine these settings make, checked: the message names the property and the bad value.

@@ -228,7 +228,7 @@ public final class IdemConsumersProperties {
   }
 
   /** A RabbitMQ consumer: {@code idem.consumers.<name>.rabbitmq.*}. */
-  public static class RabbitMq {
+  public static class RabbitMq extends RabbitDeadLetterProperties {
     /** The queue to consume; it must exist. Required. */
     private String queue;
     /** Unacknowledged messages the broker sends each channel ahead (default 32). */
@@ -244,14 +244,6 @@ public final class IdemConsumersProperties {
     private Integer maxFailures;
     /** How long stopping waits for messages being processed (default 10 s). */
     private Duration shutdownTimeout;
-    /**
-     * An exchange to republish each message given up on to, with Idem's {@code idem-dlt-*} headers (its attempt
-     * history), before it is acknowledged; it must exist. Unset: such messages are rejected without requeue, to the
-     * queue's own dead-letter exchange if it has one ({@code x-death} header only).
-     */
-    private String deadLetterExchange;
-    /** The routing key of the dead letters (default: the queue's name). */
-    private String deadLetterRoutingKey;
 
     public String getQueue() {
       return queue;
@@ -299,22 +291,6 @@ public final class IdemConsumersProperties {
 
     public void setShutdownTimeout(Duration shutdownTimeout) {
       this.shutdownTimeout = shutdownTimeout;
-    }
-
-    public String getDeadLetterExchange() {
-      return deadLetterExchange;
-    }
-
-    public void setDeadLetterExchange(String deadLetterExchange) {
-      this.deadLetterExchange = deadLetterExchange;
-    }
-
-    public String getDeadLetterRoutingKey() {
-      return deadLetterRoutingKey;
-    }
-
-    public void setDeadLetterRoutingKey(String deadLetterRoutingKey) {
-      this.deadLetterRoutingKey = deadLetterRoutingKey;
     }
   }
 
