@@ -10,8 +10,9 @@ import java.util.Objects;
  * The message must not be delivered again. On RabbitMQ it arrives wrapped in an
  * {@code AmqpRejectAndDontRequeueException}, so that the container rejects the message without requeue (to the queue's
  * dead-letter exchange), unless {@code idem.listeners.rabbit.dead-letter-exchange} is set: the starter's advice then
- * republishes the message there with {@link #history()} in headers and the container acknowledges it; on Kafka the starter's error handler publishes the record to {@code <topic>.dlt} at once
- * with {@link #history()} in headers. Immutable.
+ * republishes the message there with {@link #history()} in headers and the container acknowledges it; on Kafka the
+ * starter's error handler publishes the record to {@code <topic>.dlt} at once with {@link #history()} in headers.
+ * Immutable.
  */
 public class ListenerGaveUpException extends RuntimeException {
   private static final long serialVersionUID = 1L;
