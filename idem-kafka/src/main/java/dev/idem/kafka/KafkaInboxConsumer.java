@@ -12,6 +12,7 @@ import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.ConsumerEngine;
 import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.outbox.consumer.ConsumerOptions;
+import dev.idem.outbox.consumer.DeadLetterHeaders;
 import dev.idem.outbox.consumer.Decision;
 import dev.idem.outbox.consumer.History;
 import dev.idem.outbox.consumer.Reason;
@@ -137,8 +138,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private static final int MAX_TRACKED_FAILURES = 10_000;
   /** Numbers the client ids of the consumers of one JVM, so that their JMX names differ. */
   private static final AtomicInteger INSTANCES = new AtomicInteger();
-  private static final int MAX_HISTORY = 20;
-  private static final int MAX_ERROR_CHARS = 500;
   private static final Duration MAX_PAUSE = Duration.ofSeconds(30);
   /** How many deadlocks or lock timeouts of one record are retried before they count as its failures. */
   private static final int MAX_UNCOUNTED_CONTENTION = 20;
@@ -602,23 +601,14 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private boolean deadLetter(TopicPartition partition, ConsumerRecord<String, byte[]> record, String id, Decision d,
       Throwable cause, List<String> history) {
     String topic = deadLetterTopic.apply(record.topic());
-    String reason = d.reason().code();
     int attempts = d.attempts();
     RecordHeaders headers = new RecordHeaders();
     for (Header h : record.headers()) {
-      if (!h.key().startsWith("idem-dlt-")) {
+      if (!DeadLetterHeaders.isOwn(h.key())) {
         headers.add(h);
       }
     }
-    headers.add("idem-dlt-reason", utf8(reason));
-    headers.add("idem-dlt-consumer", utf8(name));
-    headers.add("idem-dlt-topic", utf8(record.topic()));
-    headers.add("idem-dlt-partition", utf8(Integer.toString(record.partition())));
-    headers.add("idem-dlt-offset", utf8(Long.toString(record.offset())));
-    headers.add("idem-dlt-attempts", utf8(Integer.toString(attempts)));
-    for (int i = 0; i < history.size(); i++) {
-      headers.add("idem-dlt-attempt-" + (i + 1), utf8(history.get(i)));
-    }
+    deadLetterHeaders(d, name, record, history).forEach(headers::add);
     Throwable error = send(new ProducerRecord<>(topic, null, record.key(), record.value(), headers));
     if (error instanceof RecordTooLargeException || error instanceof RecordBatchTooLargeException) {
       // the dead-letter topic will never take it whole: keep the key, our headers and the event id, drop the value
@@ -628,7 +618,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         stripped.add(idHeader);
       }
       for (Header h : headers) {
-        if (h.key().startsWith("idem-dlt-")) {
+        if (DeadLetterHeaders.isOwn(h.key())) {
           stripped.add(h);
         }
       }
@@ -687,6 +677,18 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       }
     }
     return error;
+  }
+
+  /** Idem's dead-letter headers of {@code record}: {@link DeadLetterHeaders}, with its topic, partition and offset. */
+  private static RecordHeaders deadLetterHeaders(Decision decision, String consumer, ConsumerRecord<?, ?> record,
+      List<String> history) {
+    Map<String, String> origin = new LinkedHashMap<>();
+    origin.put("topic", record.topic());
+    origin.put("partition", Integer.toString(record.partition()));
+    origin.put("offset", Long.toString(record.offset()));
+    RecordHeaders headers = new RecordHeaders();
+    DeadLetterHeaders.of(decision, consumer, origin, history).forEach((k, v) -> headers.add(k, utf8(v)));
+    return headers;
   }
 
   private static String key(ConsumerRecord<String, byte[]> record) {
@@ -819,7 +821,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   private record Prepared(ConsumerRecord<String, byte[]> record, InboxEvent event) {}
 
-  /** The failures of one record: how many, and the last {@value #MAX_HISTORY} with their times. */
+  /** The failures of one record: how many, and the last ones with their times ({@link DeadLetterHeaders}). */
   private static final class Failures {
     int count;
     /** Set once the record is to be dead-lettered: a failed send is retried without running the handler again. */
@@ -828,15 +830,11 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     Throwable error;
     /** Passing conflicts (deadlocks, lock timeouts) of this record, not counted in {@link #count}. */
     int uncounted;
-    final List<String> history = new ArrayList<>();
+    List<String> history = List.of();
 
     void add(Instant at, Throwable error) {
       count++;
-      String text = OutboxTransport.describe(error);
-      history.add(at + " " + (text.length() > MAX_ERROR_CHARS ? text.substring(0, MAX_ERROR_CHARS) : text));
-      if (history.size() > MAX_HISTORY) {
-        history.remove(0);
-      }
+      history = DeadLetterHeaders.append(history, DeadLetterHeaders.attempt(at, error));
     }
   }
 

@@ -19,6 +19,8 @@ import dev.idem.outbox.consumer.MessageProcessor;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -42,11 +44,24 @@ import java.util.function.Function;
  *       passing conflict, not counted) and {@code PAUSE} (the database is away, not counted): {@code basic.nack} with
  *       requeue, after {@link Builder#failurePause}.</li>
  *   <li>{@code DEAD_LETTER} (the {@link Builder#maxFailures}-th failure of a message id, default 5; a payload
- *       mismatch): {@code basic.nack} without requeue, dead-lettered when the queue has a dead-letter exchange,
- *       dropped otherwise.</li>
+ *       mismatch): with a {@link Builder#deadLetterExchange}, republished there with its attempt history, then
+ *       {@code basic.ack}; without one, {@code basic.nack} without requeue, dead-lettered by RabbitMQ when the queue
+ *       has a dead-letter exchange (with its {@code x-death} header only), dropped otherwise.</li>
  *   <li>{@code REJECT} (no {@code message-id} and no {@link Builder#messageIdFallback fallback}, a fallback that
- *       threw, an id the inbox cannot hold): {@code basic.reject} without requeue, likewise.</li>
+ *       threw, an id the inbox cannot hold): republished likewise (no history, {@code idem-dlt-attempts} 0), or
+ *       {@code basic.reject} without requeue.</li>
  * </ul>
+ *
+ * <h2>Dead letters</h2>
+ * With {@link Builder#deadLetterExchange}, a message given up on is republished as {@link RabbitMqDeadLetters} says:
+ * its body, properties and headers plus {@code idem-dlt-reason}, {@code idem-dlt-consumer}, {@code idem-dlt-queue},
+ * {@code idem-dlt-exchange}, {@code idem-dlt-routing-key}, {@code idem-dlt-attempts} and one
+ * {@code idem-dlt-attempt-<n>} per failure ({@code <time> <error>}), the same as {@code KafkaInboxConsumer} writes.
+ * The original is acknowledged only once RabbitMQ confirmed the copy. When it did not (the exchange is missing or
+ * routes it nowhere, a nack, a timeout, a channel error), the original is requeued after {@link Builder#failurePause}
+ * (at least a second) and reported to {@link ConsumerListener#deadLetterFailed}; its redelivery is republished
+ * without running the handler again (while the consumer remembers it: at most 10,000 such ids). A crash (or a failed
+ * ack) between the confirm and the ack can dead-letter a message twice, with the same {@code message-id}.
  *
  * <pre>{@code
  * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
@@ -81,6 +96,8 @@ import java.util.function.Function;
  */
 public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(RabbitMqInboxConsumer.class.getName());
+  /** The least pause before a message whose dead letter failed is requeued: the exchange is not fixed at once. */
+  private static final Duration MIN_DEAD_LETTER_PAUSE = Duration.ofSeconds(1);
 
   private final ConnectionFactory factory;
   private final String consumer;
@@ -93,6 +110,14 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final Duration failurePause;
   private final Duration shutdownTimeout;
   private final MessageProcessor processor;
+  private final RabbitMqDeadLetters deadLetters;
+  /** Messages given up on whose republication failed: republished again on their redelivery. */
+  private final Map<String, GaveUp> unsent = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, GaveUp> eldest) {
+      return size() > 10_000;
+    }
+  });
   private final Object lock = new Object();
   private final List<Channel> channels = new ArrayList<>();
   private volatile Connection connection;
@@ -112,6 +137,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     this.listener = b.listener;
     this.failurePause = b.failurePause;
     this.shutdownTimeout = b.shutdownTimeout;
+    this.deadLetters = b.deadLetters == null ? null : b.deadLetters.timeout(b.deadLetterTimeout);
     ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(b.maxFailures)
         .backoff(b.failurePause, b.failurePause).build();
     // a classic queue counts no redelivery: failures are counted in memory as well
@@ -257,11 +283,69 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private void handle(Channel channel, Delivery delivery, long tag) {
     String header = delivery.getProperties() == null ? null : delivery.getProperties().getMessageId();
     String id = processor.messageId(queue, header, () -> messageIdFallback.apply(delivery), " (delivery tag " + tag
-        + ")", d -> answer(channel, tag, null, d));
-    if (id != null) {
-      processor.process(queue, id, () -> new InboxEvent(id, source, delivery.getBody(), delivery),
-          deliveryCount(delivery), d -> answer(channel, tag, id, d));
+        + ")", answers(channel, delivery, null));
+    if (id == null) {
+      return;
     }
+    GaveUp known = deadLetters == null ? null : unsent.remove(id);
+    if (known != null) {
+      // given up on before, but its dead letter was not confirmed: republished without running the handler again
+      if (republish(channel, delivery, id, known)) {
+        safely(() -> listener.deadLettered(consumer, queue, id, known.decision(), known.error()));
+      }
+      return;
+    }
+    processor.process(queue, id, () -> new InboxEvent(id, source, delivery.getBody(), delivery),
+        deliveryCount(delivery), answers(channel, delivery, id));
+  }
+
+  /** A message given up on: why, its failure lines, and what it threw last (null for a refusal). */
+  private record GaveUp(Decision decision, List<String> history, Throwable error) {}
+
+  /** This consumer's answers to one delivery of message {@code id} (null while it is not known). */
+  private MessageProcessor.Broker answers(Channel channel, Delivery delivery, String id) {
+    return new MessageProcessor.Broker() {
+      @Override
+      public boolean answer(Decision d) {
+        if (deadLetters != null && d.action() == Action.REJECT) {
+          return republish(channel, delivery, id, new GaveUp(d, List.of(), null));
+        }
+        return RabbitMqInboxConsumer.this.answer(channel, delivery.getEnvelope().getDeliveryTag(), id, d);
+      }
+
+      @Override
+      public boolean deadLetter(Decision d, List<String> history, Throwable error) {
+        if (deadLetters == null) {
+          return answer(d);
+        }
+        return republish(channel, delivery, id, new GaveUp(d, history, error));
+      }
+    };
+  }
+
+  /**
+   * Republishes a message given up on to the dead-letter exchange and acknowledges it once confirmed; requeues it
+   * after a pause otherwise. Returns whether it was dead-lettered.
+   */
+  private boolean republish(Channel channel, Delivery delivery, String id, GaveUp gaveUp) {
+    long tag = delivery.getEnvelope().getDeliveryTag();
+    RabbitMqDeadLetters.Original original = new RabbitMqDeadLetters.Original(delivery.getEnvelope().getExchange(),
+        delivery.getEnvelope().getRoutingKey(), delivery.getProperties(), delivery.getBody());
+    try {
+      deadLetters.publish(channel.getConnection(), consumer, queue, original, gaveUp.decision(), gaveUp.history());
+    } catch (IOException | RuntimeException e) {
+      if (id != null) {
+        unsent.put(id, gaveUp);
+      }
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not dead-letter message " + id
+          + " from queue '" + queue + "' to " + deadLetters + " (" + OutboxTransport.describe(e) + "); requeueing it"
+          + " to try again");
+      safely(() -> listener.deadLetterFailed(consumer, queue, id, e));
+      pause(failurePause.compareTo(MIN_DEAD_LETTER_PAUSE) < 0 ? MIN_DEAD_LETTER_PAUSE : failurePause);
+      answer(channel, tag, id, Action.RETRY);
+      return false;
+    }
+    return answer(channel, tag, id, Action.ACK);
   }
 
   /** On a quorum queue, the deliveries returned before this one ({@code x-delivery-count}); 0 elsewhere. */
@@ -395,6 +479,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     private Duration failurePause = Duration.ofMillis(100);
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private int maxFailures = 5;
+    private RabbitMqDeadLetters deadLetters;
+    private Duration deadLetterTimeout = Duration.ofSeconds(10);
 
     private Builder(ConnectionFactory factory, Connection connection, Inbox inbox, String consumer, String queue) {
       this.factory = factory;
@@ -454,8 +540,9 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
 
     /**
-     * Failures of one message id after which it is no longer requeued but rejected without requeue (dead-lettered
-     * when the queue has a dead-letter exchange) and reported to {@link ConsumerListener#deadLettered} (default 5;
+     * Failures of one message id after which it is no longer requeued but given up on (republished to the
+     * {@link #deadLetterExchange}, or rejected without requeue: dead-lettered when the queue has a dead-letter
+     * exchange) and reported to {@link ConsumerListener#deadLettered} (default 5;
      * -1: requeue forever).
      */
     public Builder maxFailures(int maxFailures) {
@@ -463,6 +550,28 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
         throw new IllegalArgumentException("maxFailures must be -1 (never give up) or positive, got " + maxFailures);
       }
       this.maxFailures = maxFailures;
+      return this;
+    }
+
+    /**
+     * Republishes each message given up on to {@code exchange} with routing key {@code routingKey} and Idem's
+     * {@code idem-dlt-*} headers (its attempt history), and acknowledges it once RabbitMQ confirmed the copy; see
+     * {@link RabbitMqInboxConsumer} (Dead letters). Not set by default: a message given up on is then rejected without
+     * requeue, to the queue's own dead-letter exchange if it has one ({@code x-dead-letter-exchange}), which adds
+     * only its {@code x-death} header.
+     *
+     * @param exchange an existing exchange, not blank, at most 255 UTF-8 bytes
+     * @param routingKey at most 255 UTF-8 bytes; null for the queue's name
+     */
+    public Builder deadLetterExchange(String exchange, String routingKey) {
+      this.deadLetters = RabbitMqDeadLetters.to(exchange, routingKey);
+      return this;
+    }
+
+    /** How long a dead letter may wait for RabbitMQ's confirm (default 10 s; 1 ms to 5 min). */
+    public Builder deadLetterTimeout(Duration timeout) {
+      this.deadLetterTimeout = ConsumerOptions.between("deadLetterTimeout", timeout, Duration.ofMillis(1),
+          Duration.ofMinutes(5));
       return this;
     }
 

@@ -6,7 +6,11 @@
  * redelivered message has one effect.
  * What the consumer does with each message (ack, requeue, dead-letter, reject; a database outage is no mark against a
  * message) is decided by {@link dev.idem.outbox.consumer.ConsumerEngine}, as for every broker, and reported to a
- * {@link dev.idem.outbox.consumer.ConsumerListener}.
+ * {@link dev.idem.outbox.consumer.ConsumerListener}. With a dead-letter exchange of its own
+ * ({@code deadLetterExchange}), a message given up on is republished there by
+ * {@link dev.idem.rabbitmq.RabbitMqDeadLetters} with its attempt history in {@code idem-dlt-*} headers, as on Kafka;
+ * without one, RabbitMQ dead-letters it through the queue's {@code x-dead-letter-exchange}, with its {@code x-death}
+ * header only.
  *
  * <p>The consumer's effect is the message side's one handler type, an {@link dev.idem.outbox.InboxHandler}: the event
  * carries the message, {@code event.message(Delivery.class)}, and for a JDBC inbox the transaction's connection is

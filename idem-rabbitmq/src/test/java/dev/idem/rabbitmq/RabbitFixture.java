@@ -32,8 +32,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One test's world, under names of its own: outbox, inbox and effect tables on PostgreSQL; a direct exchange, a queue
- * bound to it with routing key {@code events} whose rejected messages are dead-lettered to a second queue. Closing
- * removes all of them.
+ * bound to it with routing key {@code events} whose rejected messages are dead-lettered to a second queue; a
+ * dead-letter exchange of Idem's consumer, routing key {@code dead} to a third queue. Closing removes all of them.
  */
 final class RabbitFixture implements AutoCloseable {
   final String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffffL);
@@ -43,6 +43,9 @@ final class RabbitFixture implements AutoCloseable {
   final String exchange = "idem-test-x-" + suffix;
   final String queue = "idem-test-q-" + suffix;
   final String deadLetters = "idem-test-dlq-" + suffix;
+  /** A direct exchange for {@code RabbitMqInboxConsumer.Builder#deadLetterExchange}: key {@code dead} to a queue. */
+  final String idemDeadLetterExchange = "idem-test-dlx-" + suffix;
+  final String idemDeadLetters = "idem-test-idem-dlq-" + suffix;
   final Connection rabbit;
   final Channel admin;
   private final List<String> extraTables = new ArrayList<>();
@@ -60,6 +63,9 @@ final class RabbitFixture implements AutoCloseable {
     admin.queueDeclare(queue, true, false, false,
         Map.of("x-dead-letter-exchange", "", "x-dead-letter-routing-key", deadLetters));
     admin.queueBind(queue, exchange, "events");
+    admin.exchangeDeclare(idemDeadLetterExchange, BuiltinExchangeType.DIRECT, false, false, null);
+    admin.queueDeclare(idemDeadLetters, false, false, false, null);
+    admin.queueBind(idemDeadLetters, idemDeadLetterExchange, "dead");
   }
 
   Outbox outbox() {
@@ -130,6 +136,8 @@ final class RabbitFixture implements AutoCloseable {
       admin.queueDelete(queue);
       admin.queueDelete(deadLetters);
       admin.exchangeDelete(exchange);
+      admin.queueDelete(idemDeadLetters);
+      admin.exchangeDelete(idemDeadLetterExchange);
       rabbit.close();
     } finally {
       List<String> tables = new ArrayList<>(extraTables);
@@ -151,6 +159,7 @@ final class RabbitFixture implements AutoCloseable {
     final AtomicInteger consumerMismatches = new AtomicInteger();
     final AtomicInteger gaveUp = new AtomicInteger();
     final AtomicInteger gaveUpFailures = new AtomicInteger();
+    final AtomicInteger deadLetterFailed = new AtomicInteger();
 
     @Override
     public void processed(String consumer) {
@@ -201,6 +210,11 @@ final class RabbitFixture implements AutoCloseable {
     @Override
     public void rejected(String consumer, String queue, String messageId, Reason reason, String detail) {
       rejected.incrementAndGet();
+    }
+
+    @Override
+    public void deadLetterFailed(String consumer, String queue, String messageId, Throwable error) {
+      deadLetterFailed.incrementAndGet();
     }
   }
 }

@@ -287,8 +287,118 @@ class RabbitMqInboxConsumerTest {
     assertThat(counts.gaveUpFailures.get()).isEqualTo(3);
     GetResponse dead = f.admin.basicGet(f.deadLetters, true);
     assertThat(dead.getProps().getMessageId()).isEqualTo(poison.id().toString());
+    // without a dead-letter exchange of the consumer's, RabbitMQ dead-letters it as it came: x-death, no history
+    assertThat(dead.getProps().getHeaders()).containsKey("x-death")
+        .noneSatisfy((name, value) -> assertThat(name).startsWith("idem-dlt-"));
     assertThat(f.effectIds()).containsExactly(next.id().toString());
     assertThat(f.ready(f.queue)).isZero();
+  }
+
+  /** A handler that fails on {@code poison} (counting its calls) and records the effect of any other message. */
+  private InboxHandler failsOn(OutboxMessage poison, AtomicInteger poisonCalls) {
+    return (tx, event) -> {
+      if (event.eventId().equals(poison.id().toString())) {
+        poisonCalls.incrementAndGet();
+        throw new IllegalStateException("injected poison " + event.eventId());
+      }
+      return f.recordEffect().handle(tx, event);
+    };
+  }
+
+  private static String header(GetResponse r, String name) {
+    Object value = r.getProps().getHeaders().get(name);
+    return value == null ? null : value.toString();
+  }
+
+  @Test
+  void withADeadLetterExchangeAPoisonMessageIsRepublishedOnceWithItsAttemptHistoryThenAcknowledged()
+      throws Exception {
+    OutboxMessage poison = f.message(f.toExchange());
+    OutboxMessage next = f.message(f.toExchange());
+    AtomicInteger poisonCalls = new AtomicInteger();
+
+    try (RabbitMqInboxConsumer consumer = consumer(failsOn(poison, poisonCalls)).maxFailures(3)
+        .deadLetterExchange(f.idemDeadLetterExchange, "dead").build().start()) {
+      publish(poison);
+      publish(next);
+      Eventually.await("the poison message dead-lettered", WAIT, () -> f.ready(f.idemDeadLetters), n -> n == 1);
+      Eventually.await("the next message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+    }
+
+    // closed: a message left unacknowledged would be back on the queue now
+    assertThat(f.ready(f.queue)).isZero();
+    assertThat(f.ready(f.deadLetters)).as("the queue's own dead-letter queue").isZero();
+    assertThat(f.ready(f.idemDeadLetters)).isEqualTo(1);
+    GetResponse dead = f.admin.basicGet(f.idemDeadLetters, true);
+    assertThat(dead.getProps().getMessageId()).isEqualTo(poison.id().toString());
+    assertThat(new String(dead.getBody(), StandardCharsets.UTF_8)).isEqualTo(poison.payload());
+    assertThat(header(dead, "tenant")).as("the original's headers").isEqualTo("t-1");
+    assertThat(header(dead, "idem-dlt-reason")).isEqualTo("handler_failed");
+    assertThat(header(dead, "idem-dlt-consumer")).isEqualTo("billing");
+    assertThat(header(dead, "idem-dlt-queue")).isEqualTo(f.queue);
+    assertThat(header(dead, "idem-dlt-exchange")).isEqualTo(f.exchange);
+    assertThat(header(dead, "idem-dlt-routing-key")).isEqualTo("events");
+    assertThat(header(dead, "idem-dlt-attempts")).isEqualTo("3");
+    for (int i = 1; i <= 3; i++) {
+      assertThat(header(dead, "idem-dlt-attempt-" + i))
+          .contains("IllegalStateException: injected poison " + poison.id());
+    }
+    assertThat(header(dead, "idem-dlt-attempt-4")).isNull();
+    assertThat(poisonCalls.get()).isEqualTo(3);
+    assertThat(counts.gaveUp.get()).isEqualTo(1);
+    assertThat(counts.gaveUpFailures.get()).isEqualTo(3);
+    assertThat(counts.deadLetterFailed.get()).isZero();
+    assertThat(f.effectIds()).containsExactly(next.id().toString());
+  }
+
+  @Test
+  void withADeadLetterExchangeAMessageWithoutIdIsRepublishedAsRefused() throws Exception {
+    try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect())
+        .deadLetterExchange(f.idemDeadLetterExchange, "dead").build().start()) {
+      f.admin.basicPublish("", f.queue, new AMQP.BasicProperties.Builder().build(),
+          "{}".getBytes(StandardCharsets.UTF_8));
+      Eventually.await("the message dead-lettered", WAIT, () -> f.ready(f.idemDeadLetters), n -> n == 1);
+    }
+
+    GetResponse dead = f.admin.basicGet(f.idemDeadLetters, true);
+    assertThat(header(dead, "idem-dlt-reason")).isEqualTo("missing_event_id");
+    assertThat(header(dead, "idem-dlt-attempts")).isEqualTo("0");
+    assertThat(header(dead, "idem-dlt-exchange")).isEmpty(); // published to the default exchange
+    assertThat(counts.rejected.get()).isEqualTo(1);
+    assertThat(f.ready(f.queue)).isZero();
+    assertThat(f.ready(f.deadLetters)).isZero();
+  }
+
+  @Test
+  void aDeadLetterExchangeThatDoesNotExistLeavesTheMessageRequeuedAndTheHandlerIsNotRunAgain() throws Exception {
+    assertDeadLetterFailureRequeues("idem-test-missing-x-" + f.suffix, "dead");
+  }
+
+  @Test
+  void aDeadLetterExchangeThatRoutesTheMessageNowhereLeavesItRequeued() throws Exception {
+    assertDeadLetterFailureRequeues(f.idemDeadLetterExchange, "no-such-binding");
+  }
+
+  private void assertDeadLetterFailureRequeues(String exchange, String routingKey) throws Exception {
+    OutboxMessage poison = f.message(f.toExchange());
+    AtomicInteger poisonCalls = new AtomicInteger();
+
+    try (RabbitMqInboxConsumer consumer = consumer(failsOn(poison, poisonCalls)).maxFailures(2)
+        .deadLetterExchange(exchange, routingKey).deadLetterTimeout(Duration.ofSeconds(5)).build().start()) {
+      publish(poison);
+      // the first failed republication, then a second one, on the redelivery
+      Eventually.await("the dead letter failing twice", WAIT, counts.deadLetterFailed::get, n -> n >= 2);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(poisonCalls.get()).as("handler calls: none after the message was given up on").isEqualTo(2);
+    assertThat(counts.gaveUp.get()).as("reported dead-lettered").isZero();
+    assertThat(counts.failed.get()).as("failures counted").isEqualTo(1);
+    assertThat(f.ready(f.queue)).as("the message, back on its queue").isEqualTo(1);
+    assertThat(f.ready(f.idemDeadLetters)).isZero();
+    assertThat(f.ready(f.deadLetters)).isZero();
+    GetResponse back = f.admin.basicGet(f.queue, true);
+    assertThat(back.getProps().getMessageId()).isEqualTo(poison.id().toString());
   }
 
   @Test
@@ -352,5 +462,14 @@ class RabbitMqInboxConsumerTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("consumer must be");
     assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue).maxFailures(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxFailures must be");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .deadLetterExchange(" ", null))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("dead-letter exchange must not be blank");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .deadLetterExchange("dlx", "k".repeat(256)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 255 UTF-8 bytes");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .deadLetterTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("deadLetterTimeout must be");
   }
 }

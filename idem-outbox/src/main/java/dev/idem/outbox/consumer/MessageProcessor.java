@@ -5,8 +5,10 @@ import static dev.idem.outbox.consumer.ConsumerListener.safely;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
+import dev.idem.outbox.InboxHandlerException;
 import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.OutboxTransport;
+import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,7 +22,8 @@ import java.util.function.Supplier;
  * ConsumerEngine} what to do after a failure, has the {@link Broker} carry the decision out and tells the {@link
  * ConsumerListener}: the part the RabbitMQ and NATS consumers share, each supplying its broker's answers. It counts
  * the database outages in a row (on any thread) and, for brokers that do not count deliveries, the failures of up to
- * 10,000 message ids in memory (the least recently failed forgotten first). Thread-safe. For each message: {@link
+ * 10,000 message ids in memory (the least recently failed forgotten first), with a line per failure
+ * ({@link DeadLetterHeaders#attempt}) handed to {@link Broker#deadLetter}. Thread-safe. For each message: {@link
  * #messageId}, then {@link #process} unless it was refused.
  */
 public final class MessageProcessor {
@@ -34,9 +37,9 @@ public final class MessageProcessor {
   private final String idName;
   private final boolean remember;
   private final AtomicInteger outages = new AtomicInteger();
-  private final Map<String, History> failures = Collections.synchronizedMap(new LinkedHashMap<>(64, 0.75f, true) {
+  private final Map<String, Failures> failures = Collections.synchronizedMap(new LinkedHashMap<>(64, 0.75f, true) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<String, History> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<String, Failures> eldest) {
       return size() > MAX_REMEMBERED;
     }
   });
@@ -48,7 +51,7 @@ public final class MessageProcessor {
    * @param idName what the message id is called on the broker ({@code message-id}, {@code Nats-Msg-Id}), for details
    *     given to {@link ConsumerListener#rejected}
    * @param remember whether to count each message's failures in memory, for a broker that does not count its
-   *     deliveries itself (or not always)
+   *     deliveries itself (or not always); only then are the failure lines kept for {@link Broker#deadLetter}
    */
   public MessageProcessor(Inbox inbox, String consumer, InboxHandler handler, ConsumerEngine engine,
       ConsumerListener listener, String idName, boolean remember) {
@@ -83,6 +86,25 @@ public final class MessageProcessor {
       answer(decision);
       return false;
     }
+
+    /**
+     * Gives up on the message ({@code DEAD_LETTER}): by default {@link #answer answered}. A broker that writes its
+     * dead letters itself sends {@code history} with them ({@link DeadLetterHeaders}).
+     *
+     * @param history one line per counted failure, oldest first (this one included); empty unless the processor
+     *     {@code remember}s failures
+     * @param error what the last failure threw
+     * @return whether the message was given up on; false when it was handed back instead (the broker reported why),
+     *     and then {@link ConsumerListener#deadLettered} is not called
+     */
+    default boolean deadLetter(Decision decision, List<String> history, Throwable error) {
+      return answer(decision);
+    }
+  }
+
+  /** A message's failures so far: its history for the engine, and a line per counted failure. */
+  private record Failures(History history, List<String> lines) {
+    static final Failures NONE = new Failures(History.NONE, List.of());
   }
 
   /**
@@ -132,9 +154,10 @@ public final class MessageProcessor {
       } catch (VirtualMachineError e) {
         throw e;
       } catch (Throwable e) {
-        History before = history(id, brokerFailures, contentions);
+        Failures known = failures.getOrDefault(id, Failures.NONE);
+        History before = history(known.history(), brokerFailures, contentions);
         Decision d = engine.failed(e, before, inbox.store());
-        if (!failed(where, id, before, d, e, broker)) {
+        if (!failed(where, id, new Failures(before, known.lines()), d, e, broker)) {
           return;
         }
         contentions = before.next(d).contentions();
@@ -156,7 +179,8 @@ public final class MessageProcessor {
   }
 
   /** Carries out decision {@code d} on a failure; returns whether to process the message again at once. */
-  private boolean failed(String where, String id, History before, Decision d, Throwable e, Broker broker) {
+  private boolean failed(String where, String id, Failures known, Decision d, Throwable e, Broker broker) {
+    History before = known.history();
     if (d.action() == Action.PAUSE) {
       // the database is away: every message would fail alike, so this is no mark against the message
       outages.incrementAndGet();
@@ -164,10 +188,15 @@ public final class MessageProcessor {
       return broker.hold(d, e);
     }
     outages.set(0);
+    List<String> lines = known.lines();
+    if (d.counted() && remember) {
+      Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
+      lines = DeadLetterHeaders.append(lines, DeadLetterHeaders.attempt(Instant.now(), cause));
+    }
     switch (d.action()) {
       case RETRY:
         if (remember) {
-          failures.put(id, before.next(d).withOutages(0));
+          failures.put(id, new Failures(before.next(d).withOutages(0), lines));
         }
         safely(() -> listener.retried(consumer, where, id, d, e));
         if (!d.counted()) {
@@ -177,8 +206,9 @@ public final class MessageProcessor {
         return false;
       case DEAD_LETTER:
         failures.remove(id);
-        broker.answer(d);
-        safely(() -> listener.deadLettered(consumer, where, id, d, e));
+        if (broker.deadLetter(d, lines, e)) {
+          safely(() -> listener.deadLettered(consumer, where, id, d, e));
+        }
         return false;
       default:
         // the inbox refused the id itself (too long, control characters): no redelivery will change that
@@ -196,8 +226,7 @@ public final class MessageProcessor {
    * What came before this failure: the failures counted in memory or by the broker, whichever is higher; the passing
    * conflicts in memory or while held; the outages in a row.
    */
-  private History history(String id, long brokerFailures, int contentions) {
-    History known = failures.getOrDefault(id, History.NONE);
+  private History history(History known, long brokerFailures, int contentions) {
     long counted = Math.max(known.failures(), brokerFailures);
     return new History((int) Math.min(Integer.MAX_VALUE, counted), Math.max(known.contentions(), contentions),
         outages.get());

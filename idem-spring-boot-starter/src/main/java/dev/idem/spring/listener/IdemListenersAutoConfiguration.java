@@ -17,21 +17,25 @@ import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.env.Environment;
 import org.springframework.kafka.core.KafkaOperations;
 import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.util.ClassUtils;
 
 /**
  * {@link IdempotentListener} on {@code @KafkaListener} and {@code @RabbitListener} methods, when
@@ -39,7 +43,9 @@ import org.springframework.transaction.PlatformTransactionManager;
  * application's {@link Inbox} (which must store its rows through JDBC), outside the method's own
  * {@code @Transactional}, so that the method joins the inbox's transaction. With Spring for Apache Kafka and a single
  * {@code KafkaTemplate}, and no {@link CommonErrorHandler} bean of the application's, it also registers the Kafka error
- * handler that dead-letters a record given up on to {@code <topic>.dlt}. See docs/listeners.md.
+ * handler that dead-letters a record given up on to {@code <topic>.dlt}; with Spring AMQP and
+ * {@code idem.listeners.rabbit.dead-letter-exchange}, the advice that republishes a message given up on there with its
+ * attempt history (else the container rejects it, to the queue's own dead-letter exchange). See docs/listeners.md.
  */
 @AutoConfiguration(after = {IdemOutboxAutoConfiguration.class, IdemConsumersAutoConfiguration.class},
     afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
@@ -74,6 +80,33 @@ public class IdemListenersAutoConfiguration {
     public boolean matches(Method method, Class<?> targetClass) {
       return AnnotatedElementUtils.hasAnnotation(AopUtils.getMostSpecificMethod(method, targetClass),
           IdempotentListener.class);
+    }
+  }
+
+  /**
+   * With {@code idem.listeners.rabbit.dead-letter-exchange}: the advice that republishes what a {@code @RabbitListener}
+   * gave up on to that exchange, with its attempt history, added to every RabbitMQ listener container factory.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.amqp.rabbit.config.BaseRabbitListenerContainerFactory")
+  @ConditionalOnProperty(prefix = "idem.listeners.rabbit", name = "dead-letter-exchange")
+  static class RabbitDeadLetterExchange {
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static BeanPostProcessor idemRabbitDeadLetters(Environment environment,
+        ObjectProvider<IdempotentListenerInterceptor> interceptor) {
+      // a post-processor is made before the properties bean can be: bind them here
+      IdemListenersProperties properties = Binder.get(environment).bindOrCreate("idem.listeners",
+          IdemListenersProperties.class);
+      properties.engine(); // checks the exchange and the routing key too
+      if (!ClassUtils.isPresent("dev.idem.rabbitmq.RabbitMqDeadLetters", RabbitDeadLetterExchange.class
+          .getClassLoader())) {
+        throw new IllegalStateException("idem.listeners.rabbit.dead-letter-exchange is set, which needs"
+            + " dev.idem:idem-rabbitmq on the classpath (it publishes the dead letters with confirms): add it, or unset"
+            + " the property to let RabbitMQ dead-letter rejected messages through the queue's own dead-letter"
+            + " exchange");
+      }
+      return RabbitDeadLetters.containerFactories(properties.getRabbit(), interceptor);
     }
   }
 

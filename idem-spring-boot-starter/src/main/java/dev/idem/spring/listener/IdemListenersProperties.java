@@ -1,6 +1,8 @@
 package dev.idem.spring.listener;
 
 import dev.idem.outbox.consumer.ConsumerEngine;
+import dev.idem.spring.messaging.RabbitDeadLetterProperties;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -20,6 +22,7 @@ public class IdemListenersProperties {
   private Duration maxHold = Duration.ofSeconds(60);
   private final Backoff backoff = new Backoff();
   private final Kafka kafka = new Kafka();
+  private final Rabbit rabbit = new Rabbit();
 
   /** The wait after the n-th failure, or the n-th outage in a row: {@code initial * 2^(n-1)}, at most {@code max}. */
   public static class Backoff {
@@ -70,6 +73,12 @@ public class IdemListenersProperties {
   }
 
   /**
+   * Where {@code @RabbitListener} methods' messages given up on go ({@code idem.listeners.rabbit.*}); republishing
+   * them needs dev.idem:idem-rabbitmq.
+   */
+  public static class Rabbit extends RabbitDeadLetterProperties {}
+
+  /**
    * The consumer engine these settings make, checked: the message names the property and the bad value.
    *
    * @throws IllegalStateException on a bad setting
@@ -95,7 +104,29 @@ public class IdemListenersProperties {
       throw new IllegalStateException("idem.listeners.kafka.dead-letter-suffix must be 1 to 40 of [A-Za-z0-9._-],"
           + " got '" + suffix + "'");
     }
+    checkRabbit();
     return ConsumerEngine.builder().maxAttempts(maxAttempts).backoff(initial, max).build();
+  }
+
+  private void checkRabbit() {
+    String exchange = rabbit.getDeadLetterExchange();
+    String key = rabbit.getDeadLetterRoutingKey();
+    if (exchange == null && key != null) {
+      throw new IllegalStateException("idem.listeners.rabbit.dead-letter-routing-key is set but"
+          + " idem.listeners.rabbit.dead-letter-exchange is not: set the exchange too, or neither");
+    }
+    if (exchange != null && (exchange.isBlank() || utf8Length(exchange) > 255)) {
+      throw new IllegalStateException("idem.listeners.rabbit.dead-letter-exchange must be a name of 1 to 255 UTF-8"
+          + " bytes, not blank (leave it unset for the queue's own dead-letter exchange), got '" + exchange + "'");
+    }
+    if (key != null && utf8Length(key) > 255) {
+      throw new IllegalStateException("idem.listeners.rabbit.dead-letter-routing-key must be at most 255 UTF-8 bytes,"
+          + " got " + utf8Length(key));
+    }
+  }
+
+  private static int utf8Length(String text) {
+    return text.getBytes(StandardCharsets.UTF_8).length;
   }
 
   public boolean isEnabled() {
@@ -128,5 +159,9 @@ public class IdemListenersProperties {
 
   public Kafka getKafka() {
     return kafka;
+  }
+
+  public Rabbit getRabbit() {
+    return rabbit;
   }
 }

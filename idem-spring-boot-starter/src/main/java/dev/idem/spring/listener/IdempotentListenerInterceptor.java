@@ -10,6 +10,7 @@ import dev.idem.outbox.InboxResult;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.ConsumerEngine;
 import dev.idem.outbox.consumer.ConsumerListener;
+import dev.idem.outbox.consumer.DeadLetterHeaders;
 import dev.idem.outbox.consumer.Decision;
 import dev.idem.outbox.consumer.History;
 import dev.idem.outbox.consumer.Reason;
@@ -68,8 +69,6 @@ import org.springframework.transaction.support.TransactionTemplate;
 final class IdempotentListenerInterceptor implements MethodInterceptor, SmartInitializingSingleton {
   private static final System.Logger LOG = System.getLogger(IdempotentListenerInterceptor.class.getName());
   private static final int MAX_REMEMBERED = 10_000;
-  private static final int MAX_HISTORY = 20;
-  private static final int MAX_ERROR_CHARS = 500;
 
   private final ListableBeanFactory beans;
   private final ObjectProvider<Inbox> inboxes;
@@ -87,6 +86,14 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
       return size() > MAX_REMEMBERED;
     }
   });
+  /** Messages given up on whose dead letter was not published: given up on again, unrun, when they come back. */
+  private final Map<String, ListenerGaveUpException> unsent = Collections.synchronizedMap(
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, ListenerGaveUpException> eldest) {
+          return size() > MAX_REMEMBERED;
+        }
+      });
   private volatile Running running;
 
   IdempotentListenerInterceptor(ListableBeanFactory beans, ObjectProvider<Inbox> inboxes,
@@ -277,7 +284,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   private void process(Running r, ListenerMethod m, MethodInvocation invocation) {
     String key = null;
     History history = History.NONE;
-    List<String> lines = new ArrayList<>();
+    List<String> lines = List.of();
     Instant holdUntil = r.clock().instant().plus(r.maxHold());
     while (true) {
       String id;
@@ -305,10 +312,14 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
       }
       if (key == null && id != null) {
         key = m.consumer + '\u0000' + id;
+        ListenerGaveUpException again = unsent.remove(key);
+        if (again != null) {
+          throw gaveUp(m, again); // its dead letter failed: sent again without running the method
+        }
         Failures known = failures.get(key);
         if (known != null) {
           history = known.history();
-          lines = new ArrayList<>(known.lines());
+          lines = known.lines();
         }
       }
       boolean[] own = {true};
@@ -360,10 +371,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           : r.engine().failed(e, before, r.inbox().store());
       Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
       if (d.counted()) {
-        lines.add(Instant.now(r.clock()) + " " + truncate(describe(cause)));
-        if (lines.size() > MAX_HISTORY) {
-          lines.remove(0);
-        }
+        lines = DeadLetterHeaders.append(lines, DeadLetterHeaders.attempt(Instant.now(r.clock()), cause));
       }
       history = history.next(d);
       failed(r, m, id, source, d, cause, key, history, lines, holdUntil);
@@ -401,7 +409,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
           + " ms: " + describe(cause));
     }
     if (key != null) {
-      failures.put(key, new Failures(next.withOutages(0), List.copyOf(lines)));
+      failures.put(key, new Failures(next.withOutages(0), lines));
     }
     if (r.clock().instant().plus(d.after()).isAfter(holdUntil)) {
       throw new ListenerRetryLaterException("consumer '" + m.consumer + "': message " + id + " was held "
@@ -414,6 +422,20 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
       Thread.currentThread().interrupt();
       throw new ListenerRetryLaterException("consumer '" + m.consumer + "': interrupted while waiting to try"
           + " message " + id + " again; handing it back", cause);
+    }
+  }
+
+  /**
+   * The dead letter of a message given up on was not published, and the message was handed back: when it comes again
+   * it is given up on at once, without running the method, and the failure is told to the listeners.
+   */
+  void deadLetterFailed(ListenerGaveUpException gaveUp, String source, Throwable error) {
+    if (gaveUp.messageId() != null) {
+      unsent.put(gaveUp.consumer() + '\u0000' + gaveUp.messageId(), gaveUp);
+    }
+    Running r = running;
+    if (r != null) {
+      r.listener().deadLetterFailed(gaveUp.consumer(), source, gaveUp.messageId(), error);
     }
   }
 
@@ -451,10 +473,6 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   private static String describe(Throwable e) {
     String message = e.getMessage();
     return e.getClass().getSimpleName() + (message == null ? "" : ": " + message.replace('\n', ' '));
-  }
-
-  private static String truncate(String text) {
-    return text.length() > MAX_ERROR_CHARS ? text.substring(0, MAX_ERROR_CHARS) : text;
   }
 
   /** Every {@link ConsumerListener} bean; what one throws is ignored. */
@@ -497,6 +515,11 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     @Override
     public void deadLettered(String consumer, String source, String messageId, Decision decision, Throwable error) {
       each(l -> l.deadLettered(consumer, source, messageId, decision, error));
+    }
+
+    @Override
+    public void deadLetterFailed(String consumer, String source, String messageId, Throwable error) {
+      each(l -> l.deadLetterFailed(consumer, source, messageId, error));
     }
   }
 }

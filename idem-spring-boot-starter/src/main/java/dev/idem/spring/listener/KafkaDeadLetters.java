@@ -1,8 +1,11 @@
 package dev.idem.spring.listener;
 
-import dev.idem.outbox.consumer.Action;
+import static dev.idem.spring.listener.ListenerGaveUpException.find;
+
+import dev.idem.outbox.consumer.DeadLetterHeaders;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Headers;
@@ -54,27 +57,13 @@ final class KafkaDeadLetters {
     if (gaveUp == null) {
       return headers;
     }
-    headers.add("idem-dlt-reason", utf8(gaveUp.decision().reason().code()));
-    headers.add("idem-dlt-consumer", utf8(gaveUp.consumer()));
-    headers.add("idem-dlt-topic", utf8(record.topic()));
-    headers.add("idem-dlt-partition", utf8(Integer.toString(record.partition())));
-    headers.add("idem-dlt-offset", utf8(Long.toString(record.offset())));
-    int attempts = gaveUp.decision().action() == Action.REJECT ? 0 : gaveUp.decision().attempts();
-    headers.add("idem-dlt-attempts", utf8(Integer.toString(attempts)));
-    List<String> history = gaveUp.history();
-    for (int i = 0; i < history.size(); i++) {
-      headers.add("idem-dlt-attempt-" + (i + 1), utf8(history.get(i)));
-    }
+    Map<String, String> origin = new LinkedHashMap<>();
+    origin.put("topic", record.topic());
+    origin.put("partition", Integer.toString(record.partition()));
+    origin.put("offset", Long.toString(record.offset()));
+    DeadLetterHeaders.of(gaveUp.decision(), gaveUp.consumer(), origin, gaveUp.history())
+        .forEach((name, value) -> headers.add(name, utf8(value)));
     return headers;
-  }
-
-  private static <T extends Throwable> T find(Throwable e, Class<T> type) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (type.isInstance(t)) {
-        return type.cast(t);
-      }
-    }
-    return null;
   }
 
   private static byte[] utf8(String text) {

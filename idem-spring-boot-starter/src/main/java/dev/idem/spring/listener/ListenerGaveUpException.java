@@ -9,8 +9,10 @@ import java.util.Objects;
  * its id came before with another payload ({@code DEAD_LETTER}), or it has no id the inbox can hold ({@code REJECT}).
  * The message must not be delivered again. On RabbitMQ it arrives wrapped in an
  * {@code AmqpRejectAndDontRequeueException}, so that the container rejects the message without requeue (to the queue's
- * dead-letter exchange); on Kafka the starter's error handler publishes the record to {@code <topic>.dlt} at once
- * with {@link #history()} in headers. Immutable.
+ * dead-letter exchange), unless {@code idem.listeners.rabbit.dead-letter-exchange} is set: the starter's advice then
+ * republishes the message there with {@link #history()} in headers and the container acknowledges it; on Kafka the
+ * starter's error handler publishes the record to {@code <topic>.dlt} at once with {@link #history()} in headers.
+ * Immutable.
  */
 public class ListenerGaveUpException extends RuntimeException {
   private static final long serialVersionUID = 1L;
@@ -53,5 +55,15 @@ public class ListenerGaveUpException extends RuntimeException {
   /** One line per counted failure, oldest first (at most the last 20). */
   public List<String> history() {
     return history;
+  }
+
+  /** The first {@code type} in the cause chain of {@code e}, {@code e} included; null when there is none. */
+  static <T extends Throwable> T find(Throwable e, Class<T> type) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (type.isInstance(t)) {
+        return type.cast(t);
+      }
+    }
+    return null;
   }
 }

@@ -228,7 +228,7 @@ public final class IdemConsumersProperties {
   }
 
   /** A RabbitMQ consumer: {@code idem.consumers.<name>.rabbitmq.*}. */
-  public static class RabbitMq {
+  public static class RabbitMq extends RabbitDeadLetterProperties {
     /** The queue to consume; it must exist. Required. */
     private String queue;
     /** Unacknowledged messages the broker sends each channel ahead (default 32). */
@@ -238,8 +238,8 @@ public final class IdemConsumersProperties {
     /** How long a channel waits after a failure before requeueing the message (default 100 ms). */
     private Duration failurePause;
     /**
-     * Failures of one message id after which it is rejected without requeue, to the queue's dead-letter exchange
-     * (default 5; -1 never).
+     * Failures of one message id after which it is given up on: republished to {@code dead-letter-exchange}, or
+     * rejected without requeue, to the queue's own dead-letter exchange (default 5; -1 never).
      */
     private Integer maxFailures;
     /** How long stopping waits for messages being processed (default 10 s). */

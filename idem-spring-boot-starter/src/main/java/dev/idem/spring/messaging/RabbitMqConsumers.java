@@ -32,6 +32,12 @@ final class RabbitMqConsumers {
       set(prefix + ".failure-pause", r.getFailurePause(), b::failurePause);
       set(prefix + ".max-failures", r.getMaxFailures(), b::maxFailures);
       set(prefix + ".shutdown-timeout", r.getShutdownTimeout(), b::shutdownTimeout);
+      if (r.getDeadLetterExchange() == null && r.getDeadLetterRoutingKey() != null) {
+        throw new IllegalStateException(prefix + ".dead-letter-routing-key is set but " + prefix
+            + ".dead-letter-exchange is not: set the exchange too, or neither");
+      }
+      set(prefix + ".dead-letter-exchange", r.getDeadLetterExchange(),
+          exchange -> b.deadLetterExchange(exchange, r.getDeadLetterRoutingKey()));
       return b.handler(handler).listener(listener).build();
     };
     build.get();

@@ -197,6 +197,7 @@ public class ListenersApp {
     final List<String> duplicates = new CopyOnWriteArrayList<>();
     final List<String> deadLettered = new CopyOnWriteArrayList<>();
     final List<String> rejected = new CopyOnWriteArrayList<>();
+    final List<String> deadLetterFailed = new CopyOnWriteArrayList<>();
 
     @Override
     public void processed(String consumer, String source, String messageId) {
@@ -216,6 +217,11 @@ public class ListenersApp {
     @Override
     public void rejected(String consumer, String source, String messageId, Reason reason, String detail) {
       rejected.add(reason.code());
+    }
+
+    @Override
+    public void deadLetterFailed(String consumer, String source, String messageId, Throwable error) {
+      deadLetterFailed.add(messageId);
     }
   }
 

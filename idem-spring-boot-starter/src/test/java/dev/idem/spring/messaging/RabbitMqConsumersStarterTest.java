@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
@@ -87,16 +88,17 @@ class RabbitMqConsumersStarterTest {
     return start(TestPostgres.url(), handler);
   }
 
-  private ConfigurableApplicationContext start(String jdbcUrl, String handler) {
-    return ConsumersApp.runOnPostgresAt(jdbcUrl, "cst_rmq_" + suffix, effects,
-        "spring.datasource.hikari.connection-timeout=1000",
+  private ConfigurableApplicationContext start(String jdbcUrl, String handler, String... more) {
+    List<String> properties = new ArrayList<>(List.of("spring.datasource.hikari.connection-timeout=1000",
         "idem.consumers.rabbitmq.uri=" + uri(),
         "idem.consumers.shipping.handler=" + handler,
         "idem.consumers.shipping.rabbitmq.queue=" + queue,
         "idem.consumers.shipping.rabbitmq.channels=2",
         "idem.consumers.shipping.rabbitmq.prefetch=10",
         "idem.consumers.shipping.rabbitmq.max-failures=3",
-        "idem.consumers.shipping.rabbitmq.failure-pause=10ms");
+        "idem.consumers.shipping.rabbitmq.failure-pause=10ms"));
+    properties.addAll(List.of(more));
+    return ConsumersApp.runOnPostgresAt(jdbcUrl, "cst_rmq_" + suffix, effects, properties.toArray(String[]::new));
   }
 
   private void publish(String messageId, String body) throws IOException {
@@ -147,6 +149,62 @@ class RabbitMqConsumersStarterTest {
     assertThat(messageCount(queue)).isZero();
     // a ConsumerListener bean of the application hears of it too
     assertThat(context.getBean(ConsumersApp.DeadLetters.class).ids).containsExactly("shipping:" + poison);
+  }
+
+  @Test
+  void withADeadLetterExchangeAPoisonMessageIsRepublishedThereWithItsAttemptHistory() throws IOException {
+    String exchange = "idem-starter-dlx-" + suffix;
+    String idemDeadLetters = "idem-starter-idem-dlq-" + suffix;
+    admin.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, false, null);
+    admin.queueDeclare(idemDeadLetters, false, false, false, null);
+    admin.queueBind(idemDeadLetters, exchange, "poisoned");
+    try {
+      context = start(TestPostgres.url(), "recordEffect",
+          "idem.consumers.shipping.rabbitmq.dead-letter-exchange=" + exchange,
+          "idem.consumers.shipping.rabbitmq.dead-letter-routing-key=poisoned");
+      String poison = UUID.randomUUID().toString();
+      publish(poison, "poison");
+
+      Eventually.await("the poison message republished", DEADLINE, () -> messageCount(idemDeadLetters),
+          c -> c == 1);
+      Eventually.await("the poison message counted", DEADLINE,
+          () -> counter("idem.consumer.dead.lettered", "reason", "handler_failed"), c -> c == 1);
+      context.close(); // a message left unacknowledged would be back on the queue now
+      context = null;
+
+      assertThat(messageCount(queue)).isZero();
+      assertThat(messageCount(deadLetters)).as("the queue's own dead-letter queue").isZero();
+      GetResponse dead = admin.basicGet(idemDeadLetters, true);
+      Map<String, Object> headers = dead.getProps().getHeaders();
+      assertThat(dead.getProps().getMessageId()).isEqualTo(poison);
+      assertThat(new String(dead.getBody(), StandardCharsets.UTF_8)).isEqualTo("poison");
+      assertThat(dead.getProps().getDeliveryMode()).isEqualTo(2);
+      assertThat(headers.get("idem-dlt-reason")).hasToString("handler_failed");
+      assertThat(headers.get("idem-dlt-consumer")).hasToString("shipping");
+      assertThat(headers.get("idem-dlt-queue")).hasToString(queue);
+      assertThat(headers.get("idem-dlt-attempts")).hasToString("3");
+      for (int i = 1; i <= 3; i++) {
+        assertThat(headers.get("idem-dlt-attempt-" + i).toString())
+            .contains("PoisonException: poison message " + poison);
+      }
+      assertThat(headers).doesNotContainKey("idem-dlt-attempt-4");
+      assertThat(TestPostgres.effectCount(effects, poison)).isZero();
+    } finally {
+      admin.queueDelete(idemDeadLetters);
+      admin.exchangeDelete(exchange);
+    }
+  }
+
+  @Test
+  void aDeadLetterRoutingKeyWithoutExchangeStopsTheStart() {
+    assertThatThrownBy(() -> start(TestPostgres.url(), "recordEffect",
+        "idem.consumers.shipping.rabbitmq.dead-letter-routing-key=poisoned"))
+        .hasStackTraceContaining("idem.consumers.shipping.rabbitmq.dead-letter-routing-key is set but"
+            + " idem.consumers.shipping.rabbitmq.dead-letter-exchange is not");
+    assertThatThrownBy(() -> start(TestPostgres.url(), "recordEffect",
+        "idem.consumers.shipping.rabbitmq.dead-letter-exchange="))
+        .hasStackTraceContaining("idem.consumers.shipping.rabbitmq.dead-letter-exchange: the dead-letter exchange"
+            + " must not be blank");
   }
 
   @Test

@@ -1,0 +1,34 @@
+package dev.idem.spring.messaging;
+
+/**
+ * Where RabbitMQ messages given up on are republished, with their attempt history: the settings
+ * {@code dead-letter-exchange} and {@code dead-letter-routing-key} of {@code idem.consumers.<name>.rabbitmq.*} and
+ * {@code idem.listeners.rabbit.*}. Unset: such messages are rejected without requeue, to the queue's own dead-letter
+ * exchange if it has one, which adds only RabbitMQ's {@code x-death} header.
+ */
+public class RabbitDeadLetterProperties {
+  /**
+   * An exchange to republish each message given up on to, with Idem's {@code idem-dlt-*} headers (its attempt
+   * history), before it is acknowledged. It must exist: a message whose dead letter RabbitMQ does not confirm is
+   * requeued.
+   */
+  private String deadLetterExchange;
+  /** The routing key of the dead letters (default: the name of the queue the message came from). */
+  private String deadLetterRoutingKey;
+
+  public String getDeadLetterExchange() {
+    return deadLetterExchange;
+  }
+
+  public void setDeadLetterExchange(String deadLetterExchange) {
+    this.deadLetterExchange = deadLetterExchange;
+  }
+
+  public String getDeadLetterRoutingKey() {
+    return deadLetterRoutingKey;
+  }
+
+  public void setDeadLetterRoutingKey(String deadLetterRoutingKey) {
+    this.deadLetterRoutingKey = deadLetterRoutingKey;
+  }
+}
