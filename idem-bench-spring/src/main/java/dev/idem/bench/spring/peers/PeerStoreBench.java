@@ -27,6 +27,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -56,7 +57,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * stored answer by hand, two auto-commit statements on Idem's record table; (c) the same through the
  * {@code IdempotencyStore} SPI of {@code JdbcIdempotencyStore} (claim: an in-progress record inserted as the only,
  * last write of its transaction; complete: the conditional update to completed with the answer, in a second one), and
- * (c2) with the answers sealed ({@code EncryptedIdempotencyStore}); (d) Spring Integration's
+ * (c2) with the answers sealed ({@code EncryptedIdempotencyStore}); (b2, c3, c4) the same three for a record
+ * completed from its first write, as atomic mode writes it (one insert, with the COMMIT); (d) Spring Integration's
  * {@code putIfAbsent(key, value)} in one transaction, its idempotent receiver's use; (e) Camel's {@code add} then
  * {@code confirm}, what its idempotent consumer calls with {@code eager=true} (its default), and (e2) with
  * {@code eager=false}: {@code contains} before the work, {@code add} and {@code confirm} after it. The peers store a
@@ -85,8 +87,9 @@ public final class PeerStoreBench {
 
   /** The ratios reported: numerator, denominator (variant codes). */
   private static final String[][] RATIOS = {
-      {"c", "b"}, {"c2", "b"}, {"d", "b"}, {"e", "b"}, {"e2", "b"},
+      {"c", "b"}, {"c2", "b"}, {"c3", "b2"}, {"c4", "b2"}, {"d", "b"}, {"e", "b"}, {"e2", "b"},
       {"c", "d"}, {"c", "e"}, {"c", "e2"}, {"c2", "d"}, {"c2", "e"}, {"c2", "e2"},
+      {"c3", "d"}, {"c3", "e"}, {"c3", "e2"}, {"c4", "d"}, {"c4", "e"}, {"c4", "e2"},
       {"g", "f"}, {"g2", "f"}, {"h", "f"}, {"i", "f"},
       {"g", "h"}, {"g", "i"}, {"g2", "h"}, {"g2", "i"}};
 
@@ -161,8 +164,11 @@ public final class PeerStoreBench {
     Map<String, LoadPass.Op> variants = new LinkedHashMap<>();
     variants.put("a bare tx", this::bare);
     variants.put("b raw claim+complete", this::rawClaimComplete);
+    variants.put("b2 raw one-step", this::rawOneStep);
     variants.put("c idem claim+complete", () -> claimComplete(store));
     variants.put("c2 idem claim+complete enc", () -> claimComplete(sealed));
+    variants.put("c3 idem one-step", () -> oneStep(store));
+    variants.put("c4 idem one-step enc", () -> oneStep(sealed));
     variants.put("d si putIfAbsent", this::siPutIfAbsent);
     variants.put("e camel add+confirm", () -> camelNewKey(false));
     variants.put("e2 camel contains+add+confirm", () -> camelNewKey(true));
@@ -254,49 +260,30 @@ public final class PeerStoreBench {
         + (100 + Math.floorMod(key.hashCode(), 5000)) + ",\"currency\":\"EUR\"}");
   }
 
+  /** Two inserts and a COMMIT; should one fail, the pool rolls the transaction back when the connection closes. */
   private void bare() throws SQLException {
     String id = "pay_" + UuidV7.next();
     long amount = ThreadLocalRandom.current().nextLong(100, 5100);
-    try (Connection c = ds.getConnection()) {
+    try (Connection c = ds.getConnection(); PreparedStatement payment = c.prepareStatement(
+        "INSERT INTO bench_peer_payment (id, account_id, amount, created_at) VALUES (?, 'acct_1', ?, ?)");
+        PreparedStatement ledger = c.prepareStatement(
+            "INSERT INTO bench_peer_ledger (payment_id, amount, created_at) VALUES (?, ?, ?)")) {
       c.setAutoCommit(false);
-      try (PreparedStatement payment = c.prepareStatement(
-          "INSERT INTO bench_peer_payment (id, account_id, amount, created_at) VALUES (?, 'acct_1', ?, ?)");
-          PreparedStatement ledger = c.prepareStatement(
-              "INSERT INTO bench_peer_ledger (payment_id, amount, created_at) VALUES (?, ?, ?)")) {
-        for (PreparedStatement ps : List.of(payment, ledger)) {
-          ps.setString(1, id);
-          ps.setLong(2, amount);
-          ps.setLong(3, System.currentTimeMillis());
-          ps.executeUpdate();
-        }
-        c.commit();
-      } catch (SQLException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(true);
+      for (PreparedStatement ps : List.of(payment, ledger)) {
+        ps.setString(1, id);
+        ps.setLong(2, amount);
+        ps.setLong(3, System.currentTimeMillis());
+        ps.executeUpdate();
       }
+      c.commit();
     }
   }
 
   /** Idem's record columns written by hand: an in-progress insert, then the update to completed with the answer. */
   private void rawClaimComplete() throws SQLException {
     String key = UuidV7.next().toString();
-    long now = System.currentTimeMillis();
     try (Connection c = ds.getConnection()) {
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + RECORDS + " (scope, operation, idem_key,"
-          + " state, fingerprint, lease_owner, locked_until, version, created_at, updated_at, expires_at)"
-          + " VALUES (?, ?, ?, 'in_progress', ?, 'bench', ?, 1, ?, ?, ?)")) {
-        ps.setString(1, RAW_SCOPE);
-        ps.setString(2, OPERATION);
-        ps.setString(3, key);
-        ps.setString(4, FINGERPRINT.hash());
-        ps.setLong(5, now + LEASE.toMillis());
-        ps.setLong(6, now);
-        ps.setLong(7, now);
-        ps.setLong(8, now + TTL.toMillis());
-        ps.executeUpdate();
-      }
+      rawInsert(c, key, null);
       StoredResponse answer = answer(key);
       try (PreparedStatement ps = c.prepareStatement("UPDATE " + RECORDS + " SET state = 'completed',"
           + " response_status = ?, response_headers = ?, response_body = ?, lease_owner = NULL,"
@@ -313,6 +300,50 @@ public final class PeerStoreBench {
           throw new IllegalStateException("the raw completion of " + key + " found no claim");
         }
       }
+    }
+  }
+
+  /** Atomic mode's record write by hand: one auto-commit insert of a record completed with its answer. */
+  private void rawOneStep() throws SQLException {
+    String key = UuidV7.next().toString();
+    try (Connection c = ds.getConnection()) {
+      rawInsert(c, key, answer(key));
+    }
+  }
+
+  /** One auto-commit insert of a record: in progress under a lease without {@code answer}, else completed. */
+  private static void rawInsert(Connection c, String key, StoredResponse answer) throws SQLException {
+    long now = System.currentTimeMillis();
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + RECORDS + " (scope, operation, idem_key, state,"
+        + " fingerprint, response_status, response_headers, response_body, lease_owner, locked_until, version,"
+        + " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)")) {
+      ps.setString(1, RAW_SCOPE);
+      ps.setString(2, OPERATION);
+      ps.setString(3, key);
+      ps.setString(4, answer == null ? "in_progress" : "completed");
+      ps.setString(5, FINGERPRINT.hash());
+      ps.setObject(6, answer == null ? null : answer.status(), Types.INTEGER);
+      ps.setString(7, answer == null ? null : HEADERS);
+      ps.setBytes(8, answer == null ? null : answer.body());
+      ps.setString(9, answer == null ? "bench" : null);
+      ps.setObject(10, answer == null ? now + LEASE.toMillis() : null, Types.BIGINT);
+      ps.setLong(11, now);
+      ps.setLong(12, now);
+      ps.setLong(13, now + TTL.toMillis());
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Atomic mode's record write through the store SPI, with no business write around it: a record completed with its
+   * answer from its first write, inserted as the last write of its transaction (with the COMMIT, on PostgreSQL).
+   */
+  private static void oneStep(IdempotencyStore target) throws Exception {
+    RecordKey key = RecordKey.of(SCOPE, OPERATION, UuidV7.next().toString());
+    IdempotencyRecord done = IdempotencyRecord.finished(key, FINGERPRINT, answer(key.key().value()),
+        RecordState.COMPLETED, Instant.now(), TTL);
+    if (!target.inTransaction(tx -> target.insertLast(tx, done))) {
+      throw new IllegalStateException("a new key was already there: " + key);
     }
   }
 
