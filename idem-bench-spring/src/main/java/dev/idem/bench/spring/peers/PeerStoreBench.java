@@ -447,7 +447,7 @@ public final class PeerStoreBench {
   private static void report(Map<String, List<LoadPass.Result>> results) {
     System.out.println();
     System.out.println("| variant | ops/s per pass | mean ops/s | client CPU us/op | db CPU us/op | commits/op"
-        + " | WAL bytes/op |");
+        + " (median) | WAL bytes/op (median) |");
     System.out.println("| --- | --- | --- | --- | --- | --- | --- |");
     Map<String, String> names = new LinkedHashMap<>();
     results.forEach((name, list) -> {
@@ -458,8 +458,8 @@ public final class PeerStoreBench {
       }
       System.out.printf(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.1f | %.2f | %.0f |%n", name, per,
           mean(list, LoadPass.Result::opsPerSecond), mean(list, LoadPass.Result::clientCpuUs),
-          mean(list, LoadPass.Result::dbCpuUs), mean(list, LoadPass.Result::commitsPerOp),
-          mean(list, LoadPass.Result::walBytesPerOp));
+          mean(list, LoadPass.Result::dbCpuUs), median(list, LoadPass.Result::commitsPerOp),
+          median(list, LoadPass.Result::walBytesPerOp));
     });
     System.out.println();
     System.out.println("| ratio of ops/s | per pass | median (min-max) |");
@@ -473,6 +473,11 @@ public final class PeerStoreBench {
 
   private static double mean(List<LoadPass.Result> list, ToDoubleFunction<LoadPass.Result> f) {
     return list.stream().mapToDouble(f).average().orElse(Double.NaN);
+  }
+
+  /** The median over the passes: WAL and commits are the server's, and another session's burst skews one pass. */
+  private static double median(List<LoadPass.Result> list, ToDoubleFunction<LoadPass.Result> f) {
+    return LoadPass.median(list.stream().mapToDouble(f).toArray());
   }
 
   /** The throughput ratio per pass (adjacent runs of the same pass), and its median, minimum and maximum. */
