@@ -12,7 +12,9 @@ import java.util.concurrent.Future;
 /**
  * One timed pass of a database load harness: {@code threads} workers call one operation in a loop until the pass's
  * time is up; the pass reports its throughput, the CPU time this JVM and every {@code postgres} process spent per
- * operation (from {@code /proc}), and, through {@link PgCounters}, the commits and WAL bytes per operation.
+ * operation (from {@code /proc}), the CPU time of the pool's own backends per operation (the part of the server's
+ * that other sessions on a shared server cannot skew), and, through {@link PgCounters}, the commits and WAL bytes per
+ * operation.
  *
  * <pre>LoadPass.Result r = LoadPass.run("raw read", 8, 5, new PgCounters(pool, 8), () -&gt; readOneRow());</pre>
  */
@@ -28,7 +30,7 @@ public final class LoadPass {
 
   /** A pass's figures; the CPU times, commits and WAL bytes are per operation. */
   public record Result(String name, long ops, double seconds, double clientCpuUs, double dbCpuUs,
-      double commitsPerOp, double walBytesPerOp) {
+      double backendCpuUs, double commitsPerOp, double walBytesPerOp) {
     /** Operations per second over the whole pass. */
     public double opsPerSecond() {
       return ops / seconds;
@@ -45,6 +47,7 @@ public final class LoadPass {
     long pid = ProcessHandle.current().pid();
     long client0 = AtomicModeBench.Cpu.processTicks(pid);
     long db0 = AtomicModeBench.Cpu.ticksOf("postgres");
+    long backends0 = ticksOf(before.backends());
     long start = System.nanoTime();
     long deadline = start + seconds * 1_000_000_000L;
     ExecutorService workers = Executors.newFixedThreadPool(threads);
@@ -71,14 +74,21 @@ public final class LoadPass {
       double elapsed = (System.nanoTime() - start) / 1e9;
       double clientUs = AtomicModeBench.Cpu.ticksToMicros(AtomicModeBench.Cpu.processTicks(pid) - client0) / ops;
       double dbUs = AtomicModeBench.Cpu.ticksToMicros(AtomicModeBench.Cpu.ticksOf("postgres") - db0) / ops;
+      double backendUs = AtomicModeBench.Cpu.ticksToMicros(ticksOf(before.backends()) - backends0) / ops;
       PgCounters.Usage used = counters.since(before);
-      Result r = new Result(name, ops, elapsed, clientUs, dbUs, used.commitsPer(ops), used.walBytesPer(ops));
-      System.out.printf(Locale.ROOT, "%-40s %8.0f ops/s  client %6.1f us/op  db %6.1f us/op  %5.2f commits/op"
-          + "  %7.0f WAL B/op%n", name, r.opsPerSecond(), clientUs, dbUs, r.commitsPerOp(), r.walBytesPerOp());
+      Result r = new Result(name, ops, elapsed, clientUs, dbUs, backendUs, used.commitsPer(ops),
+          used.walBytesPer(ops));
+      System.out.printf(Locale.ROOT, "%-40s %8.0f ops/s  client %6.1f us/op  db %6.1f us/op  backends %6.1f us/op"
+          + "  %5.2f commits/op  %7.0f WAL B/op%n", name, r.opsPerSecond(), clientUs, dbUs, backendUs,
+          r.commitsPerOp(), r.walBytesPerOp());
       return r;
     } finally {
       workers.shutdownNow();
     }
+  }
+
+  private static long ticksOf(List<Long> pids) {
+    return pids.stream().mapToLong(AtomicModeBench.Cpu::processTicks).sum();
   }
 
   /** The median of {@code values} (the mean of the middle two for an even count); NaN for none. */

@@ -42,8 +42,11 @@ public final class PgCounters {
     this.poolSize = poolSize;
   }
 
-  /** The WAL position, in bytes from its start, and the database's committed transactions, at one moment. */
-  public record Mark(long walBytes, long commits) {}
+  /**
+   * The WAL position, in bytes from its start, and the database's committed transactions, at one moment; and the
+   * process ids of the pool's backends then (to read their CPU time: {@code /proc/<pid>/stat} on the same host).
+   */
+  public record Mark(long walBytes, long commits, List<Long> backends) {}
 
   /** What changed between two marks. */
   public record Usage(long walBytes, long commits) {
@@ -65,9 +68,12 @@ public final class PgCounters {
       for (int i = 0; i < poolSize; i++) {
         held.add(dataSource.getConnection());
       }
+      List<Long> backends = new ArrayList<>(poolSize);
       for (Connection c : held) {
-        try (Statement st = c.createStatement()) {
-          st.execute("SELECT pg_stat_force_next_flush()");
+        try (Statement st = c.createStatement();
+            ResultSet rs = st.executeQuery("SELECT pg_backend_pid(), pg_stat_force_next_flush()")) {
+          rs.next();
+          backends.add(rs.getLong(1));
         }
       }
       try (Statement st = held.get(0).createStatement()) {
@@ -77,7 +83,7 @@ public final class PgCounters {
           if (!rs.next()) {
             throw new IllegalStateException("pg_stat_database has no row for the current database");
           }
-          return new Mark(rs.getLong(1), rs.getLong(2));
+          return new Mark(rs.getLong(1), rs.getLong(2), List.copyOf(backends));
         }
       }
     } catch (SQLException e) {

@@ -77,12 +77,14 @@ class PgCountersTest {
     assertThat(r.walBytesPerOp()).as("WAL bytes/op: a heap tuple, an index entry and a commit record at least")
         .isGreaterThan(100);
     assertThat(r.opsPerSecond()).isPositive();
+    assertThat(r.backendCpuUs()).as("the pool's backends' CPU us/op").isPositive();
   }
 
   @Test
   void theUsageBetweenTwoMarksCountsEachTransaction() {
     PgCounters counters = new PgCounters(pool, POOL);
     PgCounters.Mark before = counters.mark();
+    assertThat(before.backends()).as("one backend per pooled connection").doesNotHaveDuplicates().hasSize(POOL);
     int transactions = 25;
     for (int i = 0; i < transactions; i++) {
       try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {

@@ -446,9 +446,9 @@ public final class PeerStoreBench {
 
   private static void report(Map<String, List<LoadPass.Result>> results) {
     System.out.println();
-    System.out.println("| variant | ops/s per pass | mean ops/s | client CPU us/op | db CPU us/op | commits/op"
-        + " (median) | WAL bytes/op (median) |");
-    System.out.println("| --- | --- | --- | --- | --- | --- | --- |");
+    System.out.println("| variant | ops/s per pass | mean ops/s | client CPU us/op | db CPU us/op (all postgres"
+        + " processes) | db CPU us/op (the pool's backends) | commits/op (median) | WAL bytes/op (median) |");
+    System.out.println("| --- | --- | --- | --- | --- | --- | --- | --- |");
     Map<String, String> names = new LinkedHashMap<>();
     results.forEach((name, list) -> {
       names.put(code(name), name);
@@ -456,9 +456,10 @@ public final class PeerStoreBench {
       for (LoadPass.Result r : list) {
         per.append(per.length() == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.0f", r.opsPerSecond()));
       }
-      System.out.printf(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.1f | %.2f | %.0f |%n", name, per,
+      System.out.printf(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.1f | %.1f | %.2f | %.0f |%n", name, per,
           mean(list, LoadPass.Result::opsPerSecond), mean(list, LoadPass.Result::clientCpuUs),
-          mean(list, LoadPass.Result::dbCpuUs), median(list, LoadPass.Result::commitsPerOp),
+          mean(list, LoadPass.Result::dbCpuUs), mean(list, LoadPass.Result::backendCpuUs),
+          median(list, LoadPass.Result::commitsPerOp),
           median(list, LoadPass.Result::walBytesPerOp));
     });
     System.out.println();
