@@ -25,15 +25,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The database load harness for atomic mode on PostgreSQL: a bare two-insert business transaction (a), the same
@@ -49,6 +47,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class AtomicModeBench {
   private final HikariDataSource ds;
+  private final PgCounters counters;
   private final Idem idem;
   private final Idem optimistic;
   private final Idem sealed;
@@ -65,6 +64,7 @@ public final class AtomicModeBench {
     config.setMinimumIdle(threads);
     config.setPoolName("bench");
     this.ds = new HikariDataSource(config);
+    this.counters = new PgCounters(ds, threads);
     JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(ds).name("bench").createSchemaIfMissing(true).build();
     this.idem = Idem.builder().name("bench").store(store).build();
     this.optimistic = Idem.builder().name("bench-optimistic").store(store)
@@ -110,7 +110,7 @@ public final class AtomicModeBench {
     for (Map.Entry<String, Op> v : variants.entrySet()) {
       bench.run(v.getKey() + " (priming, discarded)", v.getValue());
     }
-    Map<String, List<Result>> results = new LinkedHashMap<>();
+    Map<String, List<LoadPass.Result>> results = new LinkedHashMap<>();
     for (int pass = 1; pass <= passes; pass++) {
       for (Map.Entry<String, Op> v : variants.entrySet()) {
         results.computeIfAbsent(v.getKey(), k -> new ArrayList<>())
@@ -345,73 +345,33 @@ public final class AtomicModeBench {
   // ------------------------------------------------------------------ measurement
 
   @FunctionalInterface
-  private interface Op {
-    void run() throws Exception;
+  private interface Op extends LoadPass.Op {}
+
+  private LoadPass.Result run(String name, Op op) throws Exception {
+    return LoadPass.run(name, threads, seconds, counters, op);
   }
 
-  private record Result(String name, long ops, double seconds, double clientCpuUs, double dbCpuUs) {
-    double opsPerSecond() {
-      return ops / seconds;
-    }
-  }
-
-  private Result run(String name, Op op) throws Exception {
-    LongAdder done = new LongAdder();
-    AtomicBoolean stop = new AtomicBoolean();
-    CountDownLatch finished = new CountDownLatch(threads);
-    List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
-    long cpuClient0 = Cpu.processTicks(ProcessHandle.current().pid());
-    long cpuDb0 = Cpu.ticksOf("postgres");
-    long t0 = System.nanoTime();
-    for (int t = 0; t < threads; t++) {
-      Thread worker = new Thread(() -> {
-        try {
-          while (!stop.get()) {
-            op.run();
-            done.increment();
-          }
-        } catch (Throwable e) {
-          errors.add(e);
-        } finally {
-          finished.countDown();
-        }
-      }, "bench-" + t);
-      worker.start();
-    }
-    Thread.sleep(seconds * 1000L);
-    stop.set(true);
-    finished.await();
-    double elapsed = (System.nanoTime() - t0) / 1e9;
-    long ops = done.sum();
-    double clientCpuUs = Cpu.ticksToMicros(Cpu.processTicks(ProcessHandle.current().pid()) - cpuClient0) / ops;
-    double dbCpuUs = Cpu.ticksToMicros(Cpu.ticksOf("postgres") - cpuDb0) / ops;
-    if (!errors.isEmpty()) {
-      throw new IllegalStateException(name + " failed", errors.get(0));
-    }
-    Result r = new Result(name, ops, elapsed, clientCpuUs, dbCpuUs);
-    System.out.printf(Locale.ROOT, "%-24s %9.0f ops/s   client %6.1f us/op   db %6.1f us/op%n", name,
-        r.opsPerSecond(), clientCpuUs, dbCpuUs);
-    return r;
-  }
-
-  private void report(Map<String, List<Result>> results, int passes) {
+  private void report(Map<String, List<LoadPass.Result>> results, int passes) {
     System.out.println();
-    System.out.println("| variant | ops/s per pass | mean ops/s | client CPU us/op | db CPU us/op |");
-    System.out.println("| --- | --- | --- | --- | --- |");
+    System.out.println("| variant | ops/s per pass | mean ops/s | client CPU us/op | backends CPU us/op"
+        + " | commits/op | WAL B/op |");
+    System.out.println("| --- | --- | --- | --- | --- | --- | --- |");
     Map<String, Double> means = new LinkedHashMap<>();
     results.forEach((name, list) -> {
-      double mean = list.stream().mapToDouble(Result::opsPerSecond).average().orElse(0);
+      double mean = list.stream().mapToDouble(LoadPass.Result::opsPerSecond).average().orElse(0);
       means.put(name, mean);
       StringBuilder per = new StringBuilder();
-      for (Result r : list) {
+      for (LoadPass.Result r : list) {
         per.append(per.length() == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.0f", r.opsPerSecond()));
       }
-      System.out.printf(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.1f |%n", name, per, mean,
-          list.stream().mapToDouble(Result::clientCpuUs).average().orElse(0),
-          list.stream().mapToDouble(Result::dbCpuUs).average().orElse(0));
+      System.out.printf(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.1f | %.2f | %.0f |%n", name, per, mean,
+          list.stream().mapToDouble(LoadPass.Result::clientCpuUs).average().orElse(0),
+          list.stream().mapToDouble(LoadPass.Result::backendCpuUs).average().orElse(0),
+          LoadPass.median(list.stream().mapToDouble(LoadPass.Result::commitsPerOp).toArray()),
+          LoadPass.median(list.stream().mapToDouble(LoadPass.Result::walBytesPerOp).toArray()));
     });
     System.out.println();
-    System.out.println("| ratio | per pass | median (min-max) | inverse ratio of CPU us/op (client+db) |");
+    System.out.println("| ratio | per pass | median (min-max) | inverse ratio of CPU us/op (client+backends) |");
     System.out.println("| --- | --- | --- | --- |");
     String[][] pairs = {{"b idem", "a bare"}, {"b idem", "c raw"}, {"b2 idem no-lookup", "a bare"},
         {"b2 idem no-lookup", "c2 raw no-lookup"}, {"b3 idem first attempt", "a bare"},
@@ -427,21 +387,21 @@ public final class AtomicModeBench {
   }
 
   /** Throughput ratio per pass (same pass, adjacent runs), its median, and the ratio of CPU per operation. */
-  private static void ratio(Map<String, List<Result>> results, String num, String den, int passes) {
+  private static void ratio(Map<String, List<LoadPass.Result>> results, String num, String den, int passes) {
     StringBuilder per = new StringBuilder();
     double[] ratios = new double[passes];
     double cpuNum = 0;
     double cpuDen = 0;
     for (int i = 0; i < passes; i++) {
-      Result n = results.get(num).get(i);
-      Result d = results.get(den).get(i);
+      LoadPass.Result n = results.get(num).get(i);
+      LoadPass.Result d = results.get(den).get(i);
       ratios[i] = n.opsPerSecond() / d.opsPerSecond();
-      cpuNum += n.clientCpuUs() + n.dbCpuUs();
-      cpuDen += d.clientCpuUs() + d.dbCpuUs();
+      cpuNum += n.clientCpuUs() + n.backendCpuUs();
+      cpuDen += d.clientCpuUs() + d.backendCpuUs();
       per.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", ratios[i]));
     }
-    java.util.Arrays.sort(ratios);
-    double median = passes % 2 == 1 ? ratios[passes / 2] : (ratios[passes / 2 - 1] + ratios[passes / 2]) / 2;
+    double median = LoadPass.median(ratios);
+    Arrays.sort(ratios);
     System.out.printf(Locale.ROOT, "| (%s) / (%s) | %s | %.2f (%.2f-%.2f) | %.2f |%n", num, den, per, median,
         ratios[0], ratios[passes - 1], cpuDen / cpuNum);
   }
