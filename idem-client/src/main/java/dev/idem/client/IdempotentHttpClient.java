@@ -186,7 +186,7 @@ public final class IdempotentHttpClient {
     if (journaled) {
       journal.append(keyed.withoutHeaders(SECRET_HEADERS).withTimeoutCleared());
     }
-    return execute(keyed, key, journaled, traced);
+    return execute(keyed, key, journaled, false, traced);
   }
 
   /**
@@ -201,7 +201,7 @@ public final class IdempotentHttpClient {
       TracedCall traced = new TracedCall(tracing.startCall(name, intent.method(), intent.uri(), key));
       Response response;
       try {
-        response = execute(intent, key, true, traced);
+        response = execute(intent, key, true, true, traced);
       } catch (RuntimeException e) {
         traced.failed(e);
         results.add(new Resumed(intent, java.util.Optional.empty(), java.util.Optional.of(e)));
@@ -228,7 +228,13 @@ public final class IdempotentHttpClient {
     return intent.key().orElseGet(() -> UuidV7.next().toString());
   }
 
-  private Response execute(Intent intent, String key, boolean journaled, TracedCall traced) {
+  /**
+   * Sends {@code intent} under its retry policy. {@code resumed}: a journaled intent sent again by
+   * {@link #resumePending()}, which an earlier process may have sent already, so its first attempt here says it is
+   * at least the second ({@code Idempotency-Attempt: 2}): a server that skips its look-up for first attempts must
+   * read the record before running the work again.
+   */
+  private Response execute(Intent intent, String key, boolean journaled, boolean resumed, TracedCall traced) {
     boolean retryable = !intent.isUnsafe() || key != null;
     Duration own = intent.timeout().or(policy::deadline).orElse(null);
     Duration inherited = null;
@@ -258,7 +264,7 @@ public final class IdempotentHttpClient {
     }
     long now = clock.millis();
     long deadlineAt = callPolicy.deadline().map(d -> saturatedAdd(now, d.toMillis())).orElse(Long.MAX_VALUE);
-    Call call = new Call(intent, key, retryable, deadlineAt, callPolicy, traced);
+    Call call = new Call(intent, key, retryable, deadlineAt, callPolicy, traced, resumed ? 1 : 0);
     if (!retryable) {
       // An unsafe request without a key is sent once, outside the retry loop: no routed policy can repeat it.
       try {
@@ -532,9 +538,12 @@ public final class IdempotentHttpClient {
     Outcome last;
     /** The trace of the attempt under way, until it ends. */
     ClientTracing.AttemptTrace trace;
+    /** Attempts an earlier send may have made (1 for a resumed intent): added to the attempt header's number. */
+    final int sentBefore;
 
     Call(Intent intent, String key, boolean retryable, long deadlineAt, RetryPolicy<Outcome> callPolicy,
-        TracedCall traced) {
+        TracedCall traced, int sentBefore) {
+      this.sentBefore = sentBefore;
       this.intent = intent;
       this.key = key;
       this.retryable = retryable;
@@ -661,7 +670,7 @@ public final class IdempotentHttpClient {
         // as a Structured Field string when the key holds a character that cannot travel bare
         b.header(IDEMPOTENCY_KEY, IdempotencyKey.of(key).headerValue());
       }
-      b.header(ATTEMPT_HEADER, Integer.toString(n));
+      b.header(ATTEMPT_HEADER, Integer.toString(n + sentBefore));
       Duration attemptTimeout = callPolicy.attemptTimeout(n);
       if (deadlineAt != Long.MAX_VALUE) {
         long remaining = deadlineAt - clock.millis();

@@ -129,6 +129,8 @@ class ResumeTest {
         assertThat(server.received).extracting(TestServer.Received::bodyText)
             .containsExactly("{\"amount\":7}", "{\"amount\":8}");
         assertThat(server.headerValues("Authorization")).containsOnly("Bearer fresh");
+        assertThat(server.headerValues("Idempotency-Attempt")).as("a resend is never a first attempt")
+            .containsExactly("2", "2");
         assertThat(journal.pending()).isEmpty();
       }
       assertThat(Files.size(file)).isZero();

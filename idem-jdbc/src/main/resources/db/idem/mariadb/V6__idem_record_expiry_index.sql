@@ -1,4 +1,4 @@
--- Idem idempotency records, MariaDB 10.6+: the index on expires_at alone, which V1 created until version 0.1, goes. Purge
+-- Idem idempotency records, MariaDB 10.6+: the index on expires_at alone, which V1 created before, goes. Purge
 -- reads (purge_at, expires_at) of V4 for every range, the records written before purge_at existed included
 -- (purge_at IS NULL AND expires_at <= now), so the index served no query, and every insert of a record paid for it
 -- (about 75 bytes of WAL of some 820). Dropping an index rewrites nothing.

@@ -99,13 +99,16 @@ public enum SchemaScript {
       }
     }
     String simple = name.contains(".") ? name.substring(name.indexOf('.') + 1) : name;
+    // an index is created in its table's schema, but DROP INDEX finds it by its own name: qualify it there
+    String dropped = name.contains(".") ? name.substring(0, name.indexOf('.') + 1) + simple : simple;
     List<String> statements = new ArrayList<>();
     for (String s : body.toString().split(";\\s*\n")) {
       if (s.isBlank() || !mentions.matcher(s).find()) {
         continue;
       }
+      String derived = s.strip().startsWith("DROP INDEX") ? dropped : simple;
       statements.add(s.strip()
-          .replaceAll("\\b" + table + "_(\\w+)", simple + "_$1")
+          .replaceAll("\\b" + table + "_(\\w+)", derived + "_$1")
           .replaceAll("\\b" + table + "\\b", name));
     }
     return statements;

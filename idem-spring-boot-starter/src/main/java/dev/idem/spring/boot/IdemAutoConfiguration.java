@@ -19,6 +19,7 @@ import dev.idem.servlet.spi.TransactionBoundary;
 import dev.idem.spring.internal.AnnotatedRoutes;
 import dev.idem.spring.internal.BackgroundWork;
 import dev.idem.spring.internal.HandlerStart;
+import dev.idem.spring.internal.SpringDataSourceTransactions;
 import dev.idem.spring.internal.SpringTransactionBoundary;
 import dev.idem.spring.method.IdempotentMethods;
 import jakarta.servlet.DispatcherType;
@@ -53,7 +54,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -294,11 +294,21 @@ public class IdemAutoConfiguration {
             + " answered 401 AUTH.unauthenticated. To choose otherwise, set idem.filter.scope-header to a header that a"
             + " trusted gateway sets, or define a ScopeResolver bean");
       }
+      TransactionBoundary own = boundary.getIfAvailable();
+      TransactionBoundary chosen = own != null ? own : springBoundary(idem, transactions);
+      // Without the look-up, a duplicate first attempt runs the handler and relies on the rollback; that holds only
+      // when the handler's writes are in the record's transaction: the application's own boundary, or Spring's joined
+      boolean joined = own != null || chosen instanceof SpringTransactionBoundary;
+      if (f.isFirstAttemptSkipsLookup() && !joined) {
+        LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': idem.filter.first-attempt-skips-lookup is"
+            + " off: atomic routes do not join a Spring transaction on the store's DataSource, so every request reads"
+            + " its record before the work");
+      }
       IdempotencyFilter.Builder builder = IdempotencyFilter.builder(idem).scope(scopes)
           .unauthenticatedDetail(unauthenticated).keepOnlyStartedHandlers(true)
-          .transactionBoundary(boundary.getIfAvailable(() -> springBoundary(idem, transactions)))
+          .transactionBoundary(chosen)
           .maxRequestBytes(f.getMaxRequestBytes()).mismatchStatus(f.getMismatchStatus())
-          .firstAttemptSkipsLookup(f.isFirstAttemptSkipsLookup())
+          .firstAttemptSkipsLookup(f.isFirstAttemptSkipsLookup() && joined)
           .keepHeaders(f.getKeepHeaders().toArray(String[]::new))
           .pathPrefix(environment.getProperty("spring.mvc.servlet.path", ""));
       String link = f.getRecordLink();
@@ -321,7 +331,8 @@ public class IdemAutoConfiguration {
 
     /**
      * Atomic routes join Spring's transaction when the store is the JDBC store and the single transaction manager
-     * manages the store's own DataSource; otherwise the store's own transaction is the only one.
+     * manages the store's own DataSource (a DataSourceTransactionManager of it, or a JpaTransactionManager that
+     * exposes it); otherwise the store's own transaction is the only one.
      */
     private static TransactionBoundary springBoundary(Idem idem, ObjectProvider<PlatformTransactionManager> tm) {
       PlatformTransactionManager transactions = tm.getIfUnique();
@@ -329,13 +340,12 @@ public class IdemAutoConfiguration {
           ? ((EncryptedIdempotencyStore) idem.store()).unwrap() : idem.store();
       if (transactions != null && underneath instanceof JdbcIdempotencyStore) {
         JdbcIdempotencyStore store = (JdbcIdempotencyStore) underneath;
-        Object managed = transactions instanceof ResourceTransactionManager
-            ? ((ResourceTransactionManager) transactions).getResourceFactory() : null;
-        if (managed == store.dataSource()) {
+        // a DataSourceTransactionManager's resource, or the DataSource a JpaTransactionManager exposes
+        if (SpringDataSourceTransactions.dataSourceOf(transactions) == store.dataSource()) {
           return new SpringTransactionBoundary(transactions, store.dataSource(), store);
         }
       }
-      LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': no DataSourceTransactionManager manages the"
+      LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': no transaction manager manages the"
           + " JDBC store's DataSource; atomic routes use the store's own transaction"
           + " (IdempotentExchange.transaction())");
       return TransactionBoundary.none();

@@ -8,6 +8,11 @@ import dev.idem.core.RecordKey;
 import dev.idem.spring.method.jpa.JpaShopApp.Orders;
 import dev.idem.spring.method.jpa.JpaShopApp.Placed;
 import jakarta.persistence.EntityManagerFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -18,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.hibernate.dialect.Dialect;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
 import org.junit.jupiter.api.AfterAll;
@@ -26,6 +32,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -43,6 +50,7 @@ abstract class JpaMethodsContract {
   private Orders orders;
   private Idem idem;
   private final String tenant = "jpa-" + UUID.randomUUID().toString().substring(0, 8);
+  private final HttpClient http = HttpClient.newHttpClient();
 
   /** The {@code spring.datasource.*} arguments of the database. */
   protected abstract List<String> databaseProperties();
@@ -58,7 +66,8 @@ abstract class JpaMethodsContract {
     List<String> args = new ArrayList<>(databaseProperties());
     args.addAll(List.of("--spring.datasource.hikari.maximum-pool-size=20", "--idem.name=jpa-test",
         "--idem.store.initialize-schema=true", "--idem.store.table=" + recordTable()));
-    context = new SpringApplicationBuilder(JpaShopApp.class).web(WebApplicationType.NONE)
+    args.addAll(List.of("--server.port=0", "--server.address=127.0.0.1", "--idem.filter.scope-header=X-Tenant"));
+    context = new SpringApplicationBuilder(JpaShopApp.class).web(WebApplicationType.SERVLET)
         .run(args.toArray(String[]::new));
     orders = context.getBean(Orders.class);
     idem = context.getBean(Idem.class);
@@ -73,6 +82,44 @@ abstract class JpaMethodsContract {
 
   private boolean recorded(String id) {
     return idem.store().find(RecordKey.of(tenant, OPERATION, id)).isPresent();
+  }
+
+  private HttpResponse<String> post(String id, String sku, int attempt) throws Exception {
+    int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/jpa-orders/" + id))
+        .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json").header("X-Tenant", tenant)
+        .header("Idempotency-Key", "k-" + id).header("Idempotency-Attempt", Integer.toString(attempt))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"sku\":\"" + sku + "\"}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private int routeRuns(String id) {
+    AtomicInteger n = JpaShopApp.OrderRoutes.RUNS.get(tenant + "/" + id);
+    return n == null ? 0 : n.get();
+  }
+
+  @Test
+  void anAtomicRouteJoinsTheJpaTransactionSoAFailedHandlerLeavesNoEntity() throws Exception {
+    HttpResponse<String> failed = post("r-fail", "flaky", 1);
+
+    assertThat(failed.statusCode()).isEqualTo(500);
+    assertThat(orders.count(tenant, "r-fail")).as("the entity rolled back with the route").isZero();
+  }
+
+  @Test
+  void aDuplicateFirstAttemptOnTheRouteRunsTheHandlerRollsBackAndReplays() throws Exception {
+    HttpResponse<String> first = post("r-1", "pear", 1);
+    HttpResponse<String> again = post("r-1", "pear", 1);
+    int afterFirsts = routeRuns("r-1");
+    HttpResponse<String> retry = post("r-1", "pear", 2);
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(again.body()).isEqualTo(first.body());
+    assertThat(again.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(afterFirsts).as("no look-up before a first attempt").isEqualTo(2);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(routeRuns("r-1")).as("a retry reads the record first").isEqualTo(2);
+    assertThat(orders.count(tenant, "r-1")).as("committed orders").isEqualTo(1);
   }
 
   @Test

@@ -8,6 +8,8 @@ import jakarta.persistence.Id;
 import jakarta.persistence.PersistenceContext;
 import jakarta.persistence.Table;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -16,8 +18,15 @@ import org.springframework.context.annotation.Import;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean;
 import org.springframework.orm.jpa.vendor.HibernateJpaVendorAdapter;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
 
 /**
  * A Spring Boot application whose effects are JPA entities (Hibernate), under a {@link JpaTransactionManager} on the
@@ -25,7 +34,7 @@ import org.springframework.transaction.annotation.Transactional;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(JpaShopApp.Orders.class)
+@Import({JpaShopApp.Orders.class, JpaShopApp.OrderRoutes.class})
 public class JpaShopApp {
 
   @Entity
@@ -69,6 +78,34 @@ public class JpaShopApp {
     return new JpaTransactionManager(entityManagerFactory);
   }
 
+  /**
+   * An atomic route whose effect is a JPA entity written through a {@code @Transactional} service: the filter joins
+   * the JpaTransactionManager's transaction, so the entity and the record commit together.
+   */
+  @RestController
+  public static class OrderRoutes {
+    /** Runs of the handler per order id, committed or rolled back. */
+    static final Map<String, AtomicInteger> RUNS = new ConcurrentHashMap<>();
+    private final Orders orders;
+
+    OrderRoutes(Orders orders) {
+      this.orders = orders;
+    }
+
+    @PostMapping("/jpa-orders/{id}")
+    @Idempotent
+    public ResponseEntity<Map<String, Object>> place(@RequestHeader("X-Tenant") String tenant,
+        @PathVariable("id") String id, @RequestBody Map<String, Object> body) {
+      RUNS.computeIfAbsent(tenant + "/" + id, k -> new AtomicInteger()).incrementAndGet();
+      String sku = String.valueOf(body.get("sku"));
+      orders.persistRouted(tenant, id, sku);
+      if (sku.equals("flaky")) {
+        throw new IllegalStateException("the warehouse did not answer");
+      }
+      return ResponseEntity.status(HttpStatus.CREATED).body(Map.of("id", id, "sku", sku));
+    }
+  }
+
   @Service
   public static class Orders {
     @PersistenceContext
@@ -82,6 +119,12 @@ public class JpaShopApp {
         throw new IllegalStateException("the warehouse did not answer");
       }
       return new Placed(id, sku);
+    }
+
+    /** An order persisted by the HTTP route, under the scope the gateway header names. */
+    @Transactional
+    public void persistRouted(String tenant, String id, String sku) {
+      entityManager.persist(new ShopOrder(tenant + "/" + id, sku));
     }
 
     @Transactional(readOnly = true)
