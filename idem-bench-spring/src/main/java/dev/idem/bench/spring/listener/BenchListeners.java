@@ -1,0 +1,125 @@
+package dev.idem.bench.spring.listener;
+
+import dev.idem.bench.outbox.ConsumerComparison.LastCommit;
+import dev.idem.kafka.KafkaTransport;
+import dev.idem.spring.listener.IdempotentListener;
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * The listeners under test, per broker two methods alike but for {@code @IdempotentListener}: {@code baseline}, a
+ * {@code @Transactional} listener that applies the effect, and {@code idem}, the same method run through the inbox.
+ * The containers do not start with the application: the benchmark starts and stops them around each measurement.
+ */
+public final class BenchListeners {
+  /** The consumer name of the RabbitMQ listener through the inbox. */
+  static final String RABBIT_CONSUMER = "bench-rabbit";
+  /** The consumer name of the Kafka listener through the inbox. */
+  static final String KAFKA_CONSUMER = "bench-kafka";
+
+  private BenchListeners() {}
+
+  /** The listener container's id, and on Kafka its consumer group: {@code <broker>-<variant>}. */
+  static String containerId(String broker, String variant) {
+    return broker + "-" + variant;
+  }
+
+  /**
+   * The effect of one message, the same in every listener: one {@code INSERT} of its id into the effect table, in
+   * the listener's transaction; once that transaction commits, the measurement under way hears of it.
+   */
+  public static final class Effects {
+    private final String insert;
+    private volatile LastCommit measurement;
+
+    Effects(String insert) {
+      this.insert = insert;
+    }
+
+    /** The measurement that hears of the commits from now on; null for none. */
+    void measure(LastCommit measurement) {
+      this.measurement = measurement;
+    }
+
+    void apply(JdbcTemplate jdbc, String messageId) {
+      jdbc.update(insert, messageId);
+      LastCommit heard = measurement;
+      TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+        @Override
+        public void afterCommit() {
+          if (heard != null) {
+            heard.committed(1);
+          }
+        }
+      });
+    }
+  }
+
+  /** The RabbitMQ listeners, both on the queue {@code ${bench.queue}}; the message id is the AMQP message-id. */
+  public static class Rabbit {
+    private final JdbcTemplate jdbc;
+    private final Effects effects;
+
+    public Rabbit(JdbcTemplate jdbc, Effects effects) {
+      this.jdbc = jdbc;
+      this.effects = effects;
+    }
+
+    /** Without the inbox. */
+    @RabbitListener(id = "rabbit-baseline", queues = "${bench.queue}", autoStartup = "false")
+    @Transactional
+    public void baseline(Message message) {
+      effects.apply(jdbc, message.getMessageProperties().getMessageId());
+    }
+
+    /** The same method through the inbox. */
+    @RabbitListener(id = "rabbit-idem", queues = "${bench.queue}", autoStartup = "false")
+    @IdempotentListener(consumer = RABBIT_CONSUMER)
+    @Transactional
+    public void idem(Message message) {
+      effects.apply(jdbc, message.getMessageProperties().getMessageId());
+    }
+  }
+
+  /**
+   * The Kafka listeners, each on a topic of its own ({@code ${bench.topic}-<variant>}, consumer group = container
+   * id); the message id is the {@code idem-event-id} header.
+   */
+  public static class Kafka {
+    private final JdbcTemplate jdbc;
+    private final Effects effects;
+
+    public Kafka(JdbcTemplate jdbc, Effects effects) {
+      this.jdbc = jdbc;
+      this.effects = effects;
+    }
+
+    /** Without the inbox. */
+    @KafkaListener(id = "kafka-baseline", topics = "${bench.topic}-baseline", autoStartup = "false")
+    @Transactional
+    public void baseline(ConsumerRecord<String, String> record) {
+      effects.apply(jdbc, eventId(record));
+    }
+
+    /** The same method through the inbox. */
+    @KafkaListener(id = "kafka-idem", topics = "${bench.topic}-idem", autoStartup = "false")
+    @IdempotentListener(consumer = KAFKA_CONSUMER)
+    @Transactional
+    public void idem(ConsumerRecord<String, String> record) {
+      effects.apply(jdbc, eventId(record));
+    }
+
+    private static String eventId(ConsumerRecord<String, String> record) {
+      Header id = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
+      return id == null ? null : new String(id.value(), StandardCharsets.UTF_8);
+    }
+  }
+}
