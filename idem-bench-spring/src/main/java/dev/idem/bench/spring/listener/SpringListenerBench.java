@@ -27,6 +27,8 @@ import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.logging.LogLevel;
+import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.Lifecycle;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
@@ -94,12 +96,15 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
     Duration timeout = Duration.ofSeconds(Long.parseLong(f.getOrDefault("timeout", "600")));
     List<String> table = new ArrayList<>();
     for (String name : which.equals("both") ? List.of("rabbit", "kafka") : List.of(which)) {
+      // the clients' configuration dumps before the application starts (and after it closed) are no part of the table
+      LoggingSystem.get(SpringListenerBench.class.getClassLoader()).setLogLevel(LoggingSystem.ROOT_LOGGER_NAME,
+          LogLevel.WARN);
       try (Broker broker = name.equals("rabbit") ? RabbitBroker.open(f) : KafkaBroker.open(f)) {
         System.out.println(BenchSupport.fmt("%nSpring listener benchmark, %s: %d messages, %d repeats, prefill %d,"
             + " %s, load %s", broker.title(), sizes.events(), sizes.repeats(), sizes.prefill(), broker.settings(),
             BenchSupport.loadAverage()));
         List<String> rows = measure(broker, sizes, timeout);
-        for (int i = 0; i < rows.size(); i++) {
+        for (int i = table.isEmpty() ? 0 : 2; i < rows.size(); i++) {
           table.add((i == 0 ? "| broker " : i == 1 ? "| --- " : "| " + broker.title() + " ") + rows.get(i));
         }
       }
