@@ -18,6 +18,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -105,13 +106,25 @@ public final class KafkaBenchBroker {
 
     /** Creates topics of {@code partitions} partitions, one replica. */
     public void createTopics(List<String> topics, int partitions) throws Exception {
-      Properties admin = new Properties();
-      admin.put("bootstrap.servers", bootstrap);
-      try (Admin a = Admin.create(admin)) {
+      try (Admin a = admin()) {
         for (String topic : topics) {
           a.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
         }
       }
+    }
+
+    /** The sum of the offsets consumer group {@code group} committed, over its partitions. */
+    public long committedOffsets(String group) throws Exception {
+      try (Admin a = admin()) {
+        return a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(60, TimeUnit.SECONDS).values()
+            .stream().mapToLong(OffsetAndMetadata::offset).sum();
+      }
+    }
+
+    private Admin admin() {
+      Properties admin = new Properties();
+      admin.put("bootstrap.servers", bootstrap);
+      return Admin.create(admin);
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.idem.bench.outbox.ConsumerComparison.LastCommit;
 import dev.idem.kafka.KafkaTransport;
 import dev.idem.spring.listener.IdempotentListener;
 import java.nio.charset.StandardCharsets;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.springframework.amqp.core.Message;
@@ -34,13 +35,16 @@ public final class BenchListeners {
 
   /**
    * The effect of one message, the same in every listener: one {@code INSERT} of its id into the effect table, in
-   * the listener's transaction; once that transaction commits, the measurement under way hears of it.
+   * the listener's transaction (a {@link JdbcTemplate} on the application's data source); once that transaction
+   * commits, the measurement under way hears of it.
    */
   public static final class Effects {
+    private final JdbcTemplate jdbc;
     private final String insert;
     private volatile LastCommit measurement;
 
-    Effects(String insert) {
+    Effects(DataSource dataSource, String insert) {
+      this.jdbc = new JdbcTemplate(dataSource);
       this.insert = insert;
     }
 
@@ -49,7 +53,7 @@ public final class BenchListeners {
       this.measurement = measurement;
     }
 
-    void apply(JdbcTemplate jdbc, String messageId) {
+    void apply(String messageId) {
       jdbc.update(insert, messageId);
       LastCommit heard = measurement;
       TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
@@ -65,11 +69,9 @@ public final class BenchListeners {
 
   /** The RabbitMQ listeners, both on the queue {@code ${bench.queue}}; the message id is the AMQP message-id. */
   public static class Rabbit {
-    private final JdbcTemplate jdbc;
     private final Effects effects;
 
-    public Rabbit(JdbcTemplate jdbc, Effects effects) {
-      this.jdbc = jdbc;
+    public Rabbit(Effects effects) {
       this.effects = effects;
     }
 
@@ -77,7 +79,7 @@ public final class BenchListeners {
     @RabbitListener(id = "rabbit-baseline", queues = "${bench.queue}", autoStartup = "false")
     @Transactional
     public void baseline(Message message) {
-      effects.apply(jdbc, message.getMessageProperties().getMessageId());
+      effects.apply(message.getMessageProperties().getMessageId());
     }
 
     /** The same method through the inbox. */
@@ -85,7 +87,7 @@ public final class BenchListeners {
     @IdempotentListener(consumer = RABBIT_CONSUMER)
     @Transactional
     public void idem(Message message) {
-      effects.apply(jdbc, message.getMessageProperties().getMessageId());
+      effects.apply(message.getMessageProperties().getMessageId());
     }
   }
 
@@ -94,11 +96,9 @@ public final class BenchListeners {
    * id); the message id is the {@code idem-event-id} header.
    */
   public static class Kafka {
-    private final JdbcTemplate jdbc;
     private final Effects effects;
 
-    public Kafka(JdbcTemplate jdbc, Effects effects) {
-      this.jdbc = jdbc;
+    public Kafka(Effects effects) {
       this.effects = effects;
     }
 
@@ -106,7 +106,7 @@ public final class BenchListeners {
     @KafkaListener(id = "kafka-baseline", topics = "${bench.topic}-baseline", autoStartup = "false")
     @Transactional
     public void baseline(ConsumerRecord<String, String> record) {
-      effects.apply(jdbc, eventId(record));
+      effects.apply(eventId(record));
     }
 
     /** The same method through the inbox. */
@@ -114,7 +114,7 @@ public final class BenchListeners {
     @IdempotentListener(consumer = KAFKA_CONSUMER)
     @Transactional
     public void idem(ConsumerRecord<String, String> record) {
-      effects.apply(jdbc, eventId(record));
+      effects.apply(eventId(record));
     }
 
     private static String eventId(ConsumerRecord<String, String> record) {

@@ -17,12 +17,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -119,7 +115,7 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
   private static List<String> measure(Broker broker, Sizes sizes, Duration timeout) throws Exception {
     ConsumerComparison comparison = broker.comparison();
     InboxTables tables = comparison.tables();
-    BenchListeners.Effects effects = new BenchListeners.Effects(tables.effectInsert());
+    BenchListeners.Effects effects = new BenchListeners.Effects(tables.dataSource(), tables.effectInsert());
     List<String> properties = new ArrayList<>(List.of("--spring.main.web-application-type=none",
         "--spring.main.banner-mode=off", "--logging.level.root=WARN",
         "--idem.outbox.inbox-table=" + tables.inboxTable(), "--idem.outbox.table=" + tables.inboxTable() + "_ob",
@@ -184,15 +180,7 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
   }
 
   /** RabbitMQ: the queue, its messages and the tables of {@link RabbitMqInboxBench}, shared by both variants. */
-  private static final class RabbitBroker implements Broker {
-    private final RabbitMqInboxBench rabbit;
-    private final String prefetch;
-
-    private RabbitBroker(RabbitMqInboxBench rabbit, String prefetch) {
-      this.rabbit = rabbit;
-      this.prefetch = prefetch;
-    }
-
+  private record RabbitBroker(RabbitMqInboxBench rabbit, String prefetch) implements Broker {
     static RabbitBroker open(Map<String, String> f) throws Exception {
       return new RabbitBroker(RabbitMqInboxBench.open(f), f.getOrDefault("prefetch", "250"));
     }
@@ -343,17 +331,11 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
 
     @Override
     public void requireConsumed(String variant) throws Exception {
-      Properties admin = new Properties();
-      admin.put("bootstrap.servers", kafka.bootstrap());
       String group = BenchListeners.containerId(name(), variant);
-      try (Admin a = Admin.create(admin)) {
-        Map<?, OffsetAndMetadata> offsets = a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
-            .get(60, TimeUnit.SECONDS);
-        long committed = offsets.values().stream().mapToLong(OffsetAndMetadata::offset).sum();
-        if (committed != published.get(variant)) {
-          throw new IllegalStateException("group " + group + " committed offset " + committed + " of "
-              + published.get(variant) + " records published to " + topic + "-" + variant);
-        }
+      long committed = kafka.committedOffsets(group);
+      if (committed != published.get(variant)) {
+        throw new IllegalStateException("group " + group + " committed offset " + committed + " of "
+            + published.get(variant) + " records published to " + topic + "-" + variant);
       }
     }
 
