@@ -18,15 +18,22 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 /**
  * The listeners under test, per broker two methods alike but for {@code @IdempotentListener}: {@code baseline}, a
  * {@code @Transactional} listener that applies the effect, and {@code idem}, the same method run through the inbox.
- * The containers do not start with the application: the benchmark starts and stops them around each measurement.
+ * The RabbitMQ ones take the queue {@code ${bench.queue}} and the AMQP message-id; the Kafka ones each a topic of
+ * their own, {@code ${bench.topic}-<variant>}, their container id as consumer group, and the {@code idem-event-id}
+ * header. No container starts with the application: the benchmark starts and stops one around each measurement.
  */
-public final class BenchListeners {
+public class BenchListeners {
   /** The consumer name of the RabbitMQ listener through the inbox. */
   static final String RABBIT_CONSUMER = "bench-rabbit";
   /** The consumer name of the Kafka listener through the inbox. */
   static final String KAFKA_CONSUMER = "bench-kafka";
 
-  private BenchListeners() {}
+  private final Effects effects;
+
+  /** The listeners, each applying {@code effects}. */
+  public BenchListeners(Effects effects) {
+    this.effects = effects;
+  }
 
   /** The listener container's id, and on Kafka its consumer group: {@code <broker>-<variant>}. */
   static String containerId(String broker, String variant) {
@@ -67,59 +74,38 @@ public final class BenchListeners {
     }
   }
 
-  /** The RabbitMQ listeners, both on the queue {@code ${bench.queue}}; the message id is the AMQP message-id. */
-  public static class Rabbit {
-    private final Effects effects;
-
-    public Rabbit(Effects effects) {
-      this.effects = effects;
-    }
-
-    /** Without the inbox. */
-    @RabbitListener(id = "rabbit-baseline", queues = "${bench.queue}", autoStartup = "false")
-    @Transactional
-    public void baseline(Message message) {
-      effects.apply(message.getMessageProperties().getMessageId());
-    }
-
-    /** The same method through the inbox. */
-    @RabbitListener(id = "rabbit-idem", queues = "${bench.queue}", autoStartup = "false")
-    @IdempotentListener(consumer = RABBIT_CONSUMER)
-    @Transactional
-    public void idem(Message message) {
-      effects.apply(message.getMessageProperties().getMessageId());
-    }
+  /** RabbitMQ, without the inbox. */
+  @RabbitListener(id = "rabbit-baseline", queues = "${bench.queue:unused}", autoStartup = "false")
+  @Transactional
+  public void rabbitBaseline(Message message) {
+    effects.apply(message.getMessageProperties().getMessageId());
   }
 
-  /**
-   * The Kafka listeners, each on a topic of its own ({@code ${bench.topic}-<variant>}, consumer group = container
-   * id); the message id is the {@code idem-event-id} header.
-   */
-  public static class Kafka {
-    private final Effects effects;
+  /** Kafka, without the inbox. */
+  @KafkaListener(id = "kafka-baseline", topics = "${bench.topic:unused}-baseline", autoStartup = "false")
+  @Transactional
+  public void kafkaBaseline(ConsumerRecord<String, String> record) {
+    effects.apply(eventId(record));
+  }
 
-    public Kafka(Effects effects) {
-      this.effects = effects;
-    }
+  /** The same RabbitMQ method through the inbox. */
+  @RabbitListener(id = "rabbit-idem", queues = "${bench.queue:unused}", autoStartup = "false")
+  @IdempotentListener(consumer = RABBIT_CONSUMER)
+  @Transactional
+  public void rabbitIdem(Message message) {
+    effects.apply(message.getMessageProperties().getMessageId());
+  }
 
-    /** Without the inbox. */
-    @KafkaListener(id = "kafka-baseline", topics = "${bench.topic}-baseline", autoStartup = "false")
-    @Transactional
-    public void baseline(ConsumerRecord<String, String> record) {
-      effects.apply(eventId(record));
-    }
+  /** The same Kafka method through the inbox. */
+  @KafkaListener(id = "kafka-idem", topics = "${bench.topic:unused}-idem", autoStartup = "false")
+  @IdempotentListener(consumer = KAFKA_CONSUMER)
+  @Transactional
+  public void kafkaIdem(ConsumerRecord<String, String> record) {
+    effects.apply(eventId(record));
+  }
 
-    /** The same method through the inbox. */
-    @KafkaListener(id = "kafka-idem", topics = "${bench.topic}-idem", autoStartup = "false")
-    @IdempotentListener(consumer = KAFKA_CONSUMER)
-    @Transactional
-    public void idem(ConsumerRecord<String, String> record) {
-      effects.apply(eventId(record));
-    }
-
-    private static String eventId(ConsumerRecord<String, String> record) {
-      Header id = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
-      return id == null ? null : new String(id.value(), StandardCharsets.UTF_8);
-    }
+  private static String eventId(ConsumerRecord<String, String> record) {
+    Header id = record.headers().lastHeader(KafkaTransport.EVENT_ID_HEADER);
+    return id == null ? null : new String(id.value(), StandardCharsets.UTF_8);
   }
 }

@@ -34,11 +34,11 @@ import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
  * in one run, by the method of the consumer benchmarks of {@code idem-bench} ({@link ConsumerComparison}).
  *
  * <p>One Spring Boot application per broker, on a pool of two PostgreSQL connections ({@link InboxTables}: an effect
- * table and the inbox table, each holding {@code --prefill} rows from the start, analysed), holds two listener
- * methods ({@link BenchListeners}) that differ only by {@code @IdempotentListener}: {@code baseline}, a
- * {@code @Transactional} method (the data source's transaction manager) that inserts one row per message into the
- * effect table, and {@code idem}, the same method through the starter's inbox (the inbox row and the effect in one
- * transaction). The containers keep Spring's defaults: one consumer; RabbitMQ acknowledge mode {@code AUTO}, prefetch
+ * table and the inbox table, each holding {@code --prefill} rows from the start, analysed), holds the listener
+ * methods of {@link BenchListeners}, per broker two that differ only by {@code @IdempotentListener}:
+ * {@code baseline}, a {@code @Transactional} method (the data source's transaction manager) that inserts one row
+ * per message into the effect table, and {@code idem}, the same method through the starter's inbox (the inbox row
+ * and the effect in one transaction). The containers keep Spring's defaults: one consumer; RabbitMQ acknowledge mode {@code AUTO}, prefetch
  * 250; Kafka ack mode {@code BATCH} ({@code --ack-mode record} for {@code RECORD}), {@code max.poll.records} 500.
  *
  * <p>Before every measurement, outside the clock, the rows earlier runs added to both tables are deleted (and the
@@ -121,7 +121,7 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
         "--idem.outbox.inbox-table=" + tables.inboxTable(), "--idem.outbox.table=" + tables.inboxTable() + "_ob",
         "--idem.outbox.purge.enabled=false", "--idem.outbox.relay.enabled=false"));
     properties.addAll(broker.properties());
-    try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class, broker.listeners())
+    try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class, BenchListeners.class)
         .initializers(c -> {
           c.getBeanFactory().registerSingleton("dataSource", tables.dataSource());
           c.getBeanFactory().registerSingleton("benchEffects", effects);
@@ -166,8 +166,6 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
 
     ConsumerComparison comparison();
 
-    Class<?> listeners();
-
     List<String> properties();
 
     /** Publishes one measurement's messages for {@code variant}. */
@@ -203,11 +201,6 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
     @Override
     public ConsumerComparison comparison() {
       return rabbit.comparison();
-    }
-
-    @Override
-    public Class<?> listeners() {
-      return BenchListeners.Rabbit.class;
     }
 
     @Override
@@ -309,11 +302,6 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
     @Override
     public ConsumerComparison comparison() {
       return comparison;
-    }
-
-    @Override
-    public Class<?> listeners() {
-      return BenchListeners.Kafka.class;
     }
 
     @Override
