@@ -38,8 +38,9 @@ import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
  * methods of {@link BenchListeners}, per broker two that differ only by {@code @IdempotentListener}:
  * {@code baseline}, a {@code @Transactional} method (the data source's transaction manager) that inserts one row
  * per message into the effect table, and {@code idem}, the same method through the starter's inbox (the inbox row
- * and the effect in one transaction). The containers keep Spring's defaults: one consumer; RabbitMQ acknowledge mode {@code AUTO}, prefetch
- * 250; Kafka ack mode {@code BATCH} ({@code --ack-mode record} for {@code RECORD}), {@code max.poll.records} 500.
+ * and the effect in one transaction). The containers keep Spring's defaults: one consumer; RabbitMQ acknowledge
+ * mode {@code AUTO}, prefetch 250; Kafka ack mode {@code BATCH} ({@code --ack-mode record} for {@code RECORD}),
+ * {@code max.poll.records} 500.
  *
  * <p>Before every measurement, outside the clock, the rows earlier runs added to both tables are deleted (and the
  * tables vacuumed), and {@code --messages} messages are published (256 B JSON with a fresh UUIDv7 id: the AMQP
