@@ -185,7 +185,15 @@ public final class InboxTables implements AutoCloseable {
     return ticks;
   }
 
-  long inboxRows() throws SQLException {
+  /** The rows of the effect table. */
+  public long effectRows() throws SQLException {
+    try (Connection c = pool.getConnection()) {
+      return Long.parseLong(BenchSupport.scalar(c, "SELECT count(*) FROM " + effects));
+    }
+  }
+
+  /** The rows of the inbox table. */
+  public long inboxRows() throws SQLException {
     try (Connection c = pool.getConnection()) {
       return Long.parseLong(BenchSupport.scalar(c, "SELECT count(*) FROM " + inboxTable));
     }

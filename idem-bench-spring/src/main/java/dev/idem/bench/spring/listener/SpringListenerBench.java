@@ -96,7 +96,7 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
       // the clients' configuration dumps before the application starts (and after it closed) are no part of the table
       LoggingSystem.get(SpringListenerBench.class.getClassLoader()).setLogLevel(LoggingSystem.ROOT_LOGGER_NAME,
           LogLevel.WARN);
-      try (Broker broker = name.equals("rabbit") ? RabbitBroker.open(f) : KafkaBroker.open(f)) {
+      try (Broker broker = Broker.open(name, f)) {
         System.out.println(BenchSupport.fmt("%nSpring listener benchmark, %s: %d messages, %d repeats, prefill %d,"
             + " %s, load %s", broker.title(), sizes.events(), sizes.repeats(), sizes.prefill(), broker.settings(),
             BenchSupport.loadAverage()));
@@ -112,10 +112,20 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
     }
   }
 
-  /** Starts the broker's application, measures both variants, closes the application; returns the table's rows. */
+  /** Measures both variants in the broker's application; returns the table's rows. */
   private static List<String> measure(Broker broker, Sizes sizes, Duration timeout) throws Exception {
-    ConsumerComparison comparison = broker.comparison();
-    InboxTables tables = comparison.tables();
+    return withApplication(broker, timeout, bench -> broker.comparison().measure(bench, List.of("per-record"),
+        VARIANTS, sizes.repeats()));
+  }
+
+  /** What runs in a broker's application. */
+  interface InApplication<T> {
+    T run(SpringListenerBench bench) throws Exception;
+  }
+
+  /** Starts the broker's application, runs {@code body} in it, closes the application. */
+  static <T> T withApplication(Broker broker, Duration timeout, InApplication<T> body) throws Exception {
+    InboxTables tables = broker.comparison().tables();
     BenchListeners.Effects effects = new BenchListeners.Effects(tables.dataSource(), tables.effectInsert());
     List<String> properties = new ArrayList<>(List.of("--spring.main.web-application-type=none",
         "--spring.main.banner-mode=off", "--logging.level.root=WARN",
@@ -127,8 +137,7 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
           c.getBeanFactory().registerSingleton("dataSource", tables.dataSource());
           c.getBeanFactory().registerSingleton("benchEffects", effects);
         }).run(properties.toArray(String[]::new))) {
-      SpringListenerBench bench = new SpringListenerBench(broker, context, effects, timeout);
-      return comparison.measure(bench, List.of("per-record"), VARIANTS, sizes.repeats());
+      return body.run(new SpringListenerBench(broker, context, effects, timeout));
     }
   }
 
@@ -156,7 +165,12 @@ public final class SpringListenerBench implements ConsumerComparison.Consumers {
   }
 
   /** One broker's side of the benchmark: its messages, its listeners, its application's properties. */
-  private interface Broker extends AutoCloseable {
+  interface Broker extends AutoCloseable {
+    /** Opens {@code rabbit} or {@code kafka} with the flags: its tables, its queue or topics (Kafka: its broker). */
+    static Broker open(String name, Map<String, String> flags) throws Exception {
+      return name.equals("rabbit") ? RabbitBroker.open(flags) : KafkaBroker.open(flags);
+    }
+
     /** {@code rabbit} or {@code kafka}, as in the container ids. */
     String name();
 
