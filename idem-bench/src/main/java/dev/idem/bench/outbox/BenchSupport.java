@@ -23,11 +23,11 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
 /** What the outbox benchmarks share: flags, pools, fresh tables, events, CPU time from {@code /proc}. */
-final class BenchSupport {
+public final class BenchSupport {
   private BenchSupport() {}
 
   /** {@code --name value} pairs; a flag without a value (the last one, or followed by another flag) is "true". */
-  static Map<String, String> flags(String[] args) {
+  public static Map<String, String> flags(String[] args) {
     Map<String, String> out = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       if (!args[i].startsWith("--")) {
@@ -147,7 +147,8 @@ final class BenchSupport {
     return out;
   }
 
-  static String loadAverage() {
+  /** The first line of {@code /proc/loadavg}, or "?". */
+  public static String loadAverage() {
     try {
       return Files.readString(Path.of("/proc/loadavg")).trim();
     } catch (Exception e) {
@@ -170,19 +171,21 @@ final class BenchSupport {
     return Arrays.stream(v).max().orElse(Double.NaN);
   }
 
-  static String fmt(String pattern, Object... args) {
+  /** {@link String#format} in {@link Locale#ROOT}. */
+  public static String fmt(String pattern, Object... args) {
     return String.format(Locale.ROOT, pattern, args);
   }
 
   /** CPU time from {@code /proc}, in clock ticks (USER_HZ, 100 on Linux): this JVM, and every postgres process. */
-  static final class Cpu {
+  public static final class Cpu {
     private Cpu() {}
 
     static long self() {
       return processTicks(ProcessHandle.current().pid());
     }
 
-    static long processTicks(long pid) {
+    /** The user and system CPU ticks so far of process {@code pid}, or 0 when they cannot be read. */
+    public static long processTicks(long pid) {
       try {
         String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
         String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
@@ -193,7 +196,7 @@ final class BenchSupport {
     }
 
     /** Total CPU ticks of every process whose command name is {@code name}. */
-    static long ticksOf(String name) {
+    public static long ticksOf(String name) {
       long total = 0;
       try (var dirs = Files.list(Path.of("/proc"))) {
         for (Path p : (Iterable<Path>) dirs::iterator) {

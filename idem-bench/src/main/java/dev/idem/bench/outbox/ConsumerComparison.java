@@ -24,17 +24,20 @@ import java.util.function.LongSupplier;
  * to the baseline of the same repeat (median and min-max, and the inverse ratio of client and database CPU per
  * event).
  */
-final class ConsumerComparison {
-  static final String BASELINE = "baseline";
+public final class ConsumerComparison {
+  /** The reference variant. */
+  public static final String BASELINE = "baseline";
 
   private final InboxTables tables;
   private final int events;
   private final LongSupplier brokerTicks;
 
   /**
+   * @param tables the PostgreSQL side of the consumers
+   * @param events the messages of one measurement
    * @param brokerTicks the broker's CPU ticks so far ({@code /proc}), or 0 when it cannot be read
    */
-  ConsumerComparison(InboxTables tables, int events, LongSupplier brokerTicks) {
+  public ConsumerComparison(InboxTables tables, int events, LongSupplier brokerTicks) {
     this.tables = tables;
     this.events = events;
     this.brokerTicks = brokerTicks;
@@ -44,8 +47,9 @@ final class ConsumerComparison {
    * The sizes of a benchmark of consumers that take one message per transaction: {@code --events} (default 20,000),
    * {@code --prefill} (100,000), {@code --repeats} (3), and the consumer's own batch flag.
    */
-  record Sizes(int events, int batch, int prefill, int repeats) {
-    static Sizes of(Map<String, String> f, String batchFlag, int batchDefault) {
+  public record Sizes(int events, int batch, int prefill, int repeats) {
+    /** The sizes from the flags, checked. */
+    public static Sizes of(Map<String, String> f, String batchFlag, int batchDefault) {
       Sizes s = new Sizes(Integer.parseInt(f.getOrDefault("events", "20000")),
           Integer.parseInt(f.getOrDefault(batchFlag, String.valueOf(batchDefault))),
           Integer.parseInt(f.getOrDefault("prefill", "100000")), Integer.parseInt(f.getOrDefault("repeats", "3")));
@@ -57,16 +61,18 @@ final class ConsumerComparison {
     }
   }
 
-  InboxTables tables() {
+  /** The PostgreSQL side of the consumers. */
+  public InboxTables tables() {
     return tables;
   }
 
-  int events() {
+  /** The messages of one measurement. */
+  public int events() {
     return events;
   }
 
   /** One consumer under test: a variant is a name (the first, {@link #BASELINE}, is the reference). */
-  interface Consumers {
+  public interface Consumers {
     /** Gets the {@code events} messages of one measurement ready; not timed. */
     default void prepare(String variant, String style) throws Exception {}
 
@@ -104,8 +110,11 @@ final class ConsumerComparison {
         Cpu.ticksToMicros(broker1 - broker0) / events, Cpu.ticksToMicros(all1 - all0) / events);
   }
 
-  /** Priming runs, then {@code repeats} repeats of every style and variant in alternating order; prints the table. */
-  void compare(Consumers consumers, List<String> styles, List<String> variants, int repeats) throws Exception {
+  /**
+   * Priming runs, then {@code repeats} repeats of every style and variant in alternating order, each repeat followed by
+   * the ratios to the baseline of that repeat; prints the table and returns its rows.
+   */
+  List<String> compare(Consumers consumers, List<String> styles, List<String> variants, int repeats) throws Exception {
     for (String style : styles) {
       for (String variant : variants) {
         run(consumers, variant, style); // priming (JIT, caches), discarded
@@ -126,9 +135,17 @@ final class ConsumerComparison {
               variant, run.rate(), run.jvmMicros(), run.dbMicros(), run.allDbMicros(), run.brokerMicros(),
               BenchSupport.loadAverage()));
         }
+        for (String variant : variants.subList(1, variants.size())) {
+          List<Run> rs = runs.get(style + "|" + variant);
+          System.out.println(BenchSupport.fmt("  repeat %d %-10s %-10s %.2f of %s", r, style, variant,
+              rs.get(r - 1).rate() / runs.get(style + "|" + BASELINE).get(r - 1).rate(), BASELINE));
+        }
       }
     }
-    report(runs, styles, variants, repeats);
+    List<String> table = report(runs, styles, variants, repeats);
+    System.out.println();
+    table.forEach(System.out::println);
+    return table;
   }
 
   /**
@@ -159,20 +176,24 @@ final class ConsumerComparison {
 
   /**
    * {@link #profile} when the tables were made with {@code --profile true}, else {@link #compare}.
+   *
+   * @return the rows of the table {@link #compare} printed (none after {@link #profile})
    */
-  void measure(Consumers consumers, List<String> styles, List<String> variants, int repeats) throws Exception {
+  public List<String> measure(Consumers consumers, List<String> styles, List<String> variants, int repeats)
+      throws Exception {
     if (tables.profile != null) {
       profile(consumers, styles, variants);
-    } else {
-      compare(consumers, styles, variants, repeats);
+      return List.of();
     }
+    return compare(consumers, styles, variants, repeats);
   }
 
-  private static void report(Map<String, List<Run>> runs, List<String> styles, List<String> variants, int repeats) {
-    System.out.println();
-    System.out.println("| effects | variant | events/s, median (min-max) | CPU us/event jvm + postgres | broker CPU"
+  private static List<String> report(Map<String, List<Run>> runs, List<String> styles, List<String> variants,
+      int repeats) {
+    List<String> table = new ArrayList<>();
+    table.add("| effects | variant | events/s, median (min-max) | CPU us/event jvm + postgres | broker CPU"
         + " us/event | ratio to baseline [inverse CPU ratio] |");
-    System.out.println("| --- | --- | ---: | ---: | ---: | --- |");
+    table.add("| --- | --- | ---: | ---: | ---: | --- |");
     for (String style : styles) {
       List<Run> base = runs.get(style + "|" + BASELINE);
       for (String variant : variants) {
@@ -187,31 +208,33 @@ final class ConsumerComparison {
         double jvm = BenchSupport.median(rs.stream().mapToDouble(Run::jvmMicros).toArray());
         double db = BenchSupport.median(rs.stream().mapToDouble(Run::dbMicros).toArray());
         double broker = BenchSupport.median(rs.stream().mapToDouble(Run::brokerMicros).toArray());
-        System.out.println(BenchSupport.fmt("| %s | %s | %,.0f (%,.0f-%,.0f) | %.1f + %.1f | %.1f | %.2f (%.2f-%.2f)"
+        table.add(BenchSupport.fmt("| %s | %s | %,.0f (%,.0f-%,.0f) | %.1f + %.1f | %.1f | %.2f (%.2f-%.2f)"
             + " [%.2f] |", style, variant, BenchSupport.median(rates), BenchSupport.min(rates),
             BenchSupport.max(rates), jvm, db, broker, BenchSupport.median(ratios), BenchSupport.min(ratios),
             BenchSupport.max(ratios), BenchSupport.median(cpuRatios)));
       }
     }
+    return table;
   }
 
   /**
    * The end of a measurement: counts the messages whose transaction committed and keeps the moment the
    * {@code expected}-th did. Thread-safe.
    */
-  static final class LastCommit {
+  public static final class LastCommit {
     private final int expected;
     private final AtomicInteger committed = new AtomicInteger();
     private final CountDownLatch done = new CountDownLatch(1);
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     private volatile long at;
 
-    LastCommit(int expected) {
+    /** The end of a measurement of {@code expected} messages. */
+    public LastCommit(int expected) {
       this.expected = expected;
     }
 
     /** {@code messages} more messages committed (duplicates not counted). */
-    void committed(int messages) {
+    public void committed(int messages) {
       int before = committed.getAndAdd(messages);
       if (before < expected && before + messages >= expected) {
         at = System.nanoTime();
@@ -220,7 +243,7 @@ final class ConsumerComparison {
     }
 
     /** The measurement failed: {@link #await} throws {@code error} at once. */
-    void failed(Throwable error) {
+    public void failed(Throwable error) {
       failure.compareAndSet(null, error);
       done.countDown();
     }
@@ -240,7 +263,7 @@ final class ConsumerComparison {
      *
      * @throws IllegalStateException after {@code timeout}, naming {@code what} and how far it got
      */
-    long await(Duration timeout, String what) throws InterruptedException {
+    public long await(Duration timeout, String what) throws InterruptedException {
       if (!done.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
         throw new IllegalStateException(what + " committed " + committed.get() + " of " + expected
             + " messages in " + timeout);

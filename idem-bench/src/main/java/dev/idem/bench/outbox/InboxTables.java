@@ -21,7 +21,7 @@ import javax.sql.DataSource;
  * from the start (analysed), and the effect every variant applies: one {@code INSERT} of the message's id. Closing
  * drops the tables and closes the pool.
  */
-final class InboxTables implements AutoCloseable {
+public final class InboxTables implements AutoCloseable {
   final HikariDataSource pool;
   final String inboxTable;
   final String effects;
@@ -31,8 +31,10 @@ final class InboxTables implements AutoCloseable {
   /** Times every JDBC call of the inbox and of {@link #commitEffect}, with {@code --profile true}; else null. */
   final JdbcProfile profile;
   private final DataSource source;
+  private final int prefill;
 
-  private InboxTables(HikariDataSource pool, String prefix, String application, boolean profiled) {
+  private InboxTables(HikariDataSource pool, String prefix, String application, boolean profiled, int prefill) {
+    this.prefill = prefill;
     this.pool = pool;
     this.application = application;
     this.inboxTable = BenchSupport.uniqueTable(prefix + "_in");
@@ -52,7 +54,8 @@ final class InboxTables implements AutoCloseable {
    * of the comparison, never a setting for a consumer that acknowledges after its commit (a crash could lose a
    * committed effect of a message already acknowledged).
    */
-  static InboxTables create(Map<String, String> flags, String prefix, int prefill, String source) throws SQLException {
+  public static InboxTables create(Map<String, String> flags, String prefix, int prefill, String source)
+      throws SQLException {
     String application = BenchSupport.uniqueTable("idem-bench-" + prefix);
     String synchronousCommit = flags.getOrDefault("synchronous-commit", "on");
     if (!synchronousCommit.equals("on") && !synchronousCommit.equals("off")) {
@@ -62,7 +65,7 @@ final class InboxTables implements AutoCloseable {
         prefix + "-bench", Map.of("reWriteBatchedInserts", "true", "ApplicationName", application, "options",
             "-c synchronous_commit=" + synchronousCommit));
     boolean profiled = Boolean.parseBoolean(flags.getOrDefault("profile", "false"));
-    InboxTables tables = new InboxTables(pool, prefix, application, profiled);
+    InboxTables tables = new InboxTables(pool, prefix, application, profiled, prefill);
     try {
       ((JdbcInboxStore) tables.inbox.store()).createSchemaIfMissing();
       try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
@@ -126,8 +129,34 @@ final class InboxTables implements AutoCloseable {
   }
 
   /** The SQL of {@link #applyEffect}, for effects sent as one JDBC batch. */
-  String effectInsert() {
+  public String effectInsert() {
     return insert;
+  }
+
+  /**
+   * The data source of the inbox and of {@link #commitEffect}: the pool, or with {@code --profile true} the pool
+   * through {@link #profile}.
+   */
+  public DataSource dataSource() {
+    return source;
+  }
+
+  /** The inbox table's name. */
+  public String inboxTable() {
+    return inboxTable;
+  }
+
+  /**
+   * Deletes the rows that runs added to both tables, keeping the {@code prefill} rows, and vacuums both: the next run
+   * starts from the tables as {@link #create} made them.
+   */
+  public void removeRunRows() throws SQLException {
+    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+      st.execute("DELETE FROM " + inboxTable + " WHERE consumer <> 'prefill'");
+      st.execute("DELETE FROM " + effects + " WHERE id > " + prefill);
+      st.execute("VACUUM ANALYZE " + inboxTable);
+      st.execute("VACUUM ANALYZE " + effects);
+    }
   }
 
   /** Refreshes the statistics after a run added rows, as autovacuum would. */
@@ -156,12 +185,21 @@ final class InboxTables implements AutoCloseable {
     return ticks;
   }
 
-  long inboxRows() throws SQLException {
+  /** The rows of the effect table. */
+  public long effectRows() throws SQLException {
+    try (Connection c = pool.getConnection()) {
+      return Long.parseLong(BenchSupport.scalar(c, "SELECT count(*) FROM " + effects));
+    }
+  }
+
+  /** The rows of the inbox table. */
+  public long inboxRows() throws SQLException {
     try (Connection c = pool.getConnection()) {
       return Long.parseLong(BenchSupport.scalar(c, "SELECT count(*) FROM " + inboxTable));
     }
   }
 
+  /** Drops both tables and closes the pool. */
   @Override
   public void close() {
     try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {

@@ -1,10 +1,6 @@
 package dev.idem.bench.outbox;
 
-import dev.idem.bench.outbox.BenchSupport.Cpu;
-import dev.idem.core.UuidV7;
 import dev.idem.core.spi.StoreTransaction;
-import dev.idem.jdbc.JdbcDialect;
-import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.jdbc.JdbcTransaction;
 import dev.idem.kafka.KafkaInboxConsumer;
 import dev.idem.kafka.KafkaTransport;
@@ -12,10 +8,7 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.consumer.ConsumerListener;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -24,25 +17,17 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * Consumer throughput with the inbox on PostgreSQL against the same consumer without it, side by side in one run.
@@ -105,68 +90,19 @@ public final class KafkaInboxBench implements ConsumerComparison.Consumers {
       throw new IllegalArgumentException("--ids must be v7 or v4, got " + ids);
     }
     List<String> styles = List.of(f.getOrDefault("effects", "per-record,batched").split(","));
-    Process broker = startBroker();
-    try (InboxTables tables = InboxTables.create(f, "kbench", prefill, "kafka:prefill")) {
-      String bootstrap = bootstrapOf(broker);
+    try (KafkaBenchBroker.Running broker = KafkaBenchBroker.start();
+        InboxTables tables = InboxTables.create(f, "kbench", prefill, "kafka:prefill")) {
       String topic = "idem-bench-" + UUID.randomUUID().toString().substring(0, 8);
-      KafkaInboxBench bench = new KafkaInboxBench(events, batch, bootstrap, tables, topic, ids.equals("v7"));
+      KafkaInboxBench bench = new KafkaInboxBench(events, batch, broker.bootstrap(), tables, topic, ids.equals("v7"));
       System.out.println(BenchSupport.fmt("Kafka inbox benchmark: %d events, batch %d, %d repeats, prefill %d,"
           + " event ids UUID%s, load %s", events, batch, repeats, prefill, ids, BenchSupport.loadAverage()));
-      bench.setUp();
+      broker.createTopics(List.of(topic, topic + ".dlt"), 1);
+      broker.publish(topic, events, bench.timeOrderedIds);
       List<String> variants = new ArrayList<>(List.of(ConsumerComparison.BASELINE, "inbox"));
       if (oneByOne) {
         variants.add("inbox 1x1");
       }
-      new ConsumerComparison(tables, events, () -> Cpu.processTicks(broker.pid()))
-          .compare(bench, styles, variants, repeats);
-    } finally {
-      broker.getOutputStream().close();
-      broker.waitFor(30, TimeUnit.SECONDS);
-      broker.destroyForcibly();
-    }
-  }
-
-  private static Process startBroker() throws Exception {
-    Path log = Path.of(System.getProperty("java.io.tmpdir"), "idem-kafka-bench-broker.log");
-    return new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
-        "-cp", System.getProperty("java.class.path"), KafkaBenchBroker.class.getName())
-        .redirectError(log.toFile()).start();
-  }
-
-  private static String bootstrapOf(Process broker) throws Exception {
-    BufferedReader out = new BufferedReader(new InputStreamReader(broker.getInputStream(), StandardCharsets.UTF_8));
-    String line;
-    while ((line = out.readLine()) != null) {
-      if (line.startsWith("BOOTSTRAP ")) {
-        return line.substring("BOOTSTRAP ".length()).trim();
-      }
-    }
-    throw new IllegalStateException("the broker ended before it was ready; see its log in java.io.tmpdir");
-  }
-
-  private void setUp() throws Exception {
-    Properties admin = new Properties();
-    admin.put("bootstrap.servers", bootstrap);
-    try (Admin a = Admin.create(admin)) {
-      a.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
-      a.createTopics(List.of(new NewTopic(topic + ".dlt", 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
-    }
-    Map<String, Object> config = new HashMap<>();
-    config.put("bootstrap.servers", bootstrap);
-    config.put("key.serializer", StringSerializer.class.getName());
-    config.put("value.serializer", ByteArraySerializer.class.getName());
-    config.put("acks", "all");
-    config.put("linger.ms", "5");
-    String pad = "x".repeat(200);
-    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
-      for (int i = 0; i < events; i++) {
-        RecordHeaders headers = new RecordHeaders();
-        UUID id = timeOrderedIds ? UuidV7.next() : UUID.randomUUID();
-        headers.add(KafkaTransport.EVENT_ID_HEADER, id.toString().getBytes(StandardCharsets.UTF_8));
-        byte[] value = ("{\"n\":" + i + ",\"pad\":\"" + pad + "\"}").getBytes(StandardCharsets.UTF_8);
-        producer.send(new ProducerRecord<>(topic, null, "agg-" + (i % 1000), value, headers));
-      }
-      producer.flush();
+      new ConsumerComparison(tables, events, broker::cpuTicks).compare(bench, styles, variants, repeats);
     }
   }
 

@@ -61,10 +61,12 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
   private final ConnectionFactory factory;
   private final Connection admin;
   private final String queue;
+  private final String uri;
   private long published;
 
   private RabbitMqInboxBench(Sizes sizes, InboxTables tables, ConnectionFactory factory, Connection admin,
-      String queue) {
+      String queue, String uri) {
+    this.uri = uri;
     this.events = sizes.events();
     this.prefetch = sizes.batch();
     this.repeats = sizes.repeats();
@@ -83,7 +85,7 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
   }
 
   /** Creates the tables and the queue from the flags ({@code --events}, {@code --prefetch}, {@code --prefill}...). */
-  static RabbitMqInboxBench open(Map<String, String> f) throws Exception {
+  public static RabbitMqInboxBench open(Map<String, String> f) throws Exception {
     Sizes sizes = Sizes.of(f, "prefetch", 32);
     String uri = f.getOrDefault("uri", System.getProperty("idem.test.rabbitmq.uri",
         "amqp://guest:guest@127.0.0.1:5672"));
@@ -101,7 +103,7 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
       try (Channel ch = admin.createChannel()) {
         ch.queueDeclare(queue, true, false, false, Map.of());
       }
-      return new RabbitMqInboxBench(sizes, tables, factory, admin, queue);
+      return new RabbitMqInboxBench(sizes, tables, factory, admin, queue, uri);
     } catch (IOException | TimeoutException | RuntimeException e) {
       tables.close();
       throw new IllegalStateException("RabbitMQ is not reachable at " + uri.replaceFirst("//[^@/]*@", "//")
@@ -109,7 +111,8 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
     }
   }
 
-  ConsumerComparison comparison() {
+  /** The measurements of this benchmark: its tables, its events, the broker's CPU. */
+  public ConsumerComparison comparison() {
     return new ConsumerComparison(tables, events, () -> Cpu.ticksOf("beam.smp"));
   }
 
@@ -140,13 +143,28 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
   public long consume(String variant, String style) throws Exception {
     LastCommit last = new LastCommit(events);
     long end = variant.equals("inbox") ? consumeWithInbox(last) : consumeByHand(last);
+    requireDrained(variant);
+    return end;
+  }
+
+  /** Fails when the queue holds messages after {@code variant}'s measurement. */
+  public void requireDrained(String variant) throws IOException, TimeoutException {
     try (Channel ch = admin.createChannel()) {
       long left = ch.queueDeclarePassive(queue).getMessageCount();
       if (left != 0) {
         throw new IllegalStateException(variant + " left " + left + " messages on queue " + queue);
       }
     }
-    return end;
+  }
+
+  /** The queue the measurements consume, declared by {@link #open} and deleted by {@link #close}. */
+  public String queue() {
+    return queue;
+  }
+
+  /** The broker's AMQP URI ({@code --uri}). */
+  public String uri() {
+    return uri;
   }
 
   private long consumeWithInbox(LastCommit last) throws Exception {
