@@ -78,8 +78,7 @@ public final class IdempotencyFilter implements Filter {
   /** The default request body limit: 1 MiB. */
   public static final int DEFAULT_MAX_REQUEST_BYTES = 1 << 20;
   /** Response headers kept for replays unless configured otherwise; Content-Type is always kept. */
-  public static final Set<String> DEFAULT_KEPT_HEADERS = Set.of("Location", "Content-Language", "Content-Location",
-      "Content-Encoding", "Content-Disposition", "ETag", "Last-Modified", "Link");
+  public static final Set<String> DEFAULT_KEPT_HEADERS = IdemHeaders.KEPT_BY_DEFAULT;
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE");

@@ -1,6 +1,7 @@
 package dev.idem.core.protocol;
 
 import java.util.OptionalInt;
+import java.util.Set;
 
 /** The names of the HTTP headers of Idem's contract, each defined here once. */
 public final class IdemHeaders {
@@ -15,6 +16,12 @@ public final class IdemHeaders {
    * {@link #attempt(String)}.
    */
   public static final String IDEMPOTENCY_ATTEMPT = "Idempotency-Attempt";
+  /**
+   * The response headers kept for replays unless configured otherwise ({@code Content-Type} is always kept; credentials
+   * and cookies never are): where the created resource is, how its body is encoded and named, its validators, links.
+   */
+  public static final Set<String> KEPT_BY_DEFAULT = Set.of("Location", "Content-Language", "Content-Location",
+      "Content-Encoding", "Content-Disposition", "ETag", "Last-Modified", "Link");
   /** The largest attempt number {@link #attempt(String)} takes; a client's retries never come near it. */
   public static final int MAX_ATTEMPT = 1000;
   /** The milliseconds the client will still wait for the answer (deadline propagation). */

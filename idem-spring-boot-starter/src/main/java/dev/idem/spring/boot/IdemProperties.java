@@ -1,6 +1,6 @@
 package dev.idem.spring.boot;
 
-import dev.idem.servlet.IdempotencyFilter;
+import dev.idem.core.protocol.IdemHeaders;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -204,7 +204,7 @@ public class IdemProperties {
     private int mismatchStatus = 422;
     /** Response headers kept for replays (Content-Type is always kept; credentials and cookies never are). */
     private List<String> keepHeaders =
-        new ArrayList<>(new TreeSet<>(IdempotencyFilter.DEFAULT_KEPT_HEADERS));
+        new ArrayList<>(new TreeSet<>(IdemHeaders.KEPT_BY_DEFAULT)); // not the filter's: no servlet API needed
     /**
      * Take the scope from this header (set by a trusted gateway) instead of the authenticated principal. Leave
      * empty unless a layer in front of the service sets and strips it.
