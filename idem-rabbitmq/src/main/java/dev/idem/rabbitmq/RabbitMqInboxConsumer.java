@@ -58,11 +58,19 @@ import java.util.function.Function;
  * its body, properties and headers plus {@code idem-dlt-reason}, {@code idem-dlt-consumer}, {@code idem-dlt-queue},
  * {@code idem-dlt-exchange}, {@code idem-dlt-routing-key}, {@code idem-dlt-attempts} and one
  * {@code idem-dlt-attempt-<n>} per failure ({@code <time> <error>}), the same as {@code KafkaInboxConsumer} writes.
- * The original is acknowledged only once RabbitMQ confirmed the copy. When it did not (the exchange is missing or
- * routes it nowhere, a nack, a timeout, a channel error), the original is requeued after {@link Builder#failurePause}
- * (at least a second) and reported to {@link ConsumerListener#deadLetterFailed}; its redelivery is republished
- * without running the handler again (while the consumer remembers it: at most 10,000 such ids). A crash (or a failed
- * ack) between the confirm and the ack can dead-letter a message twice, with the same {@code message-id}.
+ * The original is acknowledged only once RabbitMQ confirmed the copy, and only then reported to
+ * {@link ConsumerListener#deadLettered} (or {@link ConsumerListener#rejected}). Built from a {@link ConnectionFactory},
+ * the consumer publishes its dead letters on a second connection of its own, opened on the first one and closed by
+ * {@link #close()}: RabbitMQ blocks a publishing connection during a memory or disk alarm, which would stall the acks
+ * of the consuming one. Built on the caller's connection, it publishes on that. {@link #start()} checks that the
+ * exchange exists. When a copy is not confirmed (the exchange was deleted or routes it nowhere, a nack, a timeout, a
+ * channel error), the original is requeued after {@link Builder#failurePause} (at least a second) and reported to
+ * {@link ConsumerListener#deadLetterFailed}; its redelivery is republished without running the handler again (while
+ * the consumer remembers it: at most 10,000 such ids, not across a restart or another instance). After
+ * {@link Builder#deadLetterAttempts} failures in a row (at once for a message without an id) it is rejected without
+ * requeue instead, to the queue's own dead-letter exchange if it has one, and logged at ERROR. A crash between the
+ * confirm and the ack can dead-letter a message twice, with the same {@code message-id}; an ack that fails after the
+ * confirm is remembered likewise, and the redelivery only acknowledged.
  *
  * <pre>{@code
  * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
@@ -643,7 +651,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
      * requeue, to the queue's own dead-letter exchange if it has one ({@code x-dead-letter-exchange}), which adds
      * only its {@code x-death} header.
      *
-     * @param exchange an existing exchange, not blank, at most 255 UTF-8 bytes
+     * @param exchange an existing exchange (checked by {@link RabbitMqInboxConsumer#start()}), not blank, at most 255
+     *     UTF-8 bytes
      * @param routingKey at most 255 UTF-8 bytes; null for the queue's name
      */
     public Builder deadLetterExchange(String exchange, String routingKey) {
