@@ -207,9 +207,6 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
         if (factory != null) {
           connection = factory.newConnection("idem-inbox-" + consumer);
         }
-        if (deadLetters != null) {
-          deadLetters.checkExchange(connection);
-        }
         for (int i = 0; i < channelCount; i++) {
           openChannel();
         }
@@ -217,9 +214,16 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
         Throwable cause = e.getCause() != null && e instanceof IOException ? e.getCause() : e;
         closeChannels();
         throw new IllegalStateException("consumer '" + consumer + "' cannot consume queue '" + queue + "': "
-            + OutboxTransport.describe(cause) + ". Check that RabbitMQ is reachable and the queue is declared"
-            + (deadLetters == null ? "" : ", and the dead-letter exchange '" + deadLetters.exchange() + "'") + ".",
-            e);
+            + OutboxTransport.describe(cause) + ". Check that RabbitMQ is reachable and the queue is declared.", e);
+      }
+      if (deadLetters != null) {
+        try {
+          deadLetters.checkExchange(connection);
+        } catch (IOException e) {
+          closeChannels();
+          throw new IllegalStateException("consumer '" + consumer + "' on queue '" + queue + "' cannot start: "
+              + e.getMessage(), e);
+        }
       }
       return this;
     }
