@@ -20,9 +20,11 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Where messages given up on are republished: an exchange and a routing key. {@link #publish} sends a message there
  * with its body, its properties and its headers (Idem's {@code idem-dlt-*} headers of an earlier dead-lettering
- * dropped) plus the {@link DeadLetterHeaders} of this one ({@code idem-dlt-queue}, {@code idem-dlt-exchange} and
- * {@code idem-dlt-routing-key} say where it came from; every value is a string), and waits for the broker's publisher
- * confirm: only then may the original be acknowledged. Each publication opens a channel of its own in confirm mode
+ * dropped; like RabbitMQ's own dead-lettering, without its {@code expiration}, so that the copy does not expire, and
+ * without its {@code CC} and {@code BCC} headers, which would route it elsewhere; without its {@code user-id}, which
+ * RabbitMQ refuses unless it is the publishing connection's user) plus the {@link DeadLetterHeaders} of this one
+ * ({@code idem-dlt-queue}, {@code idem-dlt-exchange} and {@code idem-dlt-routing-key} say where it came from; every
+ * value is a string), and waits for the broker's publisher confirm: only then may the original be acknowledged. Each publication opens a channel of its own in confirm mode
  * and closes it, so a channel error (the exchange does not exist) touches no consuming channel. The message is
  * published {@code mandatory}: an exchange that routes it nowhere returns it, and that is a failure too. The history
  * takes at most a quarter of the connection's frame size (the oldest failure lines are left out), since RabbitMQ
@@ -98,7 +100,7 @@ public record RabbitMqDeadLetters(String exchange, String routingKey, Duration t
         : original.properties();
     if (props.getHeaders() != null) {
       props.getHeaders().forEach((name, value) -> {
-        if (!DeadLetterHeaders.isOwn(name) && value != null) {
+        if (!DeadLetterHeaders.isOwn(name) && !isRoute(name) && value != null) {
           headers.put(name, value);
         }
       });
@@ -114,7 +116,8 @@ public record RabbitMqDeadLetters(String exchange, String routingKey, Duration t
       }
       channel.confirmSelect();
       channel.addReturnListener(r -> returned.set(r.getReplyCode() + " " + r.getReplyText()));
-      channel.basicPublish(exchange, key, true, props.builder().headers(headers).build(), original.body());
+      channel.basicPublish(exchange, key, true, props.builder().headers(headers).expiration(null).userId(null).build(),
+          original.body());
       if (!channel.waitForConfirms(timeout.toMillis())) {
         throw new IOException("RabbitMQ refused (nacked) the dead letter");
       }
@@ -129,6 +132,35 @@ public record RabbitMqDeadLetters(String exchange, String routingKey, Duration t
       throw new IOException("interrupted while waiting for the dead letter's confirm", e);
     } catch (RuntimeException e) { // ShutdownSignalException (e.g. the exchange does not exist), AlreadyClosed...
       throw new IOException(OutboxTransport.describe(e), e);
+    } finally {
+      close(channel);
+    }
+  }
+
+  /** Whether header {@code name} adds routes to a publication (sender-selected distribution). */
+  private static boolean isRoute(String name) {
+    return "CC".equalsIgnoreCase(name) || "BCC".equalsIgnoreCase(name);
+  }
+
+  /**
+   * Checks that the exchange exists ({@code exchange.declare} passive, on a channel of its own that is closed
+   * after).
+   *
+   * @throws IOException naming the exchange when it does not exist or the check failed
+   */
+  public void checkExchange(Connection connection) throws IOException {
+    Channel channel = null;
+    try {
+      channel = connection.createChannel();
+      if (channel == null) {
+        throw new IOException("the connection has no channel left");
+      }
+      channel.exchangeDeclarePassive(exchange);
+    } catch (IOException | RuntimeException e) {
+      Throwable cause = e instanceof IOException && e.getCause() != null ? e.getCause() : e;
+      throw new IOException("the dead-letter exchange '" + exchange + "' cannot be used: "
+          + OutboxTransport.describe(cause) + ". Declare it before starting, or unset it to reject messages given up"
+          + " on to the queue's own dead-letter exchange", e);
     } finally {
       close(channel);
     }

@@ -6,6 +6,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
+import com.rabbitmq.client.Recoverable;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
@@ -57,11 +58,19 @@ import java.util.function.Function;
  * its body, properties and headers plus {@code idem-dlt-reason}, {@code idem-dlt-consumer}, {@code idem-dlt-queue},
  * {@code idem-dlt-exchange}, {@code idem-dlt-routing-key}, {@code idem-dlt-attempts} and one
  * {@code idem-dlt-attempt-<n>} per failure ({@code <time> <error>}), the same as {@code KafkaInboxConsumer} writes.
- * The original is acknowledged only once RabbitMQ confirmed the copy. When it did not (the exchange is missing or
- * routes it nowhere, a nack, a timeout, a channel error), the original is requeued after {@link Builder#failurePause}
- * (at least a second) and reported to {@link ConsumerListener#deadLetterFailed}; its redelivery is republished
- * without running the handler again (while the consumer remembers it: at most 10,000 such ids). A crash (or a failed
- * ack) between the confirm and the ack can dead-letter a message twice, with the same {@code message-id}.
+ * The original is acknowledged only once RabbitMQ confirmed the copy, and only then reported to
+ * {@link ConsumerListener#deadLettered} (or {@link ConsumerListener#rejected}). Built from a {@link ConnectionFactory},
+ * the consumer publishes its dead letters on a second connection of its own, opened on the first one and closed by
+ * {@link #close()}: RabbitMQ blocks a publishing connection during a memory or disk alarm, which would stall the acks
+ * of the consuming one. Built on the caller's connection, it publishes on that. {@link #start()} checks that the
+ * exchange exists. When a copy is not confirmed (the exchange was deleted or routes it nowhere, a nack, a timeout, a
+ * channel error), the original is requeued after {@link Builder#failurePause} (at least a second) and reported to
+ * {@link ConsumerListener#deadLetterFailed}; its redelivery is republished without running the handler again (while
+ * the consumer remembers it: at most 10,000 such ids, not across a restart or another instance). After
+ * {@link Builder#deadLetterAttempts} failures in a row (at once for a message without an id) it is rejected without
+ * requeue instead, to the queue's own dead-letter exchange if it has one, and logged at ERROR. A crash between the
+ * confirm and the ack can dead-letter a message twice, with the same {@code message-id}; an ack that fails after the
+ * confirm is remembered likewise, and the redelivery only acknowledged.
  *
  * <pre>{@code
  * Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).build()).build();
@@ -98,6 +107,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(RabbitMqInboxConsumer.class.getName());
   /** The least pause before a message whose dead letter failed is requeued: the exchange is not fixed at once. */
   private static final Duration MIN_DEAD_LETTER_PAUSE = Duration.ofSeconds(1);
+  private static final int MAX_REMEMBERED = 10_000;
 
   private final ConnectionFactory factory;
   private final String consumer;
@@ -111,13 +121,13 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final Duration shutdownTimeout;
   private final MessageProcessor processor;
   private final RabbitMqDeadLetters deadLetters;
+  private final int deadLetterAttempts;
   /** Messages given up on whose republication failed: republished again on their redelivery. */
-  private final Map<String, GaveUp> unsent = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, GaveUp> eldest) {
-      return size() > 10_000;
-    }
-  });
+  private final Map<String, GaveUp> unsent = remembered();
+  /** Messages whose dead letter was confirmed but whose ack failed: acknowledged on their redelivery. */
+  private final Map<String, Boolean> confirmed = remembered();
+  /** The connection dead letters are published on (opened on the first one), when the consumer owns its own. */
+  private volatile Connection publishing;
   private final Object lock = new Object();
   private final List<Channel> channels = new ArrayList<>();
   private volatile Connection connection;
@@ -138,10 +148,22 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     this.failurePause = b.failurePause;
     this.shutdownTimeout = b.shutdownTimeout;
     this.deadLetters = b.deadLetters == null ? null : b.deadLetters.timeout(b.deadLetterTimeout);
+    this.deadLetterAttempts = b.deadLetterAttempts;
     ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(b.maxFailures)
         .backoff(b.failurePause, b.failurePause).build();
     // a classic queue counts no redelivery: failures are counted in memory as well
-    this.processor = new MessageProcessor(b.inbox, consumer, b.handler, engine, listener, "message-id", true);
+    this.processor = new MessageProcessor(b.inbox, consumer, b.handler, engine, listener, "message-id", true,
+        deadLetters != null);
+  }
+
+  /** A map of at most {@value #MAX_REMEMBERED} ids, the least recently used forgotten first. */
+  private static <V> Map<String, V> remembered() {
+    return Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
+        return size() > MAX_REMEMBERED;
+      }
+    });
   }
 
   /**
@@ -171,7 +193,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
    * Opens the channels and starts consuming. Starts once.
    *
    * @return this consumer
-   * @throws IllegalStateException when RabbitMQ is unreachable or the queue does not exist
+   * @throws IllegalStateException when RabbitMQ is unreachable, the queue does not exist, or the
+   *     {@link Builder#deadLetterExchange} does not
    */
   public RabbitMqInboxConsumer start() {
     synchronized (lock) {
@@ -192,6 +215,15 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
         closeChannels();
         throw new IllegalStateException("consumer '" + consumer + "' cannot consume queue '" + queue + "': "
             + OutboxTransport.describe(cause) + ". Check that RabbitMQ is reachable and the queue is declared.", e);
+      }
+      if (deadLetters != null) {
+        try {
+          deadLetters.checkExchange(connection);
+        } catch (IOException e) {
+          closeChannels();
+          throw new IllegalStateException("consumer '" + consumer + "' on queue '" + queue + "' cannot start: "
+              + e.getMessage(), e);
+        }
       }
       return this;
     }
@@ -287,11 +319,21 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     if (id == null) {
       return;
     }
+    if (deadLetters != null && confirmed.remove(id) != null) {
+      // its dead letter was confirmed, its ack failed: acknowledged now, without running the handler again
+      answer(channel, tag, id, Action.ACK);
+      return;
+    }
     GaveUp known = deadLetters == null ? null : unsent.remove(id);
     if (known != null) {
       // given up on before, but its dead letter was not confirmed: republished without running the handler again
       if (republish(channel, delivery, id, known)) {
-        safely(() -> listener.deadLettered(consumer, queue, id, known.decision(), known.error()));
+        if (known.decision().action() == Action.REJECT) {
+          safely(() -> listener.rejected(consumer, queue, id, known.decision().reason(), "message-id refused by the"
+              + " inbox; dead-lettered on a redelivery"));
+        } else {
+          safely(() -> listener.deadLettered(consumer, queue, id, known.decision(), known.error()));
+        }
       }
       return;
     }
@@ -299,8 +341,15 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
         deliveryCount(delivery), answers(channel, delivery, id));
   }
 
-  /** A message given up on: why, its failure lines, and what it threw last (null for a refusal). */
-  private record GaveUp(Decision decision, List<String> history, Throwable error) {}
+  /**
+   * A message given up on: why, its failure lines, what it threw last (null for a refusal), and how many times its
+   * dead letter failed so far.
+   */
+  private record GaveUp(Decision decision, List<String> history, Throwable error, int unsent) {
+    GaveUp(Decision decision, List<String> history, Throwable error) {
+      this(decision, history, error, 0);
+    }
+  }
 
   /** This consumer's answers to one delivery of message {@code id} (null while it is not known). */
   private MessageProcessor.Broker answers(Channel channel, Delivery delivery, String id) {
@@ -325,27 +374,63 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
 
   /**
    * Republishes a message given up on to the dead-letter exchange and acknowledges it once confirmed; requeues it
-   * after a pause otherwise. Returns whether it was dead-lettered.
+   * after a pause otherwise, or after {@link Builder#deadLetterAttempts} failures in a row (at once for a message
+   * without an id) rejects it without requeue. Returns whether it was dead-lettered (confirmed, or rejected).
    */
   private boolean republish(Channel channel, Delivery delivery, String id, GaveUp gaveUp) {
     long tag = delivery.getEnvelope().getDeliveryTag();
     RabbitMqDeadLetters.Original original = new RabbitMqDeadLetters.Original(delivery.getEnvelope().getExchange(),
         delivery.getEnvelope().getRoutingKey(), delivery.getProperties(), delivery.getBody());
     try {
-      deadLetters.publish(channel.getConnection(), consumer, queue, original, gaveUp.decision(), gaveUp.history());
+      deadLetters.publish(publishing(channel), consumer, queue, original, gaveUp.decision(), gaveUp.history());
     } catch (IOException | RuntimeException e) {
-      if (id != null) {
-        unsent.put(id, gaveUp);
+      safely(() -> listener.deadLetterFailed(consumer, queue, id, e));
+      int failed = gaveUp.unsent() + 1;
+      if (id == null || failed >= deadLetterAttempts) {
+        LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' could not dead-letter message " + id
+            + " from queue '" + queue + "' to " + deadLetters + " (" + failed + " time(s), last: "
+            + OutboxTransport.describe(e) + "); rejecting it without requeue instead, to the queue's own dead-letter"
+            + " exchange if it has one");
+        return answer(channel, tag, id, gaveUp.decision().action());
       }
+      unsent.put(id, new GaveUp(gaveUp.decision(), gaveUp.history(), gaveUp.error(), failed));
       LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not dead-letter message " + id
           + " from queue '" + queue + "' to " + deadLetters + " (" + OutboxTransport.describe(e) + "); requeueing it"
           + " to try again");
-      safely(() -> listener.deadLetterFailed(consumer, queue, id, e));
       pause(failurePause.compareTo(MIN_DEAD_LETTER_PAUSE) < 0 ? MIN_DEAD_LETTER_PAUSE : failurePause);
       answer(channel, tag, id, Action.RETRY);
       return false;
     }
-    return answer(channel, tag, id, Action.ACK);
+    if (!answer(channel, tag, id, Action.ACK) && id != null) {
+      confirmed.put(id, Boolean.TRUE); // the dead letter exists: its redelivery is only acknowledged
+    }
+    return true;
+  }
+
+  /**
+   * The connection to publish dead letters on: one of their own when the consumer opened its connection (a
+   * connection RabbitMQ blocks for publishing, on a memory or disk alarm, would stall the acks of the consuming
+   * one), opened on the first dead letter; else the caller's connection.
+   */
+  private Connection publishing(Channel channel) throws IOException {
+    if (factory == null) {
+      return channel.getConnection();
+    }
+    synchronized (unsent) {
+      Connection c = publishing;
+      if (c == null || !c.isOpen() && !(c instanceof Recoverable)) {
+        if (c != null) {
+          c.abort(1_000);
+        }
+        try {
+          c = factory.newConnection("idem-inbox-" + consumer + "-dead-letters");
+        } catch (TimeoutException e) {
+          throw new IOException("could not open the dead letters' connection: " + e.getMessage(), e);
+        }
+        publishing = c;
+      }
+      return c;
+    }
   }
 
   /** On a quorum queue, the deliveries returned before this one ({@code x-delivery-count}); 0 elsewhere. */
@@ -448,6 +533,15 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       }
       connection = null;
     }
+    Connection c = publishing;
+    if (c != null) {
+      try {
+        c.close(5_000);
+      } catch (IOException | RuntimeException e) {
+        c.abort(1_000);
+      }
+      publishing = null;
+    }
   }
 
   private static void abort(Channel c) {
@@ -481,6 +575,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     private int maxFailures = 5;
     private RabbitMqDeadLetters deadLetters;
     private Duration deadLetterTimeout = Duration.ofSeconds(10);
+    private int deadLetterAttempts = 5;
 
     private Builder(ConnectionFactory factory, Connection connection, Inbox inbox, String consumer, String queue) {
       this.factory = factory;
@@ -560,7 +655,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
      * requeue, to the queue's own dead-letter exchange if it has one ({@code x-dead-letter-exchange}), which adds
      * only its {@code x-death} header.
      *
-     * @param exchange an existing exchange, not blank, at most 255 UTF-8 bytes
+     * @param exchange an existing exchange (checked by {@link RabbitMqInboxConsumer#start()}), not blank, at most 255
+     *     UTF-8 bytes
      * @param routingKey at most 255 UTF-8 bytes; null for the queue's name
      */
     public Builder deadLetterExchange(String exchange, String routingKey) {
@@ -572,6 +668,17 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     public Builder deadLetterTimeout(Duration timeout) {
       this.deadLetterTimeout = ConsumerOptions.between("deadLetterTimeout", timeout, Duration.ofMillis(1),
           Duration.ofMinutes(5));
+      return this;
+    }
+
+    /**
+     * Republications of one message's dead letter that may fail in a row (default 5; 1 to 1,000): then, instead of
+     * being requeued once more, it is rejected without requeue (to the queue's own dead-letter exchange, if it has
+     * one), logged at ERROR, and reported as given up on. A message without an id is rejected so after its first
+     * failed republication.
+     */
+    public Builder deadLetterAttempts(int attempts) {
+      this.deadLetterAttempts = ConsumerOptions.between("deadLetterAttempts", attempts, 1, 1_000);
       return this;
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.GetResponse;
@@ -370,21 +371,95 @@ class RabbitMqInboxConsumerTest {
   }
 
   @Test
-  void aDeadLetterExchangeThatDoesNotExistLeavesTheMessageRequeuedAndTheHandlerIsNotRunAgain() throws Exception {
-    assertDeadLetterFailureRequeues("idem-test-missing-x-" + f.suffix, "dead");
+  void theCopyLeavesOutTheOriginalsExpirationUserIdAndCcHeader() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    InboxHandler fails = (tx, event) -> {
+      calls.incrementAndGet();
+      throw new IllegalStateException("injected poison");
+    };
+
+    try (RabbitMqInboxConsumer consumer = consumer(fails).maxFailures(1)
+        .deadLetterExchange(f.idemDeadLetterExchange, "dead").build().start()) {
+      // the user-id must be the publishing connection's user: RabbitMQ refuses any other (guest here)
+      f.admin.basicPublish("", f.queue, new AMQP.BasicProperties.Builder().messageId("expiring-" + f.suffix)
+          .expiration("60000").userId("guest").headers(Map.of("CC", List.of("elsewhere"), "tenant", "t-1")).build(),
+          "{}".getBytes(StandardCharsets.UTF_8));
+      Eventually.await("the message dead-lettered", WAIT, () -> f.ready(f.idemDeadLetters), n -> n == 1);
+    }
+
+    GetResponse dead = f.admin.basicGet(f.idemDeadLetters, true);
+    assertThat(dead.getProps().getMessageId()).isEqualTo("expiring-" + f.suffix);
+    assertThat(dead.getProps().getExpiration()).as("expiration").isNull();
+    assertThat(dead.getProps().getUserId()).as("user-id").isNull();
+    assertThat(dead.getProps().getHeaders()).doesNotContainKey("CC").containsKey("tenant");
+    assertThat(header(dead, "idem-dlt-attempts")).isEqualTo("1");
+    assertThat(calls.get()).isEqualTo(1);
+    assertThat(counts.gaveUp.get()).isEqualTo(1);
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
+  void startingWithADeadLetterExchangeThatDoesNotExistFailsWithTheExchangeNamed() {
+    RabbitMqInboxConsumer consumer = consumer(f.recordEffect())
+        .deadLetterExchange("idem-test-missing-x-" + f.suffix, "dead").build();
+
+    assertThatThrownBy(consumer::start)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("dead-letter exchange 'idem-test-missing-x-" + f.suffix + "'")
+        .hasMessageContaining("NOT_FOUND");
+    consumer.close();
+  }
+
+  @Test
+  void aDeadLetterExchangeDeletedAfterTheStartLeavesTheMessageRequeuedAndTheHandlerIsNotRunAgain()
+      throws Exception {
+    String exchange = "idem-test-gone-x-" + f.suffix;
+    f.admin.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, true, null);
+    assertDeadLetterFailureRequeues(exchange, "dead", () -> f.admin.exchangeDelete(exchange));
   }
 
   @Test
   void aDeadLetterExchangeThatRoutesTheMessageNowhereLeavesItRequeued() throws Exception {
-    assertDeadLetterFailureRequeues(f.idemDeadLetterExchange, "no-such-binding");
+    assertDeadLetterFailureRequeues(f.idemDeadLetterExchange, "no-such-binding", () -> { });
   }
 
-  private void assertDeadLetterFailureRequeues(String exchange, String routingKey) throws Exception {
+  @Test
+  void aDeadLetterThatKeepsFailingEndsRejectedToTheQueuesOwnDeadLetterExchange() throws Exception {
+    String exchange = "idem-test-gone-x-" + f.suffix;
+    f.admin.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, true, null);
+    OutboxMessage poison = f.message(f.toExchange());
+    AtomicInteger poisonCalls = new AtomicInteger();
+
+    try (RabbitMqInboxConsumer consumer = consumer(failsOn(poison, poisonCalls)).maxFailures(1)
+        .deadLetterExchange(exchange, "dead").deadLetterAttempts(2).build().start()) {
+      f.admin.exchangeDelete(exchange);
+      publish(poison);
+      Eventually.await("the message rejected to the queue's dead-letter queue", WAIT, () -> f.ready(f.deadLetters),
+          n -> n == 1);
+    }
+
+    assertThat(counts.deadLetterFailed.get()).as("failed republications").isEqualTo(2);
+    assertThat(counts.gaveUp.get()).as("reported given up on, once").isEqualTo(1);
+    assertThat(poisonCalls.get()).isEqualTo(1);
+    assertThat(f.ready(f.queue)).isZero();
+    GetResponse dead = f.admin.basicGet(f.deadLetters, true);
+    assertThat(dead.getProps().getMessageId()).isEqualTo(poison.id().toString());
+    assertThat(dead.getProps().getHeaders()).containsKey("x-death");
+  }
+
+  /** Something the test does once the consumer has started. */
+  private interface Step {
+    void run() throws Exception;
+  }
+
+  private void assertDeadLetterFailureRequeues(String exchange, String routingKey, Step afterStart)
+      throws Exception {
     OutboxMessage poison = f.message(f.toExchange());
     AtomicInteger poisonCalls = new AtomicInteger();
 
     try (RabbitMqInboxConsumer consumer = consumer(failsOn(poison, poisonCalls)).maxFailures(2)
         .deadLetterExchange(exchange, routingKey).deadLetterTimeout(Duration.ofSeconds(5)).build().start()) {
+      afterStart.run();
       publish(poison);
       // the first failed republication, then a second one, on the redelivery
       Eventually.await("the dead letter failing twice", WAIT, counts.deadLetterFailed::get, n -> n >= 2);
@@ -471,5 +546,8 @@ class RabbitMqInboxConsumerTest {
     assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
         .deadLetterTimeout(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("deadLetterTimeout must be");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .deadLetterAttempts(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("deadLetterAttempts must be 1 to 1000");
   }
 }

@@ -48,7 +48,8 @@ public interface ConsumerListener {
 
   /**
    * The message was refused without running its handler and will not be tried again ({@link Action#REJECT}):
-   * rejected without requeue (RabbitMQ), terminated (NATS), sent to the dead-letter topic (Kafka).
+   * rejected without requeue or republished to its dead-letter exchange (RabbitMQ; reported once confirmed),
+   * terminated (NATS), sent to the dead-letter topic (Kafka).
    *
    * @param reason {@code MISSING_ID}, {@code INVALID_ID} or {@code TOO_LARGE}
    * @param detail what was wrong, for a log
@@ -57,14 +58,18 @@ public interface ConsumerListener {
 
   /**
    * The consumer gave up on the message ({@link Action#DEAD_LETTER}): its handler failed
-   * {@link Decision#attempts()} times, or its id came with another payload. It went to the queue's dead-letter
-   * exchange if there is one (RabbitMQ), was terminated (NATS), or went to the dead-letter topic (Kafka).
+   * {@link Decision#attempts()} times, or its id came with another payload. It went to the consumer's dead-letter
+   * exchange, confirmed (RabbitMQ with one), or was rejected to the queue's dead-letter exchange if there is one
+   * (RabbitMQ without one, or after its dead letter kept failing), was terminated (NATS), or went to the dead-letter
+   * topic (Kafka). Reported once the dead letter was written (confirmed), not before.
    */
   default void deadLettered(String consumer, String source, String messageId, Decision decision, Throwable error) {}
 
   /**
-   * Sending the message to a dead-letter destination the consumer writes itself (Kafka's dead-letter topic) failed:
-   * it is sent again after a pause, without running the handler again.
+   * Sending the message to a dead-letter destination the consumer writes itself (Kafka's dead-letter topic, RabbitMQ's
+   * dead-letter exchange of the consumer or the starter's listeners) failed: it is sent again after a pause, without
+   * running the handler again, while the consumer remembers its id (up to 10,000 ids; not across a restart). RabbitMQ
+   * gives up after a bounded number of failures in a row and rejects the message without requeue instead.
    */
   default void deadLetterFailed(String consumer, String source, String messageId, Throwable error) {}
 

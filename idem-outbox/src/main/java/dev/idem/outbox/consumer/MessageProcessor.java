@@ -22,12 +22,15 @@ import java.util.function.Supplier;
  * ConsumerEngine} what to do after a failure, has the {@link Broker} carry the decision out and tells the {@link
  * ConsumerListener}: the part the RabbitMQ and NATS consumers share, each supplying its broker's answers. It counts
  * the database outages in a row (on any thread) and, for brokers that do not count deliveries, the failures of up to
- * 10,000 message ids in memory (the least recently failed forgotten first), with a line per failure
- * ({@link DeadLetterHeaders#attempt}) handed to {@link Broker#deadLetter}. Thread-safe. For each message: {@link
- * #messageId}, then {@link #process} unless it was refused.
+ * 10,000 message ids in memory (the least recently failed forgotten first); when the broker writes its dead letters
+ * itself, a line per failure ({@link DeadLetterHeaders#attempt}) as well, for the {@value #MAX_WITH_LINES} most
+ * recently failed ids (at most {@value DeadLetterHeaders#MAX_HISTORY} lines each), handed to {@link
+ * Broker#deadLetter}. Thread-safe. For each message: {@link #messageId}, then {@link #process} unless it was refused.
  */
 public final class MessageProcessor {
   private static final int MAX_REMEMBERED = 10_000;
+  /** The ids whose failure lines are kept: beyond, the least recently failed lose theirs (their count stays). */
+  static final int MAX_WITH_LINES = 1_000;
 
   private final Inbox inbox;
   private final String consumer;
@@ -36,13 +39,10 @@ public final class MessageProcessor {
   private final ConsumerListener listener;
   private final String idName;
   private final boolean remember;
+  private final boolean keepLines;
   private final AtomicInteger outages = new AtomicInteger();
-  private final Map<String, Failures> failures = Collections.synchronizedMap(new LinkedHashMap<>(64, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Failures> eldest) {
-      return size() > MAX_REMEMBERED;
-    }
-  });
+  private final Map<String, History> failures = lru(MAX_REMEMBERED);
+  private final Map<String, List<String>> lines = lru(MAX_WITH_LINES);
 
   /**
    * A processor for one consumer.
@@ -55,6 +55,22 @@ public final class MessageProcessor {
    */
   public MessageProcessor(Inbox inbox, String consumer, InboxHandler handler, ConsumerEngine engine,
       ConsumerListener listener, String idName, boolean remember) {
+    this(inbox, consumer, handler, engine, listener, idName, remember, remember);
+  }
+
+  /**
+   * A processor for one consumer.
+   *
+   * @param consumer the inbox's consumer name
+   * @param idName what the message id is called on the broker ({@code message-id}, {@code Nats-Msg-Id}), for details
+   *     given to {@link ConsumerListener#rejected}
+   * @param remember whether to count each message's failures in memory, for a broker that does not count its
+   *     deliveries itself (or not always)
+   * @param keepLines whether to keep a line per failure for {@link Broker#deadLetter} as well: only for a broker that
+   *     writes its dead letters itself (and only when {@code remember})
+   */
+  public MessageProcessor(Inbox inbox, String consumer, InboxHandler handler, ConsumerEngine engine,
+      ConsumerListener listener, String idName, boolean remember, boolean keepLines) {
     this.inbox = Objects.requireNonNull(inbox, "inbox");
     this.consumer = Objects.requireNonNull(consumer, "consumer");
     this.handler = Objects.requireNonNull(handler, "handler");
@@ -62,6 +78,16 @@ public final class MessageProcessor {
     this.listener = Objects.requireNonNull(listener, "listener");
     this.idName = Objects.requireNonNull(idName, "idName");
     this.remember = remember;
+    this.keepLines = remember && keepLines;
+  }
+
+  private static <V> Map<String, V> lru(int max) {
+    return Collections.synchronizedMap(new LinkedHashMap<>(64, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
+        return size() > max;
+      }
+    });
   }
 
   /** The broker's side of one message. */
@@ -92,7 +118,7 @@ public final class MessageProcessor {
      * dead letters itself sends {@code history} with them ({@link DeadLetterHeaders}).
      *
      * @param history one line per counted failure, oldest first (this one included); empty unless the processor
-     *     {@code remember}s failures
+     *     keeps failure lines
      * @param error what the last failure threw
      * @return whether the message was given up on; false when it was handed back instead (the broker reported why),
      *     and then {@link ConsumerListener#deadLettered} is not called
@@ -100,11 +126,6 @@ public final class MessageProcessor {
     default boolean deadLetter(Decision decision, List<String> history, Throwable error) {
       return answer(decision);
     }
-  }
-
-  /** A message's failures so far: its history for the engine, and a line per counted failure. */
-  private record Failures(History history, List<String> lines) {
-    static final Failures NONE = new Failures(History.NONE, List.of());
   }
 
   /**
@@ -154,17 +175,16 @@ public final class MessageProcessor {
       } catch (VirtualMachineError e) {
         throw e;
       } catch (Throwable e) {
-        Failures known = failures.getOrDefault(id, Failures.NONE);
-        History before = history(known.history(), brokerFailures, contentions);
+        History before = history(failures.getOrDefault(id, History.NONE), brokerFailures, contentions);
         Decision d = engine.failed(e, before, inbox.store());
-        if (!failed(where, id, new Failures(before, known.lines()), d, e, broker)) {
+        if (!failed(where, id, before, d, e, broker)) {
           return;
         }
         contentions = before.next(d).contentions();
         continue;
       }
       outages.set(0);
-      failures.remove(id);
+      forget(id);
       boolean duplicate = result.duplicate();
       safely(() -> listener.committed(consumer, where, -1, 1, duplicate ? 1 : 0));
       if (broker.answer(engine.processed(result))) {
@@ -179,8 +199,7 @@ public final class MessageProcessor {
   }
 
   /** Carries out decision {@code d} on a failure; returns whether to process the message again at once. */
-  private boolean failed(String where, String id, Failures known, Decision d, Throwable e, Broker broker) {
-    History before = known.history();
+  private boolean failed(String where, String id, History before, Decision d, Throwable e, Broker broker) {
     if (d.action() == Action.PAUSE) {
       // the database is away: every message would fail alike, so this is no mark against the message
       outages.incrementAndGet();
@@ -188,15 +207,18 @@ public final class MessageProcessor {
       return broker.hold(d, e);
     }
     outages.set(0);
-    List<String> lines = known.lines();
-    if (d.counted() && remember) {
+    List<String> history = keepLines ? lines.getOrDefault(id, List.of()) : List.of();
+    if (d.counted() && keepLines) {
       Throwable cause = e instanceof InboxHandlerException && e.getCause() != null ? e.getCause() : e;
-      lines = DeadLetterHeaders.append(lines, DeadLetterHeaders.attempt(Instant.now(), cause));
+      history = DeadLetterHeaders.append(history, DeadLetterHeaders.attempt(Instant.now(), cause));
     }
     switch (d.action()) {
       case RETRY:
         if (remember) {
-          failures.put(id, new Failures(before.next(d).withOutages(0), lines));
+          failures.put(id, before.next(d).withOutages(0));
+          if (keepLines) {
+            lines.put(id, history);
+          }
         }
         safely(() -> listener.retried(consumer, where, id, d, e));
         if (!d.counted()) {
@@ -205,8 +227,8 @@ public final class MessageProcessor {
         broker.answer(d);
         return false;
       case DEAD_LETTER:
-        failures.remove(id);
-        if (broker.deadLetter(d, lines, e)) {
+        forget(id);
+        if (broker.deadLetter(d, history, e)) {
           safely(() -> listener.deadLettered(consumer, where, id, d, e));
         }
         return false;
@@ -217,9 +239,16 @@ public final class MessageProcessor {
     }
   }
 
+  /** Refuses the message; reported to the listener once the broker took it (a republished refusal: confirmed). */
   private void refuse(String where, String id, Decision d, String detail, Broker broker) {
-    broker.answer(d);
-    safely(() -> listener.rejected(consumer, where, id, d.reason(), detail));
+    if (broker.answer(d)) {
+      safely(() -> listener.rejected(consumer, where, id, d.reason(), detail));
+    }
+  }
+
+  private void forget(String id) {
+    failures.remove(id);
+    lines.remove(id);
   }
 
   /**

@@ -151,6 +151,52 @@ class MessageProcessorTest {
   }
 
   @Test
+  void aRefusalTheBrokerDidNotTakeIsNotReportedAsRejected() {
+    MessageProcessor p = processor(true, new AtomicInteger(), false);
+    MessageProcessor.Broker notTaken = d -> {
+      answers.add(d.action());
+      return false; // e.g. its dead letter was not confirmed, and the message was requeued
+    };
+
+    assertThat(p.messageId("q", null, () -> null, " at 3", notTaken)).isNull();
+
+    assertThat(answers).containsExactly(Action.REJECT);
+    assertThat(heard).isEmpty();
+  }
+
+  @Test
+  void failureLinesAreKeptOnlyForABrokerThatWritesItsDeadLetters() {
+    for (boolean keepLines : new boolean[] {false, true}) {
+      List<List<String>> given = new ArrayList<>();
+      MessageProcessor.Broker writes = new MessageProcessor.Broker() {
+        @Override
+        public boolean answer(Decision d) {
+          return true;
+        }
+
+        @Override
+        public boolean deadLetter(Decision d, List<String> history, Throwable error) {
+          given.add(history);
+          return true;
+        }
+      };
+      MessageProcessor p = new MessageProcessor(inbox, "billing", (tx, event) -> {
+        throw new IllegalStateException("boom");
+      }, engine, listener, "message-id", true, keepLines);
+      String id = "lines-" + keepLines;
+      for (int i = 0; i < 3; i++) {
+        p.process("q", id, () -> new InboxEvent(id, "test:q", "{}".getBytes(UTF_8)), 0, writes);
+      }
+
+      assertThat(given).as("dead letters, keepLines=" + keepLines).hasSize(1);
+      assertThat(given.get(0)).as("failure lines, keepLines=" + keepLines).hasSize(keepLines ? 3 : 0);
+      if (keepLines) {
+        assertThat(given.get(0)).allSatisfy(line -> assertThat(line).contains("IllegalStateException: boom"));
+      }
+    }
+  }
+
+  @Test
   void optionsNameTheirRange() {
     assertThat(ConsumerOptions.between("channels", 64, 1, 64)).isEqualTo(64);
     assertThatThrownBy(() -> ConsumerOptions.between("channels", 0, 1, 64))

@@ -10,12 +10,14 @@ import dev.idem.spring.outbox.IdemOutboxAutoConfiguration;
 import java.lang.reflect.Method;
 import java.time.Clock;
 import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -94,7 +96,7 @@ public class IdemListenersAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static BeanPostProcessor idemRabbitDeadLetters(Environment environment,
-        ObjectProvider<IdempotentListenerInterceptor> interceptor) {
+        ObjectProvider<IdempotentListenerInterceptor> interceptor, ObjectProvider<ConnectionFactory> factories) {
       // a post-processor is made before the properties bean can be: bind them here
       IdemListenersProperties properties = Binder.get(environment).bindOrCreate("idem.listeners",
           IdemListenersProperties.class);
@@ -106,7 +108,23 @@ public class IdemListenersAutoConfiguration {
             + " the property to let RabbitMQ dead-letter rejected messages through the queue's own dead-letter"
             + " exchange");
       }
-      return RabbitDeadLetters.containerFactories(properties.getRabbit(), interceptor);
+      return RabbitDeadLetters.containerFactories(properties.getRabbit(), interceptor, factories);
+    }
+
+    /**
+     * Checks at startup that the exchange exists (on the application's one RabbitMQ connection factory), so that a
+     * misspelt name fails the start rather than every dead letter.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static SmartInitializingSingleton idemRabbitDeadLetterExchangeCheck(IdemListenersProperties properties,
+        ObjectProvider<ConnectionFactory> factories) {
+      return () -> {
+        ConnectionFactory factory = factories.getIfUnique();
+        if (factory != null) {
+          RabbitDeadLetters.checkExchange(properties.getRabbit(), factory);
+        }
+      };
     }
   }
 

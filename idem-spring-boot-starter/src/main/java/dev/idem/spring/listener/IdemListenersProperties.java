@@ -123,6 +123,10 @@ public class IdemListenersProperties {
       throw new IllegalStateException("idem.listeners.rabbit.dead-letter-routing-key must be at most 255 UTF-8 bytes,"
           + " got " + utf8Length(key));
     }
+    if (rabbit.getDeadLetterAttempts() < 1 || rabbit.getDeadLetterAttempts() > 1_000) {
+      throw new IllegalStateException("idem.listeners.rabbit.dead-letter-attempts must be 1 to 1000, got "
+          + rabbit.getDeadLetterAttempts());
+    }
   }
 
   private static int utf8Length(String text) {

@@ -86,14 +86,16 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
       return size() > MAX_REMEMBERED;
     }
   });
-  /** Messages given up on whose dead letter was not published: given up on again, unrun, when they come back. */
-  private final Map<String, ListenerGaveUpException> unsent = Collections.synchronizedMap(
-      new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, ListenerGaveUpException> eldest) {
-          return size() > MAX_REMEMBERED;
-        }
-      });
+  /**
+   * Messages given up on whose dead letter was not published, with the failed publications so far: given up on again,
+   * unrun, when they come back.
+   */
+  private final Map<String, Unsent> unsent = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Unsent> eldest) {
+      return size() > MAX_REMEMBERED;
+    }
+  });
   private volatile Running running;
 
   IdempotentListenerInterceptor(ListableBeanFactory beans, ObjectProvider<Inbox> inboxes,
@@ -111,9 +113,15 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     this.sleeper = sleeper;
   }
 
-  /** What the calls run with, once the application has started. */
+  /**
+   * What the calls run with, once the application has started; {@code republishes}: whether RabbitMQ messages given
+   * up on are republished by {@link RabbitDeadLetters}, which then reports them.
+   */
   private record Running(Inbox inbox, DataSource dataSource, TransactionTemplate template, ConsumerEngine engine,
-      Duration maxHold, ConsumerListener listener, Clock clock, Function<Object, byte[]> json) {}
+      Duration maxHold, ConsumerListener listener, Clock clock, Function<Object, byte[]> json, boolean republishes) {}
+
+  /** A message given up on whose dead letter failed {@code failed} times in a row. */
+  private record Unsent(ListenerGaveUpException gaveUp, int failed) {}
 
   /** A message's failures so far: what the engine needs, and a line per counted failure for the dead letter. */
   private record Failures(History history, List<String> lines) {}
@@ -163,7 +171,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     }
     List<ConsumerListener> all = listeners.orderedStream().toList();
     running = new Running(inbox, dataSource, template, engine, settings.getMaxHold(), new Listeners(all),
-        clocks.getIfAvailable(Clock::systemUTC), json);
+        clocks.getIfAvailable(Clock::systemUTC), json, settings.getRabbit().getDeadLetterExchange() != null);
     LOG.log(System.Logger.Level.INFO, "idempotent listeners on " + inbox + ": " + found.stream()
         .map(m -> m.source + " (consumer '" + m.consumer + "', " + m.broker + ")").toList() + "; " + engine);
   }
@@ -312,9 +320,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
       }
       if (key == null && id != null) {
         key = m.consumer + '\u0000' + id;
-        ListenerGaveUpException again = unsent.remove(key);
+        Unsent again = unsent.get(key);
         if (again != null) {
-          throw gaveUp(m, again); // its dead letter failed: sent again without running the method
+          throw gaveUp(m, again.gaveUp()); // its dead letter failed: sent again without running the method
         }
         Failures known = failures.get(key);
         if (known != null) {
@@ -395,7 +403,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
         if (key != null) {
           failures.remove(key);
         }
-        r.listener().deadLettered(m.consumer, source, id, d, cause);
+        if (!republished(r, m)) {
+          r.listener().deadLettered(m.consumer, source, id, d, cause);
+        }
         LOG.log(System.Logger.Level.WARNING, "consumer '" + m.consumer + "': giving up on message " + id + " ("
             + d + "): " + describe(cause));
         throw gaveUp(m, new ListenerGaveUpException(m.consumer, id, d, lines, cause));
@@ -425,17 +435,56 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     }
   }
 
+  /** Whether {@link RabbitDeadLetters} republishes what {@code m} gives up on, and reports it once confirmed. */
+  private static boolean republished(Running r, ListenerMethod m) {
+    return r.republishes() && m.rejectsAsAmqp();
+  }
+
   /**
-   * The dead letter of a message given up on was not published, and the message was handed back: when it comes again
-   * it is given up on at once, without running the method, and the failure is told to the listeners.
+   * The dead letter of a message given up on was not published; the failure is told to the listeners. Below
+   * {@code attempts} failures in a row the message is to be handed back: when it comes again it is given up on at
+   * once, without running the method. Returns whether to stop trying (at {@code attempts}, or at once for a message
+   * without an id) and reject it without requeue instead, which is then reported as the message given up on.
    */
-  void deadLetterFailed(ListenerGaveUpException gaveUp, String source, Throwable error) {
-    if (gaveUp.messageId() != null) {
-      unsent.put(gaveUp.consumer() + '\u0000' + gaveUp.messageId(), gaveUp);
-    }
+  boolean deadLetterFailed(ListenerGaveUpException gaveUp, String source, Throwable error, int attempts) {
     Running r = running;
     if (r != null) {
       r.listener().deadLetterFailed(gaveUp.consumer(), source, gaveUp.messageId(), error);
+    }
+    if (gaveUp.messageId() == null) {
+      report(gaveUp, source);
+      return true;
+    }
+    String key = gaveUp.consumer() + '\u0000' + gaveUp.messageId();
+    Unsent before = unsent.get(key);
+    int failed = before == null ? 1 : before.failed() + 1;
+    if (failed >= attempts) {
+      unsent.remove(key);
+      report(gaveUp, source);
+      return true;
+    }
+    unsent.put(key, new Unsent(gaveUp, failed));
+    return false;
+  }
+
+  /** The dead letter of a message given up on was confirmed: reported to the listeners. */
+  void deadLettered(ListenerGaveUpException gaveUp, String source) {
+    if (gaveUp.messageId() != null) {
+      unsent.remove(gaveUp.consumer() + '\u0000' + gaveUp.messageId());
+    }
+    report(gaveUp, source);
+  }
+
+  private void report(ListenerGaveUpException gaveUp, String source) {
+    Running r = running;
+    if (r == null) {
+      return;
+    }
+    Decision d = gaveUp.decision();
+    if (d.action() == Action.REJECT) {
+      r.listener().rejected(gaveUp.consumer(), source, gaveUp.messageId(), d.reason(), gaveUp.detail());
+    } else {
+      r.listener().deadLettered(gaveUp.consumer(), source, gaveUp.messageId(), d, gaveUp.getCause());
     }
   }
 
@@ -443,10 +492,12 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   private RuntimeException refuse(Running r, ListenerMethod m, String id, String source, Reason reason, String detail,
       Throwable cause) {
     Decision d = r.engine().refused(reason);
-    r.listener().rejected(m.consumer, source, id, reason, detail);
+    if (!republished(r, m)) {
+      r.listener().rejected(m.consumer, source, id, reason, detail);
+    }
     LOG.log(System.Logger.Level.WARNING, "consumer '" + m.consumer + "': rejecting message " + id + " (" + d + "): "
         + detail);
-    return gaveUp(m, new ListenerGaveUpException(m.consumer, id, d, List.of(), cause));
+    return gaveUp(m, new ListenerGaveUpException(m.consumer, id, d, List.of(), cause, detail));
   }
 
   /** The exception the method's container takes as "give up": RabbitMQ's own, wrapping ours, or ours. */

@@ -21,6 +21,7 @@ public class ListenerGaveUpException extends RuntimeException {
   private final String messageId;
   private final transient Decision decision;
   private final List<String> history;
+  private final String detail;
 
   /**
    * The message {@code messageId} of {@code consumer} is given up on.
@@ -30,11 +31,18 @@ public class ListenerGaveUpException extends RuntimeException {
    */
   public ListenerGaveUpException(String consumer, String messageId, Decision decision, List<String> history,
       Throwable cause) {
+    this(consumer, messageId, decision, history, cause, null);
+  }
+
+  /** As above, with what was wrong with a refused message, for the listeners. */
+  ListenerGaveUpException(String consumer, String messageId, Decision decision, List<String> history,
+      Throwable cause, String detail) {
     super("consumer '" + consumer + "' gave up on message " + messageId + ": " + decision, cause);
     this.consumer = Objects.requireNonNull(consumer, "consumer");
     this.messageId = messageId;
     this.decision = Objects.requireNonNull(decision, "decision");
     this.history = List.copyOf(history);
+    this.detail = detail;
   }
 
   /** The inbox's consumer name of the method. */
@@ -55,6 +63,11 @@ public class ListenerGaveUpException extends RuntimeException {
   /** One line per counted failure, oldest first (at most the last 20). */
   public List<String> history() {
     return history;
+  }
+
+  /** What was wrong with a refused message, for the listeners; else the message of this exception. */
+  String detail() {
+    return detail != null ? detail : getMessage();
   }
 
   /** The first {@code type} in the cause chain of {@code e}, {@code e} included; null when there is none. */

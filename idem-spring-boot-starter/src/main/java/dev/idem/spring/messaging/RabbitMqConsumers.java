@@ -38,6 +38,7 @@ final class RabbitMqConsumers {
       }
       set(prefix + ".dead-letter-exchange", r.getDeadLetterExchange(),
           exchange -> b.deadLetterExchange(exchange, r.getDeadLetterRoutingKey()));
+      set(prefix + ".dead-letter-attempts", r.getDeadLetterAttempts(), b::deadLetterAttempts);
       return b.handler(handler).listener(listener).build();
     };
     build.get();

@@ -3,6 +3,9 @@ package dev.idem.spring.listener;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.rabbitmq.client.BuiltinExchangeType;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -29,26 +32,39 @@ class PostgresRabbitDeadLetterExchangeTest extends RabbitListenersContract {
   }
 
   @Test
-  void aDeadLetterExchangeThatDoesNotExistLeavesThePoisonMessageOnItsQueueAndTheMethodIsNotRunAgain()
-      throws Exception {
+  void aDeadLetterExchangeThatDoesNotExistStopsTheStartWithTheExchangeNamed() {
     deadLetterExchange = queue + "-missing";
-    start();
+
+    assertThatThrownBy(this::start).hasStackTraceContaining("idem.listeners.rabbit.dead-letter-exchange: the"
+        + " dead-letter exchange '" + queue + "-missing' cannot be used").hasStackTraceContaining("NOT_FOUND");
+  }
+
+  @Test
+  void aDeadLetterExchangeDeletedAfterTheStartRequeuesThePoisonMessageThenRejectsItToTheQueuesOwn()
+      throws Exception {
+    deadLetterExchange = queue + "-gone";
+    try (Connection c = connect()) {
+      Channel channel = c.createChannel();
+      channel.exchangeDeclare(deadLetterExchange, BuiltinExchangeType.DIRECT, false);
+    }
+    start("idem.listeners.rabbit.dead-letter-attempts=2");
+    admin.exchangeDelete(deadLetterExchange);
     String id = newId();
 
     publish(id, "poison");
     ListenersApp.Outcomes outcomes = outcomes();
     ListenersApp.Effects effects = effects();
-    awaitThat("the dead letter failing twice", () -> outcomes.deadLetterFailed.size() >= 2);
-    context.close(); // the message in hand goes back to the queue
-    context = null;
+    awaitThat("the message rejected to the queue's own dead-letter queue", () -> messageCount(deadLetters) == 1);
+    awaitThat("the message given up on reported", () -> outcomes.deadLettered.contains(id));
 
-    assertThat(outcomes.deadLetterFailed).containsOnly(id);
+    assertThat(outcomes.deadLetterFailed).containsExactly(id, id);
+    assertThat(outcomes.deadLettered).containsExactly(id);
     assertThat(effects.calls(id)).as("calls: none after the message was given up on").isEqualTo(3);
     assertThat(messageCount(idemDeadLetters)).isZero();
-    assertThat(messageCount(deadLetters)).isZero();
-    assertThat(messageCount(queue)).isEqualTo(1);
-    GetResponse back = admin.basicGet(queue, true);
-    assertThat(back.getProps().getMessageId()).isEqualTo(id);
+    assertThat(messageCount(queue)).isZero();
+    GetResponse dead = admin.basicGet(deadLetters, true);
+    assertThat(dead.getProps().getMessageId()).isEqualTo(id);
+    assertThat(dead.getProps().getHeaders()).containsKey("x-death");
   }
 
   @Test
@@ -61,5 +77,8 @@ class PostgresRabbitDeadLetterExchangeTest extends RabbitListenersContract {
     assertThatThrownBy(() -> run(arguments(tables, database, rabbitProperties(queue),
         "idem.listeners.rabbit.dead-letter-exchange=")))
         .hasStackTraceContaining("idem.listeners.rabbit.dead-letter-exchange must be a name of 1 to 255 UTF-8 bytes");
+    assertThatThrownBy(() -> run(arguments(tables, database, rabbitProperties(queue),
+        "idem.listeners.rabbit.dead-letter-exchange=" + idemExchange, "idem.listeners.rabbit.dead-letter-attempts=0")))
+        .hasStackTraceContaining("idem.listeners.rabbit.dead-letter-attempts must be 1 to 1000, got 0");
   }
 }

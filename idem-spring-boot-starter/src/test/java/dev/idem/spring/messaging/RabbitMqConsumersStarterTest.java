@@ -205,6 +205,19 @@ class RabbitMqConsumersStarterTest {
         "idem.consumers.shipping.rabbitmq.dead-letter-exchange="))
         .hasStackTraceContaining("idem.consumers.shipping.rabbitmq.dead-letter-exchange: the dead-letter exchange"
             + " must not be blank");
+    assertThatThrownBy(() -> start(TestPostgres.url(), "recordEffect",
+        "idem.consumers.shipping.rabbitmq.dead-letter-exchange=idem-starter-missing-x-" + suffix,
+        "idem.consumers.shipping.rabbitmq.dead-letter-attempts=0"))
+        .hasStackTraceContaining("idem.consumers.shipping.rabbitmq.dead-letter-attempts")
+        .hasStackTraceContaining("deadLetterAttempts must be 1 to 1000, got 0");
+  }
+
+  @Test
+  void aDeadLetterExchangeThatDoesNotExistStopsTheStartWithTheExchangeNamed() {
+    assertThatThrownBy(() -> start(TestPostgres.url(), "recordEffect",
+        "idem.consumers.shipping.rabbitmq.dead-letter-exchange=idem-starter-missing-x-" + suffix))
+        .hasStackTraceContaining("the dead-letter exchange 'idem-starter-missing-x-" + suffix + "' cannot be used")
+        .hasStackTraceContaining("NOT_FOUND");
   }
 
   @Test
