@@ -616,7 +616,10 @@ public abstract class IdemExecutorContract {
   void recordWhoseResumptionFailsWaitsALeaseSoTheOthersGetTheirTurn() throws Exception {
     AtomicBoolean poisonFails = new AtomicBoolean(true);
     Operation poisonous = Operation.of("POST /poison-" + UUID.randomUUID());
-    Idem idem = idemBuilder().name("poison").phased(PhasedOperation.builder(poisonous)
+    // only this operation: the completer would also resume other tests' POST /payments records in a shared table,
+    // whose leases end once this test's clock has moved past them
+    Idem idem = Idem.builder().name("poison").store(store).clock(clock).listener(recordingListener())
+        .sleeper(d -> clock.advance(d)).phased(PhasedOperation.builder(poisonous)
         .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("k", ctx.key().value())))
         .inTransaction("finish", ctx -> {
           if (ctx.key().value().equals("poison") && poisonFails.get()) {

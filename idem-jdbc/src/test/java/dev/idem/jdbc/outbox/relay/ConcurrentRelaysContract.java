@@ -181,7 +181,9 @@ abstract class ConcurrentRelaysContract {
       }
     };
     List<OutboxRelay> relays = new ArrayList<>();
-    relays.add(relay("crashy", crashing, Duration.ofSeconds(2)));
+    // long enough that a batch it sends normally outlives no lease on a loaded machine (a takeover of such a batch
+    // would duplicate it too), short enough that the crashed batch is taken over within the drain
+    relays.add(relay("crashy", crashing, Duration.ofSeconds(8)));
     for (int i = 0; i < 3; i++) {
       relays.add(relay("r" + i, new SinkTransport(sink), Duration.ofSeconds(60)));
     }
