@@ -7,7 +7,8 @@ the ApplicationFilterChain.doFilter frames; the frames above the innermost one b
 chain frame called, named by the first frame of that segment that is not a generic base class (OncePerRequestFilter,
 HttpFilter, GenericFilterBean). A filter's row is thus its doFilter frame minus everything below the next filter or
 the servlet. Samples below the outermost chain frame are Tomcat's (connector, valves, HTTP parsing); the servlet's
-are Spring MVC plus the application. Shares are of the samples in request processing; "in Idem code" counts the
+are Spring MVC plus the application, one row per controller (the service also serves its provider's webhooks while
+the load runs). Shares are of the samples in request processing; "in Idem code" counts the
 samples whose innermost dev.idem.* frame is the layer's, not dev.idem.examples' (the layer's work, its JDBC calls
 included, wherever it runs: the phased operation's record writes happen inside the handler). Record with
 -XX:FlightRecorderOptions=stackdepth=256: JFR keeps 64 frames by default, too few for Spring MVC under 12 filters.
@@ -32,6 +33,7 @@ TOMCAT = "org.apache.coyote."
 ENTRY = ("doFilter", "doFilterInternal")
 LAYER = "dev.idem."
 NOT_LAYER = "dev.idem.examples."
+APPLICATION = NOT_LAYER
 
 
 def samples(text, prefix):
@@ -61,6 +63,14 @@ def method_class(frame):
     return name.rsplit(".", 1)[0]
 
 
+def handler(segment):
+    """The servlet's row: named after the application's controller on the stack, when there is one."""
+    controller = next((f for f in segment if f.startswith(APPLICATION) and "Controller" in method_class(f)), None)
+    if controller is None:
+        return "servlet (Spring MVC, no application controller)"
+    return "servlet: " + method_class(controller).rsplit(".", 1)[-1].split("$$")[0]
+
+
 def component(segment):
     """Names the filter or servlet a segment (top-first frames above a chain frame) belongs to: the chain's own
     helpers (request wrappers, method handles) when the frame it called is no filter or servlet entry point."""
@@ -68,7 +78,7 @@ def component(segment):
         if frame.startswith(GENERIC):
             continue
         if frame.startswith(SERVLET):
-            return "servlet (Spring MVC + application)"
+            return handler(segment)
         method = frame.split("(")[0].rsplit(".", 1)[-1]
         return method_class(frame) if method in ENTRY else "(chain)"
     return "(chain)"
