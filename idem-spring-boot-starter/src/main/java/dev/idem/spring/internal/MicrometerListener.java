@@ -10,15 +10,11 @@ import dev.idem.core.spi.IdemListener;
 import dev.idem.servlet.IdempotentRoute;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 /**
  * Idem's meters (docs/OPERATIONS.md), as an {@link IdemListener}. Tags are the instance name, the operation and a small
@@ -45,20 +41,8 @@ import java.util.function.Supplier;
  * in progress are {@link InProgressGauges}.
  */
 public final class MicrometerListener implements IdemListener {
-  private static final String REQUESTS = "idem.requests";
-  private static final String DURATION = "idem.request.duration";
-  private static final String STORE_LATENCY = "idem.store.latency";
-
-  /** The most tag sets whose meters are kept for the events of every request; more are registered on each event. */
-  static final int MAX_CACHED = 1024;
-
   private final MeterRegistry registry;
   private final String instance;
-  /**
-   * The meters of the events every request sends (its outcome, its duration, each store call), by tag set: building
-   * one on each event cost an id, its sorted tags and a pass through the registry's meter filters.
-   */
-  private final Map<MeterKey, Meter> perRequest = new ConcurrentHashMap<>();
 
   /**
    * Meters on {@code registry}.
@@ -108,7 +92,7 @@ public final class MicrometerListener implements IdemListener {
   }
 
   private Counter requests(String instance, String operation, String outcome) {
-    return Counter.builder(REQUESTS).description("Idempotent requests by outcome")
+    return Counter.builder("idem.requests").description("Idempotent requests by outcome")
         .tags("instance", instance, "operation", operation, "outcome", outcome).register(registry);
   }
 
@@ -129,11 +113,9 @@ public final class MicrometerListener implements IdemListener {
   public void onExecution(String instance, Execution execution, Duration elapsed) {
     String operation = execution.key().operation().name();
     String outcome = OutcomeNames.of(execution.outcome());
-    ((Counter) cached(REQUESTS, instance, operation, outcome, () -> requests(instance, operation, outcome)))
-        .increment();
-    ((Timer) cached(DURATION, instance, operation, outcome,
-        () -> Timer.builder(DURATION).description("Time the executor took, including the work")
-            .tags("instance", instance, "operation", operation, "outcome", outcome).register(registry)))
+    requests(instance, operation, outcome).increment();
+    Timer.builder("idem.request.duration").description("Time the executor took, including the work")
+        .tags("instance", instance, "operation", operation, "outcome", outcome).register(registry)
         .record(elapsed.toNanos(), TimeUnit.NANOSECONDS);
     if (execution.outcome() == Execution.Outcome.REPLAYED && execution.keyAge() != null) {
       DistributionSummary.builder("idem.replay.key.age").baseUnit("seconds")
@@ -198,30 +180,9 @@ public final class MicrometerListener implements IdemListener {
   /** Times the store call. */
   @Override
   public void onStoreCall(String store, String call, long nanos, boolean success) {
-    String result = Boolean.toString(success);
-    ((Timer) cached(STORE_LATENCY, store, call, result,
-        () -> Timer.builder(STORE_LATENCY).description("Latency of idempotency store calls")
-            .tags("instance", instance, "store", store, "call", call, "success", result).register(registry)))
+    Timer.builder("idem.store.latency").description("Latency of idempotency store calls")
+        .tags("instance", instance, "store", store, "call", call, "success", Boolean.toString(success))
+        .register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
   }
-
-  /**
-   * The meter of {@code name} and three tag values, registered by {@code register} on its first event and kept
-   * (up to {@link #MAX_CACHED} tag sets; past them, registered on each event as before). A registry's meter
-   * filters are read when the meter is registered, as Micrometer does for any meter held by its user.
-   */
-  private Meter cached(String name, String a, String b, String c, Supplier<Meter> register) {
-    MeterKey key = new MeterKey(name, a, b, c);
-    Meter meter = perRequest.get(key);
-    if (meter != null) {
-      return meter;
-    }
-    meter = register.get();
-    if (perRequest.size() < MAX_CACHED) {
-      perRequest.putIfAbsent(key, meter);
-    }
-    return meter;
-  }
-
-  private record MeterKey(String name, String a, String b, String c) {}
 }
