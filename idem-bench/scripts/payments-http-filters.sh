@@ -13,12 +13,14 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 scripts="$root/idem-bench/scripts"
 
+# Spring Boot's ServerHttpObservationFilter has no property of its own: its auto-configuration is excluded.
+observation=org.springframework.boot.webmvc.autoconfigure.WebMvcObservationAutoConfiguration
 # name -> the --set arguments of payments-http.sh ("" for none)
 declare -A configs=(
   [all-on]=""
   [mdc-off]="idem.logging.mdc.enabled=false"
   [deadline-off]="idem.server.deadline.enabled=false"
-  [observation-off]="spring.autoconfigure.exclude=org.springframework.boot.webmvc.autoconfigure.WebMvcObservationAutoConfiguration"
+  [observation-off]="spring.autoconfigure.exclude=$observation"
   [budget-on]="idem.server.retry-budget.enabled=true"
 )
 order=(all-on mdc-off deadline-off observation-off budget-on)
