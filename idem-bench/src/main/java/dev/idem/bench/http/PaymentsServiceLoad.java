@@ -3,8 +3,12 @@ package dev.idem.bench.http;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * The reference service's benchmark: {@code POST /baseline/payments} (the same work without the idempotency layer)
@@ -14,10 +18,18 @@ import java.util.Locale;
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.http.PaymentsServiceLoad \
- *   --base http://127.0.0.1:18080 [--concurrency 16] [--seconds 10] [--passes 6] [--warmup 5] [--json out.json]
+ *   --base http://127.0.0.1:18080 [--concurrency 16] [--seconds 10] [--passes 6] [--warmup 5] [--json out.json] \
+ *   [--scenarios baseline,idem-first,idem-replay]
  * </pre>
+ *
+ * <p>{@code --scenarios} runs a subset, in the order given (a profile of one route's load, for example); the ratios
+ * are printed for those present with {@code baseline}.
  */
 public final class PaymentsServiceLoad {
+  private static final String BASELINE = "baseline";
+  private static final String FIRST = "idem-first";
+  private static final String REPLAY = "idem-replay";
+
   private PaymentsServiceLoad() {}
 
   public static void main(String[] args) throws Exception {
@@ -27,6 +39,7 @@ public final class PaymentsServiceLoad {
     int passes = 6;
     int warmup = 5;
     String jsonOut = null;
+    List<String> only = List.of(BASELINE, FIRST, REPLAY);
     for (int i = 0; i < args.length; i++) {
       String flag = args[i];
       if (i + 1 >= args.length) {
@@ -40,35 +53,54 @@ public final class PaymentsServiceLoad {
         case "--passes": passes = Integer.parseInt(v); break;
         case "--warmup": warmup = Integer.parseInt(v); break;
         case "--json": jsonOut = v; break;
+        case "--scenarios": only = Arrays.stream(v.split(",")).map(String::strip).toList(); break;
         default: usage("unknown flag " + flag);
       }
     }
     String body = "{\"account_id\":\"acct_bench\",\"amount\":100,\"currency\":\"EUR\"}";
-    List<Scenario> scenarios = List.of(
-        scenario("baseline", base + "/baseline/payments", KeyStrategy.none(), body),
-        scenario("idem-first", base + "/payments", KeyStrategy.unique(), body),
-        scenario("idem-replay", base + "/payments", KeyStrategy.fixedPool(256, "replay-" + System.nanoTime() + "-"),
-            body));
+    Map<String, Scenario> all = new LinkedHashMap<>();
+    all.put(BASELINE, scenario(BASELINE, base + "/baseline/payments", KeyStrategy.none(), body));
+    all.put(FIRST, scenario(FIRST, base + "/payments", KeyStrategy.unique(), body));
+    all.put(REPLAY, scenario(REPLAY, base + "/payments",
+        KeyStrategy.fixedPool(256, "replay-" + System.nanoTime() + "-"), body));
+    List<Scenario> scenarios = new ArrayList<>();
+    for (String name : only) {
+      Scenario s = all.get(name);
+      if (s == null || scenarios.contains(s)) {
+        usage("--scenarios takes distinct names among " + all.keySet() + ", got " + name);
+      }
+      scenarios.add(s);
+    }
     Report report = LoadHarness.builder().concurrency(concurrency).passSeconds(seconds).passes(passes)
         .warmupSeconds(warmup).progress(System.err::println).build().run(scenarios);
     System.out.println(report.toMarkdown());
-    ScenarioResult bare = report.scenario("baseline");
-    ScenarioResult first = report.scenario("idem-first");
-    ScenarioResult replay = report.scenario("idem-replay");
-    System.out.println(String.format(Locale.ROOT, "first-execution throughput ratio (idem-first / baseline): %.3f",
-        report.ratio("idem-first", "baseline")));
-    System.out.println(String.format(Locale.ROOT, "replay throughput ratio (idem-replay / baseline): %.3f",
-        report.ratio("idem-replay", "baseline")));
-    System.out.println(String.format(Locale.ROOT, "added latency, first execution: p50 %+.2f ms, p99 %+.2f ms",
-        (first.medianP50Micros() - bare.medianP50Micros()) / 1000.0,
-        (first.medianP99Micros() - bare.medianP99Micros()) / 1000.0));
-    System.out.println(String.format(Locale.ROOT, "added latency, replay: p50 %+.2f ms, p99 %+.2f ms",
-        (replay.medianP50Micros() - bare.medianP50Micros()) / 1000.0,
-        (replay.medianP99Micros() - bare.medianP99Micros()) / 1000.0));
+    if (only.contains(BASELINE)) {
+      printAgainstBaseline(report, only.contains(FIRST), only.contains(REPLAY));
+    }
     if (jsonOut != null) {
       Files.writeString(Path.of(jsonOut), report.toJson(), StandardCharsets.UTF_8);
     }
     System.exit(report.clean() ? 0 : 1);
+  }
+
+  private static void printAgainstBaseline(Report report, boolean first, boolean replay) {
+    ScenarioResult bare = report.scenario(BASELINE);
+    if (first) {
+      printAgainst(report, bare, FIRST, "first-execution", "first execution");
+    }
+    if (replay) {
+      printAgainst(report, bare, REPLAY, "replay", "replay");
+    }
+  }
+
+  private static void printAgainst(Report report, ScenarioResult bare, String name, String ratioLabel,
+      String latencyLabel) {
+    ScenarioResult s = report.scenario(name);
+    System.out.println(String.format(Locale.ROOT, "%s throughput ratio (%s / baseline): %.3f", ratioLabel, name,
+        report.ratio(name, BASELINE)));
+    System.out.println(String.format(Locale.ROOT, "added latency, %s: p50 %+.2f ms, p99 %+.2f ms", latencyLabel,
+        (s.medianP50Micros() - bare.medianP50Micros()) / 1000.0,
+        (s.medianP99Micros() - bare.medianP99Micros()) / 1000.0));
   }
 
   private static Scenario scenario(String name, String url, KeyStrategy keys, String body) {
@@ -79,7 +111,7 @@ public final class PaymentsServiceLoad {
   private static void usage(String problem) {
     System.err.println("error: " + problem);
     System.err.println("usage: PaymentsServiceLoad --base URL [--concurrency N] [--seconds N] [--passes N]"
-        + " [--warmup N] [--json FILE]");
+        + " [--warmup N] [--json FILE] [--scenarios baseline,idem-first,idem-replay]");
     System.exit(2);
   }
 }
