@@ -33,8 +33,8 @@ class ModuleArrowsTest {
   private static final Pattern INTERNAL = Pattern.compile("\\b(dev\\.idem(?:\\.[a-z]+)+?)\\.internal\\b");
   /** Spring's root package, split so that this file does not name it. */
   private static final String SPRING = "org." + "springframework";
-  private static final Set<String> NO_JDBC = Set.of("idem-core", "idem-servlet", "idem-outbox", "idem-rabbitmq", "idem-nats",
-      "idem-kafka");
+  private static final Set<String> NO_JDBC = Set.of("idem-core", "idem-servlet", "idem-outbox", "idem-rabbitmq",
+      "idem-nats", "idem-kafka");
   private static final Set<String> SPRING_ALLOWED =
       Set.of("idem-spring-boot-starter", "examples/payments", "idem-cli", "idem-bench-spring");
 

@@ -24,8 +24,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * without its {@code CC} and {@code BCC} headers, which would route it elsewhere; without its {@code user-id}, which
  * RabbitMQ refuses unless it is the publishing connection's user) plus the {@link DeadLetterHeaders} of this one
  * ({@code idem-dlt-queue}, {@code idem-dlt-exchange} and {@code idem-dlt-routing-key} say where it came from; every
- * value is a string), and waits for the broker's publisher confirm: only then may the original be acknowledged. Each publication opens a channel of its own in confirm mode
- * and closes it, so a channel error (the exchange does not exist) touches no consuming channel. The message is
+ * value is a string), and waits for the broker's publisher confirm: only then may the original be acknowledged. Each
+ * publication opens a channel of its own in confirm mode and closes it, so a channel error (the exchange does not
+ * exist) touches no consuming channel. The message is
  * published {@code mandatory}: an exchange that routes it nowhere returns it, and that is a failure too. The history
  * takes at most a quarter of the connection's frame size (the oldest failure lines are left out), since RabbitMQ
  * needs a message's properties in one frame. Thread-safe.
