@@ -18,16 +18,11 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * An idempotent method on PostgreSQL, side by side with the bare method in one run: a plain Java method that inserts
@@ -76,6 +71,7 @@ public final class MethodCallBench {
   private final int threads;
   private final int seconds;
   private final List<String> answered = new ArrayList<>();
+  private final PgCounters counters;
 
   private MethodCallBench(String url, String user, int threads, int seconds) {
     HikariConfig config = new HikariConfig();
@@ -85,6 +81,7 @@ public final class MethodCallBench {
     config.setMinimumIdle(threads);
     config.setPoolName("bench-method");
     this.ds = new HikariDataSource(config);
+    this.counters = new PgCounters(ds, threads);
     JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(ds).name("bench").createSchemaIfMissing(true).build();
     this.idem = Idem.builder().name("bench-method").store(store)
         .policy(NO_LOOKUP, OperationPolicy.builder().lookupFirst(false).build()).build();
@@ -241,45 +238,15 @@ public final class MethodCallBench {
   }
 
   @FunctionalInterface
-  private interface Op {
-    void run() throws Exception;
-  }
+  private interface Op extends LoadPass.Op {}
 
-  /** Runs {@code op} on every thread for the set time; returns {ops/s, client+db CPU us per op}. */
+  /**
+   * Runs {@code op} on every thread for the set time; returns {ops/s, CPU us per op of this JVM and the pool's own
+   * PostgreSQL backends}.
+   */
   private double[] measure(String name, Op op) throws Exception {
-    LongAdder done = new LongAdder();
-    AtomicBoolean stop = new AtomicBoolean();
-    CountDownLatch finished = new CountDownLatch(threads);
-    List<Throwable> errors = new CopyOnWriteArrayList<>();
-    long pid = ProcessHandle.current().pid();
-    long cpu0 = AtomicModeBench.Cpu.processTicks(pid) + AtomicModeBench.Cpu.ticksOf("postgres");
-    long t0 = System.nanoTime();
-    for (int t = 0; t < threads; t++) {
-      new Thread(() -> {
-        try {
-          while (!stop.get()) {
-            op.run();
-            done.increment();
-          }
-        } catch (Throwable e) {
-          errors.add(e);
-        } finally {
-          finished.countDown();
-        }
-      }, "bench-method-" + t).start();
-    }
-    Thread.sleep(seconds * 1000L);
-    stop.set(true);
-    finished.await();
-    double elapsed = (System.nanoTime() - t0) / 1e9;
-    long cpu = AtomicModeBench.Cpu.processTicks(pid) + AtomicModeBench.Cpu.ticksOf("postgres") - cpu0;
-    if (!errors.isEmpty()) {
-      throw new IllegalStateException(name + " failed", errors.get(0));
-    }
-    double opsPerSecond = done.sum() / elapsed;
-    double cpuUs = AtomicModeBench.Cpu.ticksToMicros(cpu) / Math.max(1, done.sum());
-    System.out.printf(Locale.ROOT, "%-36s %9.0f ops/s   cpu %6.1f us/op%n", name, opsPerSecond, cpuUs);
-    return new double[] {opsPerSecond, cpuUs};
+    LoadPass.Result r = LoadPass.run(name, threads, seconds, counters, op);
+    return new double[] {r.opsPerSecond(), r.clientCpuUs() + r.backendCpuUs()};
   }
 
   private static void compare(Map<String, List<double[]>> results, String num, String den) {
@@ -295,9 +262,7 @@ public final class MethodCallBench {
       cpuDen += d.get(i)[1] / ratios.length;
       per.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", ratios[i]));
     }
-    Arrays.sort(ratios);
-    int mid = ratios.length / 2;
-    double median = ratios.length % 2 == 1 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
+    double median = LoadPass.median(ratios);
     System.out.printf(Locale.ROOT, "| (%s) / (%s) | %s | %.2f | %.1f / %.1f |%n", num, den, per, median, cpuNum,
         cpuDen);
   }

@@ -16,6 +16,7 @@ import dev.idem.outbox.consumer.History;
 import dev.idem.outbox.consumer.Reason;
 import dev.idem.spring.Idempotent;
 import dev.idem.spring.internal.AnnotatedBeans;
+import dev.idem.spring.internal.SpringDataSourceTransactions;
 import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.time.Clock;
@@ -38,7 +39,6 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -263,9 +263,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
   }
 
   private static boolean manages(PlatformTransactionManager manager, DataSource dataSource) {
-    // DataSourceTransactionManager and JpaTransactionManager both expose the DataSource they manage
-    BeanWrapperImpl wrapper = new BeanWrapperImpl(manager);
-    return wrapper.isReadableProperty("dataSource") && wrapper.getPropertyValue("dataSource") == dataSource;
+    return SpringDataSourceTransactions.dataSourceOf(manager) == dataSource;
   }
 
   @Override

@@ -16,6 +16,7 @@ import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
 import dev.idem.spring.boot.IdemAutoConfiguration;
 import dev.idem.spring.boot.IdemProperties;
+import dev.idem.spring.internal.SpringDataSourceTransactions;
 import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.util.List;
@@ -26,7 +27,6 @@ import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -135,10 +135,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     if (!(store instanceof JdbcIdempotencyStore jdbc) || manager == null) {
       return null;
     }
-    // DataSourceTransactionManager and JpaTransactionManager both expose the DataSource they manage
-    BeanWrapperImpl properties = new BeanWrapperImpl(manager);
-    Object managed = properties.isReadableProperty("dataSource") ? properties.getPropertyValue("dataSource") : null;
-    return managed == jdbc.dataSource() ? new Transactions(new TransactionTemplate(manager), jdbc.dataSource(), jdbc)
+    return SpringDataSourceTransactions.dataSourceOf(manager) == jdbc.dataSource() ? new Transactions(new TransactionTemplate(manager), jdbc.dataSource(), jdbc)
         : null;
   }
 
