@@ -172,7 +172,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     try (PreparedStatement ps = c.prepareStatement(sql.find)) {
       bindKey(ps, 1, key);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(read(rs)) : Optional.empty();
+        return rs.next() ? Optional.of(read(rs, key, 0)) : Optional.empty();
       }
     } catch (SQLException e) {
       throw wrap("find " + key, e);
@@ -182,7 +182,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   @Override
   public Optional<IdempotencyRecord> find(RecordKey key) {
     return committing("find " + key, c -> query(c, sql.find, ps -> bindKey(ps, 1, key),
-        JdbcIdempotencyStore::read).stream().findFirst());
+        rs -> read(rs, key, 0)).stream().findFirst());
   }
 
   @Override
@@ -547,20 +547,30 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     return state.name().toLowerCase(Locale.ROOT);
   }
 
+  /** A record from a row of {@link Sql#COLUMNS}. */
   private static IdempotencyRecord read(ResultSet rs) throws SQLException {
-    RecordKey key = RecordKey.of(rs.getString(1), rs.getString(2), rs.getString(3));
-    RecordState state = state(rs.getString(4));
-    Fingerprint fingerprint = new Fingerprint(rs.getString(5).trim(), RecordCodec.decodeMap(rs.getString(6)));
-    int status = rs.getInt(7);
+    return read(rs, RecordKey.of(rs.getString(1), rs.getString(2), rs.getString(3)), 3);
+  }
+
+  /**
+   * A record from the columns after the key ({@code Sql.VALUES}), the first at {@code 1 + at}: a find by key reads
+   * only those, and the key it was given stands for the three it did not read back.
+   */
+  private static IdempotencyRecord read(ResultSet rs, RecordKey key, int at) throws SQLException {
+    RecordState state = state(rs.getString(at + 1));
+    Fingerprint fingerprint = new Fingerprint(rs.getString(at + 2).trim(),
+        RecordCodec.decodeMap(rs.getString(at + 3)));
+    int status = rs.getInt(at + 4);
     StoredResponse response = rs.wasNull() ? null
-        : StoredResponse.of(status, RecordCodec.decodeHeaders(rs.getString(8)), nonNull(rs.getBytes(9)));
-    String recoveryPoint = rs.getString(10);
-    Checkpoint checkpoint = Checkpoint.of(RecordCodec.decodeMap(rs.getString(11)));
-    String owner = rs.getString(12);
-    Instant until = instantOrNull(rs, 13);
+        : StoredResponse.of(status, RecordCodec.decodeHeaders(rs.getString(at + 5)), nonNull(rs.getBytes(at + 6)));
+    String recoveryPoint = rs.getString(at + 7);
+    Checkpoint checkpoint = Checkpoint.of(RecordCodec.decodeMap(rs.getString(at + 8)));
+    String owner = rs.getString(at + 9);
+    Instant until = instantOrNull(rs, at + 10);
     return new IdempotencyRecord(key, state, fingerprint, response, recoveryPoint, checkpoint, owner, until,
-        rs.getLong(14), Instant.ofEpochMilli(rs.getLong(15)), Instant.ofEpochMilli(rs.getLong(16)),
-        Instant.ofEpochMilli(rs.getLong(17)), rs.getString(18), instantOrNull(rs, 19), rs.getInt(20));
+        rs.getLong(at + 11), Instant.ofEpochMilli(rs.getLong(at + 12)), Instant.ofEpochMilli(rs.getLong(at + 13)),
+        Instant.ofEpochMilli(rs.getLong(at + 14)), rs.getString(at + 15), instantOrNull(rs, at + 16),
+        rs.getInt(at + 17));
   }
 
   private static RecordState state(String stored) {
@@ -612,7 +622,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
       return transaction("resolve " + key, false, c -> {
         Optional<IdempotencyRecord> current = query(c, sql.find, ps -> bindKey(ps, 1, key),
-            JdbcIdempotencyStore::read).stream().findFirst();
+            rs -> read(rs, key, 0)).stream().findFirst();
         if (current.isEmpty() || current.get().version() != version
             || current.get().state() != RecordState.UNCERTAIN) {
           return Optional.<AuditEntry>empty();

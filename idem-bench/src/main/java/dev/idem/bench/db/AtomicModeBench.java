@@ -43,7 +43,10 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <pre>java -cp idem-bench/target/benchmarks.jar dev.idem.bench.db.AtomicModeBench --threads 8 --seconds 8 --passes 5
  *     [--only a,b,c,b2,b3,c2,d,d3,e,f,g] [--url jdbc:postgresql://127.0.0.1:5432/test --user postgres]
- *     [--prefill 100000]</pre>
+ *     [--prefill 100000] [--wal-breakdown true]</pre>
+ *
+ * <p>{@code --wal-breakdown true} prints, for every variant's last pass, where its WAL went per relation and record
+ * type ({@link WalBreakdown}, through {@code pg_walinspect}).
  */
 public final class AtomicModeBench {
   private final HikariDataSource ds;
@@ -118,6 +121,12 @@ public final class AtomicModeBench {
       }
     }
     bench.report(results, passes);
+    if (Boolean.parseBoolean(opts.getOrDefault("wal-breakdown", "false")) && WalBreakdown.enable(bench.ds)) {
+      for (Map.Entry<String, List<LoadPass.Result>> v : results.entrySet()) {
+        LoadPass.Result last = v.getValue().get(v.getValue().size() - 1);
+        WalBreakdown.print(last.name(), WalBreakdown.between(bench.ds, last.walFrom(), last.walTo()), last.ops());
+      }
+    }
     bench.ds.close();
   }
 

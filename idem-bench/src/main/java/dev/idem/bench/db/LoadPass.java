@@ -28,9 +28,12 @@ public final class LoadPass {
     void run() throws Exception;
   }
 
-  /** A pass's figures; the CPU times, commits and WAL bytes are per operation. */
+  /**
+   * A pass's figures; the CPU times, commits and WAL bytes are per operation. {@code walFrom} and {@code walTo} are
+   * the WAL positions around the pass, in bytes from the WAL's start (for {@link WalBreakdown}).
+   */
   public record Result(String name, long ops, double seconds, double clientCpuUs, double dbCpuUs,
-      double backendCpuUs, double commitsPerOp, double walBytesPerOp) {
+      double backendCpuUs, double commitsPerOp, double walBytesPerOp, long walFrom, long walTo) {
     /** Operations per second over the whole pass. */
     public double opsPerSecond() {
       return ops / seconds;
@@ -75,9 +78,10 @@ public final class LoadPass {
       double clientUs = AtomicModeBench.Cpu.ticksToMicros(AtomicModeBench.Cpu.processTicks(pid) - client0) / ops;
       double dbUs = AtomicModeBench.Cpu.ticksToMicros(AtomicModeBench.Cpu.ticksOf("postgres") - db0) / ops;
       double backendUs = AtomicModeBench.Cpu.ticksToMicros(ticksOf(before.backends()) - backends0) / ops;
-      PgCounters.Usage used = counters.since(before);
+      PgCounters.Mark after = counters.mark();
+      PgCounters.Usage used = PgCounters.between(before, after);
       Result r = new Result(name, ops, elapsed, clientUs, dbUs, backendUs, used.commitsPer(ops),
-          used.walBytesPer(ops));
+          used.walBytesPer(ops), before.walBytes(), after.walBytes());
       System.out.printf(Locale.ROOT, "%-40s %8.0f ops/s  client %6.1f us/op  db %6.1f us/op  backends %6.1f us/op"
           + "  %5.2f commits/op  %7.0f WAL B/op%n", name, r.opsPerSecond(), clientUs, dbUs, backendUs,
           r.commitsPerOp(), r.walBytesPerOp());

@@ -102,7 +102,11 @@ public final class PgCounters {
 
   /** What changed since {@code before}: a new mark, less {@code before}. */
   public Usage since(Mark before) {
-    Mark now = mark();
-    return new Usage(now.walBytes() - before.walBytes(), now.commits() - before.commits());
+    return between(before, mark());
+  }
+
+  /** What changed from {@code before} to {@code after}. */
+  public static Usage between(Mark before, Mark after) {
+    return new Usage(after.walBytes() - before.walBytes(), after.commits() - before.commits());
   }
 }

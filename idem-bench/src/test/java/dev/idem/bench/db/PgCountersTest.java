@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -104,6 +105,34 @@ class PgCountersTest {
     assertThat(used.commits()).isBetween((long) transactions, (long) transactions + POOL + 4);
     assertThat(used.commitsPer(transactions)).isBetween(1.0, 1.25);
     assertThat(used.walBytes()).isPositive();
+  }
+
+  @Test
+  void theWalBreakdownNamesTheTableAndItsIndexThatAPassWroteTo() throws Exception {
+    assertThat(WalBreakdown.enable(pool)).as("pg_walinspect created").isTrue();
+
+    LoadPass.Result r = LoadPass.run("inserts for the breakdown", POOL, 1, new PgCounters(pool, POOL), () -> {
+      try (Connection c = pool.getConnection();
+          PreparedStatement ps = c.prepareStatement("INSERT INTO counted (note) VALUES ('walked')")) {
+        ps.executeUpdate();
+      }
+    });
+    List<WalBreakdown.Row> rows = WalBreakdown.between(pool, r.walFrom(), r.walTo());
+
+    assertThat(r.walTo()).isGreaterThan(r.walFrom());
+    // one heap insert per row (INSERT, or INSERT+INIT on a new page), and its primary key's entry (INSERT_LEAF,
+    // but for the few inserts that split a page and are logged with the split)
+    assertThat(records(rows, "counted", "INSERT")).as("heap inserts").isEqualTo(r.ops());
+    assertThat(records(rows, "counted_pkey", "INSERT_LEAF")).as("index inserts")
+        .isBetween(r.ops() - r.ops() / 20 - 1, r.ops());
+    assertThat(records(rows, "Transaction", "COMMIT")).as("commits").isGreaterThanOrEqualTo(r.ops());
+    assertThat(rows.stream().mapToLong(WalBreakdown.Row::bytes).sum()).as("every record's bytes")
+        .isLessThanOrEqualTo(r.walTo() - r.walFrom());
+  }
+
+  private static long records(List<WalBreakdown.Row> rows, String relation, String typePrefix) {
+    return rows.stream().filter(row -> row.relation().equals(relation) && row.recordType().startsWith(typePrefix))
+        .mapToLong(WalBreakdown.Row::records).sum();
   }
 
   private static long rows() throws SQLException {

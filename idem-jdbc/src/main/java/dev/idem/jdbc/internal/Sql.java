@@ -12,9 +12,11 @@ import java.util.regex.Pattern;
 public final class Sql {
   private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
-  static final String COLUMNS = "scope, operation, idem_key, state, fingerprint, field_hashes, response_status,"
-      + " response_headers, response_body, recovery_point, checkpoint, lease_owner, locked_until, version,"
-      + " created_at, updated_at, expires_at, key_nonce, retain_until, resume_attempts";
+  /** The columns after the key, in the order every read takes them. */
+  static final String VALUES = "state, fingerprint, field_hashes, response_status, response_headers, response_body,"
+      + " recovery_point, checkpoint, lease_owner, locked_until, version, created_at, updated_at, expires_at,"
+      + " key_nonce, retain_until, resume_attempts";
+  static final String COLUMNS = "scope, operation, idem_key, " + VALUES;
   static final String PK = "scope = ? AND operation = ? AND idem_key = ?";
   /** Keys after a key, in key order: binds scope, scope, operation, operation, key. */
   static final String AFTER = "(scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND idem_key > ?))))";
@@ -39,6 +41,7 @@ public final class Sql {
   public final String table;
   /** Reads no row, but fails when the table or one of its columns is missing. */
   public final String probe;
+  /** One record by its key: the columns after the key only, since the caller holds it. */
   public final String find;
   public final String insert;
   public final String insertAndCommit;
@@ -60,7 +63,7 @@ public final class Sql {
 
   public Sql(JdbcDialect dialect, String table) {
     this.table = checkTable(table);
-    find = "SELECT " + COLUMNS + " FROM " + table + " WHERE " + PK;
+    find = "SELECT " + VALUES + " FROM " + table + " WHERE " + PK;
     probe = "SELECT " + COLUMNS + ", purge_at FROM " + table + " WHERE 1 = 0";
     insert = "INSERT INTO " + table + " (" + COLUMNS + ", purge_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
         + " ?, ?, ?, ?, ?, ?, ?)";
