@@ -15,19 +15,21 @@ import javax.sql.DataSource;
  * {@code pg_walinspect} (PostgreSQL 15's {@code pg_get_wal_records_info}) and grouped by the relation of each record's
  * first block (its heap, or one of its indexes) and the record type. Full-page images are counted apart: they are the
  * first change of a page after a checkpoint, so they depend on when the checkpoint fell, not only on the work.
- * Records without a block (commits) are grouped by resource manager.
+ * Records without a block (commits) are grouped by resource manager; blocks of other databases are named by their
+ * relfilenode.
  *
  * <p>Needs a superuser, or a role that may create the extension and read WAL ({@code pg_read_server_files}). Other
  * sessions' WAL between the two positions counts too: read the relations that belong to the measured work.
  */
 public final class WalBreakdown {
   private static final String QUERY = "SELECT COALESCE(c.relname, CASE WHEN m IS NULL THEN w.resource_manager"
-      + " ELSE 'relfilenode ' || m[1] END) AS relation, w.record_type, count(*), sum(w.record_length)::bigint,"
+      + " ELSE 'relfilenode ' || m[2] END) AS relation, w.record_type, count(*), sum(w.record_length)::bigint,"
       + " sum(w.fpi_length)::bigint"
       + " FROM pg_get_wal_records_info('0/0'::pg_lsn + ?::numeric,"
       + " LEAST('0/0'::pg_lsn + ?::numeric, pg_current_wal_flush_lsn())) w"
-      + " LEFT JOIN LATERAL regexp_match(w.block_ref, 'rel \\d+/\\d+/(\\d+)') m ON true"
-      + " LEFT JOIN pg_class c ON c.relfilenode = m[1]::oid"
+      + " LEFT JOIN LATERAL regexp_match(w.block_ref, 'rel \\d+/(\\d+)/(\\d+)') m ON true"
+      + " LEFT JOIN pg_class c ON c.relfilenode = m[2]::oid"
+      + " AND m[1]::oid = (SELECT oid FROM pg_database WHERE datname = current_database())"
       + " GROUP BY 1, 2 ORDER BY 4 DESC";
 
   /** WAL of one relation and record type: records, bytes (full-page images included), and full-page image bytes. */
@@ -46,9 +48,15 @@ public final class WalBreakdown {
     }
   }
 
-  /** The WAL between two positions, in bytes from the start of the WAL (as {@link PgCounters.Mark} holds them). */
+  /**
+   * The WAL between two positions, in bytes from the start of the WAL (as {@link PgCounters.Mark} holds them); none
+   * when nothing was written between them (a read-only pass).
+   */
   public static List<Row> between(DataSource ds, long fromBytes, long toBytes) throws SQLException {
     List<Row> rows = new ArrayList<>();
+    if (toBytes <= fromBytes) {
+      return rows;
+    }
     try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(QUERY)) {
       ps.setLong(1, fromBytes);
       ps.setLong(2, toBytes);
@@ -64,6 +72,10 @@ public final class WalBreakdown {
   /** Prints the rows as a Markdown table, per operation of a pass of {@code ops} operations. */
   public static void print(String title, List<Row> rows, long ops) {
     System.out.println();
+    if (rows.isEmpty()) {
+      System.out.println("No WAL, " + title + ".");
+      return;
+    }
     System.out.println("WAL per operation, " + title + " (" + ops + " operations):");
     System.out.println("| relation | record type | records/op | B/op | of which full-page images B/op |");
     System.out.println("| --- | --- | ---: | ---: | ---: |");

@@ -130,6 +130,13 @@ class PgCountersTest {
         .isLessThanOrEqualTo(r.walTo() - r.walFrom());
   }
 
+  @Test
+  void aStretchWithoutWalHasNoBreakdown() throws SQLException {
+    PgCounters.Mark mark = new PgCounters(pool, POOL).mark();
+
+    assertThat(WalBreakdown.between(pool, mark.walBytes(), mark.walBytes())).isEmpty();
+  }
+
   private static long records(List<WalBreakdown.Row> rows, String relation, String typePrefix) {
     return rows.stream().filter(row -> row.relation().equals(relation) && row.recordType().startsWith(typePrefix))
         .mapToLong(WalBreakdown.Row::records).sum();

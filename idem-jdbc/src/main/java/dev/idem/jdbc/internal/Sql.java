@@ -99,7 +99,10 @@ public final class Sql {
         + " WHERE " + PK + " ORDER BY version";
   }
 
-  /** Uncertain records of {@code operations} operations after a key: bind the names, the key (five, when after), the limit. */
+  /**
+   * Uncertain records of {@code operations} operations after a key: bind the names, the key (five, when after), the
+   * limit.
+   */
   public String findUncertain(int operations, boolean after) {
     return "SELECT " + COLUMNS + " FROM " + table + " WHERE state = 'uncertain' AND operation IN ("
         + String.join(", ", Collections.nCopies(operations, "?")) + ")" + (after ? " AND " + AFTER : "")
