@@ -5,6 +5,7 @@ import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.outbox.OutboxTransport;
 import dev.idem.retry.RetryAfter;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.net.http.HttpClient;
@@ -27,6 +28,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,7 +46,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>429 and 503 retry no sooner than their {@code Retry-After}; other answers and network errors retry with the
  *       relay's backoff.</li>
  *   <li>Each request times out after 15 s unless configured, the answer's body included; a batch is sent
- *       concurrently.</li>
+ *       concurrently, each request with the client's blocking {@code send} on a thread of the transport's own pool
+ *       (threads are reused, not started per request: the JDK's {@code sendAsync} completes every exchange on a new
+ *       thread on hosts with fewer than three processors, where the common pool has one worker).</li>
  *   <li>A host written as an ambiguous numeric form ({@code 0177.0.0.1}, {@code 0x7f000001}, {@code 127.1}; see
  *       {@link #isAmbiguousHost}) is refused before any look-up, always.</li>
  *   <li>Endpoints that resolve to internal or special-purpose addresses (loopback, private, link-local such as cloud
@@ -62,6 +67,7 @@ public final class WebhookTransport implements OutboxTransport {
   private final String userAgent;
   private final boolean allowPrivateAddresses;
   private ExecutorService resolver;
+  private ExecutorService senders;
 
   private WebhookTransport(Builder b) {
     this.endpoints = b.endpoints;
@@ -94,9 +100,9 @@ public final class WebhookTransport implements OutboxTransport {
     Map<String, Optional<WebhookEndpoint>> found = new HashMap<>();
     Map<String, CompletableFuture<DeliveryResult>> checks = new HashMap<>();
     List<CompletableFuture<DeliveryResult>> futures = new ArrayList<>(messages.size());
-    List<AtomicReference<CompletableFuture<?>>> exchanges = new ArrayList<>(messages.size());
+    List<AtomicReference<Future<?>>> exchanges = new ArrayList<>(messages.size());
     for (OutboxMessage m : messages) {
-      AtomicReference<CompletableFuture<?>> exchange = new AtomicReference<>();
+      AtomicReference<Future<?>> exchange = new AtomicReference<>();
       exchanges.add(exchange);
       futures.add(dispatch(m, found, checks, exchange));
     }
@@ -120,15 +126,15 @@ public final class WebhookTransport implements OutboxTransport {
     return results;
   }
 
-  private static void cancel(AtomicReference<CompletableFuture<?>> exchange) {
-    CompletableFuture<?> f = exchange.get();
+  private static void cancel(AtomicReference<Future<?>> exchange) {
+    Future<?> f = exchange.get();
     if (f != null) {
-      f.cancel(true); // aborts the HTTP exchange
+      f.cancel(true); // interrupts the blocking send, which aborts the HTTP exchange
     }
   }
 
   private CompletableFuture<DeliveryResult> dispatch(OutboxMessage m, Map<String, Optional<WebhookEndpoint>> found,
-      Map<String, CompletableFuture<DeliveryResult>> checks, AtomicReference<CompletableFuture<?>> exchange) {
+      Map<String, CompletableFuture<DeliveryResult>> checks, AtomicReference<Future<?>> exchange) {
     String endpointId = m.destinationDetail();
     Optional<WebhookEndpoint> endpoint;
     try {
@@ -164,9 +170,24 @@ public final class WebhookTransport implements OutboxTransport {
       if (refused != null) {
         return done(refused);
       }
-      CompletableFuture<HttpResponse<Void>> sent = client.sendAsync(request, HttpResponse.BodyHandlers.discarding());
-      exchange.set(sent);
-      return sent.handle((response, error) -> error == null ? classify(m, response) : failure(error));
+      CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
+      try {
+        exchange.set(senders().submit(() -> {
+          try {
+            result.complete(classify(m, client.send(request, HttpResponse.BodyHandlers.discarding())));
+          } catch (InterruptedException e) {
+            result.complete(DeliveryResult.retry("interrupted", null)); // the batch's deadline passed, or close()
+          } catch (IOException | RuntimeException e) {
+            result.complete(failure(e));
+          } catch (Error e) {
+            result.completeExceptionally(e);
+            throw e;
+          }
+        }));
+      } catch (RejectedExecutionException e) {
+        result.complete(DeliveryResult.retry("the transport is closed", null));
+      }
+      return result;
     });
   }
 
@@ -207,12 +228,35 @@ public final class WebhookTransport implements OutboxTransport {
     return resolver;
   }
 
-  /** Stops the address resolver threads; the HTTP client's resources go with it. */
+  /**
+   * The threads that send requests: as many as requests in flight, each kept a minute after its last request, so that
+   * a steady flow of webhooks starts no thread per request.
+   */
+  private synchronized ExecutorService senders() {
+    if (senders == null) {
+      AtomicInteger n = new AtomicInteger();
+      senders = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "idem-webhook-sender-" + n.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+      });
+    }
+    return senders;
+  }
+
+  /**
+   * Stops the address resolver and sender threads, interrupting requests in flight (each then ends as a retry); the
+   * HTTP client's resources go with it.
+   */
   @Override
   public synchronized void close() {
     if (resolver != null) {
       resolver.shutdownNow();
       resolver = null;
+    }
+    if (senders != null) {
+      senders.shutdownNow();
+      senders = null;
     }
   }
 

@@ -7,6 +7,8 @@ import com.sun.net.httpserver.HttpServer;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.OutboxMessage;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.net.ProxySelector;
 import java.net.URI;
@@ -160,6 +162,24 @@ class WebhookTransportTest {
     assertThat(results).extracting(DeliveryResult::kind).containsExactly(DeliveryResult.Kind.DELIVERED,
         DeliveryResult.Kind.DELIVERED, DeliveryResult.Kind.PERMANENT, DeliveryResult.Kind.DELIVERED);
     assertThat(received).hasSize(3).allSatisfy(r -> assertThat(r).containsEntry("verified", "yes"));
+  }
+
+  @Test
+  void aSteadyFlowOfWebhooksStartsNoThreadPerRequest() throws Exception {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    try (WebhookTransport transport = transport()) {
+      // the first request starts the sender, the HTTP client's and the test server's threads
+      assertThat(transport.send(message("we_1")).isDelivered()).isTrue();
+      long before = threads.getTotalStartedThreadCount();
+
+      for (int i = 0; i < 100; i++) {
+        assertThat(transport.send(message("we_1")).isDelivered()).as("webhook %d", i).isTrue();
+      }
+
+      // on a host with fewer than three processors, sendAsync's completion started one thread per request
+      assertThat(threads.getTotalStartedThreadCount() - before).as("threads started for 100 webhooks in a row")
+          .isLessThan(20);
+    }
   }
 
   @Test
