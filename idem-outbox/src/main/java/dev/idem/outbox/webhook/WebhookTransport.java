@@ -29,7 +29,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,7 +50,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>Each request times out after 15 s unless configured, the answer's body included; a batch is sent
  *       concurrently, each request with the client's blocking {@code send} on a thread of the transport's own pool
  *       (threads are reused, not started per request: the JDK's {@code sendAsync} completes every exchange on a new
- *       thread on hosts with fewer than three processors, where the common pool has one worker).</li>
+ *       thread on hosts with fewer than three processors, where the common pool has one worker). At most
+ *       {@link Builder#maxConcurrentRequests} requests (default 256) are in flight at once, across the relay's
+ *       workers; the others wait for a thread within the same deadline.</li>
  *   <li>A host written as an ambiguous numeric form ({@code 0177.0.0.1}, {@code 0x7f000001}, {@code 127.1}; see
  *       {@link #isAmbiguousHost}) is refused before any look-up, always.</li>
  *   <li>Endpoints that resolve to internal or special-purpose addresses (loopback, private, link-local such as cloud
@@ -66,8 +70,10 @@ public final class WebhookTransport implements OutboxTransport {
   private final Clock clock;
   private final String userAgent;
   private final boolean allowPrivateAddresses;
+  private final int maxConcurrentRequests;
   private ExecutorService resolver;
-  private ExecutorService senders;
+  private ThreadPoolExecutor senders;
+  private boolean closed;
 
   private WebhookTransport(Builder b) {
     this.endpoints = b.endpoints;
@@ -75,6 +81,7 @@ public final class WebhookTransport implements OutboxTransport {
     this.clock = b.clock;
     this.userAgent = b.userAgent;
     this.allowPrivateAddresses = b.allowPrivateAddresses;
+    this.maxConcurrentRequests = b.maxConcurrentRequests;
     this.client = b.client != null ? b.client : HttpClient.newBuilder().connectTimeout(b.timeout)
         .followRedirects(HttpClient.Redirect.NEVER).build();
   }
@@ -96,6 +103,9 @@ public final class WebhookTransport implements OutboxTransport {
    */
   @Override
   public List<DeliveryResult> sendAll(List<OutboxMessage> messages) {
+    if (isClosed()) {
+      return messages.stream().map(m -> DeliveryResult.retry("the webhook transport is closed", null)).toList();
+    }
     long deadline = System.nanoTime() + timeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
     Map<String, Optional<WebhookEndpoint>> found = new HashMap<>();
     Map<String, CompletableFuture<DeliveryResult>> checks = new HashMap<>();
@@ -174,7 +184,9 @@ public final class WebhookTransport implements OutboxTransport {
       try {
         exchange.set(senders().submit(() -> {
           try {
-            result.complete(classify(m, client.send(request, HttpResponse.BodyHandlers.discarding())));
+            HttpResponse<Void> response = client.send(request, HttpResponse.BodyHandlers.discarding());
+            Thread.interrupted(); // an interrupt that came after the answer must not fail the endpoint's update
+            result.complete(classify(m, response));
           } catch (InterruptedException e) {
             result.complete(DeliveryResult.retry("interrupted", null)); // the batch's deadline passed, or close()
           } catch (IOException | RuntimeException e) {
@@ -185,7 +197,7 @@ public final class WebhookTransport implements OutboxTransport {
           }
         }));
       } catch (RejectedExecutionException e) {
-        result.complete(DeliveryResult.retry("the transport is closed", null));
+        result.complete(DeliveryResult.retry("the webhook transport is closed", null));
       }
       return result;
     });
@@ -217,6 +229,9 @@ public final class WebhookTransport implements OutboxTransport {
 
   /** The threads that resolve endpoint hosts, so that a slow DNS answer counts against the batch's deadline. */
   private synchronized ExecutorService resolver() {
+    if (closed) {
+      throw new RejectedExecutionException("the webhook transport is closed");
+    }
     if (resolver == null) {
       AtomicInteger n = new AtomicInteger();
       resolver = Executors.newFixedThreadPool(4, r -> {
@@ -229,27 +244,67 @@ public final class WebhookTransport implements OutboxTransport {
   }
 
   /**
-   * The threads that send requests: as many as requests in flight, each kept a minute after its last request, so that
-   * a steady flow of webhooks starts no thread per request.
+   * The threads that send requests: up to {@code maxConcurrentRequests}, each kept a minute after its last request,
+   * so that a steady flow of webhooks starts no thread per request; requests beyond wait in line.
+   *
+   * @throws RejectedExecutionException once the transport is closed
    */
   private synchronized ExecutorService senders() {
+    if (closed) {
+      throw new RejectedExecutionException("the webhook transport is closed");
+    }
     if (senders == null) {
       AtomicInteger n = new AtomicInteger();
-      senders = Executors.newCachedThreadPool(r -> {
+      SenderQueue queue = new SenderQueue();
+      senders = new ThreadPoolExecutor(0, maxConcurrentRequests, 60, TimeUnit.SECONDS, queue, r -> {
         Thread t = new Thread(r, "idem-webhook-sender-" + n.incrementAndGet());
         t.setDaemon(true);
         return t;
+      }, (r, pool) -> {
+        if (pool.isShutdown()) {
+          throw new RejectedExecutionException("the webhook transport is closed");
+        }
+        queue.enqueue(r); // every thread was taken between the queue's check and the pool's
       });
+      queue.pool = senders;
     }
     return senders;
   }
 
   /**
+   * The senders' line: a request goes to an idle thread if there is one, else to a new thread while the pool is
+   * below its maximum, and waits only when every thread is busy (a plain queue would make the pool start a thread
+   * per request up to its core size, even with threads idle).
+   */
+  private static final class SenderQueue extends LinkedTransferQueue<Runnable> {
+    private static final long serialVersionUID = 1L;
+    private transient ThreadPoolExecutor pool;
+
+    @Override
+    public boolean offer(Runnable r) {
+      if (tryTransfer(r)) {
+        return true;
+      }
+      // false makes the pool start a thread; at its maximum, the request waits for one
+      return pool.getPoolSize() >= pool.getMaximumPoolSize() && super.offer(r);
+    }
+
+    void enqueue(Runnable r) {
+      super.offer(r);
+    }
+  }
+
+  private synchronized boolean isClosed() {
+    return closed;
+  }
+
+  /**
    * Stops the address resolver and sender threads, interrupting requests in flight (each then ends as a retry); the
-   * HTTP client's resources go with it.
+   * HTTP client's resources go with it. A closed transport sends nothing more: every message is a retry.
    */
   @Override
   public synchronized void close() {
+    closed = true;
     if (resolver != null) {
       resolver.shutdownNow();
       resolver = null;
@@ -332,6 +387,9 @@ public final class WebhookTransport implements OutboxTransport {
 
   private DeliveryResult failure(Throwable error) {
     Throwable e = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (e.getClass() == IOException.class && e.getCause() != null) {
+      e = e.getCause(); // HttpClient.send wraps what went wrong in a plain IOException: name the cause
+    }
     if (e instanceof HttpTimeoutException) {
       return DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null);
     }
@@ -351,6 +409,7 @@ public final class WebhookTransport implements OutboxTransport {
     private String userAgent = "Idem-Webhooks/1";
     private HttpClient client;
     private boolean allowPrivateAddresses;
+    private int maxConcurrentRequests = 256;
 
     private Builder(WebhookEndpoints endpoints) {
       this.endpoints = Objects.requireNonNull(endpoints, "endpoints");
@@ -385,6 +444,18 @@ public final class WebhookTransport implements OutboxTransport {
      */
     public Builder allowPrivateAddresses(boolean allow) {
       this.allowPrivateAddresses = allow;
+      return this;
+    }
+
+    /**
+     * How many requests may be in flight at once, across every batch sent through this transport (default 256,
+     * 1..4096): each holds a thread until its answer is read or its time is up.
+     */
+    public Builder maxConcurrentRequests(int max) {
+      if (max < 1 || max > 4096) {
+        throw new IllegalArgumentException("maxConcurrentRequests must be 1 to 4096, got " + max);
+      }
+      this.maxConcurrentRequests = max;
       return this;
     }
 

@@ -1,6 +1,7 @@
 package dev.idem.outbox.webhook;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -176,9 +177,41 @@ class WebhookTransportTest {
         assertThat(transport.send(message("we_1")).isDelivered()).as("webhook %d", i).isTrue();
       }
 
-      // on a host with fewer than three processors, sendAsync's completion started one thread per request
+      // the check bites on a host with fewer than three processors, where sendAsync's completion started one thread
+      // per request (101 for these 100 before the transport had threads of its own)
       assertThat(threads.getTotalStartedThreadCount() - before).as("threads started for 100 webhooks in a row")
           .isLessThan(20);
+      assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
+          .anyMatch(name -> name.startsWith("idem-webhook-sender-"));
+    }
+  }
+
+  @Test
+  void aClosedTransportSendsNothingAndEveryMessageIsARetry() throws Exception {
+    WebhookTransport transport = transport();
+    transport.close();
+
+    List<DeliveryResult> results = transport.sendAll(List.of(message("we_1"), message("we_1")));
+
+    assertThat(results).allSatisfy(r -> {
+      assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+      assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("closed"));
+    });
+    assertThat(received).as("nothing reached the endpoint").isEmpty();
+  }
+
+  @Test
+  void requestsInFlightAreBoundedAndTheBoundIsChecked() {
+    try (WebhookTransport one = WebhookTransport.builder(endpoints).timeout(Duration.ofSeconds(5))
+        .allowPrivateAddresses(true).maxConcurrentRequests(1).build()) {
+      List<DeliveryResult> results = one.sendAll(List.of(message("we_1"), message("we_1"), message("we_1")));
+
+      assertThat(results).allMatch(DeliveryResult::isDelivered);
+      assertThat(received).hasSize(3);
+    }
+    for (int bad : new int[] {0, -1, 4097}) {
+      assertThatThrownBy(() -> WebhookTransport.builder(endpoints).maxConcurrentRequests(bad))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxConcurrentRequests must be 1 to 4096");
     }
   }
 
@@ -186,8 +219,8 @@ class WebhookTransportTest {
   void anUnreachableEndpointIsARetry() throws Exception {
     WebhookEndpoints closed = WebhookEndpoints.of(new WebhookEndpoint("we_1", URI.create("http://127.0.0.1:9/x"),
         List.of(secret), true));
-    DeliveryResult r = WebhookTransport.builder(closed).timeout(Duration.ofSeconds(2)).allowPrivateAddresses(true).build()
-        .send(message("we_1"));
+    DeliveryResult r = WebhookTransport.builder(closed).timeout(Duration.ofSeconds(2)).allowPrivateAddresses(true)
+        .build().send(message("we_1"));
     assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
     assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("ConnectException"));
   }

@@ -127,4 +127,10 @@ public final class ProviderWebhookTransport implements OutboxTransport {
   public String toString() {
     return "ProviderWebhookTransport[resend ratio " + resendRatio + "]";
   }
+
+  /** Stops the inner transport's threads, interrupting requests in flight. */
+  @Override
+  public void close() {
+    transport.close();
+  }
 }
