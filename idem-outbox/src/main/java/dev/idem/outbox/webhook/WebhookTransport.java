@@ -63,6 +63,7 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class WebhookTransport implements OutboxTransport {
   private static final Set<String> RESERVED = Set.of("webhook-id", "webhook-timestamp", "webhook-signature",
       "content-type", "content-length", "host", "user-agent", "connection", "transfer-encoding", "expect", "upgrade");
+  private static final String CLOSED = "the webhook transport is closed";
 
   private final WebhookEndpoints endpoints;
   private final HttpClient client;
@@ -104,7 +105,7 @@ public final class WebhookTransport implements OutboxTransport {
   @Override
   public List<DeliveryResult> sendAll(List<OutboxMessage> messages) {
     if (isClosed()) {
-      return messages.stream().map(m -> DeliveryResult.retry("the webhook transport is closed", null)).toList();
+      return messages.stream().map(m -> DeliveryResult.retry(CLOSED, null)).toList();
     }
     long deadline = System.nanoTime() + timeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
     Map<String, Optional<WebhookEndpoint>> found = new HashMap<>();
@@ -197,7 +198,7 @@ public final class WebhookTransport implements OutboxTransport {
           }
         }));
       } catch (RejectedExecutionException e) {
-        result.complete(DeliveryResult.retry("the webhook transport is closed", null));
+        result.complete(DeliveryResult.retry(CLOSED, null));
       }
       return result;
     });
@@ -229,9 +230,7 @@ public final class WebhookTransport implements OutboxTransport {
 
   /** The threads that resolve endpoint hosts, so that a slow DNS answer counts against the batch's deadline. */
   private synchronized ExecutorService resolver() {
-    if (closed) {
-      throw new RejectedExecutionException("the webhook transport is closed");
-    }
+    checkOpen();
     if (resolver == null) {
       AtomicInteger n = new AtomicInteger();
       resolver = Executors.newFixedThreadPool(4, r -> {
@@ -250,9 +249,7 @@ public final class WebhookTransport implements OutboxTransport {
    * @throws RejectedExecutionException once the transport is closed
    */
   private synchronized ExecutorService senders() {
-    if (closed) {
-      throw new RejectedExecutionException("the webhook transport is closed");
-    }
+    checkOpen();
     if (senders == null) {
       AtomicInteger n = new AtomicInteger();
       SenderQueue queue = new SenderQueue();
@@ -262,7 +259,7 @@ public final class WebhookTransport implements OutboxTransport {
         return t;
       }, (r, pool) -> {
         if (pool.isShutdown()) {
-          throw new RejectedExecutionException("the webhook transport is closed");
+          throw new RejectedExecutionException(CLOSED);
         }
         queue.enqueue(r); // every thread was taken between the queue's check and the pool's
       });
@@ -296,6 +293,13 @@ public final class WebhookTransport implements OutboxTransport {
 
   private synchronized boolean isClosed() {
     return closed;
+  }
+
+  /** @throws RejectedExecutionException once the transport is closed: no thread is started for it again */
+  private synchronized void checkOpen() {
+    if (closed) {
+      throw new RejectedExecutionException(CLOSED);
+    }
   }
 
   /**
