@@ -169,11 +169,8 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   @Override
   public Optional<IdempotencyRecord> find(StoreTransaction tx, RecordKey key) {
     Connection c = tx instanceof JdbcTransaction jdbc ? jdbc.connectionForRead() : connection(tx);
-    try (PreparedStatement ps = c.prepareStatement(sql.find)) {
-      bindKey(ps, 1, key);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(read(rs, key, 0)) : Optional.empty();
-      }
+    try {
+      return find(c, key);
     } catch (SQLException e) {
       throw wrap("find " + key, e);
     }
@@ -181,8 +178,17 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
 
   @Override
   public Optional<IdempotencyRecord> find(RecordKey key) {
-    return committing("find " + key, c -> query(c, sql.find, ps -> bindKey(ps, 1, key),
-        rs -> read(rs, key, 0)).stream().findFirst());
+    return committing("find " + key, c -> find(c, key));
+  }
+
+  /** The record of {@code key} on {@code c}: the columns after the key only, the caller's key standing for them. */
+  private Optional<IdempotencyRecord> find(Connection c, RecordKey key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.find)) {
+      bindKey(ps, 1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(read(rs, key, 0)) : Optional.empty();
+      }
+    }
   }
 
   @Override
@@ -621,8 +627,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     @Override
     public Optional<AuditEntry> resolve(RecordKey key, long version, Resolution resolution) {
       return transaction("resolve " + key, false, c -> {
-        Optional<IdempotencyRecord> current = query(c, sql.find, ps -> bindKey(ps, 1, key),
-            rs -> read(rs, key, 0)).stream().findFirst();
+        Optional<IdempotencyRecord> current = find(c, key);
         if (current.isEmpty() || current.get().version() != version
             || current.get().state() != RecordState.UNCERTAIN) {
           return Optional.<AuditEntry>empty();
