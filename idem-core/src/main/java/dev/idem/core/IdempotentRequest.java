@@ -54,10 +54,11 @@ public final class IdempotentRequest {
   /**
    * This request, saying whether its sender makes its first attempt with the key (an attempt counter of its own, the
    * {@code Idempotency-Attempt} header idem-client sends). A first attempt is unlikely to be a duplicate: in atomic
-   * mode it skips the look-up before the work and lets the record's unique key decide, as
-   * {@link OperationPolicy#lookupFirst()} off does for every request, while later attempts still look the record up
-   * first. A duplicate that says it is a first attempt (two senders, one key) runs the work too, collides when its
-   * record is inserted, rolls its work back and replays: exactly one execution commits either way.
+   * mode it skips the look-up before the work, in phased mode the one before the first phase, and lets the record's
+   * unique key decide, as {@link OperationPolicy#lookupFirst()} off does for every request, while later attempts
+   * still look the record up first. A duplicate that says it is a first attempt (two senders, one key) runs the work
+   * (or the first phase) too, collides when its record is inserted, rolls that transaction back and replays: exactly
+   * one execution commits either way.
    */
   public IdempotentRequest firstAttempt(boolean first) {
     return new IdempotentRequest(recordKey, body, contentType, fingerprint, first);

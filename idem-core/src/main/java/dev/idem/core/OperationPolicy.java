@@ -105,11 +105,12 @@ public final class OperationPolicy {
   }
 
   /**
-   * Atomic mode: whether the record is looked up (one read, outside any transaction) before the work runs. On (the
-   * default), a duplicate arriving after the first committed replays for the price of one primary-key read. Off,
-   * a first execution saves that read, and a duplicate is found only when its insert collides at the end: it then
-   * has done the work for nothing, rolls it back and replays. Either way exactly one execution commits; see
-   * docs/design-decisions.md.
+   * Atomic and phased modes on a transactional store: whether the record is looked up (one read, outside any
+   * transaction) before the work (atomic mode) or the first phase (phased mode) runs. On (the default), a duplicate
+   * arriving after the first committed replays for the price of one primary-key read. Off, a first execution saves
+   * that read, and a duplicate is found only when its record insert collides at the end of that transaction: it then
+   * has done that transaction's work for nothing, rolls it back and replays (or, in phased mode, answers as the
+   * record in flight says). Either way exactly one execution commits; see docs/design-decisions.md.
    */
   public boolean lookupFirst() {
     return lookupFirst;

@@ -3,15 +3,22 @@ package dev.idem.test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.Checkpoint;
 import dev.idem.core.Execution;
 import dev.idem.core.Execution.Outcome;
 import dev.idem.core.Idem;
+import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyRecord;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Operation;
 import dev.idem.core.OperationPolicy;
+import dev.idem.core.PhaseResult;
+import dev.idem.core.PhasedOperation;
 import dev.idem.core.RecordState;
 import dev.idem.core.ResponseTooLargeException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.StoreTransaction;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -324,6 +331,119 @@ public abstract class AtomicExecutorContract extends IdemExecutorContract {
     assertThat(e.outcome()).isIn(Outcome.STORED, Outcome.REPLAYED);
     assertThat(countBusinessRows(marker("f-4"))).isEqualTo(1);
     assertThat(pay(idem, "f-4", "{}", calls).response()).isEqualTo(e.response());
+  }
+
+  // ------------------------------------------------------------------ phased mode without the look-up
+
+  private static final String PHASED_ROWS = "POST /phased-rows";
+
+  /**
+   * A phased operation whose first phase writes a business row in its transaction: create (a row) -> charge (counted
+   * in {@code charges}) -> capture (respond).
+   */
+  private Idem phasedRows(OperationPolicy policy, AtomicInteger creates, AtomicInteger charges) {
+    return idemBuilder().policy(PHASED_ROWS, policy).phased(PhasedOperation.builder(PHASED_ROWS)
+        .inTransaction("create", ctx -> {
+          creates.incrementAndGet();
+          writeBusinessRow(ctx.transaction(), marker(ctx.key().value()));
+          return PhaseResult.next(Checkpoint.empty().with("payment_id", "pay_" + ctx.key().value()));
+        })
+        .outside("charge", ctx -> PhaseResult.next(ctx.checkpoint().with("charge", "ch_" + charges.incrementAndGet())))
+        .inTransaction("capture", ctx -> PhaseResult.respond(StoredResponse.json(201, "{\"id\":\""
+            + ctx.checkpoint().require("payment_id") + "\",\"charge\":\"" + ctx.checkpoint().require("charge")
+            + "\"}")))
+        .build()).build();
+  }
+
+  private IdempotentRequest phasedRowsRequest(String key) {
+    return IdempotentRequest.of(scope, Operation.of(PHASED_ROWS), IdempotencyKey.of(key),
+        "{\"amount\":100}".getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void phasedFirstAttemptSkipsTheLookUpAndADuplicateOneRollsItsFirstPhaseBack() throws Exception {
+    AtomicInteger creates = new AtomicInteger();
+    AtomicInteger charges = new AtomicInteger();
+    Idem idem = phasedRows(OperationPolicy.ofDefaults(), creates, charges);
+
+    Execution first = idem.phased(phasedRowsRequest("pf-1").firstAttempt(true));
+    Execution againAsFirst = idem.phased(phasedRowsRequest("pf-1").firstAttempt(true));
+    int createsAfterTheFirstAttempts = creates.get();
+    Execution retry = idem.phased(phasedRowsRequest("pf-1"));
+
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+    for (Execution replay : List.of(againAsFirst, retry)) {
+      assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+      assertThat(replay.response().body()).isEqualTo(first.response().body());
+    }
+    assertThat(createsAfterTheFirstAttempts).as("the second first attempt ran the first phase, then rolled it back")
+        .isEqualTo(2);
+    assertThat(creates).as("a retry looks the record up before the first phase").hasValue(2);
+    assertThat(charges).hasValue(1);
+    assertThat(countBusinessRows(marker("pf-1"))).isEqualTo(1);
+  }
+
+  @Test
+  void phasedWithoutLookupFirstADuplicateRollsItsFirstPhaseBackAndReplays() throws Exception {
+    AtomicInteger creates = new AtomicInteger();
+    AtomicInteger charges = new AtomicInteger();
+    Idem idem = phasedRows(OperationPolicy.builder().lookupFirst(false).build(), creates, charges);
+    Execution first = idem.phased(phasedRowsRequest("pf-2"));
+
+    Execution replay = idem.phased(phasedRowsRequest("pf-2"));
+
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(replay.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(replay.response().body()).isEqualTo(first.response().body());
+    assertThat(creates).hasValue(2);
+    assertThat(charges).hasValue(1);
+    assertThat(countBusinessRows(marker("pf-2"))).isEqualTo(1);
+  }
+
+  @Test
+  void racingPhasedFirstAttemptsGiveOneFirstPhaseOneChargeAndOneAnswer() throws Exception {
+    int threads = raceThreads();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    AtomicInteger creates = new AtomicInteger();
+    AtomicInteger charges = new AtomicInteger();
+    Idem idem = phasedRows(OperationPolicy.ofDefaults(), creates, charges);
+    int raced = 0;
+    try {
+      for (int round = 0; round < raceRounds() || (raced == 0 && round < 10 * raceRounds()); round++) {
+        String key = "phased-race-" + round;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        int createsBefore = creates.get();
+        int chargesBefore = charges.get();
+        List<Future<Execution>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          futures.add(pool.submit(() -> {
+            start.await(30, TimeUnit.SECONDS);
+            return idem.phased(phasedRowsRequest(key).firstAttempt(true));
+          }));
+        }
+        List<Execution> results = new ArrayList<>();
+        for (Future<Execution> f : futures) {
+          results.add(f.get(60, TimeUnit.SECONDS));
+        }
+
+        assertThat(countBusinessRows(marker(key))).as("business rows in round %d", round).isEqualTo(1);
+        assertThat(charges.get() - chargesBefore).as("charges in round %d", round).isEqualTo(1);
+        assertThat(results.stream().filter(e -> e.outcome() == Outcome.STORED)).as("round %d", round).hasSize(1);
+        byte[] body = results.stream().filter(e -> e.outcome() == Outcome.STORED).findFirst().orElseThrow()
+            .response().body();
+        for (Execution e : results) {
+          assertThat(e.outcome()).as("round %d", round).isIn(Outcome.STORED, Outcome.REPLAYED, Outcome.IN_PROGRESS);
+          if (e.outcome() == Outcome.REPLAYED) {
+            assertThat(e.response().body()).as("round %d", round).isEqualTo(body);
+          }
+        }
+        raced += creates.get() - createsBefore > 1 ? 1 : 0;
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    // proves the path without the look-up ran: in some rounds several first phases ran and all but one rolled back
+    assertThat(raced).as("rounds where duplicates ran the first phase").isPositive();
   }
 
   private void race(Idem idem) throws Exception {

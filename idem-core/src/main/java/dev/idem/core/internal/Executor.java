@@ -294,22 +294,29 @@ public final class Executor {
    * A new key on a transactional store: the first phase runs, and the record is inserted at its recovery point as
    * the last write of that phase's transaction, so the claim costs no transaction of its own and a crash during the
    * first phase leaves nothing behind. A concurrent duplicate also runs the first phase, then waits on the unique
-   * index, and rolls all of it back when the original commits (as in atomic mode). Returns {@code null} when a live
-   * record exists: the caller then replays, refuses, waits or resumes it.
+   * index, and rolls all of it back when the original commits (as in atomic mode). The record is looked up first
+   * unless the policy's {@code lookupFirst} is off or the request says it is a first attempt: then the unique index
+   * decides, and only a round after a collision reads it. Returns {@code null} when a live record exists: the caller
+   * then replays, refuses, waits or resumes it.
    */
   private Execution firstPhase(PhasedOperation operation, IdempotentRequest request, Fingerprint fingerprint,
       OperationPolicy policy, long started) {
     RecordKey key = request.recordKey();
     PhasedOperation.Step step = operation.steps().get(0);
     boolean last = operation.steps().size() == 1;
+    boolean lookup = policy.lookupFirst() && !request.isFirstAttempt();
     for (int round = 1; round <= MAX_ROUNDS; round++) {
-      Optional<IdempotencyRecord> existing = findCommitted(key);
       Instant now = clock.instant();
-      if (existing.isPresent()) {
-        if (!existing.get().isGone(now)) {
-          return null;
+      if (lookup || round > 1) {
+        Optional<IdempotencyRecord> existing = findCommitted(key);
+        now = clock.instant();
+        if (existing.isPresent()) {
+          if (!existing.get().isGone(now)) {
+            return null;
+          }
+          Instant at = now;
+          transaction(tx -> deleteIfExpired(tx, key, at));
         }
-        transaction(tx -> deleteIfExpired(tx, key, now));
       }
       IdempotencyRecord claimed =
           IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl(),
