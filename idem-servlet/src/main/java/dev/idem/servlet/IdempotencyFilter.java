@@ -91,7 +91,8 @@ public final class IdempotencyFilter implements Filter {
   private final int mismatchStatus;
   private final Set<String> keptHeaders;
   private final boolean keepOnlyStartedHandlers;
-  private final boolean firstAttempts;
+  private final boolean atomicFirstAttempts;
+  private final boolean phasedFirstAttempts;
   private final String unauthenticatedDetail;
   private final Function<RecordKey, String> recordLink;
   private final Map<OperationPolicy, Fingerprinter> fingerprinters = new ConcurrentHashMap<>();
@@ -104,7 +105,8 @@ public final class IdempotencyFilter implements Filter {
     this.maxRequestBytes = b.maxRequestBytes;
     this.mismatchStatus = b.mismatchStatus;
     this.keepOnlyStartedHandlers = b.keepOnlyStartedHandlers;
-    this.firstAttempts = b.firstAttempts;
+    this.atomicFirstAttempts = b.atomicFirstAttempts;
+    this.phasedFirstAttempts = b.phasedFirstAttempts;
     this.unauthenticatedDetail = b.unauthenticatedDetail;
     this.recordLink = b.recordLink;
     Set<String> kept = new LinkedHashSet<>();
@@ -228,7 +230,10 @@ public final class IdempotencyFilter implements Filter {
     }
     IdempotentRequest idempotent =
         IdempotentRequest.of(new RecordKey(scope.get(), route.operation(), key), body, contentType);
-    if (firstAttempts && IdemHeaders.attempt(request.getHeader(IdemHeaders.IDEMPOTENCY_ATTEMPT)).orElse(0) == 1) {
+    boolean trustFirstAttempt = route.mode() == IdempotentRoute.Mode.ATOMIC ? atomicFirstAttempts
+        : route.mode() == IdempotentRoute.Mode.PHASED && phasedFirstAttempts;
+    if (trustFirstAttempt
+        && IdemHeaders.attempt(request.getHeader(IdemHeaders.IDEMPOTENCY_ATTEMPT)).orElse(0) == 1) {
       idempotent = idempotent.firstAttempt(true);
     }
     // The fingerprint covers the concrete path and query, not only the route: the same key sent to
@@ -594,7 +599,8 @@ public final class IdempotencyFilter implements Filter {
     private final Set<String> keptHeaders = new LinkedHashSet<>(DEFAULT_KEPT_HEADERS);
     private String pathPrefix = "";
     private boolean keepOnlyStartedHandlers;
-    private boolean firstAttempts = true;
+    private boolean atomicFirstAttempts = true;
+    private boolean phasedFirstAttempts = true;
     private String unauthenticatedDetail = DEFAULT_UNAUTHENTICATED_DETAIL;
     private Function<RecordKey, String> recordLink = key -> null;
 
@@ -618,16 +624,29 @@ public final class IdempotencyFilter implements Filter {
 
     /**
      * Whether a request that says it is its sender's first attempt ({@code Idempotency-Attempt: 1}, as idem-client
-     * sends it) skips, on an atomic route, the look-up of its record before the work (default true). Such a request is
-     * unlikely to be a duplicate, so the record's unique key decides at commit: the one round trip saved is about a
-     * quarter of a small transaction's cost. Retries (attempt 2 and more) and requests without the header still look
-     * the record up first, so a retry after the original committed never runs the work. A first attempt that is a
-     * duplicate all the same (two senders, one key) runs the work, collides, rolls it back and replays: one execution
-     * commits either way. Turn it off for clients that send attempt 1 on every try. Leased and phased routes always
-     * look the record up (they claim it before the work).
+     * sends it) skips the look-up of its record, on an atomic route before the work and on a phased route before the
+     * first phase (default true for both). Such a request is unlikely to be a duplicate, so the record's unique key
+     * decides at commit: the one round trip saved is about a quarter of a small transaction's cost. Retries (attempt 2
+     * and more) and requests without the header still look the record up first, so a retry after the original
+     * committed never runs the work. A first attempt that is a duplicate all the same (two senders, one key) runs the
+     * work (or the first phase), collides, rolls it back and replays: one execution commits either way. Turn it off
+     * for clients that send attempt 1 on every try. Leased routes always look the record up (they claim it before
+     * the work).
      */
     public Builder firstAttemptSkipsLookup(boolean on) {
-      this.firstAttempts = on;
+      return firstAttemptSkipsLookup(on, on);
+    }
+
+    /**
+     * {@link #firstAttemptSkipsLookup(boolean)} per kind of route. An atomic route's rollback undoes a duplicate's work
+     * only when the handler writes in the record's transaction (the {@link #transactionBoundary} joins it, or the
+     * handler uses {@link IdempotentExchange#transaction()}); a phased route's first phase always runs in the record's
+     * transaction. The Spring Boot starter turns it off for atomic routes that do not join a Spring transaction on the
+     * store's {@code DataSource}, and keeps it for phased routes.
+     */
+    public Builder firstAttemptSkipsLookup(boolean atomicRoutes, boolean phasedRoutes) {
+      this.atomicFirstAttempts = atomicRoutes;
+      this.phasedFirstAttempts = phasedRoutes;
       return this;
     }
 

@@ -88,6 +88,8 @@ final class TestService implements AutoCloseable {
   volatile boolean chargeFails;
   /** Runs of the {@code /orders} handler per idempotency key, committed or rolled back. */
   static final Map<String, AtomicInteger> ORDER_RUNS = new ConcurrentHashMap<>();
+  /** Runs of the phased payments' first phase (committed or rolled back), per idempotency key. */
+  static final Map<String, AtomicInteger> PAYMENT_CREATES = new ConcurrentHashMap<>();
   /** Failed resumptions after which a payment's record becomes uncertain. */
   static final int RESUME_CAP = 3;
 
@@ -380,6 +382,7 @@ final class TestService implements AutoCloseable {
   private PhasedOperation paymentsOperation(String operation) {
     return PhasedOperation.builder(operation)
         .inTransaction("create", ctx -> {
+          PAYMENT_CREATES.computeIfAbsent(ctx.key().value(), k -> new AtomicInteger()).incrementAndGet();
           String id = "pay_" + ctx.derivedKey("payment");
           Connection c = JdbcTransaction.connectionOf(ctx.transaction());
           try (PreparedStatement ps = c.prepareStatement(

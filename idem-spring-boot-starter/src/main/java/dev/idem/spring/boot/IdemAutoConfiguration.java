@@ -301,14 +301,14 @@ public class IdemAutoConfiguration {
       boolean joined = own != null || chosen instanceof SpringTransactionBoundary;
       if (f.isFirstAttemptSkipsLookup() && !joined) {
         LOG.log(System.Logger.Level.INFO, "Idem '" + idem.name() + "': idem.filter.first-attempt-skips-lookup is"
-            + " off: atomic routes do not join a Spring transaction on the store's DataSource, so every request reads"
-            + " its record before the work");
+            + " off for atomic routes: they do not join a Spring transaction on the store's DataSource, so every"
+            + " request reads its record before the work (phased routes keep it)");
       }
       IdempotencyFilter.Builder builder = IdempotencyFilter.builder(idem).scope(scopes)
           .unauthenticatedDetail(unauthenticated).keepOnlyStartedHandlers(true)
           .transactionBoundary(chosen)
           .maxRequestBytes(f.getMaxRequestBytes()).mismatchStatus(f.getMismatchStatus())
-          .firstAttemptSkipsLookup(f.isFirstAttemptSkipsLookup() && joined)
+          .firstAttemptSkipsLookup(f.isFirstAttemptSkipsLookup() && joined, f.isFirstAttemptSkipsLookup())
           .keepHeaders(f.getKeepHeaders().toArray(String[]::new))
           .pathPrefix(environment.getProperty("spring.mvc.servlet.path", ""));
       String link = f.getRecordLink();

@@ -218,9 +218,10 @@ public class IdemProperties {
      */
     private String recordLink;
     /**
-     * A request with {@code Idempotency-Attempt: 1} (a sender's first try) skips, on an atomic route, the look-up of
-     * its record before the work, and the record's unique key decides at commit; retries still look it up first. Turn
-     * it off for clients that send attempt 1 on every try.
+     * A request with {@code Idempotency-Attempt: 1} (a sender's first try) skips the look-up of its record, on an
+     * atomic route before the work and on a phased route before the first phase, and the record's unique key decides
+     * at commit; retries still look it up first. Atomic routes skip it only when they join a Spring transaction on the
+     * store's {@code DataSource}. Turn it off for clients that send attempt 1 on every try.
      */
     private boolean firstAttemptSkipsLookup = true;
 
