@@ -8,7 +8,7 @@
 #   --set        one more property for the service (repeatable), e.g. --set idem.logging.mdc.enabled=false
 #   --no-build   skip the Maven build of idem-bench (a caller that built it already: payments-http-filters.sh)
 #   LOAD_FLAGS: --concurrency 16 --seconds 10 --passes 6 --warmup 5 --json out.json
-#               --scenarios baseline,idem-first,idem-replay
+#               --scenarios baseline,idem-first,idem-first-attempt,idem-replay
 #   IDEM_JAVA_OPTS (environment) reaches the service's JVM, e.g. -XX:StartFlightRecording=filename=x.jfr
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

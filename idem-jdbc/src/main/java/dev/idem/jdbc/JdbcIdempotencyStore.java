@@ -48,7 +48,7 @@ import javax.sql.DataSource;
 public final class JdbcIdempotencyStore extends JdbcStore implements IdempotencyStore {
   private final Sql sql;
   private final int lockTimeoutSeconds;
-  private final boolean commitWithRecordInsert;
+  private final boolean commitWithLastRecordWrite;
   /** The partitions in partitioned-expiry mode, else null. */
   private final RecordPartitions partitions;
   private final String insertStatement;
@@ -61,7 +61,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
         b.partitionWidth == null ? SchemaScript.RECORD : SchemaScript.RECORD_PARTITIONED);
     this.sql = new Sql(dialect, b.table);
     this.lockTimeoutSeconds = (int) b.lockTimeout.toSeconds();
-    this.commitWithRecordInsert = b.commitWithRecordInsert && dialect == JdbcDialect.POSTGRESQL;
+    this.commitWithLastRecordWrite = b.commitWithLastRecordWrite && dialect == JdbcDialect.POSTGRESQL;
     if (b.partitionWidth != null && dialect != JdbcDialect.POSTGRESQL) {
       throw new ConfigurationException("store '" + name + "': partitionedExpiry needs PostgreSQL, the database is "
           + dialect + "; build the store without it (purge deletes rows in batches there)");
@@ -203,7 +203,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
    */
   @Override
   public boolean insertLast(StoreTransaction tx, IdempotencyRecord r) {
-    if (commitWithRecordInsert && tx instanceof JdbcTransaction jdbc && jdbc.owned()) {
+    if (commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned()) {
       boolean inserted = insert(tx, r, insertAndCommitStatement);
       if (inserted) {
         jdbc.markCommitted();
@@ -286,14 +286,38 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   @Override
   public boolean update(StoreTransaction tx, IdempotencyRecord next) {
     try {
-      return update(connection(tx), next);
+      return update(connection(tx), next, sql.update);
     } catch (SQLException e) {
       throw wrap("update " + next.key(), e);
     }
   }
 
-  private boolean update(Connection c, IdempotencyRecord next) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql.update)) {
+  /**
+   * On PostgreSQL, when the store owns the transaction, the update and the COMMIT go to the server as one
+   * multi-statement execution, like {@link #insertLast}. An update that matches no row (another writer moved the
+   * version on) makes the statement fail, so the server skips the COMMIT; the transaction is then marked
+   * rollback-only and this returns {@code false}, as {@link #update} does.
+   */
+  @Override
+  public boolean updateLast(StoreTransaction tx, IdempotencyRecord next) {
+    if (!(commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned())) {
+      return update(tx, next);
+    }
+    try {
+      update(connection(tx), next, sql.updateAndCommit);
+      jdbc.markCommitted();
+      return true;
+    } catch (SQLException e) {
+      if ("22P02".equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains(Sql.FENCED)) {
+        tx.setRollbackOnly();
+        return false;
+      }
+      throw wrap("update " + next.key(), e);
+    }
+  }
+
+  private boolean update(Connection c, IdempotencyRecord next, String statement) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(statement)) {
       ps.setQueryTimeout(lockTimeoutSeconds);
       ps.setString(1, stateName(next.state()));
       bindResponse(ps, 2, next.response());
@@ -306,7 +330,11 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       ps.setInt(11, next.resumeAttempts());
       bindKey(ps, 12, next.key());
       ps.setLong(15, next.version() - 1);
-      return ps.executeUpdate() == 1;
+      if (statement == sql.update) {
+        return ps.executeUpdate() == 1;
+      }
+      ps.execute();
+      return true;
     }
   }
 
@@ -633,7 +661,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
           return Optional.<AuditEntry>empty();
         }
         IdempotencyRecord next = current.get().resolve(resolution);
-        if (!update(c, next)) {
+        if (!update(c, next, sql.update)) {
           return Optional.<AuditEntry>empty();
         }
         AuditEntry entry = AuditEntry.of(current.get(), next, resolution);
@@ -680,7 +708,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     private JdbcDialect dialect;
     private Duration lockTimeout = Duration.ofSeconds(5);
     private boolean createSchemaIfMissing;
-    private boolean commitWithRecordInsert = true;
+    private boolean commitWithLastRecordWrite = true;
     private boolean checkSchema = true;
     private Duration partitionWidth;
     private Duration partitionsAhead = Duration.ofDays(32);
@@ -732,12 +760,12 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     }
 
     /**
-     * PostgreSQL only: send the COMMIT of a transaction the store began in the same round trip as the record's
-     * insert, as one multi-statement execution (default on). Turn it off behind a proxy that refuses
-     * multi-statement queries. Ignored on other databases.
+     * PostgreSQL only: send the COMMIT of a transaction the store began in the same round trip as the record's last
+     * write (its insert, or its conditional update), as one multi-statement execution (default on). Turn it off
+     * behind a proxy that refuses multi-statement queries. Ignored on other databases.
      */
-    public Builder commitWithRecordInsert(boolean combine) {
-      this.commitWithRecordInsert = combine;
+    public Builder commitWithLastRecordWrite(boolean combine) {
+      this.commitWithLastRecordWrite = combine;
       return this;
     }
 

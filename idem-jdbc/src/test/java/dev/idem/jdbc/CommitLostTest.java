@@ -100,7 +100,7 @@ class CommitLostTest {
     LosingCommits dataSource = new LosingCommits(Databases.pool(dialect));
     // the separate COMMIT is what gets lost; on PostgreSQL it normally travels with the insert
     JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource).name("losing").dialect(dialect)
-        .commitWithRecordInsert(false).build();
+        .commitWithLastRecordWrite(false).build();
     Idem idem = Idem.builder().name("commit-lost").store(store).build();
     String scope = "lost-" + UUID.randomUUID();
     IdempotentRequest request = IdempotentRequest.of(RecordKey.of(scope, "POST /payments", "k-1"),

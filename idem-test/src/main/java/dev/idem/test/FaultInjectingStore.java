@@ -127,6 +127,12 @@ public final class FaultInjectingStore implements IdempotencyStore {
   }
 
   @Override
+  public boolean updateLast(StoreTransaction tx, IdempotencyRecord next) {
+    maybeFail(Call.UPDATE);
+    return delegate.updateLast(tx, next);
+  }
+
+  @Override
   public boolean delete(StoreTransaction tx, RecordKey key, long version) {
     maybeFail(Call.DELETE);
     return delegate.delete(tx, key, version);

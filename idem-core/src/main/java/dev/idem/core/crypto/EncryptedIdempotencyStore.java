@@ -173,6 +173,11 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
+  public boolean updateLast(StoreTransaction tx, IdempotencyRecord next) {
+    return store.updateLast(tx, seal(next));
+  }
+
+  @Override
   public boolean delete(StoreTransaction tx, RecordKey key, long version) {
     return store.delete(tx, key, version);
   }

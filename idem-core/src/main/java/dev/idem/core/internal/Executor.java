@@ -443,9 +443,9 @@ public final class Executor {
   }
 
   /**
-   * Writes one phase's outcome, conditional on the version held. Returns the new record, or null if not kept. A
-   * refusal first runs the operation's release step in {@code tx}, so what it gives back commits with the end of the
-   * record or not at all.
+   * Writes one phase's outcome, conditional on the version held, as the last write of the phase's transaction.
+   * Returns the new record, or null if not kept. A refusal first runs the operation's release step in {@code tx}, so
+   * what it gives back commits with the end of the record or not at all.
    */
   private IdempotencyRecord advance(StoreTransaction tx, IdempotencyRecord held, String phase, PhaseResult result,
       boolean last, OperationPolicy policy, PhasedOperation.Release release, PhaseContext context) throws Exception {
@@ -468,7 +468,7 @@ public final class Executor {
       Instant now = clock.instant();
       next = held.withRecoveryPoint(phase, result.checkpoint(), now.plus(policy.lease()), now);
     }
-    if (!update(tx, next)) {
+    if (!updateLast(tx, next)) {
       tx.setRollbackOnly();
       throw new LeaseLostException(held.key(), held.version(), phase);
     }
@@ -510,7 +510,7 @@ public final class Executor {
       return done(Execution.notStored(key, response), started);
     }
     IdempotencyRecord next = held.finish(KeepPolicy.stateFor(response.status()), response, clock.instant());
-    boolean written = transaction(tx -> update(tx, next));
+    boolean written = transaction(tx -> updateLast(tx, next));
     if (!written) {
       throw new LeaseLostException(key, held.version(), null);
     }
@@ -568,7 +568,7 @@ public final class Executor {
       }
       if (record.isLeaseExpired(now)) {
         IdempotencyRecord taken = record.withLease(owner, now.plus(policy.lease()), now);
-        if (transaction(tx -> update(tx, taken))) {
+        if (transaction(tx -> updateLast(tx, taken))) {
           listener.onLeaseExpired(name, record);
           return new Claim(null, taken, true);
         }
@@ -639,10 +639,10 @@ public final class Executor {
         listener.onTransition(name, held.key(), RecordState.IN_PROGRESS, null, null);
       } else if (held.recoveryPoint() == null) {
         Instant now = clock.instant();
-        transaction(tx -> update(tx, held.withLease(null, now.plus(hold), now)));
+        transaction(tx -> updateLast(tx, held.withLease(null, now.plus(hold), now)));
       } else {
         IdempotencyRecord next = held.afterFailedResume(policy, hold, clock.instant());
-        boolean written = transaction(tx -> update(tx, next));
+        boolean written = transaction(tx -> updateLast(tx, next));
         if (written && next.state() == RecordState.UNCERTAIN) {
           listener.onTransition(name, held.key(), RecordState.IN_PROGRESS, RecordState.UNCERTAIN,
               held.recoveryPoint());
@@ -739,6 +739,11 @@ public final class Executor {
     return timed("update", () -> store.update(tx, next));
   }
 
+  /** The record's update as the last write of a transaction the engine began (the store may commit with it). */
+  private boolean updateLast(StoreTransaction tx, IdempotencyRecord next) {
+    return timed("update", () -> store.updateLast(tx, next));
+  }
+
   private boolean delete(StoreTransaction tx, RecordKey key, long version) {
     return timed("delete", () -> store.delete(tx, key, version));
   }
@@ -810,7 +815,7 @@ public final class Executor {
       return null;
     }
     IdempotencyRecord taken = expired.withLease(owner, now.plus(policy.lease()), now);
-    if (transaction(tx -> update(tx, taken))) {
+    if (transaction(tx -> updateLast(tx, taken))) {
       listener.onLeaseExpired(name, expired);
       return taken;
     }

@@ -74,6 +74,16 @@ public interface IdempotencyStore {
    */
   boolean update(StoreTransaction tx, IdempotencyRecord next);
 
+  /**
+   * Updates a record as the last write of a transaction this store began: a store may commit the transaction in the
+   * same round trip (PostgreSQL does), but only when the update applied. Same results as {@link #update}; after
+   * {@code true} the transaction takes no more writes, after {@code false} it may only roll back. The default is
+   * {@link #update}.
+   */
+  default boolean updateLast(StoreTransaction tx, IdempotencyRecord next) {
+    return update(tx, next);
+  }
+
   /** Deletes the record if its stored version is {@code version}. */
   boolean delete(StoreTransaction tx, RecordKey key, long version);
 

@@ -18,6 +18,8 @@ public final class Sql {
       + " key_nonce, retain_until, resume_attempts";
   static final String COLUMNS = "scope, operation, idem_key, " + VALUES;
   static final String PK = "scope = ? AND operation = ? AND idem_key = ?";
+  /** The text that {@link #updateAndCommit} fails to cast when its update matched no row (fencing). */
+  public static final String FENCED = "idem: record fenced, rows updated: ";
   /** Keys after a key, in key order: binds scope, scope, operation, operation, key. */
   static final String AFTER = "(scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND idem_key > ?))))";
   /**
@@ -46,6 +48,11 @@ public final class Sql {
   public final String insert;
   public final String insertAndCommit;
   public final String update;
+  /**
+   * PostgreSQL: {@link #update} and the COMMIT in one execution; when no row matched, the SELECT fails (an integer
+   * cast of {@link #FENCED}), so the server skips the COMMIT and the transaction only rolls back.
+   */
+  public final String updateAndCommit;
   public final String delete;
   public final String deleteIfExpired;
   /** The three steps of a purge batch, in order: free records due, tombstones due, records without purge_at. */
@@ -71,6 +78,8 @@ public final class Sql {
     update = "UPDATE " + table + " SET state = ?, response_status = ?, response_headers = ?, response_body = ?,"
         + " recovery_point = ?, checkpoint = ?, lease_owner = ?, locked_until = ?, version = ?, updated_at = ?,"
         + " resume_attempts = ? WHERE " + PK + " AND version = ?";
+    updateAndCommit = "WITH u AS (" + update + " RETURNING 1) SELECT CASE WHEN COUNT(*) = 1 THEN 1 ELSE CAST('"
+        + FENCED + "' || COUNT(*) AS INTEGER) END FROM u; COMMIT";
     delete = "DELETE FROM " + table + " WHERE " + PK + " AND version = ?";
     deleteIfExpired = "DELETE FROM " + table + " WHERE " + PK + " AND expires_at <= ?" + FREE + PURGEABLE;
     String delete = "DELETE FROM " + table;
