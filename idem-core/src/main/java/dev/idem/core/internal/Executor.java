@@ -547,7 +547,7 @@ public final class Executor {
             IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl(),
                 policy.retention());
         boolean inserted = transaction(tx -> {
-          if (insert(tx, claimed)) {
+          if (insertLast(tx, claimed)) {
             return true;
           }
           tx.setRollbackOnly();
@@ -729,10 +729,6 @@ public final class Executor {
 
   private boolean insertLast(StoreTransaction tx, IdempotencyRecord record) {
     return timed("insert", () -> store.insertLast(tx, record));
-  }
-
-  private boolean insert(StoreTransaction tx, IdempotencyRecord record) {
-    return timed("insert", () -> store.insert(tx, record));
   }
 
   private boolean update(StoreTransaction tx, IdempotencyRecord next) {

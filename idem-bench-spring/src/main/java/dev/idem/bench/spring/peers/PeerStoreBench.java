@@ -56,7 +56,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>New keys (claim+complete): (a) the bare two-insert business transaction; (b) a claim and a completion with a
  * stored answer by hand, two auto-commit statements on Idem's record table; (c) the same through the
  * {@code IdempotencyStore} SPI of {@code JdbcIdempotencyStore} (claim: an in-progress record inserted as the only,
- * last write of its transaction; complete: the conditional update to completed with the answer, in a second one), and
+ * last write of its transaction; complete: the conditional update to completed with the answer, the last write of a
+ * second one; on PostgreSQL each goes with its COMMIT), and
  * (c2) with the answers sealed ({@code EncryptedIdempotencyStore}); (b2, c3, c4) the same three for a record
  * completed from its first write, as atomic mode writes it (one insert, with the COMMIT); (d) Spring Integration's
  * {@code putIfAbsent(key, value)} in one transaction, its idempotent receiver's use; (e) Camel's {@code add} then
@@ -350,7 +351,8 @@ public final class PeerStoreBench {
   /**
    * Idem's claim and completion through the store SPI: the in-progress record as the one and last write of its
    * transaction (on PostgreSQL the insert and the COMMIT share a round trip), then the version-checked update to
-   * completed with the answer in a second transaction.
+   * completed with the answer as the last write of a second transaction (sent with its COMMIT too), as the engine's
+   * leased mode does.
    */
   private static void claimComplete(IdempotencyStore target) throws Exception {
     RecordKey key = RecordKey.of(SCOPE, OPERATION, UuidV7.next().toString());
@@ -359,7 +361,7 @@ public final class PeerStoreBench {
       throw new IllegalStateException("a new key was already claimed: " + key);
     }
     IdempotencyRecord done = claimed.finish(RecordState.COMPLETED, answer(key.key().value()), Instant.now());
-    if (!target.inTransaction(tx -> target.update(tx, done))) {
+    if (!target.inTransaction(tx -> target.updateLast(tx, done))) {
       throw new IllegalStateException("the completion of " + key + " lost its claim");
     }
   }
