@@ -56,9 +56,10 @@ public final class IdempotentRequest {
    * {@code Idempotency-Attempt} header idem-client sends). A first attempt is unlikely to be a duplicate: in atomic
    * mode it skips the look-up before the work, in phased mode the one before the first phase, and lets the record's
    * unique key decide, as {@link OperationPolicy#lookupFirst()} off does for every request, while later attempts
-   * still look the record up first. A duplicate that says it is a first attempt (two senders, one key) runs the work
-   * (or the first phase) too, collides when its record is inserted, rolls that transaction back and replays: exactly
-   * one execution commits either way.
+   * still look the record up first (on a transactional store; others always claim first). A duplicate that says it is
+   * a first attempt (two senders, one key) runs the work (or the first phase) too, collides when its record is
+   * inserted, rolls that transaction back and answers from the record (a replay, or in phased mode possibly
+   * {@code IN_PROGRESS} or a resumption): exactly one execution commits either way.
    */
   public IdempotentRequest firstAttempt(boolean first) {
     return new IdempotentRequest(recordKey, body, contentType, fingerprint, first);

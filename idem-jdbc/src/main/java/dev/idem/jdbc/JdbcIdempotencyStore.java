@@ -197,13 +197,13 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   }
 
   /**
-   * On PostgreSQL, when the store owns the transaction, the insert and the COMMIT go to the server as one
-   * multi-statement execution: one round trip instead of two. If the insert fails, the server skips the COMMIT (it
-   * discards the rest of the pipeline up to the sync), and the transaction rolls back as usual.
+   * On PostgreSQL, when the store owns the transaction (and it is not marked rollback-only), the insert and the COMMIT
+   * go to the server as one multi-statement execution: one round trip instead of two. If the insert fails, the server
+   * skips the COMMIT (it discards the rest of the pipeline up to the sync), and the transaction rolls back as usual.
    */
   @Override
   public boolean insertLast(StoreTransaction tx, IdempotencyRecord r) {
-    if (commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned()) {
+    if (commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned() && !jdbc.isRollbackOnly()) {
       boolean inserted = insert(tx, r, insertAndCommitStatement);
       if (inserted) {
         jdbc.markCommitted();
@@ -293,14 +293,14 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   }
 
   /**
-   * On PostgreSQL, when the store owns the transaction, the update and the COMMIT go to the server as one
-   * multi-statement execution, like {@link #insertLast}. An update that matches no row (another writer moved the
-   * version on) makes the statement fail, so the server skips the COMMIT; the transaction is then marked
-   * rollback-only and this returns {@code false}, as {@link #update} does.
+   * On PostgreSQL, when the store owns the transaction (and it is not marked rollback-only), the update and the COMMIT
+   * go to the server as one multi-statement execution, like {@link #insertLast}. An update that matches no row
+   * (another writer moved the version on) makes the statement fail, so the server skips the COMMIT; the transaction
+   * is then marked rollback-only and this returns {@code false}, as {@link #update} does.
    */
   @Override
   public boolean updateLast(StoreTransaction tx, IdempotencyRecord next) {
-    if (!(commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned())) {
+    if (!(commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned() && !jdbc.isRollbackOnly())) {
       return update(tx, next);
     }
     try {
@@ -312,7 +312,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
         tx.setRollbackOnly();
         return false;
       }
-      throw wrap("update " + next.key(), e);
+      throw wrap("update and commit " + next.key(), e);
     }
   }
 

@@ -84,10 +84,11 @@ public @interface Idempotent {
   String waitInFlight() default "";
 
   /**
-   * Atomic mode: whether the record is read before the work runs (the default). {@code false} saves that read on every
-   * first execution and lets the record's unique key decide at the end: a duplicate then runs the work too, finds the
-   * record when its insert collides, rolls its work back and replays. Choose it only when every effect of the work is
-   * in the transaction (nothing sent outside it) and duplicates are rare. Ignored in other modes.
+   * Atomic and phased modes: whether the record is read before the work (the first phase) runs (the default).
+   * {@code false} saves that read on every first execution and lets the record's unique key decide at the end: a
+   * duplicate then runs the work (the first phase) too, finds the record when its insert collides, rolls that
+   * transaction back and replays (or, phased, answers as the record in flight says). Choose it only when every effect
+   * of that work is in the transaction (nothing sent outside it) and duplicates are rare. Ignored in leased mode.
    */
   boolean lookupFirst() default true;
 

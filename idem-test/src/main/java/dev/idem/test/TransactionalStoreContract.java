@@ -98,4 +98,26 @@ public abstract class TransactionalStoreContract extends IdempotencyStoreContrac
     assertThat(read.leaseOwner()).isEqualTo("worker-2");
     assertThat(read.state()).isEqualTo(RecordState.IN_PROGRESS);
   }
+
+  @Test
+  void aTransactionMarkedRollbackOnlyBeforeItsLastRecordWriteCommitsNothing() throws Exception {
+    RecordKey other = key("before-rollback-only");
+    RecordKey inserted = key("insert-last-rollback-only");
+    IdempotencyRecord claimed = claimed(key("update-last-rollback-only"), now, Duration.ofSeconds(30));
+    insert(claimed);
+
+    store.inTransaction(tx -> {
+      store.insert(tx, completed(other, now, Duration.ofHours(1)));
+      tx.setRollbackOnly();
+      return store.updateLast(tx, claimed.finish(RecordState.COMPLETED, StoredResponse.of(200, "x"), now));
+    });
+    store.inTransaction(tx -> {
+      tx.setRollbackOnly();
+      return store.insertLast(tx, completed(inserted, now, Duration.ofHours(1)));
+    });
+
+    assertThat(find(other)).isNull();
+    assertThat(find(claimed.key()).state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(find(inserted)).isNull();
+  }
 }

@@ -13,8 +13,8 @@ import java.util.Map;
 /**
  * The reference service's benchmark: {@code POST /baseline/payments} (the same work without the idempotency layer)
  * against {@code POST /payments} with a fresh key per request (first executions, without and with
- * {@code Idempotency-Attempt: 1}) and with a pool of keys sent before (replays), alternating passes in one run. Prints the Markdown report and the ratios; the service must
- * already run (see {@code idem-bench/scripts/payments-http.sh}).
+ * {@code Idempotency-Attempt: 1}) and with a pool of keys sent before (replays), alternating passes in one run. Prints
+ * the Markdown report and the ratios; the service must already run (see {@code idem-bench/scripts/payments-http.sh}).
  *
  * <pre>
  * java -cp idem-bench/target/benchmarks.jar dev.idem.bench.http.PaymentsServiceLoad \

@@ -180,6 +180,10 @@ public final class Executor {
         if (decided.outcome() == Execution.Outcome.STORED) {
           listener.onTransition(name, key, null, KeepPolicy.stateFor(decided.response().status()), null);
         } else if (decided.outcome() == Execution.Outcome.NOT_STORED) {
+          Optional<IdempotencyRecord> live = lookupThisRound ? Optional.empty() : liveRecord(key);
+          if (live.isPresent()) {
+            return done(decideExisting(live.get(), fingerprint, clock.instant()), started);
+          }
           listener.onReleased(name, key, null);
         }
         return done(decided, started);
@@ -209,6 +213,20 @@ public final class Executor {
     }
     listener.onReleased(name, key, e);
     return e;
+  }
+
+  /**
+   * The work answered with a status that is not kept, and its transaction rolled back, after the look-up before it was
+   * skipped. The answer may be only the echo of a duplicate (a conflict with the original's rows), so a live record,
+   * if one exists now, answers instead. Costs one read, on such answers only; a failed read leaves the answer as it is.
+   */
+  private Optional<IdempotencyRecord> liveRecord(RecordKey key) {
+    try {
+      Optional<IdempotencyRecord> existing = findCommitted(key);
+      return existing.isPresent() && !existing.get().isGone(clock.instant()) ? existing : Optional.empty();
+    } catch (StoreException lookupFailed) {
+      return Optional.empty();
+    }
   }
 
   /** Carries a decision out of {@link #released}; caught in {@link #atomic}. */
@@ -296,8 +314,8 @@ public final class Executor {
    * first phase leaves nothing behind. A concurrent duplicate also runs the first phase, then waits on the unique
    * index, and rolls all of it back when the original commits (as in atomic mode). The record is looked up first
    * unless the policy's {@code lookupFirst} is off or the request says it is a first attempt: then the unique index
-   * decides, and only a round after a collision reads it. Returns {@code null} when a live record exists: the caller
-   * then replays, refuses, waits or resumes it.
+   * decides, and only a later round (after a collision or a transient failure) reads it, or an answer that is not
+   * kept. Returns {@code null} when a live record exists: the caller then replays, refuses, waits or resumes it.
    */
   private Execution firstPhase(PhasedOperation operation, IdempotentRequest request, Fingerprint fingerprint,
       OperationPolicy policy, long started) {
@@ -367,6 +385,9 @@ public final class Executor {
       }
       PhaseResult result = (PhaseResult) outcome[0];
       if (written == null) {
+        if (!lookup && round == 1 && liveRecord(key).isPresent()) {
+          return null;
+        }
         listener.onReleased(name, key, null);
         return done(Execution.notStored(key, result.response()), started);
       }
@@ -735,9 +756,16 @@ public final class Executor {
     return timed("update", () -> store.update(tx, next));
   }
 
-  /** The record's update as the last write of a transaction the engine began (the store may commit with it). */
+  /**
+   * The record's update as the last write of a transaction the engine began (the store may commit with it); when it
+   * did not apply, the transaction is marked rollback-only, whatever the store did.
+   */
   private boolean updateLast(StoreTransaction tx, IdempotencyRecord next) {
-    return timed("update", () -> store.updateLast(tx, next));
+    boolean applied = timed("update", () -> store.updateLast(tx, next));
+    if (!applied) {
+      tx.setRollbackOnly();
+    }
+    return applied;
   }
 
   private boolean delete(StoreTransaction tx, RecordKey key, long version) {

@@ -221,7 +221,8 @@ public class IdemProperties {
      * A request with {@code Idempotency-Attempt: 1} (a sender's first try) skips the look-up of its record, on an
      * atomic route before the work and on a phased route before the first phase, and the record's unique key decides
      * at commit; retries still look it up first. Atomic routes skip it only when they join a Spring transaction on the
-     * store's {@code DataSource}. Turn it off for clients that send attempt 1 on every try.
+     * store's {@code DataSource} or the application gives its own {@code TransactionBoundary}. Turn it off for clients
+     * that send attempt 1 on every try.
      */
     private boolean firstAttemptSkipsLookup = true;
 

@@ -66,7 +66,7 @@ import org.junit.jupiter.api.Test;
  *       make exactly one effect per key; every answer is the created status or 409
  *       {@code CONFLICT.idempotency.in_progress}, exactly one is marked {@code stored}, and all created answers carry
  *       one body; and the same race again with every request saying it is a first attempt
- *       ({@code Idempotency-Attempt: 1}, which lets an atomic route skip its look-up before the work);</li>
+ *       ({@code Idempotency-Attempt: 1}, which lets an atomic or phased route skip its look-up before the work);</li>
  *   <li>a first attempt sent twice and then a retry ({@code Idempotency-Attempt: 2}) make one effect, and the second
  *       and third answers replay the first.</li>
  * </ul>
