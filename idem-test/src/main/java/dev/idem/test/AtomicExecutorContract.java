@@ -401,6 +401,30 @@ public abstract class AtomicExecutorContract extends IdemExecutorContract {
   }
 
   @Test
+  void phasedFirstAttemptsAfterTheTtlAreRefusedAsExpiredAndAfterTheRetentionRunAgain() throws Exception {
+    AtomicInteger creates = new AtomicInteger();
+    AtomicInteger charges = new AtomicInteger();
+    OperationPolicy policy = OperationPolicy.builder().ttl(Duration.ofHours(1)).build();
+    Idem idem = phasedRows(policy, creates, charges);
+    Execution first = idem.phased(phasedRowsRequest("pf-late").firstAttempt(true));
+    clock.advance(Duration.ofHours(1));
+
+    Execution late = idem.phased(phasedRowsRequest("pf-late").firstAttempt(true));
+    int rowsAfterTheLateOne = countBusinessRows(marker("pf-late"));
+    clock.advance(policy.retention().plusMillis(1));
+    Execution again = idem.phased(phasedRowsRequest("pf-late").firstAttempt(true));
+
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(late.outcome()).isEqualTo(Outcome.KEY_EXPIRED);
+    assertThat(rowsAfterTheLateOne).as("the late first attempt's first phase rolled back").isEqualTo(1);
+    assertThat(again.outcome()).as("the old row is deleted and the key runs again").isEqualTo(Outcome.STORED);
+    // the last one ran its first phase twice: into the old row (rolled back), then after deleting it
+    assertThat(creates).hasValue(4);
+    assertThat(charges).hasValue(2);
+    assertThat(countBusinessRows(marker("pf-late"))).isEqualTo(2);
+  }
+
+  @Test
   void racingPhasedFirstAttemptsGiveOneFirstPhaseOneChargeAndOneAnswer() throws Exception {
     int threads = raceThreads();
     ExecutorService pool = Executors.newFixedThreadPool(threads);

@@ -103,6 +103,23 @@ public abstract class EncryptedStoreContract {
   }
 
   @Test
+  void anAnswerWrittenByTheLastUpdateOfATransactionIsSealedToo() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key("k-update-last"), Fingerprint.ofHash("a".repeat(64)),
+        "worker-1", now, Duration.ofSeconds(30), Duration.ofHours(1));
+    IdempotencyRecord finished = claimed.finish(RecordState.COMPLETED, completed(claimed.key(), 201).response(), now);
+    insert(sealed, claimed);
+
+    boolean updated = sealed.inTransaction(tx -> sealed.updateLast(tx, finished));
+
+    assertThat(updated).isTrue();
+    IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
+    assertThat(stored.response().headers()).containsOnlyKeys(EncryptedIdempotencyStore.SEALED_HEADER);
+    assertThat(new String(stored.response().body(), UTF_8)).doesNotContain("4242424242424242", "thing_1");
+    assertThat(sealed.find(claimed.key()).orElseThrow().response()).isEqualTo(finished.response());
+  }
+
+  @Test
   void checkpointValuesReachTheStoreSealedAndReadBackWhole() throws Exception {
     EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
     IdempotencyRecord claimed = IdempotencyRecord.claimed(key("k-checkpoint"), Fingerprint.ofHash("a".repeat(64)),
