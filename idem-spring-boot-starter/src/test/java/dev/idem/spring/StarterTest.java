@@ -77,6 +77,12 @@ abstract class StarterTest {
 
   private HttpResponse<String> send(String method, String path, String tenant, String key, String body)
       throws Exception {
+    return send(method, path, tenant, key, body, 0);
+  }
+
+  /** {@code attempt} above 0 is sent as {@code Idempotency-Attempt}. */
+  private HttpResponse<String> send(String method, String path, String tenant, String key, String body, int attempt)
+      throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
         .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
         .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
@@ -85,6 +91,9 @@ abstract class StarterTest {
     }
     if (key != null) {
       b.header("Idempotency-Key", key);
+    }
+    if (attempt > 0) {
+      b.header("Idempotency-Attempt", Integer.toString(attempt));
     }
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
   }
@@ -212,6 +221,27 @@ abstract class StarterTest {
     assertThat(first.statusCode()).isEqualTo(201);
     assertThat(replay.headers().firstValue("Idempotency-Status")).hasValue("replayed");
     assertThat(replay.body()).isEqualTo(first.body());
+    String charge = context.getBean(Idem.class).store()
+        .find(new RecordKey(Scope.of("alice"), Operation.of("POST /charges"), IdempotencyKey.of(key))).orElseThrow()
+        .derive("charge");
+    assertThat(OrdersApp.CHARGES.get(charge)).hasValue(1);
+  }
+
+  @Test
+  void aPhasedRouteSkipsTheLookUpForAFirstAttemptAndAReplayedDuplicateRollsItsFirstPhaseBack() throws Exception {
+    String key = "pf-" + UUID.randomUUID();
+
+    HttpResponse<String> first = send("POST", "/charges", "alice", key, "{\"amount\":5}", 1);
+    HttpResponse<String> againAsFirst = send("POST", "/charges", "alice", key, "{\"amount\":5}", 1);
+    HttpResponse<String> retry = send("POST", "/charges", "alice", key, "{\"amount\":5}", 2);
+
+    assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+    for (HttpResponse<String> replay : List.of(againAsFirst, retry)) {
+      assertThat(replay.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+      assertThat(replay.body()).isEqualTo(first.body());
+    }
+    assertThat(OrdersApp.CREATES.get(key)).as("the second first attempt ran the first phase; the retry read first")
+        .hasValue(2);
     String charge = context.getBean(Idem.class).store()
         .find(new RecordKey(Scope.of("alice"), Operation.of("POST /charges"), IdempotencyKey.of(key))).orElseThrow()
         .derive("charge");

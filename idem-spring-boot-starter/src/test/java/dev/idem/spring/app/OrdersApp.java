@@ -48,6 +48,8 @@ import org.springframework.web.bind.annotation.RestController;
 public class OrdersApp {
   /** Charges made by the phased route, per derived key. */
   public static final Map<String, AtomicInteger> CHARGES = new ConcurrentHashMap<>();
+  /** Runs of the phased route's first phase (committed or rolled back), per idempotency key. */
+  public static final Map<String, AtomicInteger> CREATES = new ConcurrentHashMap<>();
 
   @Bean
   FilterRegistrationBean<Filter> bearerAuth() {
@@ -75,6 +77,7 @@ public class OrdersApp {
   PhasedOperation chargeOperation() {
     return PhasedOperation.builder("POST /charges")
         .inTransaction("create", ctx -> {
+          CREATES.computeIfAbsent(ctx.key().value(), k -> new AtomicInteger()).incrementAndGet();
           JdbcTransaction.connectionOf(ctx.transaction());
           return PhaseResult.next(Checkpoint.empty().with("id", "chg_" + UUID.randomUUID()));
         })
