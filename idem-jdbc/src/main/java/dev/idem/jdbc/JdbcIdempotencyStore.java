@@ -203,14 +203,24 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
    */
   @Override
   public boolean insertLast(StoreTransaction tx, IdempotencyRecord r) {
-    if (commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned() && !jdbc.isRollbackOnly()) {
-      boolean inserted = insert(tx, r, insertAndCommitStatement);
-      if (inserted) {
-        jdbc.markCommitted();
-      }
-      return inserted;
+    JdbcTransaction committable = committableWithLastWrite(tx);
+    if (committable == null) {
+      return insert(tx, r, insertStatement);
     }
-    return insert(tx, r, insertStatement);
+    boolean inserted = insert(tx, r, insertAndCommitStatement);
+    if (inserted) {
+      committable.markCommitted();
+    }
+    return inserted;
+  }
+
+  /**
+   * The transaction, when the record's last write may carry its COMMIT: PostgreSQL, the option on, a transaction this
+   * store owns and that is not marked rollback-only (the mark must still roll it back). Null otherwise.
+   */
+  private JdbcTransaction committableWithLastWrite(StoreTransaction tx) {
+    return commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned() && !jdbc.isRollbackOnly()
+        ? jdbc : null;
   }
 
   /**
@@ -286,7 +296,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   @Override
   public boolean update(StoreTransaction tx, IdempotencyRecord next) {
     try {
-      return update(connection(tx), next, sql.update);
+      return update(connection(tx), next);
     } catch (SQLException e) {
       throw wrap("update " + next.key(), e);
     }
@@ -300,12 +310,13 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
    */
   @Override
   public boolean updateLast(StoreTransaction tx, IdempotencyRecord next) {
-    if (!(commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned() && !jdbc.isRollbackOnly())) {
+    JdbcTransaction committable = committableWithLastWrite(tx);
+    if (committable == null) {
       return update(tx, next);
     }
-    try {
-      update(connection(tx), next, sql.updateAndCommit);
-      jdbc.markCommitted();
+    try (PreparedStatement ps = boundUpdate(connection(tx), sql.updateAndCommit, next)) {
+      ps.execute();
+      committable.markCommitted();
       return true;
     } catch (SQLException e) {
       if ("22P02".equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains(Sql.FENCED)) {
@@ -316,8 +327,16 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     }
   }
 
-  private boolean update(Connection c, IdempotencyRecord next, String statement) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(statement)) {
+  private boolean update(Connection c, IdempotencyRecord next) throws SQLException {
+    try (PreparedStatement ps = boundUpdate(c, sql.update, next)) {
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** {@code statement} ({@link Sql#update} or {@link Sql#updateAndCommit}) prepared on {@code c} with next's values. */
+  private PreparedStatement boundUpdate(Connection c, String statement, IdempotencyRecord next) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(statement);
+    try {
       ps.setQueryTimeout(lockTimeoutSeconds);
       ps.setString(1, stateName(next.state()));
       bindResponse(ps, 2, next.response());
@@ -330,11 +349,10 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       ps.setInt(11, next.resumeAttempts());
       bindKey(ps, 12, next.key());
       ps.setLong(15, next.version() - 1);
-      if (statement == sql.update) {
-        return ps.executeUpdate() == 1;
-      }
-      ps.execute();
-      return true;
+      return ps;
+    } catch (SQLException | RuntimeException e) {
+      ps.close();
+      throw e;
     }
   }
 
@@ -661,7 +679,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
           return Optional.<AuditEntry>empty();
         }
         IdempotencyRecord next = current.get().resolve(resolution);
-        if (!update(c, next, sql.update)) {
+        if (!update(c, next)) {
           return Optional.<AuditEntry>empty();
         }
         AuditEntry entry = AuditEntry.of(current.get(), next, resolution);

@@ -180,7 +180,7 @@ public final class Executor {
         if (decided.outcome() == Execution.Outcome.STORED) {
           listener.onTransition(name, key, null, KeepPolicy.stateFor(decided.response().status()), null);
         } else if (decided.outcome() == Execution.Outcome.NOT_STORED) {
-          Optional<IdempotencyRecord> live = lookupThisRound ? Optional.empty() : liveRecord(key);
+          Optional<IdempotencyRecord> live = lookupThisRound ? Optional.empty() : liveRecord(key, null);
           if (live.isPresent()) {
             return done(decideExisting(live.get(), fingerprint, clock.instant()), started);
           }
@@ -202,29 +202,28 @@ public final class Executor {
    * one read, on failures only.
    */
   private RuntimeException released(RecordKey key, Fingerprint fingerprint, RuntimeException e, long started) {
-    try {
-      Optional<IdempotencyRecord> existing = findCommitted(key);
-      Instant now = clock.instant();
-      if (existing.isPresent() && !existing.get().isGone(now)) {
-        throw new AnsweredByExisting(done(decideExisting(existing.get(), fingerprint, now), started));
-      }
-    } catch (StoreException lookupFailed) {
-      e.addSuppressed(lookupFailed);
+    Optional<IdempotencyRecord> live = liveRecord(key, e);
+    if (live.isPresent()) {
+      throw new AnsweredByExisting(done(decideExisting(live.get(), fingerprint, clock.instant()), started));
     }
     listener.onReleased(name, key, e);
     return e;
   }
 
   /**
-   * The work answered with a status that is not kept, and its transaction rolled back, after the look-up before it was
-   * skipped. The answer may be only the echo of a duplicate (a conflict with the original's rows), so a live record,
-   * if one exists now, answers instead. Costs one read, on such answers only; a failed read leaves the answer as it is.
+   * The committed record of {@code key} if it is live: read after work that failed ({@link #released}), or that
+   * answered with a status that is not kept after the look-up before it was skipped. Either may be only the echo of
+   * a duplicate (a conflict with the original's rows), so a live record answers instead. A failed read counts as no
+   * record; it is added to {@code failure}, when given, as a suppressed exception.
    */
-  private Optional<IdempotencyRecord> liveRecord(RecordKey key) {
+  private Optional<IdempotencyRecord> liveRecord(RecordKey key, RuntimeException failure) {
     try {
       Optional<IdempotencyRecord> existing = findCommitted(key);
       return existing.isPresent() && !existing.get().isGone(clock.instant()) ? existing : Optional.empty();
     } catch (StoreException lookupFailed) {
+      if (failure != null) {
+        failure.addSuppressed(lookupFailed);
+      }
       return Optional.empty();
     }
   }
@@ -324,17 +323,14 @@ public final class Executor {
     boolean last = operation.steps().size() == 1;
     boolean lookup = policy.lookupFirst() && !request.isFirstAttempt();
     for (int round = 1; round <= MAX_ROUNDS; round++) {
+      boolean lookedUp = lookup || round > 1;
+      Optional<IdempotencyRecord> existing = lookedUp ? findCommitted(key) : Optional.empty();
       Instant now = clock.instant();
-      if (lookup || round > 1) {
-        Optional<IdempotencyRecord> existing = findCommitted(key);
-        now = clock.instant();
-        if (existing.isPresent()) {
-          if (!existing.get().isGone(now)) {
-            return null;
-          }
-          Instant at = now;
-          transaction(tx -> deleteIfExpired(tx, key, at));
+      if (existing.isPresent()) {
+        if (!existing.get().isGone(now)) {
+          return null;
         }
+        transaction(tx -> deleteIfExpired(tx, key, now));
       }
       IdempotencyRecord claimed =
           IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl(),
@@ -385,7 +381,7 @@ public final class Executor {
       }
       PhaseResult result = (PhaseResult) outcome[0];
       if (written == null) {
-        if (!lookup && round == 1 && liveRecord(key).isPresent()) {
+        if (!lookedUp && liveRecord(key, null).isPresent()) {
           return null;
         }
         listener.onReleased(name, key, null);
