@@ -17,6 +17,7 @@ import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -73,6 +74,9 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
   private final String selectMany;
   private final String probe;
   private final String keepResult;
+  /** PostgreSQL: the first-delivery order's insert of a whole batch with its results, and the same with COMMIT. */
+  private final String insertLast;
+  private final String insertLastAndCommit;
   private final Admin admin = new Admin();
 
   private JdbcInboxStore(Builder b) {
@@ -104,6 +108,11 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
         insert = "INSERT INTO " + table + columns + " VALUES (?, ?, ?, ?, ?, ?)";
         selectMany = read + " IN ("; // H2's reads take no locks
     }
+    insertLast = "INSERT INTO " + table + " (consumer, event_id, source, payload_hash, received_at, processed_at,"
+        + " result) SELECT CAST(? AS VARCHAR), u.event_id, u.source, u.payload_hash, CAST(? AS BIGINT),"
+        + " CAST(? AS BIGINT), u.result FROM unnest(?::varchar[], ?::varchar[], ?::char(64)[], ?::text[])"
+        + " WITH ORDINALITY AS u(event_id, source, payload_hash, result, n) ORDER BY u.n";
+    insertLastAndCommit = insertLast + "; COMMIT";
     keepResult = "UPDATE " + table + " SET result = ? WHERE consumer = ? AND event_id = ?";
     probe = "SELECT 1 FROM " + table + " WHERE consumer = ? AND event_id = ?";
   }
@@ -235,6 +244,85 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
     return out;
   }
 
+  /** On PostgreSQL: a handler's error aborts the transaction, so the records' write after it fails and tells. */
+  @Override
+  public boolean recordsLast() {
+    return dialect == JdbcDialect.POSTGRESQL;
+  }
+
+  /**
+   * One plain {@code INSERT} of the batch with its results, in lock order; when this store owns {@code tx} (and it is
+   * not marked rollback-only), the insert and the COMMIT go as one execution, so a first delivery costs the round
+   * trips of the handler's own transaction. A record already there fails the insert with a unique violation (the
+   * server then skips the COMMIT): nothing is written, and this returns false. A handler that caught an error that
+   * aborted the transaction makes it fail with {@code 25P02}: an {@link InboxHandlerException}.
+   */
+  @Override
+  public boolean recordLast(StoreTransaction tx, String consumer, List<Entry> events, List<String> results,
+      Instant now) {
+    if (!recordsLast()) {
+      throw new UnsupportedOperationException(name() + " on " + dialect + " records events before the handler runs");
+    }
+    if (results.size() != events.size() || events.isEmpty()) {
+      throw new IllegalArgumentException(results.size() + " results for " + events.size() + " events");
+    }
+    Connection c = tx.unwrap(Connection.class);
+    String firstId = events.get(0).eventId();
+    try {
+      if (c.getAutoCommit()) {
+        throw autoCommitOn(consumer, firstId);
+      }
+    } catch (SQLException e) {
+      throw wrap("checking the transaction after the handler", e);
+    }
+    int n = events.size();
+    Integer[] order = new Integer[n];
+    for (int k = 0; k < n; k++) {
+      order[k] = k;
+    }
+    Arrays.sort(order, (x, y) -> byCodePoint(events.get(x).eventId(), events.get(y).eventId()));
+    String[] ids = new String[n];
+    String[] sources = new String[n];
+    String[] hashes = new String[n];
+    String[] kept = new String[n];
+    for (int k = 0; k < n; k++) {
+      Entry e = events.get(order[k]);
+      ids[k] = e.eventId();
+      sources[k] = e.source();
+      hashes[k] = e.digest();
+      kept[k] = results.get(order[k]);
+    }
+    JdbcTransaction committable = tx instanceof JdbcTransaction jdbc && jdbc.owned() && !jdbc.isRollbackOnly()
+        ? jdbc : null;
+    long at = now.toEpochMilli();
+    try (PreparedStatement ps = c.prepareStatement(committable == null ? insertLast : insertLastAndCommit)) {
+      ps.setString(1, consumer);
+      ps.setLong(2, at);
+      ps.setLong(3, at);
+      ps.setArray(4, c.createArrayOf("varchar", ids));
+      ps.setArray(5, c.createArrayOf("varchar", sources));
+      ps.setArray(6, c.createArrayOf("varchar", hashes));
+      ps.setArray(7, c.createArrayOf("text", kept));
+      ps.execute();
+    } catch (SQLException e) {
+      if (SqlErrors.isUniqueViolation(dialect, e)) {
+        tx.setRollbackOnly();
+        return false;
+      }
+      throw afterHandler(consumer, firstId, "recording " + n + " events for " + consumer, e);
+    }
+    if (committable != null) {
+      committable.markCommitted();
+    }
+    return true;
+  }
+
+  private static InboxHandlerException autoCommitOn(String consumer, String eventId) {
+    // the handler committed part of the work on its own
+    return new InboxHandlerException(consumer, eventId, new IllegalStateException("the handler switched auto-commit"
+        + " on: the inbox and the effects must commit together, in the caller's transaction"));
+  }
+
   /** Writes the records of {@code sorted} in its order (lock order); returns the ids inserted. */
   private Set<String> insertMany(Connection c, String consumer, List<Entry> sorted, long now) throws SQLException {
     int size = sorted.size();
@@ -348,9 +436,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
     }
     try {
       if (c.getAutoCommit()) {
-        // the handler committed part of the work on its own
-        throw new InboxHandlerException(consumer, eventIds.get(0), new IllegalStateException("the handler switched"
-            + " auto-commit on: the inbox and the effects must commit together, in the caller's transaction"));
+        throw autoCommitOn(consumer, eventIds.get(0));
       }
     } catch (SQLException e) {
       throw wrap("checking the transaction after the handler", e);

@@ -26,6 +26,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -157,6 +158,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private final ConsumerListener listener;
   private final ConsumerEngine engine;
   private final Clock clock;
+  private final boolean firstDeliveryOrder;
 
   private final Object lifecycle = new Object();
   private final Map<String, Failures> failures = new LinkedHashMap<>(64, 0.75f, true) {
@@ -168,6 +170,13 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private final Map<TopicPartition, Long> pausedUntil = new HashMap<>();
   /** Offsets whose commit failed while the partition stayed assigned: committed again after the next poll. */
   private final Map<TopicPartition, Long> pendingCommits = new HashMap<>();
+  /**
+   * The partitions whose batches are first deliveries: each has committed a batch since it was assigned to this
+   * consumer, and has not failed since. Its next records come after every offset this consumer committed.
+   */
+  private final Set<TopicPartition> delivering = new HashSet<>();
+  /** Whether the batch being processed is a first delivery ({@link Builder#firstDeliveryOrder}). */
+  private boolean firstDelivery;
   private Consumer<String, byte[]> consumer;
   private Producer<String, byte[]> deadLetters;
   private Thread thread;
@@ -196,6 +205,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     this.closeTimeout = b.closeTimeout;
     this.listener = b.listener;
     this.clock = b.clock;
+    this.firstDeliveryOrder = b.firstDeliveryOrder;
     this.engine = ConsumerEngine.builder().maxAttempts(b.maxAttempts).backoff(b.failurePause, MAX_PAUSE)
         .maxUncountedContention(MAX_UNCOUNTED_CONTENTION).build();
   }
@@ -353,6 +363,16 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   /** Processes the records one poll returned for one partition, in offset order. */
   private void processPartition(TopicPartition partition, List<ConsumerRecord<String, byte[]>> records) {
+    // the first batch after an assignment, a failure or a pause may hold records delivered before: records first
+    firstDelivery = firstDeliveryOrder && delivering.contains(partition);
+    delivering.remove(partition);
+    if (processRecords(partition, records)) {
+      delivering.add(partition);
+    }
+  }
+
+  /** Processes the poll's records of one partition; returns whether all of them were committed, none sent back. */
+  private boolean processRecords(TopicPartition partition, List<ConsumerRecord<String, byte[]>> records) {
     List<Prepared> segment = new ArrayList<>(records.size());
     for (ConsumerRecord<String, byte[]> record : records) {
       Reason refusal = refusal(record);
@@ -367,7 +387,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       }
       // refused, or it failed before: alone, so that its retries do not roll back the records after it
       if (!segment.isEmpty() && !process(partition, segment) || leftGroup) {
-        return; // after leaving the group, the rest goes to the partition's next owner
+        return false; // after leaving the group, the rest goes to the partition's next owner
       }
       segment = new ArrayList<>();
       boolean done;
@@ -380,12 +400,10 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         done = process(partition, List.of(prepared));
       }
       if (!done || leftGroup) {
-        return;
+        return false;
       }
     }
-    if (!segment.isEmpty()) {
-      process(partition, segment);
-    }
+    return (segment.isEmpty() || process(partition, segment)) && !leftGroup;
   }
 
   private Reason refusal(ConsumerRecord<String, byte[]> record) {
@@ -450,6 +468,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       seekAndPause(partition, records.get(0).record.offset(), engine.backoff(1));
       throw e;
     } catch (RuntimeException | Error e) {
+      firstDelivery = false; // what comes next is tried again: records first
       Reason fault = ConsumerEngine.classify(e, inbox.store());
       ConsumerRecord<String, byte[]> first = records.get(0).record;
       if (fault == Reason.DATABASE_DOWN) {
@@ -518,7 +537,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private void commitBatch(TopicPartition partition, List<Prepared> records) {
     List<InboxEvent> events = records.stream().map(Prepared::event).toList();
     // the inbox runs the handler for the batch's new events only, the first of each event id, which carries its record
-    List<InboxResult> results = inbox.processBatchAndCommit(name, events, handler);
+    List<InboxResult> results = inbox.processBatchAndCommit(name, events, handler, firstDelivery);
     long next = records.get(records.size() - 1).record.offset() + 1;
     int count = records.size();
     int dups = (int) results.stream().filter(InboxResult::duplicate).count();
@@ -816,6 +835,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     private void forget(Collection<TopicPartition> partitions) {
       // failure counts stay: they are keyed by offset, and an eager rebalance often hands the partition straight back
       partitions.forEach(pausedUntil::remove);
+      delivering.removeAll(partitions);
     }
   }
 
@@ -857,6 +877,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     private Duration closeTimeout = Duration.ofSeconds(30);
     private ConsumerListener listener = new ConsumerListener() {};
     private Clock clock = Clock.systemUTC();
+    private boolean firstDeliveryOrder = true;
 
     private Builder(Map<String, ?> config, Inbox inbox, Collection<String> topics) {
       Objects.requireNonNull(config, "config").forEach((k, v) -> this.config.put(
@@ -969,6 +990,21 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     /** Hears of what the consumer did with each record and batch; see {@link ConsumerListener}. */
     public Builder listener(ConsumerListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Whether batches that are first deliveries run the handler before the inbox records their events (default true).
+     * A partition's batches are first deliveries once it has committed a batch since it was assigned to this consumer
+     * and until a batch fails: they come after every offset this consumer committed, so only a producer's duplicate
+     * can be among them. On a store that offers it (PostgreSQL), the inbox then runs the handler first and writes the
+     * records with the commit, as many round trips as the handler's transaction alone, and falls back to recording
+     * first when an event was recorded already or anything fails ({@link Inbox#processBatchAndCommit(String, List,
+     * InboxHandler, boolean)}). The handler's writes count once either way; set false when what the handler does
+     * outside the transaction must not happen for a producer's duplicate either.
+     */
+    public Builder firstDeliveryOrder(boolean on) {
+      this.firstDeliveryOrder = on;
       return this;
     }
 

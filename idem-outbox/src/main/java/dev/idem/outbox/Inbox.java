@@ -141,6 +141,33 @@ public final class Inbox {
   public List<InboxResult> processBatch(StoreTransaction tx, String consumer, List<InboxEvent> events,
       InboxHandler handler) {
     Objects.requireNonNull(tx, "tx");
+    Batch b = batch(consumer, events, handler);
+    Instant now = clock.instant();
+    List<InboxStore.Recorded> recorded = store.record(tx, consumer, b.distinct, now);
+    InboxStore.Recorded[] byIndex = new InboxStore.Recorded[b.size()];
+    List<InboxEvent> fresh = new ArrayList<>();
+    for (int k = 0; k < b.distinct.size(); k++) {
+      InboxStore.Recorded r = recorded.get(k);
+      int i = b.distinctAt.get(k);
+      if (r.status() == InboxStore.Status.MISMATCH) {
+        throw mismatch(consumer, b.events.get(i).eventId());
+      }
+      byIndex[i] = r;
+      if (r.status() == InboxStore.Status.NEW) {
+        fresh.add(b.events.get(i));
+      }
+    }
+
+    List<String> results = List.of();
+    if (!fresh.isEmpty()) {
+      results = effects(tx, consumer, Collections.unmodifiableList(fresh), handler);
+      store.keep(tx, consumer, fresh.stream().map(InboxEvent::eventId).toList(), results);
+    }
+    return outcomes(consumer, b, byIndex, results, now);
+  }
+
+  /** The checked batch, its events' digests, and its distinct events (the first of each id). */
+  private Batch batch(String consumer, List<InboxEvent> events, InboxHandler handler) {
     Limits.text("consumer", consumer, Limits.NAME);
     Objects.requireNonNull(events, "events");
     Objects.requireNonNull(handler, "handler");
@@ -174,33 +201,41 @@ public final class Inbox {
         throw mismatch(consumer, event.eventId());
       }
     }
+    return new Batch(batch, first, Collections.unmodifiableList(distinct), distinctAt);
+  }
 
-    Instant now = clock.instant();
-    List<InboxStore.Recorded> recorded = store.record(tx, consumer, Collections.unmodifiableList(distinct), now);
-    InboxStore.Recorded[] byIndex = new InboxStore.Recorded[n];
-    List<InboxEvent> fresh = new ArrayList<>();
-    for (int k = 0; k < distinct.size(); k++) {
-      InboxStore.Recorded r = recorded.get(k);
-      int i = distinctAt.get(k);
-      if (r.status() == InboxStore.Status.MISMATCH) {
-        throw mismatch(consumer, batch.get(i).eventId());
-      }
-      byIndex[i] = r;
-      if (r.status() == InboxStore.Status.NEW) {
-        fresh.add(batch.get(i));
-      }
+  /**
+   * A checked batch.
+   *
+   * @param first for each event, the index of the first event with the same id
+   * @param distinct the first event of each id, as the store records it
+   * @param distinctAt where each of {@code distinct} is in {@code events}
+   */
+  private record Batch(List<InboxEvent> events, int[] first, List<InboxStore.Entry> distinct,
+      List<Integer> distinctAt) {
+    int size() {
+      return events.size();
     }
 
-    List<String> results = List.of();
-    if (!fresh.isEmpty()) {
-      results = effects(tx, consumer, Collections.unmodifiableList(fresh), handler);
-      store.keep(tx, consumer, fresh.stream().map(InboxEvent::eventId).toList(), results);
+    /** The first event of each id, in the batch's order: the events the handler gets when none is recorded. */
+    List<InboxEvent> distinctEvents() {
+      return distinctAt.stream().map(events::get).toList();
     }
+  }
+
+  /**
+   * One result per event, telling the listener of each: {@code byIndex} holds what the store found for the first event
+   * of each id, and {@code results} the handler's results of the new ones, in order.
+   */
+  private List<InboxResult> outcomes(String consumer, Batch b, InboxStore.Recorded[] byIndex, List<String> results,
+      Instant now) {
+    int n = b.size();
     InboxResult[] outcome = new InboxResult[n];
     int next = 0;
     for (int i = 0; i < n; i++) {
-      if (first[i] != i) {
-        outcome[i] = new InboxResult(true, outcome[first[i]].result(), outcome[first[i]].firstReceivedAt());
+      int first = b.first[i];
+      if (first != i) {
+        outcome[i] = new InboxResult(true, outcome[first].result(), outcome[first].firstReceivedAt());
       } else if (byIndex[i].status() == InboxStore.Status.NEW) {
         outcome[i] = new InboxResult(false, results.get(next++), now);
       } else {
@@ -217,6 +252,37 @@ public final class Inbox {
    * as a broker listener that acknowledges or commits its offsets after this returns.
    */
   public List<InboxResult> processBatchAndCommit(String consumer, List<InboxEvent> events, InboxHandler handler) {
+    return processBatchAndCommit(consumer, events, handler, false);
+  }
+
+  /**
+   * As {@link #processBatchAndCommit(String, List, InboxHandler)}, with the caller's hint of whether the batch is a
+   * first delivery: its events have most likely not been delivered before (a Kafka partition's batch after the
+   * first one since the partition was assigned, say). Duplicates are still found and skipped whatever the hint says;
+   * the hint only picks the order that is cheaper when it is right.
+   *
+   * <p>For a first delivery, on a store that offers it ({@link InboxStore#recordsLast}: PostgreSQL, in memory), the
+   * inbox runs the handler on the batch's events first and then writes their records, with the results, in one
+   * statement that also commits (the transaction costs the round trips of the handler's own). When an event turns
+   * out to be recorded already, or anything in that order fails (the handler threw, the commit failed), the
+   * transaction rolls back and the batch runs again in the usual order, records first, where a duplicate's handler
+   * does not run. So the handler's writes count once either way; what the handler does outside the transaction (a
+   * call to another service) may happen for a duplicate, or twice for a failure, in that order. A handler that rolls
+   * the transaction back itself (which it must never do) goes unnoticed in that order: the usual order's check, that
+   * the records are still in the transaction after the handler, has nothing to check.
+   *
+   * @param firstDelivery whether the batch is most likely new: the handler first; false records first (the method
+   *     without this parameter)
+   */
+  public List<InboxResult> processBatchAndCommit(String consumer, List<InboxEvent> events, InboxHandler handler,
+      boolean firstDelivery) {
+    if (firstDelivery && store.recordsLast()) {
+      Batch b = batch(consumer, events, handler);
+      List<InboxResult> done = recordingLast(consumer, b, handler);
+      if (done != null) {
+        return done;
+      }
+    }
     try {
       return transactions.inTransaction(tx -> processBatch(tx, consumer, events, handler));
     } catch (RuntimeException e) {
@@ -224,6 +290,48 @@ public final class Inbox {
     } catch (Exception e) {
       throw new StoreException(store.name(), "committing " + events.size() + " events for " + consumer + " failed: "
           + e, null, false, false, e);
+    }
+  }
+
+  /**
+   * The first-delivery order: the handler on the batch's distinct events, then their records, committed. Returns the
+   * outcome, or null when an event was recorded already or anything failed (the transaction rolled back): the caller
+   * then processes the batch in the usual order.
+   */
+  private List<InboxResult> recordingLast(String consumer, Batch b, InboxHandler handler) {
+    List<InboxEvent> fresh = b.distinctEvents();
+    Instant now = clock.instant();
+    List<String> results;
+    try {
+      results = transactions.inTransaction(tx -> {
+        List<String> returned = effects(tx, consumer, fresh, handler);
+        if (!store.recordLast(tx, consumer, b.distinct, returned, now)) {
+          throw RecordedBefore.INSTANCE; // whatever the transactions, a throw rolls back
+        }
+        return returned;
+      });
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (Exception | LinkageError | AssertionError e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      return null; // rolled back: the usual order finds out which events are new and reports the failure, if any
+    }
+    InboxStore.Recorded recorded = new InboxStore.Recorded(InboxStore.Status.NEW, null, now);
+    InboxStore.Recorded[] byIndex = new InboxStore.Recorded[b.size()];
+    for (int i : b.distinctAt) {
+      byIndex[i] = recorded;
+    }
+    return outcomes(consumer, b, byIndex, results, now);
+  }
+
+  /** Thrown in the first-delivery order to roll back when an event was recorded already; never leaves the inbox. */
+  private static final class RecordedBefore extends RuntimeException {
+    static final RecordedBefore INSTANCE = new RecordedBefore();
+
+    private RecordedBefore() {
+      super("an event of the batch was recorded already", null, false, false);
     }
   }
 

@@ -883,6 +883,161 @@ abstract class InboxContract {
     }
   }
 
+  // ---- first deliveries: the handler first, the records with the commit (PostgreSQL) ----
+
+  /** Whether {@code eventId}'s record is there, read on the handler's connection, in its transaction. */
+  boolean recordedInTransaction(Connection c, String eventId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + store.table()
+        + " WHERE consumer = 'billing' AND event_id = ?")) {
+      ps.setString(1, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1) == 1;
+      }
+    }
+  }
+
+  List<InboxResult> firstDelivery(List<InboxEvent> events, InboxHandler handler) {
+    return inbox.processBatchAndCommit("billing", events, handler, true);
+  }
+
+  @Test
+  void aFirstDeliveryRunsTheHandlerBeforeTheRecordsOnPostgresAndARedeliveryIsSkipped() throws Exception {
+    boolean recordsLast = dialect() == JdbcDialect.POSTGRESQL;
+    assertThat(store.recordsLast()).isEqualTo(recordsLast);
+    String[] ids = ids(4);
+    List<String> ran = new ArrayList<>();
+    List<Boolean> recordedBeforeHandler = new ArrayList<>();
+    InboxHandler handler = (tx, event) -> {
+      ran.add(event.eventId());
+      recordedBeforeHandler.add(recordedInTransaction(connection(tx), event.eventId()));
+      return apply(connection(tx), event.eventId());
+    };
+
+    List<InboxResult> results = firstDelivery(events(ids[0], ids[1], ids[0], ids[2], ids[3]), handler);
+
+    assertThat(duplicateFlags(results)).containsExactly(false, false, true, false, false);
+    assertThat(resultTexts(results)).containsExactly("applied " + ids[0], "applied " + ids[1], "applied " + ids[0],
+        "applied " + ids[2], "applied " + ids[3]);
+    assertThat(results).extracting(InboxResult::firstReceivedAt).containsOnly(clock.instant());
+    assertThat(ran).containsExactly(ids);
+    assertThat(recordedBeforeHandler).as("records first unless the store records last").containsOnly(!recordsLast);
+    assertThat(processed).hasValue(4);
+    assertThat(duplicates).hasValue(1);
+    assertThat(inboxCount("processed_at IS NULL")).isZero();
+
+    clock.advance(Duration.ofMinutes(1));
+    List<InboxResult> again = firstDelivery(events(ids), handler);
+
+    assertThat(again).isEqualTo(List.of(results.get(0), results.get(1), results.get(3), results.get(4)).stream()
+        .map(r -> new InboxResult(true, r.result(), r.firstReceivedAt())).collect(Collectors.toList()));
+    assertThat(ran).as("on PostgreSQL the handler ran again, and its writes rolled back")
+        .hasSize(recordsLast ? 8 : 4);
+    for (String id : ids) {
+      assertThat(effectCount(id)).as("effect of %s", id).isEqualTo(1);
+    }
+    assertThat(duplicates).hasValue(5);
+  }
+
+  @Test
+  void aFirstDeliveryHoldingAProducersDuplicateWhoseHandlerFailsOnItSkipsTheDuplicate() throws Exception {
+    String[] ids = ids(3);
+    processCommitted("billing", ids[1], "{\"id\":\"" + ids[1] + "\"}");
+    doneBefore(ids[1]);
+    long marked = onceCount();
+    InboxHandler handler = (tx, event) -> {
+      apply(connection(tx), event.eventId());
+      try (PreparedStatement ps = connection(tx).prepareStatement("INSERT INTO " + once + " (event_id) VALUES (?)")) {
+        ps.setString(1, event.eventId()); // a business key: fails for the event done before
+        ps.executeUpdate();
+      }
+      return "done " + event.eventId();
+    };
+
+    List<InboxResult> results = firstDelivery(events(ids), handler);
+
+    assertThat(duplicateFlags(results)).containsExactly(false, true, false);
+    assertThat(resultTexts(results)).containsExactly("done " + ids[0], "applied " + ids[1], "done " + ids[2]);
+    for (String id : ids) {
+      assertThat(effectCount(id)).as("effect of %s", id).isEqualTo(1);
+    }
+    assertThat(onceCount()).isEqualTo(marked + 2);
+  }
+
+  @Test
+  void aFirstDeliveryWithAnIdRecordedUnderAnotherPayloadIsRefusedAndRecordsNothing() throws Exception {
+    String[] ids = ids(3);
+    processCommitted("billing", ids[2], "{\"amount\":1}");
+    List<String> ran = new ArrayList<>();
+
+    assertThatThrownBy(() -> firstDelivery(events(ids), eventEffect(ran)))
+        .isInstanceOf(InboxPayloadMismatchException.class)
+        .satisfies(e -> assertThat(((InboxPayloadMismatchException) e).eventId()).isEqualTo(ids[2]));
+
+    assertThat(mismatches).hasValue(1);
+    assertThat(inbox.contains("billing", ids[0])).isFalse();
+    assertThat(inbox.contains("billing", ids[1])).isFalse();
+    assertThat(effectCount(ids[0])).isZero();
+    assertThat(effectCount(ids[2])).isEqualTo(1);
+  }
+
+  @Test
+  void aFirstDeliveryWhoseHandlerCaughtAnSqlErrorStoresNothingOnPostgres() throws Exception {
+    String[] ids = ids(3);
+    doneBefore(ids[2]); // the handler's last statement fails, and it catches that
+    assertCaughtErrorOutcome(List.of(ids), () -> firstDelivery(events(ids), catchingHandler(null)));
+  }
+
+  @Test
+  void aFirstDeliveryWhoseHandlerFailsFailsAsInTheUsualOrderAndRecordsNothing() throws Exception {
+    String[] ids = ids(2);
+    assertThatThrownBy(() -> firstDelivery(events(ids), (tx, event) -> {
+      apply(connection(tx), event.eventId());
+      throw new IllegalStateException("downstream refused " + event.eventId());
+    })).isInstanceOf(InboxHandlerException.class).hasRootCauseMessage("downstream refused " + ids[0])
+        .satisfies(e -> assertThat(((InboxHandlerException) e).eventId()).isEqualTo(ids[0]));
+    for (String id : ids) {
+      assertThat(inbox.contains("billing", id)).isFalse();
+      assertThat(effectCount(id)).isZero();
+    }
+  }
+
+  @Test
+  void concurrentFirstDeliveriesOfOverlappingBatchesGiveEachEventOneEffect() throws Exception {
+    int threads = 8;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 25; round++) {
+        String[] ids = ids(4);
+        CyclicBarrier barrier = new CyclicBarrier(threads);
+        List<Future<List<InboxResult>>> calls = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          // every thread a batch of three of the four events, starting at another one
+          List<InboxEvent> batch = events(ids[t % 4], ids[(t + 1) % 4], ids[(t + 2) % 4]);
+          calls.add(pool.submit(() -> {
+            barrier.await(10, TimeUnit.SECONDS);
+            return firstDelivery(batch, effect());
+          }));
+        }
+        Map<String, Integer> ran = new HashMap<>();
+        for (int t = 0; t < threads; t++) {
+          List<InboxResult> results = calls.get(t).get(60, TimeUnit.SECONDS);
+          for (int k = 0; k < 3; k++) {
+            String id = ids[(t + k) % 4];
+            assertThat(results.get(k).result()).isEqualTo("applied " + id);
+            ran.merge(id, results.get(k).duplicate() ? 0 : 1, Integer::sum);
+          }
+        }
+        for (String id : ids) {
+          assertThat(ran.get(id)).as("round %d: one delivery of %s ran its handler", round, id).isEqualTo(1);
+          assertThat(effectCount(id)).as("round %d: one effect of %s", round, id).isEqualTo(1);
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   // ---- a handler that catches an SQL error ----
 
   /** Commits {@code eventId} into {@link #once}, as a handler run before would have. */

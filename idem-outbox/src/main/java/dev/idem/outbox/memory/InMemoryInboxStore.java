@@ -87,6 +87,48 @@ public final class InMemoryInboxStore implements InboxStore {
     return events.stream().map(e -> outcome.get(e.eventId())).toList();
   }
 
+  /** Yes: a transaction here cannot be broken by its handler. */
+  @Override
+  public boolean recordsLast() {
+    return true;
+  }
+
+  @Override
+  public boolean recordLast(StoreTransaction tx, String consumer, List<Entry> events, List<String> results,
+      Instant now) {
+    MemoryTransaction m = MemoryTransaction.of(tx);
+    if (results.size() != events.size()) {
+      throw new IllegalArgumentException(results.size() + " results for " + events.size() + " events");
+    }
+    Map<String, String> resultById = new HashMap<>();
+    for (int i = 0; i < events.size(); i++) {
+      resultById.put(events.get(i).eventId(), results.get(i));
+    }
+    boolean recorded = lock.call(() -> {
+      for (Entry e : events.stream().sorted(Comparator.comparing(Entry::eventId)).toList()) {
+        Key key = new Key(consumer, e.eventId());
+        Held h = held.get(key);
+        while (h != null && h.owner != m) {
+          released.awaitUninterruptibly();
+          h = held.get(key);
+        }
+        if (h != null || committed.containsKey(key)) {
+          return false; // the records this call holds already go when the transaction rolls back
+        }
+        Held mine = new Held(m, e.digest(), now);
+        mine.result = resultById.get(e.eventId());
+        held.put(key, mine);
+        m.onCommit(() -> commit(key, mine));
+        m.onEnd(() -> release(key, mine));
+      }
+      return true;
+    });
+    if (!recorded) {
+      tx.setRollbackOnly();
+    }
+    return recorded;
+  }
+
   private static Recorded found(Entry e, String digest, String result, Instant receivedAt) {
     return new Recorded(digest.equals(e.digest()) ? Status.DUPLICATE : Status.MISMATCH, result, receivedAt);
   }

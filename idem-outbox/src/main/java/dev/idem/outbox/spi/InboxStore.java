@@ -12,7 +12,9 @@ import java.util.Objects;
  *
  * <p>Both hot methods run in the caller's open transaction, with the handler's effects between them:
  * {@link #record} writes the records, {@link #keep} keeps the results after the handler ran and checks that the
- * records are still part of the transaction. The effects and the records commit together or not at all.
+ * records are still part of the transaction. The effects and the records commit together or not at all. A store may
+ * also offer the first-delivery order ({@link #recordsLast}): the handler first, then one write of the records with
+ * their results ({@link #recordLast}), which fails when an event turns out to be recorded already.
  *
  * <p>Concurrent transactions that record the same event serialise on it: the second waits for the first to end,
  * then finds its record (a duplicate) or, if the first rolled back, records the event itself. Transactions that
@@ -50,6 +52,36 @@ public interface InboxStore {
    *     also when no record of the checked event exists at all (it was never recorded)
    */
   void keep(StoreTransaction tx, String consumer, List<String> eventIds, List<String> results);
+
+  /**
+   * Whether this store can take {@link #recordLast}: the first-delivery order, where the handler runs before the records
+   * are written. A store says yes only if it can still tell, after the handler, that the handler broke the transaction
+   * (an error it caught); the JDBC store on PostgreSQL does, as does the in-memory store. The default is no: the inbox
+   * then always records first.
+   */
+  default boolean recordsLast() {
+    return false;
+  }
+
+  /**
+   * The first-delivery order, for events that have most likely not been delivered before: records events whose handler
+   * has already run in {@code tx}, with the handler's results, as the transaction's last write; a store that owns
+   * {@code tx} may commit it in the same round trip. All or nothing: when one of the events was recorded before
+   * (committed), or by a concurrent transaction that commits while this one waits, nothing is recorded, {@code tx} is
+   * marked rollback-only, and this returns false: the caller rolls back and processes the events in the usual order,
+   * where a duplicate's handler does not run.
+   *
+   * @param events events with distinct ids, not empty
+   * @param results one per event, in order; null keeps nothing
+   * @return true when every event was new and is recorded (and committed, if the store committed {@code tx})
+   * @throws dev.idem.outbox.InboxHandlerException when the handler broke the transaction (on PostgreSQL, it caught an
+   *     error that aborted it) or switched auto-commit on
+   * @throws UnsupportedOperationException when {@link #recordsLast} is false
+   */
+  default boolean recordLast(StoreTransaction tx, String consumer, List<Entry> events, List<String> results,
+      Instant now) {
+    throw new UnsupportedOperationException(name() + " records events before the handler runs only");
+  }
 
   /**
    * Whether the store answers now (a JDBC store: a fresh connection that passes {@code isValid}). Consumers that

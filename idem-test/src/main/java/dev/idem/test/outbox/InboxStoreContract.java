@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
@@ -104,7 +105,7 @@ public abstract class InboxStoreContract {
 
   private boolean inRecord(StackTraceElement[] stack) {
     for (StackTraceElement frame : stack) {
-      if (frame.getMethodName().equals("record")) {
+      if (frame.getMethodName().equals("record") || frame.getMethodName().equals("recordLast")) {
         for (Class<?> c = store.getClass(); c != null; c = c.getSuperclass()) {
           if (c.getName().equals(frame.getClassName())) {
             return true;
@@ -401,7 +402,7 @@ public abstract class InboxStoreContract {
   void aSecondTransactionWaitsForTheFirstAndFindsItsRecordOnceItCommits() throws Exception {
     Instant later = now.plusSeconds(1);
 
-    List<Recorded> second = raceOnOneEvent(true, later);
+    List<Recorded> second = raceOnOneEvent(true, recordingAround(later));
 
     assertThat(second).containsExactly(fresh(later), duplicate("first", now), fresh(later));
     assertThat(recordCommitted(BILLING, later, null, entry("evt-held"))).containsExactly(duplicate("first", now));
@@ -411,17 +412,22 @@ public abstract class InboxStoreContract {
   void aSecondTransactionWaitsForTheFirstAndRecordsTheEventItselfOnceItRollsBack() throws Exception {
     Instant later = now.plusSeconds(1);
 
-    List<Recorded> second = raceOnOneEvent(false, later);
+    List<Recorded> second = raceOnOneEvent(false, recordingAround(later));
 
     assertThat(second).containsExactly(fresh(later), fresh(later), fresh(later));
     assertThat(recordCommitted(BILLING, later, null, entry("evt-held"))).containsExactly(duplicate("second", later));
   }
 
+  /** The second transaction's work of {@link #raceOnOneEvent}: a batch around the held event, recorded first. */
+  private TransactionWork<List<Recorded>> recordingAround(Instant later) {
+    return tx -> recordAndKeep(tx, BILLING, later, "second", entry("evt-before"), entry("evt-held"), entry("evt-next"));
+  }
+
   /**
-   * A first transaction records {@code evt-held} and holds it; a second records a batch around it and must wait; then
-   * the first commits or rolls back. Returns what the second recorded.
+   * A first transaction records {@code evt-held} and holds it; a second runs {@code secondWork}, which records a batch
+   * around it and must wait; then the first commits or rolls back. Returns what the second's work returned.
    */
-  private List<Recorded> raceOnOneEvent(boolean commit, Instant later) throws Exception {
+  private <T> T raceOnOneEvent(boolean commit, TransactionWork<T> secondWork) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(2);
     CountDownLatch held = new CountDownLatch(1);
     CountDownLatch end = new CountDownLatch(1);
@@ -439,10 +445,9 @@ public abstract class InboxStoreContract {
         return r;
       }));
       assertThat(held.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the first transaction recorded").isTrue();
-      Future<List<Recorded>> second = pool.submit(() -> store.inTransaction(tx -> {
+      Future<T> second = pool.submit(() -> store.inTransaction(tx -> {
         waiter.complete(session(tx));
-        return recordAndKeep(tx, BILLING, later, "second", entry("evt-before"), entry("evt-held"),
-            entry("evt-next"));
+        return secondWork.execute(tx);
       }));
       try {
         awaitBlocked(sessionOf(holder, first), sessionOf(waiter, second), "evt-held", second);
@@ -471,6 +476,117 @@ public abstract class InboxStoreContract {
         assertThat(System.nanoTime()).as("the transaction reports its session").isLessThan(deadline);
       }
     }
+  }
+
+  // ----------------------------------------------------------------------- recording last (stores that offer it)
+
+  /** What {@link InboxStore#recordLast} returns in a committed transaction of the store for {@code entries}. */
+  private boolean recordLastCommitted(Instant at, List<String> results, Entry... entries) throws Exception {
+    return store.inTransaction(tx -> store.recordLast(tx, BILLING, List.of(entries), results, at));
+  }
+
+  @Test
+  void recordLastRecordsNewEventsWithTheirResultsOrIsRefusedByAStoreThatRecordsFirstOnly() throws Exception {
+    if (!store.recordsLast()) {
+      assertThatThrownBy(() -> recordLastCommitted(now, Collections.singletonList(null), entry("a")))
+          .isInstanceOf(UnsupportedOperationException.class);
+      assertThat(admin().contains(BILLING, "a")).isFalse();
+      return;
+    }
+
+    boolean recorded = recordLastCommitted(now, Arrays.asList("rb", null, "rc"), entry("b"), entry("a"), entry("c"));
+
+    assertThat(recorded).isTrue();
+    assertThat(recordCommitted(BILLING, now.plusSeconds(1), "ignored", entry("a"), entry("b"), entry("c")))
+        .containsExactly(duplicate(null, now), duplicate("rb", now), duplicate("rc", now));
+    assertThat(admin().contains(SHIPPING, "a")).isFalse();
+  }
+
+  @Test
+  void recordLastFindingAnEventRecordedBeforeRecordsNoneOfTheBatchAndMarksTheTransactionRollbackOnly()
+      throws Exception {
+    if (!store.recordsLast()) {
+      assertThat(store.recordsLast()).as("recordLast is refused, as the test above shows").isFalse();
+      return;
+    }
+    recordCommitted(BILLING, now, "first", entry("evt-2"));
+    recordCommitted(BILLING, now, "first", entry("evt-5", DIGEST_A));
+    Instant later = now.plusSeconds(1);
+    List<String> results = Collections.nCopies(3, "second");
+
+    boolean[] marked = new boolean[2];
+    boolean duplicate = store.inTransaction(tx -> {
+      boolean r = store.recordLast(tx, BILLING, List.of(entry("evt-1"), entry("evt-2"), entry("evt-3")), results,
+          later);
+      marked[0] = tx.isRollbackOnly();
+      return r;
+    });
+    boolean mismatch = store.inTransaction(tx -> {
+      boolean r = store.recordLast(tx, BILLING, List.of(entry("evt-4"), entry("evt-5", DIGEST_B)),
+          List.of("x", "y"), later);
+      marked[1] = tx.isRollbackOnly();
+      return r;
+    });
+
+    assertThat(duplicate).isFalse();
+    assertThat(mismatch).isFalse();
+    assertThat(marked).containsExactly(true, true);
+    for (String id : List.of("evt-1", "evt-3", "evt-4")) {
+      assertThat(admin().contains(BILLING, id)).as("%s recorded", id).isFalse();
+    }
+    assertThat(recordCommitted(BILLING, later, null, entry("evt-2"), entry("evt-5", DIGEST_A)))
+        .containsExactly(duplicate("first", now), duplicate("first", now));
+  }
+
+  @Test
+  void recordLastInATransactionMarkedRollbackOnlyCommitsNothing() throws Exception {
+    if (!store.recordsLast()) {
+      assertThat(store.recordsLast()).as("recordLast is refused, as the test above shows").isFalse();
+      return;
+    }
+    boolean recorded = store.inTransaction(tx -> {
+      tx.setRollbackOnly();
+      return store.recordLast(tx, BILLING, List.of(entry("evt-1")), List.of("r"), now);
+    });
+
+    assertThat(recorded).as("recorded in the transaction").isTrue();
+    assertThat(admin().contains(BILLING, "evt-1")).as("which rolled back").isFalse();
+  }
+
+  @Test
+  void recordLastWaitsForATransactionThatRecordedTheEventAndRecordsNothingOnceItCommits() throws Exception {
+    if (!store.recordsLast()) {
+      assertThat(store.recordsLast()).as("recordLast is refused, as the test above shows").isFalse();
+      return;
+    }
+    Instant later = now.plusSeconds(1);
+
+    boolean recorded = raceOnOneEvent(true, recordingLastAround(later));
+
+    assertThat(recorded).isFalse();
+    assertThat(admin().contains(BILLING, "evt-before")).isFalse();
+    assertThat(admin().contains(BILLING, "evt-next")).isFalse();
+    assertThat(recordCommitted(BILLING, later, null, entry("evt-held"))).containsExactly(duplicate("first", now));
+  }
+
+  @Test
+  void recordLastWaitsForATransactionThatRecordedTheEventAndRecordsItOnceItRollsBack() throws Exception {
+    if (!store.recordsLast()) {
+      assertThat(store.recordsLast()).as("recordLast is refused, as the test above shows").isFalse();
+      return;
+    }
+    Instant later = now.plusSeconds(1);
+
+    boolean recorded = raceOnOneEvent(false, recordingLastAround(later));
+
+    assertThat(recorded).isTrue();
+    assertThat(recordCommitted(BILLING, later, null, entry("evt-before"), entry("evt-held"), entry("evt-next")))
+        .containsExactly(duplicate("second", later), duplicate("second", later), duplicate("second", later));
+  }
+
+  private TransactionWork<Boolean> recordingLastAround(Instant later) {
+    return tx -> store.recordLast(tx, BILLING, List.of(entry("evt-before"), entry("evt-held"), entry("evt-next")),
+        Collections.nCopies(3, "second"), later);
   }
 
   @Test
