@@ -877,7 +877,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     private Duration closeTimeout = Duration.ofSeconds(30);
     private ConsumerListener listener = new ConsumerListener() {};
     private Clock clock = Clock.systemUTC();
-    private boolean firstDeliveryOrder = true;
+    private boolean firstDeliveryOrder;
 
     private Builder(Map<String, ?> config, Inbox inbox, Collection<String> topics) {
       Objects.requireNonNull(config, "config").forEach((k, v) -> this.config.put(
@@ -994,14 +994,16 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     }
 
     /**
-     * Whether batches that are first deliveries run the handler before the inbox records their events (default true).
-     * A partition's batches are first deliveries once it has committed a batch since it was assigned to this consumer
-     * and until a batch fails: they come after every offset this consumer committed, so only a producer's duplicate
-     * can be among them. On a store that offers it (PostgreSQL), the inbox then runs the handler first and writes the
-     * records with the commit, as many round trips as the handler's transaction alone, and falls back to recording
-     * first when an event was recorded already or anything fails ({@link Inbox#processBatchAndCommit(String, List,
-     * InboxHandler, boolean)}). The handler's writes count once either way; set false when what the handler does
-     * outside the transaction must not happen for a producer's duplicate either.
+     * Whether batches that are first deliveries run the handler before the inbox records their events (default false:
+     * records first, always). A partition's batches are first deliveries once it has committed a batch since it was
+     * assigned to this consumer, and until a batch fails: they come after every offset this consumer committed, so
+     * only a producer's duplicate (a relay that published an event again) can be among them. On a store that offers
+     * it (PostgreSQL), the inbox then runs the handler first and writes the records with the commit, in the round
+     * trips of the handler's transaction alone; when an event was recorded already, or anything fails, it rolls back
+     * and runs the batch again in the usual order ({@link Inbox#processBatchAndCommit(String, List, InboxHandler,
+     * boolean)}). The handler's writes count once either way, but the handler itself may then run for a producer's
+     * duplicate (its writes rolled back), and twice for a failing batch: turn it on when what the handler does outside
+     * the transaction tolerates that.
      */
     public Builder firstDeliveryOrder(boolean on) {
       this.firstDeliveryOrder = on;

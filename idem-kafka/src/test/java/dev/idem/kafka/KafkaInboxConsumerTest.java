@@ -15,6 +15,8 @@ import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
 import dev.idem.test.kafka.KafkaBroker;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLTransactionRollbackException;
 import java.sql.SQLTransientConnectionException;
@@ -89,6 +91,70 @@ class KafkaInboxConsumerTest {
     assertThat(f.eventsWithSeveralEffects()).isZero();
     assertThat(counts.duplicates.get()).isEqualTo(20);
     assertThat(counts.batchDuplicates.get()).isEqualTo(20);
+  }
+
+  /**
+   * A handler that records its effect and, per partition in the order of its calls, whether the event's inbox record
+   * was already in its transaction: true in the usual order (records first), false in the first-delivery order.
+   */
+  private InboxHandler orderWatching(Map<Integer, List<Boolean>> recordedFirst) {
+    InboxHandler effect = f.recordEffect();
+    return (tx, event) -> {
+      ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
+      try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement("SELECT COUNT(*) FROM "
+          + f.inboxTable + " WHERE consumer = ? AND event_id = ?")) {
+        ps.setString(1, f.group);
+        ps.setString(2, KafkaFixture.eventId(r));
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          recordedFirst.computeIfAbsent(r.partition(), p -> new CopyOnWriteArrayList<>()).add(rs.getInt(1) == 1);
+        }
+      }
+      return effect.handle(tx, event);
+    };
+  }
+
+  @Test
+  void inTheFirstDeliveryOrderAPartitionsBatchesAfterItsFirstCommitRunTheHandlerFirstAndCopiesAreStillSkipped()
+      throws Exception {
+    List<String> ids = f.publish(90, 3);
+    try (KafkaProducer<String, byte[]> producer = f.producer()) {
+      for (int i = 0; i < 9; i++) { // a relay's copies, published again after the first ones
+        producer.send(KafkaFixture.record(f.topic, "agg-" + (i * 10 % 3), ids.get(i * 10),
+            "{\"n\":" + i * 10 + "}"));
+      }
+      producer.flush();
+    }
+    Map<Integer, List<Boolean>> recordedFirst = new ConcurrentHashMap<>();
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).batchSize(5).firstDeliveryOrder(true).listener(counts)
+        .handler(orderWatching(recordedFirst)).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 99);
+    }
+
+    assertThat(f.effectCount()).isEqualTo(90);
+    assertThat(f.eventsWithSeveralEffects()).isZero();
+    assertThat(counts.duplicates.get()).isEqualTo(9);
+    assertThat(recordedFirst).isNotEmpty();
+    recordedFirst.forEach((partition, calls) -> {
+      assertThat(calls.get(0)).as("partition %d: its first batch records first", partition).isTrue();
+      assertThat(calls).as("partition %d: later batches run the handler first", partition).contains(false);
+    });
+  }
+
+  @Test
+  void byDefaultEveryBatchRecordsFirst() throws Exception {
+    List<String> ids = f.publish(30, 3);
+    Map<Integer, List<Boolean>> recordedFirst = new ConcurrentHashMap<>();
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).batchSize(5).listener(counts)
+        .handler(orderWatching(recordedFirst)).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 30);
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(recordedFirst.values().stream().mapToInt(List::size).sum()).isEqualTo(30);
+    assertThat(recordedFirst.values()).allSatisfy(calls -> assertThat(calls).containsOnly(true));
   }
 
   @Test

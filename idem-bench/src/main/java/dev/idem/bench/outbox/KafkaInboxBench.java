@@ -43,6 +43,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *   <li>{@code baseline}: that loop written by hand, no inbox.</li>
  *   <li>{@code inbox}: {@link KafkaInboxConsumer}: the same, plus the inbox rows of the batch written in one statement
  *       ({@link Inbox#processBatch}) before the effects.</li>
+ *   <li>{@code inbox, first-delivery order}: the same with {@link KafkaInboxConsumer.Builder#firstDeliveryOrder}
+ *       on: after a partition's first batch, the handler runs first and the inbox rows go with the commit.</li>
  *   <li>{@code inbox 1x1} (with {@code --one-by-one true}): the hand-written loop calling {@link Inbox#process} once
  *       per record in the batch's transaction, i.e. an inbox row (insert, then update) per record.</li>
  * </ul>
@@ -59,6 +61,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * </pre>
  */
 public final class KafkaInboxBench implements ConsumerComparison.Consumers {
+  /** The inbox consumer with {@link KafkaInboxConsumer.Builder#firstDeliveryOrder} on. */
+  static final String FIRST_DELIVERIES = "inbox, first-delivery order";
   private final int events;
   private final int batch;
   private final String bootstrap;
@@ -98,7 +102,7 @@ public final class KafkaInboxBench implements ConsumerComparison.Consumers {
           + " event ids UUID%s, load %s", events, batch, repeats, prefill, ids, BenchSupport.loadAverage()));
       broker.createTopics(List.of(topic, topic + ".dlt"), 1);
       broker.publish(topic, events, bench.timeOrderedIds);
-      List<String> variants = new ArrayList<>(List.of(ConsumerComparison.BASELINE, "inbox"));
+      List<String> variants = new ArrayList<>(List.of(ConsumerComparison.BASELINE, "inbox", FIRST_DELIVERIES));
       if (oneByOne) {
         variants.add("inbox 1x1");
       }
@@ -109,8 +113,9 @@ public final class KafkaInboxBench implements ConsumerComparison.Consumers {
   @Override
   public long consume(String variant, String style) throws Exception {
     String group = "bench-" + UUID.randomUUID();
-    return variant.equals("inbox") ? runInbox(group, style) : runHandWritten(group, style,
-        variant.equals("inbox 1x1"));
+    return variant.equals("inbox") || variant.equals(FIRST_DELIVERIES)
+        ? runInbox(group, style, variant.equals(FIRST_DELIVERIES))
+        : runHandWritten(group, style, variant.equals("inbox 1x1"));
   }
 
   private Map<String, Object> consumerConfig(String group) {
@@ -121,7 +126,7 @@ public final class KafkaInboxBench implements ConsumerComparison.Consumers {
   }
 
   /** Runs {@link KafkaInboxConsumer} until the last record's transaction committed; returns that moment. */
-  private long runInbox(String group, String style) throws Exception {
+  private long runInbox(String group, String style, boolean firstDeliveryOrder) throws Exception {
     CountDownLatch done = new CountDownLatch(1);
     AtomicLong end = new AtomicLong();
     ConsumerListener listener = new ConsumerListener() {
@@ -156,7 +161,7 @@ public final class KafkaInboxBench implements ConsumerComparison.Consumers {
       }
     };
     KafkaInboxConsumer.Builder b = KafkaInboxConsumer.builder(consumerConfig(group), inbox, List.of(topic))
-        .batchSize(batch).listener(listener).handler(style.equals("batched") ? batched : perRecord);
+        .batchSize(batch).firstDeliveryOrder(firstDeliveryOrder).listener(listener).handler(style.equals("batched") ? batched : perRecord);
     try (KafkaInboxConsumer consumer = b.build().start()) {
       if (!done.await(10, TimeUnit.MINUTES)) {
         throw new IllegalStateException("the inbox consumer did not finish within 10 minutes");

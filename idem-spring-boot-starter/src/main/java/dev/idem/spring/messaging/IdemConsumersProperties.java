@@ -410,6 +410,12 @@ public final class IdemConsumersProperties {
     private Duration sendTimeout;
     /** How long stopping waits for the clients to close (default 30 s). */
     private Duration closeTimeout;
+    /**
+     * Whether a partition's batches after its first commit run the handler before the inbox records them, saving
+     * round trips on PostgreSQL; the handler may then run for a producer's duplicate, its writes rolled back
+     * (default false).
+     */
+    private Boolean firstDeliveryOrder;
     /** Kafka consumer settings of this consumer, over {@code idem.consumers.kafka.properties.*}. */
     private Map<String, String> properties = new LinkedHashMap<>();
 
@@ -467,6 +473,14 @@ public final class IdemConsumersProperties {
 
     public void setFailurePause(Duration failurePause) {
       this.failurePause = failurePause;
+    }
+
+    public Boolean getFirstDeliveryOrder() {
+      return firstDeliveryOrder;
+    }
+
+    public void setFirstDeliveryOrder(Boolean firstDeliveryOrder) {
+      this.firstDeliveryOrder = firstDeliveryOrder;
     }
 
     public Duration getPollTimeout() {

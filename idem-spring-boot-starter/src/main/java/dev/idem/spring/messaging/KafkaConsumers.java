@@ -47,6 +47,7 @@ final class KafkaConsumers {
       set(prefix + ".poll-timeout", k.getPollTimeout(), b::pollTimeout);
       set(prefix + ".send-timeout", k.getSendTimeout(), b::sendTimeout);
       set(prefix + ".close-timeout", k.getCloseTimeout(), b::closeTimeout);
+      set(prefix + ".first-delivery-order", k.getFirstDeliveryOrder(), b::firstDeliveryOrder);
       return checked(prefix + ".properties", () -> b.handler(handler).listener(listener).build());
     };
     build.get();
