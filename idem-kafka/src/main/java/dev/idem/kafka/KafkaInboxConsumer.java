@@ -380,7 +380,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       if (prepared == null && refusal == null) {
         refusal = Reason.INVALID_ID;
       }
-      Failures known = refusal == null ? failures.get(key(record)) : null;
+      Failures known = refusal == null && !failures.isEmpty() ? failures.get(key(record)) : null;
       if (refusal == null && known == null) {
         segment.add(prepared);
         continue;

@@ -54,6 +54,8 @@ import java.util.concurrent.Callable;
  */
 public final class Inbox {
   private static final HexFormat HEX = HexFormat.of();
+  /** Never used itself: {@link #newSha256} copies it. Null when the provider's digest does not clone. */
+  private static final MessageDigest SHA_256 = cloneableSha256();
   /** Whether a handler class keeps the default {@link InboxHandler#handleAll}, which handles one event at a time. */
   private static final ClassValue<Boolean> ONE_AT_A_TIME = new ClassValue<>() {
     @Override
@@ -408,10 +410,25 @@ public final class Inbox {
 
   /** The SHA-256 of the payload, as 64 lowercase hex characters: the digest the store compares. */
   public static String sha256(byte[] payload) {
+    return HEX.formatHex(newSha256().digest(payload));
+  }
+
+  /** A new SHA-256 digest: a copy of {@link #SHA_256} where the provider allows, cheaper than a provider look-up. */
+  private static MessageDigest newSha256() {
     try {
-      return HEX.formatHex(MessageDigest.getInstance("SHA-256").digest(payload));
-    } catch (NoSuchAlgorithmException e) {
+      return SHA_256 != null ? (MessageDigest) SHA_256.clone() : MessageDigest.getInstance("SHA-256");
+    } catch (CloneNotSupportedException | NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is part of every Java platform", e);
+    }
+  }
+
+  private static MessageDigest cloneableSha256() {
+    try {
+      MessageDigest digest = MessageDigest.getInstance("SHA-256");
+      digest.clone();
+      return digest;
+    } catch (CloneNotSupportedException | NoSuchAlgorithmException e) {
+      return null; // a provider whose digest does not clone: a look-up per digest
     }
   }
 
