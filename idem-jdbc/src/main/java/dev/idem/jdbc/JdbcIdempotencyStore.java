@@ -219,8 +219,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
    * store owns and that is not marked rollback-only (the mark must still roll it back). Null otherwise.
    */
   private JdbcTransaction committableWithLastWrite(StoreTransaction tx) {
-    return commitWithLastRecordWrite && tx instanceof JdbcTransaction jdbc && jdbc.owned() && !jdbc.isRollbackOnly()
-        ? jdbc : null;
+    return commitWithLastRecordWrite ? JdbcTransaction.committableWithLastWrite(tx) : null;
   }
 
   /**

@@ -48,6 +48,12 @@ import javax.sql.DataSource;
  * {@code = ANY(?) FOR SHARE} on PostgreSQL, and on MariaDB a {@code UNION ALL} of primary key lookups, as an
  * {@code IN} list may lock (and wait for) every row of the consumer.
  *
+ * <p>Implementation note, the first-delivery order ({@link #recordLast}, PostgreSQL only): one plain insert of the
+ * batch with its results from {@code unnest} of arrays, in the same lock order, sent with the {@code COMMIT} when the
+ * store owns the transaction; an event recorded already fails it on the key (the server skips the {@code COMMIT}).
+ * MariaDB and H2 do not offer that order: on MariaDB a deadlock the handler caught would already have rolled the
+ * transaction back, and the records' insert would then commit without the effects.
+ *
  * <p>Implementation note, a handler that catches an SQL error: PostgreSQL aborts the whole transaction on an error,
  * and pgjdbc then turns the commit into a silent rollback, so a handler that catches one (say, "insert and ignore a
  * unique violation") would lose the inbox records and every effect while the call reports them processed.
@@ -263,7 +269,10 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
     if (!recordsLast()) {
       throw new UnsupportedOperationException(name() + " on " + dialect + " records events before the handler runs");
     }
-    if (results.size() != events.size() || events.isEmpty()) {
+    if (events.isEmpty()) {
+      throw new IllegalArgumentException("events must not be empty");
+    }
+    if (results.size() != events.size()) {
       throw new IllegalArgumentException(results.size() + " results for " + events.size() + " events");
     }
     Connection c = tx.unwrap(Connection.class);
@@ -281,27 +290,15 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
       order[k] = k;
     }
     Arrays.sort(order, (x, y) -> byCodePoint(events.get(x).eventId(), events.get(y).eventId()));
-    String[] ids = new String[n];
-    String[] sources = new String[n];
-    String[] hashes = new String[n];
+    List<Entry> sorted = new ArrayList<>(n);
     String[] kept = new String[n];
     for (int k = 0; k < n; k++) {
-      Entry e = events.get(order[k]);
-      ids[k] = e.eventId();
-      sources[k] = e.source();
-      hashes[k] = e.digest();
+      sorted.add(events.get(order[k]));
       kept[k] = results.get(order[k]);
     }
-    JdbcTransaction committable = tx instanceof JdbcTransaction jdbc && jdbc.owned() && !jdbc.isRollbackOnly()
-        ? jdbc : null;
-    long at = now.toEpochMilli();
+    JdbcTransaction committable = JdbcTransaction.committableWithLastWrite(tx);
     try (PreparedStatement ps = c.prepareStatement(committable == null ? insertLast : insertLastAndCommit)) {
-      ps.setString(1, consumer);
-      ps.setLong(2, at);
-      ps.setLong(3, at);
-      ps.setArray(4, c.createArrayOf("varchar", ids));
-      ps.setArray(5, c.createArrayOf("varchar", sources));
-      ps.setArray(6, c.createArrayOf("varchar", hashes));
+      bindArrays(c, ps, consumer, sorted, now.toEpochMilli());
       ps.setArray(7, c.createArrayOf("text", kept));
       ps.execute();
     } catch (SQLException e) {
@@ -339,21 +336,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
         : insert + String.join(", ", Collections.nCopies(size, "(?, ?, ?, ?, ?, ?)")) + " RETURNING event_id";
     inserted.addAll(query(c, sql, ps -> {
       if (dialect == JdbcDialect.POSTGRESQL) {
-        String[] ids = new String[size];
-        String[] sources = new String[size];
-        String[] hashes = new String[size];
-        for (int k = 0; k < size; k++) {
-          Entry e = sorted.get(k);
-          ids[k] = e.eventId();
-          sources[k] = e.source();
-          hashes[k] = e.digest();
-        }
-        ps.setString(1, consumer);
-        ps.setLong(2, now);
-        ps.setLong(3, now);
-        ps.setArray(4, c.createArrayOf("varchar", ids));
-        ps.setArray(5, c.createArrayOf("varchar", sources));
-        ps.setArray(6, c.createArrayOf("varchar", hashes));
+        bindArrays(c, ps, consumer, sorted, now);
       } else {
         int p = 1;
         for (Entry e : sorted) {
@@ -362,6 +345,30 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
       }
     }, rs -> rs.getString(1)));
     return inserted;
+  }
+
+  /**
+   * PostgreSQL's inserts from {@code unnest}: the consumer and the time, then the records' ids, sources and digests as
+   * three arrays (parameters 1 to 6).
+   */
+  private static void bindArrays(Connection c, PreparedStatement ps, String consumer, List<Entry> sorted, long now)
+      throws SQLException {
+    int size = sorted.size();
+    String[] ids = new String[size];
+    String[] sources = new String[size];
+    String[] hashes = new String[size];
+    for (int k = 0; k < size; k++) {
+      Entry e = sorted.get(k);
+      ids[k] = e.eventId();
+      sources[k] = e.source();
+      hashes[k] = e.digest();
+    }
+    ps.setString(1, consumer);
+    ps.setLong(2, now);
+    ps.setLong(3, now);
+    ps.setArray(4, c.createArrayOf("varchar", ids));
+    ps.setArray(5, c.createArrayOf("varchar", sources));
+    ps.setArray(6, c.createArrayOf("varchar", hashes));
   }
 
   private boolean insertOne(Connection c, String consumer, Entry e, long now) throws SQLException {

@@ -79,9 +79,12 @@ public final class JdbcTransaction implements StoreTransaction {
     begun = true;
   }
 
-  /** Whether the store began this transaction (and so may end it), as opposed to joining the caller's. */
-  boolean owned() {
-    return owned;
+  /**
+   * {@code tx}, when a store's last write in it may carry its COMMIT: a JDBC transaction the store owns and that is not
+   * marked rollback-only (the mark must still roll it back); null otherwise.
+   */
+  static JdbcTransaction committableWithLastWrite(StoreTransaction tx) {
+    return tx instanceof JdbcTransaction jdbc && jdbc.owned && !jdbc.rollbackOnly ? jdbc : null;
   }
 
   /** The store committed this transaction together with its last write. */

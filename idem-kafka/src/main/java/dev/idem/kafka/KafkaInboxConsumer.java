@@ -26,7 +26,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -171,12 +170,14 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   /** Offsets whose commit failed while the partition stayed assigned: committed again after the next poll. */
   private final Map<TopicPartition, Long> pendingCommits = new HashMap<>();
   /**
-   * The partitions whose batches are first deliveries: each has committed a batch since it was assigned to this
-   * consumer, and has not failed since. Its next records come after every offset this consumer committed.
+   * The partitions whose last poll this consumer committed cleanly (no failure, no duplicate) since they were assigned
+   * to it, each with the offset its next records start at: records from there are first deliveries.
    */
-  private final Set<TopicPartition> delivering = new HashSet<>();
+  private final Map<TopicPartition, Long> delivering = new HashMap<>();
   /** Whether the batch being processed is a first delivery ({@link Builder#firstDeliveryOrder}). */
   private boolean firstDelivery;
+  /** Whether a batch of the partition being processed held a duplicate. */
+  private boolean sawDuplicate;
   private Consumer<String, byte[]> consumer;
   private Producer<String, byte[]> deadLetters;
   private Thread thread;
@@ -363,11 +364,13 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   /** Processes the records one poll returned for one partition, in offset order. */
   private void processPartition(TopicPartition partition, List<ConsumerRecord<String, byte[]>> records) {
-    // the first batch after an assignment, a failure or a pause may hold records delivered before: records first
-    firstDelivery = firstDeliveryOrder && delivering.contains(partition);
-    delivering.remove(partition);
-    if (processRecords(partition, records)) {
-      delivering.add(partition);
+    // records first unless the partition's last poll committed cleanly right up to these records: after an
+    // assignment, a failure, a duplicate or a jump in offsets, they may have been delivered before
+    Long next = delivering.remove(partition);
+    firstDelivery = firstDeliveryOrder && next != null && next == records.get(0).offset();
+    sawDuplicate = false;
+    if (processRecords(partition, records) && !sawDuplicate) {
+      delivering.put(partition, records.get(records.size() - 1).offset() + 1);
     }
   }
 
@@ -541,6 +544,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     long next = records.get(records.size() - 1).record.offset() + 1;
     int count = records.size();
     int dups = (int) results.stream().filter(InboxResult::duplicate).count();
+    sawDuplicate |= dups > 0;
     String source = partition.toString();
     safely(() -> listener.committed(name, source, next, count, dups));
     if (!failures.isEmpty()) {
@@ -835,7 +839,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     private void forget(Collection<TopicPartition> partitions) {
       // failure counts stay: they are keyed by offset, and an eager rebalance often hands the partition straight back
       partitions.forEach(pausedUntil::remove);
-      delivering.removeAll(partitions);
+      partitions.forEach(delivering::remove);
     }
   }
 
@@ -995,15 +999,16 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
     /**
      * Whether batches that are first deliveries run the handler before the inbox records their events (default false:
-     * records first, always). A partition's batches are first deliveries once it has committed a batch since it was
-     * assigned to this consumer, and until a batch fails: they come after every offset this consumer committed, so
-     * only a producer's duplicate (a relay that published an event again) can be among them. On a store that offers
+     * records first, always). A partition's batch is a first delivery when the partition's last poll, since it was
+     * assigned to this consumer, was committed without a failure or a duplicate, and the batch starts right after it:
+     * its records come after every offset this consumer committed, so only a producer's duplicate (a relay that
+     * published an event again) or a previous owner's uncommitted offsets can put a duplicate among them. On a store that offers
      * it (PostgreSQL), the inbox then runs the handler first and writes the records with the commit, in the round
      * trips of the handler's transaction alone; when an event was recorded already, or anything fails, it rolls back
      * and runs the batch again in the usual order ({@link Inbox#processBatchAndCommit(String, List, InboxHandler,
      * boolean)}). The handler's writes count once either way, but the handler itself may then run for a producer's
-     * duplicate (its writes rolled back), and twice for a failing batch: turn it on when what the handler does outside
-     * the transaction tolerates that.
+     * duplicate (its writes rolled back), and once more for a failing batch: turn it on when what the handler does
+     * outside the transaction tolerates that.
      */
     public Builder firstDeliveryOrder(boolean on) {
       this.firstDeliveryOrder = on;

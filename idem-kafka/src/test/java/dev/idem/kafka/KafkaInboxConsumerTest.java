@@ -15,8 +15,6 @@ import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
 import dev.idem.test.kafka.KafkaBroker;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLTransactionRollbackException;
 import java.sql.SQLTransientConnectionException;
@@ -101,15 +99,9 @@ class KafkaInboxConsumerTest {
     InboxHandler effect = f.recordEffect();
     return (tx, event) -> {
       ConsumerRecord<String, byte[]> r = KafkaInboxConsumer.record(event);
-      try (PreparedStatement ps = tx.unwrap(Connection.class).prepareStatement("SELECT COUNT(*) FROM "
-          + f.inboxTable + " WHERE consumer = ? AND event_id = ?")) {
-        ps.setString(1, f.group);
-        ps.setString(2, KafkaFixture.eventId(r));
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          recordedFirst.computeIfAbsent(r.partition(), p -> new CopyOnWriteArrayList<>()).add(rs.getInt(1) == 1);
-        }
-      }
+      boolean recorded = TestPostgres.inboxRecorded(tx.unwrap(Connection.class), f.inboxTable, f.group,
+          KafkaFixture.eventId(r));
+      recordedFirst.computeIfAbsent(r.partition(), p -> new CopyOnWriteArrayList<>()).add(recorded);
       return effect.handle(tx, event);
     };
   }

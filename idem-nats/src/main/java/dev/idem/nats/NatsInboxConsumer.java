@@ -100,6 +100,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private final Function<Message, String> messageIdFallback;
   private final ConsumerListener listener;
   private final MessageProcessor processor;
+  private final boolean firstDeliveryOrder;
   private final Object lock = new Object();
   private boolean started;
   private volatile boolean running;
@@ -120,6 +121,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
     this.shutdownTimeout = b.shutdownTimeout;
     this.messageIdFallback = b.messageIdFallback;
     this.listener = b.listener;
+    this.firstDeliveryOrder = b.firstDeliveryOrder;
     ConsumerEngine engine = ConsumerEngine.builder()
         .maxAttempts(b.maxDeliver > 0 ? (int) Math.min(Integer.MAX_VALUE, b.maxDeliver) : ConsumerEngine.UNLIMITED)
         .backoff(b.nakDelay != null ? b.nakDelay : b.nakBackoffInitial, b.nakDelay != null ? b.nakDelay
@@ -272,8 +274,9 @@ public final class NatsInboxConsumer implements AutoCloseable {
     }
     byte[] data = m.getData() == null ? new byte[0] : m.getData();
     // JetStream counts every delivery, so this message's failures are its deliveries before this one
-    processor.process(subject, id, () -> new InboxEvent(id, source, data, m), deliveredCount(m) - 1,
-        new MessageProcessor.Broker() {
+    long delivered = deliveredCount(m);
+    processor.process(subject, id, () -> new InboxEvent(id, source, data, m), delivered - 1,
+        firstDeliveryOrder && delivered == 1, new MessageProcessor.Broker() {
           @Override
           public boolean answer(Decision d) {
             return NatsInboxConsumer.this.answer(m, d.action(), d.after());
@@ -418,6 +421,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
     private String durable;
     private InboxHandler handler;
     private int batchSize = 64;
+    private boolean firstDeliveryOrder;
     private Duration ackWait = Duration.ofSeconds(30);
     private Duration fetchWait = Duration.ofMillis(500);
     private long maxDeliver = -1;
@@ -539,6 +543,20 @@ public final class NatsInboxConsumer implements AutoCloseable {
     /** Hears of what the consumer did with each message; see {@link ConsumerListener}. */
     public Builder listener(ConsumerListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Whether a message JetStream delivers for the first time (its delivery count is 1) runs the handler before the
+     * inbox records it (default false: records first, always). On a store that offers it (PostgreSQL), the inbox then
+     * writes the record with the commit, in the round trips of the handler's transaction alone, and falls back to
+     * recording first when the message id was recorded already or anything fails ({@link
+     * Inbox#processBatchAndCommit(String, java.util.List, InboxHandler, boolean)}). The handler's writes count once
+     * either way, but the handler itself may then run for a producer's duplicate (its writes rolled back), and twice
+     * for a failure: turn it on when what the handler does outside the transaction tolerates that.
+     */
+    public Builder firstDeliveryOrder(boolean on) {
+      this.firstDeliveryOrder = on;
       return this;
     }
 

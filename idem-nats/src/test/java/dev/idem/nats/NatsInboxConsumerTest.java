@@ -102,6 +102,35 @@ class NatsInboxConsumerTest {
   }
 
   @Test
+  void inTheFirstDeliveryOrderAFirstDeliveryRunsTheHandlerFirstAndARedeliveryRecordsFirst() throws Exception {
+    OutboxMessage failing = f.message();
+    OutboxMessage next = f.message();
+    List<Boolean> recordedFirst = new CopyOnWriteArrayList<>();
+    InboxHandler handler = (tx, event) -> {
+      recordedFirst.add(TestPostgres.inboxRecorded(tx.unwrap(Connection.class), f.inboxTable, "billing",
+          event.eventId()));
+      if (recordedFirst.size() <= 2) {
+        throw new IllegalStateException("injected failure");
+      }
+      return f.recordEffect().handle(tx, event);
+    };
+
+    try (NatsInboxConsumer consumer = consumer(handler).firstDeliveryOrder(true).build().start()) {
+      publish(failing);
+      Eventually.await("the failing message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      publish(next);
+      Eventually.await("the next message acknowledged", WAIT, counts.acknowledged::get, n -> n == 2);
+    }
+
+    assertThat(recordedFirst).as("the first delivery's try in each order, the redelivery, the next message")
+        .containsExactly(false, true, true, false);
+    assertThat(counts.failed.get()).isEqualTo(1);
+    assertThat(counts.processed.get()).isEqualTo(2);
+    assertThat(f.effectCount(failing.id().toString())).isEqualTo(1);
+    assertThat(f.effectCount(next.id().toString())).isEqualTo(1);
+  }
+
+  @Test
   void aFailingHandlerNaksTheMessageWhichIsThenProcessedOnce() throws Exception {
     OutboxMessage m = f.message();
     AtomicInteger calls = new AtomicInteger();

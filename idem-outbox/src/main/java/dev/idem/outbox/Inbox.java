@@ -143,7 +143,11 @@ public final class Inbox {
   public List<InboxResult> processBatch(StoreTransaction tx, String consumer, List<InboxEvent> events,
       InboxHandler handler) {
     Objects.requireNonNull(tx, "tx");
-    Batch b = batch(consumer, events, handler);
+    return processBatch(tx, consumer, batch(consumer, events, handler), handler);
+  }
+
+  /** {@link #processBatch(StoreTransaction, String, List, InboxHandler)} of a checked batch: records first. */
+  private List<InboxResult> processBatch(StoreTransaction tx, String consumer, Batch b, InboxHandler handler) {
     Instant now = clock.instant();
     List<InboxStore.Recorded> recorded = store.record(tx, consumer, b.distinct, now);
     InboxStore.Recorded[] byIndex = new InboxStore.Recorded[b.size()];
@@ -259,66 +263,85 @@ public final class Inbox {
 
   /**
    * As {@link #processBatchAndCommit(String, List, InboxHandler)}, with the caller's hint of whether the batch is a
-   * first delivery: its events have most likely not been delivered before (a Kafka partition's batch after the
-   * first one since the partition was assigned, say). Duplicates are still found and skipped whatever the hint says;
-   * the hint only picks the order that is cheaper when it is right.
+   * first delivery: its events have most likely not been delivered before (a message the broker delivers for the
+   * first time, say). Duplicates are still found and skipped whatever the hint says; the hint only picks the order
+   * that is cheaper when it is right.
    *
-   * <p>For a first delivery, on a store that offers it ({@link InboxStore#recordsLast}: PostgreSQL, in memory), the
-   * inbox runs the handler on the batch's events first and then writes their records, with the results, in one
-   * statement that also commits (the transaction costs the round trips of the handler's own). When an event turns
-   * out to be recorded already, or anything in that order fails (the handler threw, the commit failed), the
-   * transaction rolls back and the batch runs again in the usual order, records first, where a duplicate's handler
-   * does not run. So the handler's writes count once either way; what the handler does outside the transaction (a
-   * call to another service) may happen for a duplicate, or twice for a failure, in that order. A handler that rolls
-   * the transaction back itself (which it must never do) goes unnoticed in that order: the usual order's check, that
-   * the records are still in the transaction after the handler, has nothing to check.
+   * <p>For a first delivery, on a store that offers it ({@link InboxStore#recordsLast}: PostgreSQL, in memory), in a
+   * transaction the inbox begins (not one it would join: {@link InboxTransactions#joinsOpenTransaction}), the inbox
+   * runs the handler on the batch's events first and then writes their records, with the results, in one statement;
+   * a store that owns the transaction sends it with the COMMIT, so that the transaction costs the round trips of the
+   * handler's own. When an event turns out to be recorded already, or the handler throws, or the commit
+   * fails, the transaction rolls back and the batch runs again in the usual order, records first, where a duplicate's
+   * handler does not run. So the handler's writes count once either way; what the handler does outside the
+   * transaction (a call to another service) may happen for a duplicate, or again for a failure, in that order.
+   *
+   * <p>In that order the records are written after the handler, so what the usual order checks after the handler, that
+   * they are still in the transaction, has nothing to check: a handler that rolls the transaction back, commits it or
+   * switches auto-commit on (which it must never do) may leave effects without records, or records without effects.
+   * A handler that swallows an SQL error is still caught on PostgreSQL: the records' insert fails in the aborted
+   * transaction ({@link InboxHandlerException}, nothing committed).
    *
    * @param firstDelivery whether the batch is most likely new: the handler first; false records first (the method
    *     without this parameter)
    */
   public List<InboxResult> processBatchAndCommit(String consumer, List<InboxEvent> events, InboxHandler handler,
       boolean firstDelivery) {
-    if (firstDelivery && store.recordsLast()) {
-      Batch b = batch(consumer, events, handler);
+    Batch b = batch(consumer, events, handler);
+    if (firstDelivery && store.recordsLast() && !transactions.joinsOpenTransaction()) {
       List<InboxResult> done = recordingLast(consumer, b, handler);
       if (done != null) {
         return done;
       }
     }
     try {
-      return transactions.inTransaction(tx -> processBatch(tx, consumer, events, handler));
-    } catch (RuntimeException e) {
-      throw e;
+      return transactions.inTransaction(tx -> processBatch(tx, consumer, b, handler));
     } catch (Exception e) {
-      throw new StoreException(store.name(), "committing " + events.size() + " events for " + consumer + " failed: "
-          + e, null, false, false, e);
+      throw committing(consumer, b, e);
     }
+  }
+
+  /** What the failure of a transaction of {@code b} throws: itself if unchecked, else a {@link StoreException}. */
+  private RuntimeException committing(String consumer, Batch b, Exception e) {
+    if (e instanceof RuntimeException r) {
+      return r;
+    }
+    if (e instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
+    }
+    return new StoreException(store.name(), "committing " + b.size() + " events for " + consumer + " failed: " + e,
+        null, false, false, e);
   }
 
   /**
    * The first-delivery order: the handler on the batch's distinct events, then their records, committed. Returns the
-   * outcome, or null when an event was recorded already or anything failed (the transaction rolled back): the caller
-   * then processes the batch in the usual order.
+   * outcome; or null when the transaction rolled back and the usual order must tell (an event was recorded already,
+   * the handler threw, perhaps for a duplicate, or the commit failed or its answer was lost). What the usual order
+   * could not do better is thrown: a failure before the handler ran (no connection, no transaction), and the store
+   * finding, after the handler returned, that the handler broke the transaction.
    */
   private List<InboxResult> recordingLast(String consumer, Batch b, InboxHandler handler) {
     List<InboxEvent> fresh = b.distinctEvents();
     Instant now = clock.instant();
+    boolean[] reached = new boolean[2]; // the handler was called; it returned
     List<String> results;
     try {
       results = transactions.inTransaction(tx -> {
+        reached[0] = true;
         List<String> returned = effects(tx, consumer, fresh, handler);
+        reached[1] = true;
         if (!store.recordLast(tx, consumer, b.distinct, returned, now)) {
-          throw RecordedBefore.INSTANCE; // whatever the transactions, a throw rolls back
+          throw RecordedBefore.INSTANCE; // a throw rolls back whatever the transactions
         }
         return returned;
       });
-    } catch (VirtualMachineError e) {
-      throw e;
-    } catch (Exception | LinkageError | AssertionError e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
+    } catch (RecordedBefore e) {
+      return null;
+    } catch (Exception e) {
+      if (!reached[0] || e instanceof InboxHandlerException && reached[1]) {
+        throw committing(consumer, b, e);
       }
-      return null; // rolled back: the usual order finds out which events are new and reports the failure, if any
+      return null;
     }
     InboxStore.Recorded recorded = new InboxStore.Recorded(InboxStore.Status.NEW, null, now);
     InboxStore.Recorded[] byIndex = new InboxStore.Recorded[b.size()];

@@ -122,6 +122,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final MessageProcessor processor;
   private final RabbitMqDeadLetters deadLetters;
   private final int deadLetterAttempts;
+  private final boolean firstDeliveryOrder;
   /** Messages given up on whose republication failed: republished again on their redelivery. */
   private final Map<String, GaveUp> unsent = remembered();
   /** Messages whose dead letter was confirmed but whose ack failed: acknowledged on their redelivery. */
@@ -149,6 +150,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     this.shutdownTimeout = b.shutdownTimeout;
     this.deadLetters = b.deadLetters == null ? null : b.deadLetters.timeout(b.deadLetterTimeout);
     this.deadLetterAttempts = b.deadLetterAttempts;
+    this.firstDeliveryOrder = b.firstDeliveryOrder;
     ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(b.maxFailures)
         .backoff(b.failurePause, b.failurePause).build();
     // a classic queue counts no redelivery: failures are counted in memory as well
@@ -337,8 +339,10 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       }
       return;
     }
+    boolean firstDelivery = firstDeliveryOrder && delivery.getEnvelope() != null
+        && !delivery.getEnvelope().isRedeliver();
     processor.process(queue, id, () -> new InboxEvent(id, source, delivery.getBody(), delivery),
-        deliveryCount(delivery), answers(channel, delivery, id));
+        deliveryCount(delivery), firstDelivery, answers(channel, delivery, id));
   }
 
   /**
@@ -576,6 +580,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     private RabbitMqDeadLetters deadLetters;
     private Duration deadLetterTimeout = Duration.ofSeconds(10);
     private int deadLetterAttempts = 5;
+    private boolean firstDeliveryOrder;
 
     private Builder(ConnectionFactory factory, Connection connection, Inbox inbox, String consumer, String queue) {
       this.factory = factory;
@@ -622,6 +627,20 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     /** Hears of what the consumer did with each message; see {@link ConsumerListener}. */
     public Builder listener(ConsumerListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Whether a message RabbitMQ has not delivered before (its redelivered flag clear) runs the handler before the
+     * inbox records it (default false: records first, always). On a store that offers it (PostgreSQL), the inbox then
+     * writes the record with the commit, in the round trips of the handler's transaction alone, and falls back to
+     * recording first when the message id was recorded already or anything fails ({@link
+     * Inbox#processBatchAndCommit(String, java.util.List, InboxHandler, boolean)}). The handler's writes count once
+     * either way, but the handler itself may then run for a producer's duplicate (its writes rolled back), and twice
+     * for a failure: turn it on when what the handler does outside the transaction tolerates that.
+     */
+    public Builder firstDeliveryOrder(boolean on) {
+      this.firstDeliveryOrder = on;
       return this;
     }
 

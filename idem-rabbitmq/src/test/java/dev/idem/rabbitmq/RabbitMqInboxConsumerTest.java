@@ -23,6 +23,7 @@ import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -76,6 +77,63 @@ class RabbitMqInboxConsumerTest {
     assertThat(counts.processed.get()).isEqualTo(1);
     assertThat(f.effectCount(m.id().toString())).isEqualTo(1);
     assertThat(f.effectCount()).isEqualTo(1);
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  /**
+   * Records the effect and, for each call, whether the message's inbox record was already in the handler's
+   * transaction (the usual order) or not (the first-delivery order); its first {@code failures} calls fail.
+   */
+  private InboxHandler orderWatching(List<Boolean> recordedFirst, int failures) {
+    return (tx, event) -> {
+      recordedFirst.add(TestPostgres.inboxRecorded(tx.unwrap(Connection.class), f.inboxTable, "billing",
+          event.eventId()));
+      if (recordedFirst.size() <= failures) {
+        throw new IllegalStateException("injected failure");
+      }
+      return f.recordEffect().handle(tx, event);
+    };
+  }
+
+  @Test
+  void inTheFirstDeliveryOrderANewMessageRunsTheHandlerFirstAndARepublishedCopyIsStillADuplicate()
+      throws Exception {
+    OutboxMessage m = f.message(f.toExchange());
+    List<Boolean> recordedFirst = new CopyOnWriteArrayList<>();
+
+    try (RabbitMqInboxConsumer consumer = consumer(orderWatching(recordedFirst, 0)).firstDeliveryOrder(true)
+        .build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      publish(m); // a relay's copy: not flagged redelivered, so it takes the first-delivery order too
+      Eventually.await("the copy acknowledged", WAIT, counts.acknowledged::get, n -> n == 2);
+    }
+
+    // the message's run, without its record yet; then the copy's, which finds the message's committed record, and
+    // whose writes roll back before the usual order skips it (that order alone would not run the handler for it)
+    assertThat(recordedFirst).containsExactly(false, true);
+    assertThat(counts.processed.get()).isEqualTo(1);
+    assertThat(counts.duplicates.get()).isEqualTo(1);
+    assertThat(f.effectCount(m.id().toString())).isEqualTo(1);
+    assertThat(f.effectCount()).isEqualTo(1);
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
+  void inTheFirstDeliveryOrderARedeliveryRecordsFirst() throws Exception {
+    OutboxMessage m = f.message(f.toExchange());
+    List<Boolean> recordedFirst = new CopyOnWriteArrayList<>();
+
+    try (RabbitMqInboxConsumer consumer = consumer(orderWatching(recordedFirst, 2)).firstDeliveryOrder(true)
+        .build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+    }
+
+    assertThat(recordedFirst).as("the first-delivery try and the usual order's, both failing; the redelivery")
+        .containsExactly(false, true, true);
+    assertThat(counts.failed.get()).isEqualTo(1);
+    assertThat(f.effectCount(m.id().toString())).isEqualTo(1);
     assertThat(f.ready(f.queue)).isZero();
   }
 

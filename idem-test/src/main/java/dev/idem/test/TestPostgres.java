@@ -104,6 +104,24 @@ public final class TestPostgres {
     }
   }
 
+  /**
+   * Whether inbox table {@code inbox} holds the record of ({@code consumer}, {@code eventId}) as the transaction of
+   * {@code c} sees it: in a handler, true when the inbox recorded the event before the handler ran (the usual order),
+   * false in the first-delivery order.
+   */
+  public static boolean inboxRecorded(Connection c, String inbox, String consumer, String eventId)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + inbox
+        + " WHERE consumer = ? AND event_id = ?")) {
+      ps.setString(1, consumer);
+      ps.setString(2, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) == 1;
+      }
+    }
+  }
+
   /** The first column of the first row of a query of the test's own, such as {@code SELECT COUNT(*) FROM t}. */
   public static long count(String sql) {
     try (Connection c = postgres().getConnection(); Statement st = c.createStatement();

@@ -27,6 +27,8 @@ import java.util.function.LongSupplier;
 public final class ConsumerComparison {
   /** The reference variant. */
   public static final String BASELINE = "baseline";
+  /** The inbox consumer built with {@code firstDeliveryOrder(true)}. */
+  public static final String FIRST_DELIVERIES = "inbox, first-delivery order";
 
   private final InboxTables tables;
   private final int events;
@@ -169,9 +171,12 @@ public final class ConsumerComparison {
     }
   }
 
-  /** {@link #measure} of the baseline and the inbox, with an effect per message (one transaction per message). */
+  /**
+   * {@link #measure} of the baseline, the inbox and the inbox in its first-delivery order, with an effect per message
+   * (one transaction per message).
+   */
   void measureOneByOne(Consumers consumers, int repeats) throws Exception {
-    measure(consumers, List.of("per-record"), List.of(BASELINE, "inbox"), repeats);
+    measure(consumers, List.of("per-record"), List.of(BASELINE, "inbox", FIRST_DELIVERIES), repeats);
   }
 
   /**

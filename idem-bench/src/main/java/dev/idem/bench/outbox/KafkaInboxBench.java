@@ -61,8 +61,6 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * </pre>
  */
 public final class KafkaInboxBench implements ConsumerComparison.Consumers {
-  /** The inbox consumer with {@link KafkaInboxConsumer.Builder#firstDeliveryOrder} on. */
-  static final String FIRST_DELIVERIES = "inbox, first-delivery order";
   private final int events;
   private final int batch;
   private final String bootstrap;
@@ -102,7 +100,8 @@ public final class KafkaInboxBench implements ConsumerComparison.Consumers {
           + " event ids UUID%s, load %s", events, batch, repeats, prefill, ids, BenchSupport.loadAverage()));
       broker.createTopics(List.of(topic, topic + ".dlt"), 1);
       broker.publish(topic, events, bench.timeOrderedIds);
-      List<String> variants = new ArrayList<>(List.of(ConsumerComparison.BASELINE, "inbox", FIRST_DELIVERIES));
+      List<String> variants = new ArrayList<>(List.of(ConsumerComparison.BASELINE, "inbox",
+          ConsumerComparison.FIRST_DELIVERIES));
       if (oneByOne) {
         variants.add("inbox 1x1");
       }
@@ -113,8 +112,8 @@ public final class KafkaInboxBench implements ConsumerComparison.Consumers {
   @Override
   public long consume(String variant, String style) throws Exception {
     String group = "bench-" + UUID.randomUUID();
-    return variant.equals("inbox") || variant.equals(FIRST_DELIVERIES)
-        ? runInbox(group, style, variant.equals(FIRST_DELIVERIES))
+    boolean firstDeliveryOrder = variant.equals(ConsumerComparison.FIRST_DELIVERIES);
+    return variant.equals("inbox") || firstDeliveryOrder ? runInbox(group, style, firstDeliveryOrder)
         : runHandWritten(group, style, variant.equals("inbox 1x1"));
   }
 
@@ -161,7 +160,8 @@ public final class KafkaInboxBench implements ConsumerComparison.Consumers {
       }
     };
     KafkaInboxConsumer.Builder b = KafkaInboxConsumer.builder(consumerConfig(group), inbox, List.of(topic))
-        .batchSize(batch).firstDeliveryOrder(firstDeliveryOrder).listener(listener).handler(style.equals("batched") ? batched : perRecord);
+        .batchSize(batch).firstDeliveryOrder(firstDeliveryOrder).listener(listener)
+        .handler(style.equals("batched") ? batched : perRecord);
     try (KafkaInboxConsumer consumer = b.build().start()) {
       if (!done.await(10, TimeUnit.MINUTES)) {
         throw new IllegalStateException("the inbox consumer did not finish within 10 minutes");

@@ -156,16 +156,19 @@ public final class NatsInboxBench implements ConsumerComparison.Consumers, AutoC
   public long consume(String variant, String style) throws Exception {
     String durable = "bench-" + UUID.randomUUID();
     try {
-      return variant.equals("inbox") ? consumeWithInbox(durable) : consumeByHand(durable);
+      boolean firstDeliveryOrder = variant.equals(ConsumerComparison.FIRST_DELIVERIES);
+      return variant.equals("inbox") || firstDeliveryOrder ? consumeWithInbox(durable, firstDeliveryOrder)
+          : consumeByHand(durable);
     } finally {
       jsm.deleteConsumer(stream, durable);
     }
   }
 
-  private long consumeWithInbox(String durable) throws Exception {
+  private long consumeWithInbox(String durable, boolean firstDeliveryOrder) throws Exception {
     LastCommit last = new LastCommit(events);
     NatsInboxConsumer consumer = NatsInboxConsumer.builder(nats, tables.inbox, durable, stream, subject)
-        .batchSize(batch).ackWait(ACK_WAIT).listener(last.listener()).handler(tables.effectHandler()).build();
+        .batchSize(batch).firstDeliveryOrder(firstDeliveryOrder).ackWait(ACK_WAIT).listener(last.listener())
+        .handler(tables.effectHandler()).build();
     try (consumer) {
       consumer.start();
       return last.await(MEASUREMENT_LIMIT, "the inbox consumer");

@@ -142,7 +142,9 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
   @Override
   public long consume(String variant, String style) throws Exception {
     LastCommit last = new LastCommit(events);
-    long end = variant.equals("inbox") ? consumeWithInbox(last) : consumeByHand(last);
+    boolean firstDeliveryOrder = variant.equals(ConsumerComparison.FIRST_DELIVERIES);
+    long end = variant.equals("inbox") || firstDeliveryOrder ? consumeWithInbox(last, firstDeliveryOrder)
+        : consumeByHand(last);
     requireDrained(variant);
     return end;
   }
@@ -167,9 +169,10 @@ public final class RabbitMqInboxBench implements ConsumerComparison.Consumers, A
     return uri;
   }
 
-  private long consumeWithInbox(LastCommit last) throws Exception {
+  private long consumeWithInbox(LastCommit last, boolean firstDeliveryOrder) throws Exception {
     RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(factory, tables.inbox, "bench-" + UUID.randomUUID(),
-        queue).prefetch(prefetch).listener(last.listener()).handler(tables.effectHandler()).build();
+        queue).prefetch(prefetch).firstDeliveryOrder(firstDeliveryOrder).listener(last.listener())
+        .handler(tables.effectHandler()).build();
     try (consumer) {
       consumer.start();
       return last.await(MEASUREMENT_LIMIT, "the inbox consumer");

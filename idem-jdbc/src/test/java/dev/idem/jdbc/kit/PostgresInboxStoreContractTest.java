@@ -4,11 +4,11 @@ import dev.idem.core.spi.StoreTransaction;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.spi.InboxStore;
-import dev.idem.test.outbox.InboxStoreContract;
+import dev.idem.test.outbox.RecordingLastInboxStoreContract;
 import java.sql.SQLException;
 import java.util.concurrent.Future;
 
-class PostgresInboxStoreContractTest extends InboxStoreContract {
+class PostgresInboxStoreContractTest extends RecordingLastInboxStoreContract {
   @Override
   protected InboxStore createStore() {
     return KitStores.inbox(JdbcDialect.POSTGRESQL);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.core.spi.StoreTransaction;
+import dev.idem.core.spi.TransactionWork;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.jdbc.JdbcTransaction;
@@ -15,9 +16,12 @@ import dev.idem.outbox.InboxHandlerException;
 import dev.idem.outbox.InboxListener;
 import dev.idem.outbox.InboxPayloadMismatchException;
 import dev.idem.outbox.InboxResult;
+import dev.idem.outbox.spi.InboxStore;
+import dev.idem.outbox.spi.InboxTransactions;
 import dev.idem.test.Eventually;
 import dev.idem.test.MutableClock;
 import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -37,6 +41,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -44,8 +49,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
@@ -937,6 +944,7 @@ abstract class InboxContract {
       assertThat(effectCount(id)).as("effect of %s", id).isEqualTo(1);
     }
     assertThat(duplicates).hasValue(5);
+    assertThat(processed).as("the rolled-back run is not reported").hasValue(4);
   }
 
   @Test
@@ -974,7 +982,10 @@ abstract class InboxContract {
         .isInstanceOf(InboxPayloadMismatchException.class)
         .satisfies(e -> assertThat(((InboxPayloadMismatchException) e).eventId()).isEqualTo(ids[2]));
 
+    assertThat(ran).as("on PostgreSQL the first-delivery try ran the handler, rolled back; the usual order did not")
+        .containsExactly(dialect() == JdbcDialect.POSTGRESQL ? ids : new String[0]);
     assertThat(mismatches).hasValue(1);
+    assertThat(processed).as("the event processed before only").hasValue(1);
     assertThat(inbox.contains("billing", ids[0])).isFalse();
     assertThat(inbox.contains("billing", ids[1])).isFalse();
     assertThat(effectCount(ids[0])).isZero();
@@ -985,17 +996,28 @@ abstract class InboxContract {
   void aFirstDeliveryWhoseHandlerCaughtAnSqlErrorStoresNothingOnPostgres() throws Exception {
     String[] ids = ids(3);
     doneBefore(ids[2]); // the handler's last statement fails, and it catches that
-    assertCaughtErrorOutcome(List.of(ids), () -> firstDelivery(events(ids), catchingHandler(null)));
+    AtomicInteger calls = new AtomicInteger();
+    InboxHandler catching = catchingHandler(null);
+    assertCaughtErrorOutcome(List.of(ids), () -> firstDelivery(events(ids), (tx, event) -> {
+      calls.incrementAndGet();
+      return catching.handle(tx, event);
+    }));
+    // on PostgreSQL the first-delivery order's insert found the aborted transaction: no second run in the usual order
+    assertThat(calls).hasValue(3);
   }
 
   @Test
   void aFirstDeliveryWhoseHandlerFailsFailsAsInTheUsualOrderAndRecordsNothing() throws Exception {
     String[] ids = ids(2);
+    List<String> ran = new ArrayList<>();
     assertThatThrownBy(() -> firstDelivery(events(ids), (tx, event) -> {
+      ran.add(event.eventId());
       apply(connection(tx), event.eventId());
       throw new IllegalStateException("downstream refused " + event.eventId());
     })).isInstanceOf(InboxHandlerException.class).hasRootCauseMessage("downstream refused " + ids[0])
         .satisfies(e -> assertThat(((InboxHandlerException) e).eventId()).isEqualTo(ids[0]));
+    assertThat(ran).as("on PostgreSQL the first-delivery try, then the usual order's")
+        .hasSize(dialect() == JdbcDialect.POSTGRESQL ? 2 : 1).containsOnly(ids[0]);
     for (String id : ids) {
       assertThat(inbox.contains("billing", id)).isFalse();
       assertThat(effectCount(id)).isZero();
@@ -1004,6 +1026,15 @@ abstract class InboxContract {
 
   @Test
   void concurrentFirstDeliveriesOfOverlappingBatchesGiveEachEventOneEffect() throws Exception {
+    raceOverlappingBatches(effect(), thread -> true);
+  }
+
+  /**
+   * 25 rounds of 8 threads, each processing three of four events in one transaction of the inbox, in the
+   * first-delivery order when {@code firstDelivery} says so for the thread's number, each call retried on a passing
+   * conflict: one handler run and one effect per event and round.
+   */
+  void raceOverlappingBatches(InboxHandler handler, IntPredicate firstDelivery) throws Exception {
     int threads = 8;
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
@@ -1014,9 +1045,10 @@ abstract class InboxContract {
         for (int t = 0; t < threads; t++) {
           // every thread a batch of three of the four events, starting at another one
           List<InboxEvent> batch = events(ids[t % 4], ids[(t + 1) % 4], ids[(t + 2) % 4]);
+          boolean first = firstDelivery.test(t);
           calls.add(pool.submit(() -> {
             barrier.await(10, TimeUnit.SECONDS);
-            return firstDelivery(batch, effect());
+            return retryingConflicts(() -> inbox.processBatchAndCommit("billing", batch, handler, first));
           }));
         }
         Map<String, Integer> ran = new HashMap<>();
@@ -1035,6 +1067,160 @@ abstract class InboxContract {
       }
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  /**
+   * Transactions of the caller's kind, as a framework's: a connection of the pool with auto-commit off, handed to the
+   * work as {@code JdbcTransaction.of}, committed when the work returns, rolled back when it throws; {@code joins}
+   * says what {@link InboxTransactions#joinsOpenTransaction} answers.
+   */
+  InboxTransactions callersTransactions(boolean joins) {
+    return new InboxTransactions() {
+      @Override
+      public <R> R inTransaction(TransactionWork<R> work) throws Exception {
+        try (Connection c = ds.getConnection()) {
+          c.setAutoCommit(false);
+          try {
+            R r = work.execute(JdbcTransaction.of(c));
+            c.commit();
+            return r;
+          } catch (Exception | Error e) {
+            c.rollback();
+            throw e;
+          } finally {
+            c.setAutoCommit(true);
+          }
+        }
+      }
+
+      @Override
+      public boolean joinsOpenTransaction() {
+        return joins;
+      }
+    };
+  }
+
+  @Test
+  void aFirstDeliveryInTransactionsOfTheCallersKindRecordsLastUnlessTheyJoinAnOpenOne() throws Exception {
+    boolean recordsLast = dialect() == JdbcDialect.POSTGRESQL;
+    Inbox own = Inbox.builder(store).clock(clock).transactions(callersTransactions(false)).build();
+    Inbox joining = Inbox.builder(store).clock(clock).transactions(callersTransactions(true)).build();
+    String[] ids = ids(3);
+    List<Boolean> recordedBeforeHandler = new ArrayList<>();
+    InboxHandler handler = (tx, event) -> {
+      recordedBeforeHandler.add(recordedInTransaction(connection(tx), event.eventId()));
+      return apply(connection(tx), event.eventId());
+    };
+
+    List<InboxResult> first = own.processBatchAndCommit("billing", events(ids[0], ids[1]), handler, true);
+    List<InboxResult> copy = own.processBatchAndCommit("billing", events(ids[1]), handler, true);
+    List<InboxResult> joined = joining.processBatchAndCommit("billing", events(ids[2]), handler, true);
+
+    assertThat(duplicateFlags(first)).containsExactly(false, false);
+    assertThat(duplicateFlags(copy)).containsExactly(true);
+    assertThat(copy.get(0).result()).isEqualTo("applied " + ids[1]);
+    assertThat(duplicateFlags(joined)).containsExactly(false);
+    // PostgreSQL: the first two without their rows yet; the copy's try, which finds the committed row and rolls back;
+    // the joined one records first. Elsewhere every call records first, and the copy's handler does not run.
+    assertThat(recordedBeforeHandler).containsExactly(recordsLast
+        ? new Boolean[] {false, false, true, true} : new Boolean[] {true, true, true});
+    for (String id : ids) {
+      assertThat(effectCount(id)).as("effect of %s", id).isEqualTo(1);
+    }
+  }
+
+  /**
+   * {@code work}, tried again (up to 10 times) when it fails for a passing conflict between transactions, as a
+   * consumer retries a deadlock without counting it.
+   */
+  List<InboxResult> retryingConflicts(Callable<List<InboxResult>> work) throws Exception {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return work.call();
+      } catch (RuntimeException e) {
+        if (attempt == 10 || store.fault(e) != InboxStore.Fault.CONTENTION) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  @Test
+  void concurrentDeliveriesInBothOrdersWithABusinessKeyGiveEachEventOneEffect() throws Exception {
+    // the handler's business key: a duplicate's first-delivery try fails on it, or waits for the transaction that
+    // holds it and then fails; a transaction of the other order may deadlock with it, which one of them retries
+    InboxHandler keyed = (tx, event) -> {
+      try (PreparedStatement ps = connection(tx).prepareStatement("INSERT INTO " + once + " (event_id) VALUES (?)")) {
+        ps.setString(1, event.eventId());
+        ps.executeUpdate();
+      }
+      return apply(connection(tx), event.eventId());
+    };
+
+    raceOverlappingBatches(keyed, thread -> thread % 2 == 0);
+
+    assertThat(onceCount()).isEqualTo(100);
+  }
+
+  /**
+   * Connections whose next statement that ends with a {@code COMMIT} runs, and then reports a lost connection
+   * (SQLState 08006), as when the server committed and its answer never came back.
+   */
+  static DataSource losingTheAnswerToTheNextCommit(DataSource real, AtomicBoolean lose) {
+    return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+        (proxy, method, args) -> {
+          Object result = invoke(real, method, args);
+          if (!method.getName().equals("getConnection")) {
+            return result;
+          }
+          Connection c = (Connection) result;
+          return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+              (cp, cm, cargs) -> {
+                Object made = invoke(c, cm, cargs);
+                if (!cm.getName().equals("prepareStatement") || !String.valueOf(cargs[0]).endsWith("; COMMIT")) {
+                  return made;
+                }
+                PreparedStatement ps = (PreparedStatement) made;
+                return Proxy.newProxyInstance(PreparedStatement.class.getClassLoader(),
+                    new Class<?>[] {PreparedStatement.class}, (sp, sm, sargs) -> {
+                      Object done = invoke(ps, sm, sargs);
+                      if (sm.getName().startsWith("execute") && lose.getAndSet(false)) {
+                        throw new SQLException("connection lost after COMMIT was sent", "08006");
+                      }
+                      return done;
+                    });
+              });
+        });
+  }
+
+  private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  @Test
+  void aFirstDeliveryWhoseCommitsAnswerIsLostIsFoundCommittedAndNotRunAgain() throws Exception {
+    AtomicBoolean lose = new AtomicBoolean(true);
+    JdbcInboxStore losing = JdbcInboxStore.builder(losingTheAnswerToTheNextCommit(ds, lose)).dialect(dialect())
+        .table(store.table()).build();
+    Inbox on = Inbox.builder(losing).clock(clock).build();
+    String[] ids = ids(3);
+    List<String> ran = new ArrayList<>();
+
+    List<InboxResult> results = on.processBatchAndCommit("billing", events(ids), eventEffect(ran), true);
+
+    assertThat(lose.get()).as("a COMMIT was sent with the records (PostgreSQL only)")
+        .isEqualTo(dialect() != JdbcDialect.POSTGRESQL);
+    assertThat(ran).as("the handler ran once: the usual order found the committed records").containsExactly(ids);
+    assertThat(duplicateFlags(results)).containsOnly(dialect() == JdbcDialect.POSTGRESQL).hasSize(3);
+    assertThat(resultTexts(results)).containsExactly(Arrays.stream(ids).map(id -> "applied " + id)
+        .toArray(String[]::new));
+    for (String id : ids) {
+      assertThat(effectCount(id)).as("effect of %s", id).isEqualTo(1);
     }
   }
 

@@ -167,14 +167,27 @@ public final class MessageProcessor {
    *     one), or 0
    */
   public void process(String where, String id, Supplier<InboxEvent> event, long brokerFailures, Broker broker) {
+    process(where, id, event, brokerFailures, false, broker);
+  }
+
+  /**
+   * As {@link #process(String, String, Supplier, long, Broker)}, with the consumer's word that the broker has not
+   * delivered the message before (RabbitMQ's redelivered flag is clear, JetStream counts one delivery). Its first try
+   * then takes the inbox's first-delivery order ({@link Inbox#processBatchAndCommit(String, List, InboxHandler,
+   * boolean)}), unless this processor remembers a failure of the message; a try after a failure records first.
+   */
+  public void process(String where, String id, Supplier<InboxEvent> event, long brokerFailures,
+      boolean firstDelivery, Broker broker) {
     int contentions = 0;
+    boolean first = firstDelivery && brokerFailures == 0 && !failures.containsKey(id);
     while (true) {
       InboxResult result;
       try {
-        result = inbox.processBatchAndCommit(consumer, List.of(event.get()), handler).get(0);
+        result = inbox.processBatchAndCommit(consumer, List.of(event.get()), handler, first).get(0);
       } catch (VirtualMachineError e) {
         throw e;
       } catch (Throwable e) {
+        first = false;
         History before = history(failures.getOrDefault(id, History.NONE), brokerFailures, contentions);
         Decision d = engine.failed(e, before, inbox.store());
         if (!failed(where, id, before, d, e, broker)) {

@@ -65,11 +65,7 @@ public final class InMemoryInboxStore implements InboxStore {
     lock.run(() -> {
       for (Entry e : events.stream().sorted(Comparator.comparing(Entry::eventId)).toList()) {
         Key key = new Key(consumer, e.eventId());
-        Held h = held.get(key);
-        while (h != null && h.owner != m) {
-          released.awaitUninterruptibly();
-          h = held.get(key);
-        }
+        Held h = heldAfterOthers(key, m);
         Row row = committed.get(key);
         if (h != null) {
           outcome.put(e.eventId(), found(e, h.digest, h.result, h.receivedAt));
@@ -107,11 +103,7 @@ public final class InMemoryInboxStore implements InboxStore {
     boolean recorded = lock.call(() -> {
       for (Entry e : events.stream().sorted(Comparator.comparing(Entry::eventId)).toList()) {
         Key key = new Key(consumer, e.eventId());
-        Held h = held.get(key);
-        while (h != null && h.owner != m) {
-          released.awaitUninterruptibly();
-          h = held.get(key);
-        }
+        Held h = heldAfterOthers(key, m);
         if (h != null || committed.containsKey(key)) {
           return false; // the records this call holds already go when the transaction rolls back
         }
@@ -127,6 +119,19 @@ public final class InMemoryInboxStore implements InboxStore {
       tx.setRollbackOnly();
     }
     return recorded;
+  }
+
+  /**
+   * Under the lock: waits until no other transaction holds {@code key}, as a database's key lock would make it;
+   * returns what {@code m} holds of it, or null.
+   */
+  private Held heldAfterOthers(Key key, MemoryTransaction m) {
+    Held h = held.get(key);
+    while (h != null && h.owner != m) {
+      released.awaitUninterruptibly();
+      h = held.get(key);
+    }
+    return h;
   }
 
   private static Recorded found(Entry e, String digest, String result, Instant receivedAt) {

@@ -54,10 +54,10 @@ public interface InboxStore {
   void keep(StoreTransaction tx, String consumer, List<String> eventIds, List<String> results);
 
   /**
-   * Whether this store can take {@link #recordLast}: the first-delivery order, where the handler runs before the records
-   * are written. A store says yes only if it can still tell, after the handler, that the handler broke the transaction
-   * (an error it caught); the JDBC store on PostgreSQL does, as does the in-memory store. The default is no: the inbox
-   * then always records first.
+   * Whether this store can take {@link #recordLast}: the first-delivery order, where the handler runs before the
+   * records are written. A store says yes only if it can still tell, after the handler, that the handler broke the
+   * transaction (an error it caught); the JDBC store on PostgreSQL does, as does the in-memory store. The default is
+   * no: the inbox then always records first.
    */
   default boolean recordsLast() {
     return false;

@@ -26,6 +26,16 @@ public interface InboxTransactions {
    */
   <R> R inTransaction(TransactionWork<R> work) throws Exception;
 
+  /**
+   * Whether {@link #inTransaction}, called now on this thread, would join a transaction already open rather than
+   * begin one: then the work's failure does not roll back on its own, and the inbox does not take its first-delivery
+   * order ({@code Inbox.processBatchAndCommit} with the hint), which rolls back and starts again. The default: no,
+   * every call begins a transaction.
+   */
+  default boolean joinsOpenTransaction() {
+    return false;
+  }
+
   /** A store's own transactions: {@link InboxStore#inTransaction}. */
   static InboxTransactions of(InboxStore store) {
     return store::inTransaction;

@@ -244,6 +244,12 @@ public final class IdemConsumersProperties {
     private Integer maxFailures;
     /** How long stopping waits for messages being processed (default 10 s). */
     private Duration shutdownTimeout;
+    /**
+     * Whether a message the broker has not delivered before runs the handler before the inbox records it, saving
+     * round trips on PostgreSQL; the handler may then run for a producer's duplicate, its writes rolled back
+     * (default false).
+     */
+    private Boolean firstDeliveryOrder;
 
     public String getQueue() {
       return queue;
@@ -292,6 +298,14 @@ public final class IdemConsumersProperties {
     public void setShutdownTimeout(Duration shutdownTimeout) {
       this.shutdownTimeout = shutdownTimeout;
     }
+
+    public Boolean getFirstDeliveryOrder() {
+      return firstDeliveryOrder;
+    }
+
+    public void setFirstDeliveryOrder(Boolean firstDeliveryOrder) {
+      this.firstDeliveryOrder = firstDeliveryOrder;
+    }
   }
 
   /** A NATS JetStream consumer: {@code idem.consumers.<name>.nats.*}. */
@@ -314,6 +328,12 @@ public final class IdemConsumersProperties {
     private Duration nakDelay;
     /** How long stopping waits, beyond the fetch wait, for the message in hand (default 10 s). */
     private Duration shutdownTimeout;
+    /**
+     * Whether a message the broker has not delivered before runs the handler before the inbox records it, saving
+     * round trips on PostgreSQL; the handler may then run for a producer's duplicate, its writes rolled back
+     * (default false).
+     */
+    private Boolean firstDeliveryOrder;
 
     public String getStream() {
       return stream;
@@ -385,6 +405,14 @@ public final class IdemConsumersProperties {
 
     public void setShutdownTimeout(Duration shutdownTimeout) {
       this.shutdownTimeout = shutdownTimeout;
+    }
+
+    public Boolean getFirstDeliveryOrder() {
+      return firstDeliveryOrder;
+    }
+
+    public void setFirstDeliveryOrder(Boolean firstDeliveryOrder) {
+      this.firstDeliveryOrder = firstDeliveryOrder;
     }
   }
 

@@ -44,6 +44,7 @@ final class NatsConsumers {
       set(prefix + ".max-deliver", n.getMaxDeliver(), b::maxDeliver);
       set(prefix + ".nak-delay", n.getNakDelay(), b::nakDelay);
       set(prefix + ".shutdown-timeout", n.getShutdownTimeout(), b::shutdownTimeout);
+      set(prefix + ".first-delivery-order", n.getFirstDeliveryOrder(), b::firstDeliveryOrder);
       return b.handler(handler).listener(listener).build();
     };
     if (shared != null) {

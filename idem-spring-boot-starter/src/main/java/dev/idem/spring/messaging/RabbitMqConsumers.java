@@ -32,6 +32,7 @@ final class RabbitMqConsumers {
       set(prefix + ".failure-pause", r.getFailurePause(), b::failurePause);
       set(prefix + ".max-failures", r.getMaxFailures(), b::maxFailures);
       set(prefix + ".shutdown-timeout", r.getShutdownTimeout(), b::shutdownTimeout);
+      set(prefix + ".first-delivery-order", r.getFirstDeliveryOrder(), b::firstDeliveryOrder);
       if (r.getDeadLetterExchange() == null && r.getDeadLetterRoutingKey() != null) {
         throw new IllegalStateException(prefix + ".dead-letter-routing-key is set but " + prefix
             + ".dead-letter-exchange is not: set the exchange too, or neither");

@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * The inbox's transactions in a Spring application: each is a Spring transaction of a
@@ -54,6 +55,12 @@ public final class SpringInboxTransactions implements InboxTransactions {
       }
       return result;
     });
+  }
+
+  /** Yes when a Spring transaction is active on this thread: {@link #inTransaction} then joins it. */
+  @Override
+  public boolean joinsOpenTransaction() {
+    return TransactionSynchronizationManager.isActualTransactionActive();
   }
 
   /**

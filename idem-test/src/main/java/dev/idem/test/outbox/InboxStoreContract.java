@@ -427,7 +427,7 @@ public abstract class InboxStoreContract {
    * A first transaction records {@code evt-held} and holds it; a second runs {@code secondWork}, which records a batch
    * around it and must wait; then the first commits or rolls back. Returns what the second's work returned.
    */
-  private <T> T raceOnOneEvent(boolean commit, TransactionWork<T> secondWork) throws Exception {
+  protected <T> T raceOnOneEvent(boolean commit, TransactionWork<T> secondWork) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(2);
     CountDownLatch held = new CountDownLatch(1);
     CountDownLatch end = new CountDownLatch(1);
@@ -478,13 +478,14 @@ public abstract class InboxStoreContract {
     }
   }
 
-  // ----------------------------------------------------------------------- recording last (stores that offer it)
+  // ------------------------------------------------------------------------------------------- recording last
 
   /** What {@link InboxStore#recordLast} returns in a committed transaction of the store for {@code entries}. */
-  private boolean recordLastCommitted(Instant at, List<String> results, Entry... entries) throws Exception {
+  protected boolean recordLastCommitted(Instant at, List<String> results, Entry... entries) throws Exception {
     return store.inTransaction(tx -> store.recordLast(tx, BILLING, List.of(entries), results, at));
   }
 
+  /** A store that offers the first-delivery order passes {@link RecordingLastInboxStoreContract} as well. */
   @Test
   void recordLastRecordsNewEventsWithTheirResultsOrIsRefusedByAStoreThatRecordsFirstOnly() throws Exception {
     if (!store.recordsLast()) {
@@ -500,93 +501,6 @@ public abstract class InboxStoreContract {
     assertThat(recordCommitted(BILLING, now.plusSeconds(1), "ignored", entry("a"), entry("b"), entry("c")))
         .containsExactly(duplicate(null, now), duplicate("rb", now), duplicate("rc", now));
     assertThat(admin().contains(SHIPPING, "a")).isFalse();
-  }
-
-  @Test
-  void recordLastFindingAnEventRecordedBeforeRecordsNoneOfTheBatchAndMarksTheTransactionRollbackOnly()
-      throws Exception {
-    if (!store.recordsLast()) {
-      assertThat(store.recordsLast()).as("recordLast is refused, as the test above shows").isFalse();
-      return;
-    }
-    recordCommitted(BILLING, now, "first", entry("evt-2"));
-    recordCommitted(BILLING, now, "first", entry("evt-5", DIGEST_A));
-    Instant later = now.plusSeconds(1);
-    List<String> results = Collections.nCopies(3, "second");
-
-    boolean[] marked = new boolean[2];
-    boolean duplicate = store.inTransaction(tx -> {
-      boolean r = store.recordLast(tx, BILLING, List.of(entry("evt-1"), entry("evt-2"), entry("evt-3")), results,
-          later);
-      marked[0] = tx.isRollbackOnly();
-      return r;
-    });
-    boolean mismatch = store.inTransaction(tx -> {
-      boolean r = store.recordLast(tx, BILLING, List.of(entry("evt-4"), entry("evt-5", DIGEST_B)),
-          List.of("x", "y"), later);
-      marked[1] = tx.isRollbackOnly();
-      return r;
-    });
-
-    assertThat(duplicate).isFalse();
-    assertThat(mismatch).isFalse();
-    assertThat(marked).containsExactly(true, true);
-    for (String id : List.of("evt-1", "evt-3", "evt-4")) {
-      assertThat(admin().contains(BILLING, id)).as("%s recorded", id).isFalse();
-    }
-    assertThat(recordCommitted(BILLING, later, null, entry("evt-2"), entry("evt-5", DIGEST_A)))
-        .containsExactly(duplicate("first", now), duplicate("first", now));
-  }
-
-  @Test
-  void recordLastInATransactionMarkedRollbackOnlyCommitsNothing() throws Exception {
-    if (!store.recordsLast()) {
-      assertThat(store.recordsLast()).as("recordLast is refused, as the test above shows").isFalse();
-      return;
-    }
-    boolean recorded = store.inTransaction(tx -> {
-      tx.setRollbackOnly();
-      return store.recordLast(tx, BILLING, List.of(entry("evt-1")), List.of("r"), now);
-    });
-
-    assertThat(recorded).as("recorded in the transaction").isTrue();
-    assertThat(admin().contains(BILLING, "evt-1")).as("which rolled back").isFalse();
-  }
-
-  @Test
-  void recordLastWaitsForATransactionThatRecordedTheEventAndRecordsNothingOnceItCommits() throws Exception {
-    if (!store.recordsLast()) {
-      assertThat(store.recordsLast()).as("recordLast is refused, as the test above shows").isFalse();
-      return;
-    }
-    Instant later = now.plusSeconds(1);
-
-    boolean recorded = raceOnOneEvent(true, recordingLastAround(later));
-
-    assertThat(recorded).isFalse();
-    assertThat(admin().contains(BILLING, "evt-before")).isFalse();
-    assertThat(admin().contains(BILLING, "evt-next")).isFalse();
-    assertThat(recordCommitted(BILLING, later, null, entry("evt-held"))).containsExactly(duplicate("first", now));
-  }
-
-  @Test
-  void recordLastWaitsForATransactionThatRecordedTheEventAndRecordsItOnceItRollsBack() throws Exception {
-    if (!store.recordsLast()) {
-      assertThat(store.recordsLast()).as("recordLast is refused, as the test above shows").isFalse();
-      return;
-    }
-    Instant later = now.plusSeconds(1);
-
-    boolean recorded = raceOnOneEvent(false, recordingLastAround(later));
-
-    assertThat(recorded).isTrue();
-    assertThat(recordCommitted(BILLING, later, null, entry("evt-before"), entry("evt-held"), entry("evt-next")))
-        .containsExactly(duplicate("second", later), duplicate("second", later), duplicate("second", later));
-  }
-
-  private TransactionWork<Boolean> recordingLastAround(Instant later) {
-    return tx -> store.recordLast(tx, BILLING, List.of(entry("evt-before"), entry("evt-held"), entry("evt-next")),
-        Collections.nCopies(3, "second"), later);
   }
 
   @Test

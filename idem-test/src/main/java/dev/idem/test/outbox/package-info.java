@@ -20,7 +20,9 @@
  * store. On a shared database, give every store its own table (a random name) and drop it in {@code closeStore}.
  * Override {@code historyLimit()} when your outbox keeps another number of failed attempts than 20, and, for a store
  * on a database, {@code session(tx)} and {@code awaitBlocked(...)} of the inbox kit so that its two waiting tests read
- * the database's own view of lock waits. The kits pass the time to the stores and never sleep; a test that needs a
+ * the database's own view of lock waits. An inbox store that offers the first-delivery order ({@code recordsLast()})
+ * extends {@link dev.idem.test.outbox.RecordingLastInboxStoreContract} instead, which adds its tests of
+ * {@code recordLast}. The kits pass the time to the stores and never sleep; a test that needs a
  * server that is down fails.
  *
  * <p>{@link dev.idem.test.outbox.OutboxTransportContract} is the kit of the other side of the relay: every

@@ -106,6 +106,17 @@ class SpringInboxTransactionsTest {
   }
 
   @Test
+  void theyJoinAnOpenTransactionOnlyWhenASpringTransactionIsActive() {
+    DataSourceTransactionManager manager = new DataSourceTransactionManager(dataSource);
+    SpringInboxTransactions transactions = new SpringInboxTransactions(manager, store);
+
+    boolean inside = new TransactionTemplate(manager).execute(status -> transactions.joinsOpenTransaction());
+
+    assertThat(transactions.joinsOpenTransaction()).isFalse();
+    assertThat(inside).isTrue();
+  }
+
+  @Test
   void aCheckedExceptionRollsTheTransactionBackAndReachesTheCallerAsItIs() {
     SpringInboxTransactions transactions = new SpringInboxTransactions(new DataSourceTransactionManager(dataSource),
         store);
