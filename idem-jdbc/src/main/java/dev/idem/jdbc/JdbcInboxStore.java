@@ -277,10 +277,9 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
     }
     Connection c = tx.unwrap(Connection.class);
     String firstId = events.get(0).eventId();
+    boolean autoCommit;
     try {
-      if (c.getAutoCommit()) {
-        throw autoCommitOn(consumer, firstId);
-      }
+      autoCommit = c.getAutoCommit();
     } catch (SQLException e) {
       throw wrap("checking the transaction after the handler", e);
     }
@@ -296,17 +295,23 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
       sorted.add(events.get(order[k]));
       kept[k] = results.get(order[k]);
     }
-    JdbcTransaction committable = JdbcTransaction.committableWithLastWrite(tx);
+    JdbcTransaction committable = autoCommit ? null : JdbcTransaction.committableWithLastWrite(tx);
     try (PreparedStatement ps = c.prepareStatement(committable == null ? insertLast : insertLastAndCommit)) {
       bindArrays(c, ps, consumer, sorted, now.toEpochMilli());
       ps.setArray(7, c.createArrayOf("text", kept));
       ps.execute();
     } catch (SQLException e) {
-      if (SqlErrors.isUniqueViolation(dialect, e)) {
+      if (SqlErrors.isUniqueViolation(dialect, e) && !autoCommit) {
         tx.setRollbackOnly();
         return false;
       }
-      throw afterHandler(consumer, firstId, "recording " + n + " events for " + consumer, e);
+      throw autoCommit ? autoCommitOn(consumer, firstId)
+          : afterHandler(consumer, firstId, "recording " + n + " events for " + consumer, e);
+    }
+    if (autoCommit) {
+      // switching auto-commit on committed the handler's writes; the records, inserted in that mode, followed them,
+      // so that a redelivery is a duplicate, as in the usual order. The call fails all the same
+      throw autoCommitOn(consumer, firstId);
     }
     if (committable != null) {
       committable.markCommitted();

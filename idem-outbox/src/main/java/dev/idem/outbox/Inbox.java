@@ -277,10 +277,11 @@ public final class Inbox {
    * transaction (a call to another service) may happen for a duplicate, or again for a failure, in that order.
    *
    * <p>In that order the records are written after the handler, so what the usual order checks after the handler, that
-   * they are still in the transaction, has nothing to check: a handler that rolls the transaction back, commits it or
-   * switches auto-commit on (which it must never do) may leave effects without records, or records without effects.
-   * A handler that swallows an SQL error is still caught on PostgreSQL: the records' insert fails in the aborted
-   * transaction ({@link InboxHandlerException}, nothing committed).
+   * they are still in the transaction, has nothing to check: a handler that rolls the transaction back or commits it
+   * (which it must never do) may leave effects without records, or records without effects. A handler that swallows
+   * an SQL error is still caught on PostgreSQL: the records' insert fails in the aborted transaction
+   * ({@link InboxHandlerException}, nothing committed). One that switches auto-commit on is too: the JDBC store then
+   * commits the records after the effects that switch committed, and fails the call.
    *
    * @param firstDelivery whether the batch is most likely new: the handler first; false records first (the method
    *     without this parameter)

@@ -1476,6 +1476,26 @@ abstract class InboxContract {
     })).isInstanceOf(InboxHandlerException.class).hasMessageContaining("auto-commit");
   }
 
+  @Test
+  void aFirstDeliveryWhoseHandlerSwitchesAutoCommitOnFailsAndItsRedeliveryIsADuplicate() throws Exception {
+    String[] ids = ids(2);
+    InboxHandler switching = (tx, event) -> {
+      String result = apply(connection(tx), event.eventId());
+      connection(tx).setAutoCommit(true); // commits the effect on its own
+      return result;
+    };
+
+    assertThatThrownBy(() -> firstDelivery(events(ids), switching))
+        .isInstanceOf(InboxHandlerException.class).hasMessageContaining("auto-commit");
+    List<InboxResult> again = firstDelivery(events(ids), effect());
+
+    // in either order the switch committed what came before it, and the records went with it or after it
+    assertThat(duplicateFlags(again)).containsExactly(true, true);
+    for (String id : ids) {
+      assertThat(effectCount(id)).as("effect of %s", id).isEqualTo(1);
+    }
+  }
+
   /** The real connection, recording the SQL of every statement prepared on it by its first word. */
   static Connection recording(Connection real, Map<String, List<String>> prepared) {
     return (Connection) Proxy.newProxyInstance(InboxContract.class.getClassLoader(), new Class<?>[] {Connection.class},
