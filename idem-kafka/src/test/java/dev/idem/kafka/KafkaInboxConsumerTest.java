@@ -127,11 +127,43 @@ class KafkaInboxConsumerTest {
     assertThat(f.effectCount()).isEqualTo(90);
     assertThat(f.eventsWithSeveralEffects()).isZero();
     assertThat(counts.duplicates.get()).isEqualTo(9);
+    assertThat(counts.processed.get()).isEqualTo(90);
     assertThat(recordedFirst).isNotEmpty();
     recordedFirst.forEach((partition, calls) -> {
       assertThat(calls.get(0)).as("partition %d: its first batch records first", partition).isTrue();
       assertThat(calls).as("partition %d: later batches run the handler first", partition).contains(false);
     });
+  }
+
+  @Test
+  void inTheFirstDeliveryOrderTheRecordsARetriedFailureSentBackAreRedeliveredRecordsFirst() throws Exception {
+    List<String> ids = f.publish(40, 1); // one key: one partition, in order
+    String flaky = ids.get(17);
+    Map<String, List<Boolean>> recordedFirst = new ConcurrentHashMap<>();
+    InboxHandler effect = f.recordEffect();
+    InboxHandler handler = (tx, event) -> {
+      String id = KafkaFixture.eventId(KafkaInboxConsumer.record(event));
+      List<Boolean> calls = recordedFirst.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>());
+      calls.add(TestPostgres.inboxRecorded(tx.unwrap(Connection.class), f.inboxTable, f.group, id));
+      if (id.equals(flaky) && calls.size() <= 3) {
+        throw new IllegalStateException("flaky");
+      }
+      return effect.handle(tx, event);
+    };
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).batchSize(5).firstDeliveryOrder(true).listener(counts)
+        .handler(handler).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 40);
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrderElementsOf(ids);
+    // its batch's first-delivery try, that batch in the usual order, then alone (records first); sent back and
+    // paused, it comes again in the next poll, which records first
+    assertThat(recordedFirst.get(flaky)).containsExactly(false, true, true, true);
+    assertThat(recordedFirst.get(ids.get(18))).as("after the flaky record, in the poll that brought it back")
+        .startsWith(true);
+    assertThat(recordedFirst.get(ids.get(39))).as("the last record, polls after a clean one").containsExactly(false);
+    assertThat(counts.failed.get()).isEqualTo(1);
   }
 
   @Test
