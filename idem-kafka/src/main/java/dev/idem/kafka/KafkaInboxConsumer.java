@@ -1002,13 +1002,13 @@ public final class KafkaInboxConsumer implements AutoCloseable {
      * records first, always). A partition's batch is a first delivery when the partition's last poll, since it was
      * assigned to this consumer, was committed without a failure or a duplicate, and the batch starts right after it:
      * its records come after every offset this consumer committed, so only a producer's duplicate (a relay that
-     * published an event again) or a previous owner's uncommitted offsets can put a duplicate among them. On a store that offers
-     * it (PostgreSQL), the inbox then runs the handler first and writes the records with the commit, in the round
-     * trips of the handler's transaction alone; when an event was recorded already, or anything fails, it rolls back
-     * and runs the batch again in the usual order ({@link Inbox#processBatchAndCommit(String, List, InboxHandler,
-     * boolean)}). The handler's writes count once either way, but the handler itself may then run for a producer's
-     * duplicate (its writes rolled back), and once more for a failing batch: turn it on when what the handler does
-     * outside the transaction tolerates that.
+     * published an event again) or a previous owner's uncommitted offsets can put a duplicate among them. On a store
+     * that offers it (PostgreSQL), the inbox then runs the handler first and writes the records with the commit, in
+     * the round trips of the handler's transaction alone; when an event was recorded already, or anything fails, it
+     * rolls back and runs the batch again in the usual order ({@link Inbox#processBatchAndCommit(String, List,
+     * InboxHandler, boolean)}). The handler's writes count once either way, but the handler itself may then run for a
+     * producer's duplicate (its writes rolled back), and once more for a failing batch: turn it on when what the
+     * handler does outside the transaction tolerates that.
      */
     public Builder firstDeliveryOrder(boolean on) {
       this.firstDeliveryOrder = on;
