@@ -3,12 +3,16 @@ package dev.idem.spring.events;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.outbox.OutboxRelay;
 import dev.idem.spring.events.app.EventsApp;
 import dev.idem.spring.events.app.EventsApp.Payments;
 import dev.idem.spring.events.app.EventsApp.Recorder;
 import dev.idem.spring.events.bad.UnservedApp;
 import dev.idem.spring.outbox.OutboxRelayLifecycle;
+import dev.idem.test.Eventually;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -60,6 +64,20 @@ class EventsStarterConfigurationTest {
         .hasStackTraceContaining("idem.outbox.ordered-types");
   }
 
+  /**
+   * Returns once every relay worker waits between its looks (in {@code OutboxRelay.pause}): its cycle has ended, and
+   * no wake-up came during it, as that would have made it look again at once.
+   */
+  private static void awaitRelayWaiting() {
+    Eventually.await("the relay's workers wait between looks", Duration.ofSeconds(20), () -> {
+      List<Thread> workers = Thread.getAllStackTraces().keySet().stream()
+          .filter(t -> t.getName().startsWith("idem-relay-")).toList();
+      return !workers.isEmpty() && workers.stream().allMatch(t -> t.getState() == Thread.State.TIMED_WAITING
+          && Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().equals(OutboxRelay.class.getName())
+              && f.getMethodName().equals("pause")));
+    }, waiting -> waiting);
+  }
+
   @Test
   void withWakeOnCommitOffTheRelayWaitsForItsPoll() throws Exception {
     try (ConfigurableApplicationContext context = run(EventsApp.class, "--idem.outbox.ordered-types=account.changed",
@@ -67,11 +85,13 @@ class EventsStarterConfigurationTest {
       Payments payments = context.getBean(Payments.class);
       payments.useTable("ev_pay_wake_off");
       Recorder recorder = context.getBean(Recorder.class);
-      // the relay's first cycle has run once the primer is sent: from then on it waits a minute between looks
+      // the primer is sent by a cycle that began after the wake-up; once the relay waits again, it waits a minute
+      awaitRelayWaiting();
       CountDownLatch primer = recorder.expect("primer");
       payments.pay("primer", 1, false);
       context.getBean(OutboxRelayLifecycle.class).wakeUp();
       assertThat(primer.await(20, TimeUnit.SECONDS)).isTrue();
+      awaitRelayWaiting();
 
       CountDownLatch arrived = recorder.expect("pay_late");
       payments.pay("pay_late", 1, false);
