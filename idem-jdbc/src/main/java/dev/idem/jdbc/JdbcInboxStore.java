@@ -260,8 +260,10 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
    * One plain {@code INSERT} of the batch with its results, in lock order; when this store owns {@code tx} (and it is
    * not marked rollback-only), the insert and the COMMIT go as one execution, so a first delivery costs the round
    * trips of the handler's own transaction. A record already there fails the insert with a unique violation (the
-   * server then skips the COMMIT): nothing is written, and this returns false. A handler that caught an error that
-   * aborted the transaction makes it fail with {@code 25P02}: an {@link InboxHandlerException}.
+   * server then skips the COMMIT): nothing is written, and this returns false. So does a handler that caught an error
+   * that aborted the transaction ({@code 25P02}): the usual order then skips a duplicate, and fails a new event with
+   * that error. A handler that switched auto-commit on had its writes committed by the switch: the records are then
+   * inserted after them (committed too, so that a redelivery of a new event is a duplicate), and this throws.
    */
   @Override
   public boolean recordLast(StoreTransaction tx, String consumer, List<Entry> events, List<String> results,
@@ -301,12 +303,18 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
       ps.setArray(7, c.createArrayOf("text", kept));
       ps.execute();
     } catch (SQLException e) {
-      if (SqlErrors.isUniqueViolation(dialect, e) && !autoCommit) {
+      if (autoCommit) {
+        InboxHandlerException broken = autoCommitOn(consumer, firstId);
+        broken.addSuppressed(e);
+        throw broken;
+      }
+      if (SqlErrors.isUniqueViolation(dialect, e) || IN_FAILED_TRANSACTION.equals(e.getSQLState())) {
+        // recorded before; or the handler caught an error that aborted the transaction, which for a duplicate the
+        // usual order, where its handler does not run, must get to decide
         tx.setRollbackOnly();
         return false;
       }
-      throw autoCommit ? autoCommitOn(consumer, firstId)
-          : afterHandler(consumer, firstId, "recording " + n + " events for " + consumer, e);
+      throw wrap("recording " + n + " events for " + consumer, e);
     }
     if (autoCommit) {
       // switching auto-commit on committed the handler's writes; the records, inserted in that mode, followed them,

@@ -364,10 +364,11 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
   /** Processes the records one poll returned for one partition, in offset order. */
   private void processPartition(TopicPartition partition, List<ConsumerRecord<String, byte[]>> records) {
-    // records first unless the partition's last poll committed cleanly right up to these records: after an
-    // assignment, a failure, a duplicate or a jump in offsets, they may have been delivered before
+    // records first unless the partition's last poll committed cleanly and these records come after it (offsets skip
+    // transaction markers and compacted records): after an assignment, a failure, a duplicate or a seek back, they may
+    // have been delivered before
     Long next = delivering.remove(partition);
-    firstDelivery = firstDeliveryOrder && next != null && next == records.get(0).offset();
+    firstDelivery = firstDeliveryOrder && next != null && records.get(0).offset() >= next;
     sawDuplicate = false;
     if (processRecords(partition, records) && !sawDuplicate) {
       delivering.put(partition, records.get(records.size() - 1).offset() + 1);
@@ -1000,15 +1001,15 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     /**
      * Whether batches that are first deliveries run the handler before the inbox records their events (default false:
      * records first, always). A partition's batch is a first delivery when the partition's last poll, since it was
-     * assigned to this consumer, was committed without a failure or a duplicate, and the batch starts right after it:
-     * its records come after every offset this consumer committed, so only a producer's duplicate (a relay that
+     * assigned to this consumer, was committed without a failure or a duplicate, and the batch comes after it: its
+     * records come after every offset this consumer committed, so only a producer's duplicate (a relay that
      * published an event again) or a previous owner's uncommitted offsets can put a duplicate among them. On a store
      * that offers it (PostgreSQL), the inbox then runs the handler first and writes the records with the commit, in
-     * the round trips of the handler's transaction alone; when an event was recorded already, or anything fails, it
-     * rolls back and runs the batch again in the usual order ({@link Inbox#processBatchAndCommit(String, List,
-     * InboxHandler, boolean)}). The handler's writes count once either way, but the handler itself may then run for a
-     * producer's duplicate (its writes rolled back), and once more for a failing batch: turn it on when what the
-     * handler does outside the transaction tolerates that.
+     * the round trips of the handler's transaction alone; when an event was recorded already, the handler throws or
+     * the commit fails, it rolls back and runs the batch again in the usual order ({@link
+     * Inbox#processBatchAndCommit(String, List, InboxHandler, boolean)}). The handler's writes count once either way,
+     * but the handler itself may then run for a producer's duplicate (its writes rolled back), and once more for a
+     * failing batch: turn it on when what the handler does outside the transaction tolerates that.
      */
     public Builder firstDeliveryOrder(boolean on) {
       this.firstDeliveryOrder = on;

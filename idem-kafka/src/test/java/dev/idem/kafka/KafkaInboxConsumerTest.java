@@ -107,7 +107,7 @@ class KafkaInboxConsumerTest {
   }
 
   @Test
-  void inTheFirstDeliveryOrderAPartitionsBatchesAfterItsFirstCommitRunTheHandlerFirstAndCopiesAreStillSkipped()
+  void inTheFirstDeliveryOrderBatchesAfterACleanPollRunTheHandlerFirstAndCopiesAreStillSkipped()
       throws Exception {
     List<String> ids = f.publish(90, 3);
     try (KafkaProducer<String, byte[]> producer = f.producer()) {

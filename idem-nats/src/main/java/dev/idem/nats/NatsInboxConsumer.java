@@ -274,9 +274,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
     }
     byte[] data = m.getData() == null ? new byte[0] : m.getData();
     // JetStream counts every delivery, so this message's failures are its deliveries before this one
-    long delivered = deliveredCount(m);
-    processor.process(subject, id, () -> new InboxEvent(id, source, data, m), delivered - 1,
-        firstDeliveryOrder && delivered == 1, new MessageProcessor.Broker() {
+    processor.process(subject, id, () -> new InboxEvent(id, source, data, m), deliveredCount(m) - 1,
+        firstDeliveryOrder && deliveredOnce(m), new MessageProcessor.Broker() {
           @Override
           public boolean answer(Decision d) {
             return NatsInboxConsumer.this.answer(m, d.action(), d.after());
@@ -327,6 +326,15 @@ public final class NatsInboxConsumer implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.DEBUG, "consumer '" + consumer + "' could not mark a message in progress: "
           + e.getMessage());
+    }
+  }
+
+  /** Whether JetStream says this is the message's first delivery; no when its metadata cannot be read. */
+  private static boolean deliveredOnce(Message m) {
+    try {
+      return m.metaData().deliveredCount() == 1;
+    } catch (RuntimeException e) {
+      return false;
     }
   }
 
@@ -550,7 +558,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
      * Whether a message JetStream delivers for the first time (its delivery count is 1) runs the handler before the
      * inbox records it (default false: records first, always). On a store that offers it (PostgreSQL), the inbox then
      * writes the record with the commit, in the round trips of the handler's transaction alone, and falls back to
-     * recording first when the message id was recorded already or anything fails ({@link
+     * recording first when the message id was recorded already, the handler throws or the commit fails ({@link
      * Inbox#processBatchAndCommit(String, java.util.List, InboxHandler, boolean)}). The handler's writes count once
      * either way, but the handler itself may then run for a producer's duplicate (its writes rolled back), and twice
      * for a failure: turn it on when what the handler does outside the transaction tolerates that.

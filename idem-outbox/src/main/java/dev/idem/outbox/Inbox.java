@@ -279,9 +279,11 @@ public final class Inbox {
    * <p>In that order the records are written after the handler, so what the usual order checks after the handler, that
    * they are still in the transaction, has nothing to check: a handler that rolls the transaction back or commits it
    * (which it must never do) may leave effects without records, or records without effects. A handler that swallows
-   * an SQL error is still caught on PostgreSQL: the records' insert fails in the aborted transaction
-   * ({@link InboxHandlerException}, nothing committed). One that switches auto-commit on is too: the JDBC store then
-   * commits the records after the effects that switch committed, and fails the call.
+   * an SQL error is still caught on PostgreSQL: the records' insert fails in the aborted transaction, which rolls back,
+   * and the usual order skips a duplicate or fails with that error. One that switches auto-commit on is too, for a new
+   * event: the JDBC store commits the records after the writes the switch committed, and the call fails; for a
+   * duplicate its writes have then counted twice. A handler that marks the transaction rollback-only fails the call,
+   * in either order.
    *
    * @param firstDelivery whether the batch is most likely new: the handler first; false records first (the method
    *     without this parameter)
@@ -296,9 +298,24 @@ public final class Inbox {
       }
     }
     try {
-      return transactions.inTransaction(tx -> processBatch(tx, consumer, b, handler));
+      return transactions.inTransaction(tx -> {
+        List<InboxResult> results = processBatch(tx, consumer, b, handler);
+        requireCommittable(tx, consumer, b);
+        return results;
+      });
     } catch (Exception e) {
       throw committing(consumer, b, e);
+    }
+  }
+
+  /**
+   * Fails when the handler marked {@code tx} rollback-only: the transaction would roll back while the call reported
+   * its events processed, and a consumer would acknowledge them.
+   */
+  private static void requireCommittable(StoreTransaction tx, String consumer, Batch b) {
+    if (tx.isRollbackOnly()) {
+      throw new InboxHandlerException(consumer, b.events.get(b.distinctAt.get(0)).eventId(), new IllegalStateException(
+          "the handler marked the transaction rollback-only: nothing of the batch commits"));
     }
   }
 
@@ -331,6 +348,7 @@ public final class Inbox {
         reached[0] = true;
         List<String> returned = effects(tx, consumer, fresh, handler);
         reached[1] = true;
+        requireCommittable(tx, consumer, b);
         if (!store.recordLast(tx, consumer, b.distinct, returned, now)) {
           throw RecordedBefore.INSTANCE; // a throw rolls back whatever the transactions
         }

@@ -634,7 +634,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
      * Whether a message RabbitMQ has not delivered before (its redelivered flag clear) runs the handler before the
      * inbox records it (default false: records first, always). On a store that offers it (PostgreSQL), the inbox then
      * writes the record with the commit, in the round trips of the handler's transaction alone, and falls back to
-     * recording first when the message id was recorded already or anything fails ({@link
+     * recording first when the message id was recorded already, the handler throws or the commit fails ({@link
      * Inbox#processBatchAndCommit(String, java.util.List, InboxHandler, boolean)}). The handler's writes count once
      * either way, but the handler itself may then run for a producer's duplicate (its writes rolled back), and twice
      * for a failure: turn it on when what the handler does outside the transaction tolerates that.

@@ -120,6 +120,33 @@ class RabbitMqInboxConsumerTest {
   }
 
   @Test
+  void inTheFirstDeliveryOrderAMessageTheBrokerRedeliversRecordsFirst() throws Exception {
+    OutboxMessage m = f.message(f.toExchange());
+    publish(m);
+    try (com.rabbitmq.client.Connection other = Rabbit.factory().newConnection("idem-test-unacked")) {
+      GetResponse taken = other.createChannel().basicGet(f.queue, false);
+      assertThat(taken).as("taken without an ack").isNotNull();
+    } // the connection closes with the message unacknowledged: RabbitMQ requeues it, flagged redelivered
+    List<Boolean> recordedFirst = new CopyOnWriteArrayList<>();
+    AtomicBoolean redelivered = new AtomicBoolean();
+    InboxHandler watching = orderWatching(recordedFirst, 0);
+    InboxHandler handler = (tx, event) -> {
+      redelivered.set(event.message(Delivery.class).getEnvelope().isRedeliver());
+      return watching.handle(tx, event);
+    };
+
+    try (RabbitMqInboxConsumer consumer = consumer(handler).firstDeliveryOrder(true).build().start()) {
+      Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+    }
+
+    assertThat(redelivered).isTrue();
+    assertThat(recordedFirst).as("no failure remembered: the redelivered flag alone chose the usual order")
+        .containsExactly(true);
+    assertThat(f.effectCount(m.id().toString())).isEqualTo(1);
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
   void inTheFirstDeliveryOrderARedeliveryRecordsFirst() throws Exception {
     OutboxMessage m = f.message(f.toExchange());
     List<Boolean> recordedFirst = new CopyOnWriteArrayList<>();

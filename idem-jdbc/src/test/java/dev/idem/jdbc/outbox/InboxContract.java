@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idem.core.StoreException;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.core.spi.TransactionWork;
 import dev.idem.jdbc.JdbcDialect;
@@ -20,6 +21,7 @@ import dev.idem.outbox.spi.InboxStore;
 import dev.idem.outbox.spi.InboxTransactions;
 import dev.idem.test.Eventually;
 import dev.idem.test.MutableClock;
+import dev.idem.test.TestPostgres;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
@@ -894,14 +896,7 @@ abstract class InboxContract {
 
   /** Whether {@code eventId}'s record is there, read on the handler's connection, in its transaction. */
   boolean recordedInTransaction(Connection c, String eventId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + store.table()
-        + " WHERE consumer = 'billing' AND event_id = ?")) {
-      ps.setString(1, eventId);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1) == 1;
-      }
-    }
+    return TestPostgres.inboxRecorded(c, store.table(), "billing", eventId);
   }
 
   List<InboxResult> firstDelivery(List<InboxEvent> events, InboxHandler handler) {
@@ -1002,8 +997,72 @@ abstract class InboxContract {
       calls.incrementAndGet();
       return catching.handle(tx, event);
     }));
-    // on PostgreSQL the first-delivery order's insert found the aborted transaction: no second run in the usual order
-    assertThat(calls).hasValue(3);
+    // on PostgreSQL the first-delivery order's insert found the aborted transaction and rolled back; the usual order
+    // ran the handler again, which failed the same way
+    assertThat(calls).hasValue(dialect() == JdbcDialect.POSTGRESQL ? 6 : 3);
+  }
+
+  @Test
+  void aProducersCopyWhoseHandlerCatchesAnSqlErrorOnItIsADuplicateInTheFirstDeliveryOrder() throws Exception {
+    String[] ids = ids(3);
+    List<InboxResult> first = firstDelivery(events(ids), catchingHandler("r "));
+    long marked = onceCount();
+
+    // the copies: on PostgreSQL the handler runs, inserts its mark again and catches the violation, which aborts the
+    // transaction; the records' insert fails, and the usual order finds the three recorded
+    List<InboxResult> copies = firstDelivery(events(ids), catchingHandler("r "));
+
+    assertThat(duplicateFlags(first)).containsOnly(false).hasSize(3);
+    assertThat(duplicateFlags(copies)).containsOnly(true).hasSize(3);
+    assertThat(resultTexts(copies)).containsExactly("r " + ids[0], "r " + ids[1], "r " + ids[2]);
+    for (String id : ids) {
+      assertThat(effectCount(id)).as("effect of %s", id).isEqualTo(1);
+    }
+    assertThat(onceCount()).isEqualTo(marked);
+  }
+
+  @Test
+  void aHandlerThatMarksTheTransactionRollbackOnlyFailsTheCallInEitherOrder() throws Exception {
+    String[] ids = ids(2);
+    InboxHandler marking = (tx, event) -> {
+      String result = apply(connection(tx), event.eventId());
+      tx.setRollbackOnly();
+      return result;
+    };
+
+    for (boolean firstDelivery : new boolean[] {true, false}) {
+      assertThatThrownBy(() -> inbox.processBatchAndCommit("billing", events(ids), marking, firstDelivery))
+          .isInstanceOf(InboxHandlerException.class).hasMessageContaining("rollback-only");
+    }
+
+    for (String id : ids) {
+      assertThat(inbox.contains("billing", id)).isFalse();
+      assertThat(effectCount(id)).isZero();
+    }
+    // the usual order tells the listener before the commit fails the call; the first-delivery order does not
+    assertThat(processed).hasValue(dialect() == JdbcDialect.POSTGRESQL ? 2 : 4);
+  }
+
+  @Test
+  void aFirstDeliveryThatCannotGetAConnectionFailsWithoutTryingTheUsualOrder() throws Exception {
+    AtomicInteger asked = new AtomicInteger();
+    DataSource refusing = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
+        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+          if (method.getName().equals("getConnection")) {
+            asked.incrementAndGet();
+            throw new SQLException("connection refused", "08001");
+          }
+          return invoke(ds, method, args);
+        });
+    Inbox on = Inbox.builder(JdbcInboxStore.builder(refusing).dialect(dialect()).table(store.table()).build())
+        .clock(clock).build();
+    List<String> ran = new ArrayList<>();
+
+    assertThatThrownBy(() -> on.processBatchAndCommit("billing", events(ids(2)), eventEffect(ran), true))
+        .isInstanceOf(StoreException.class);
+
+    assertThat(asked).as("one transaction tried: the usual order would fail alike").hasValue(1);
+    assertThat(ran).isEmpty();
   }
 
   @Test

@@ -174,7 +174,8 @@ public final class MessageProcessor {
    * As {@link #process(String, String, Supplier, long, Broker)}, with the consumer's word that the broker has not
    * delivered the message before (RabbitMQ's redelivered flag is clear, JetStream counts one delivery). Its first try
    * then takes the inbox's first-delivery order ({@link Inbox#processBatchAndCommit(String, List, InboxHandler,
-   * boolean)}), unless this processor remembers a failure of the message; a try after a failure records first.
+   * boolean)}), unless the broker counted a failure of it ({@code brokerFailures} above 0) or this processor remembers
+   * one; a try after a failure records first.
    */
   public void process(String where, String id, Supplier<InboxEvent> event, long brokerFailures,
       boolean firstDelivery, Broker broker) {

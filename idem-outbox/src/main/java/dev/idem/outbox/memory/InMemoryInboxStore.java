@@ -93,6 +93,9 @@ public final class InMemoryInboxStore implements InboxStore {
   public boolean recordLast(StoreTransaction tx, String consumer, List<Entry> events, List<String> results,
       Instant now) {
     MemoryTransaction m = MemoryTransaction.of(tx);
+    if (events.isEmpty()) {
+      throw new IllegalArgumentException("events must not be empty");
+    }
     if (results.size() != events.size()) {
       throw new IllegalArgumentException(results.size() + " results for " + events.size() + " events");
     }

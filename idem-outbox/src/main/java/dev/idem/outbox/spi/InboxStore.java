@@ -67,15 +67,16 @@ public interface InboxStore {
    * The first-delivery order, for events that have most likely not been delivered before: records events whose handler
    * has already run in {@code tx}, with the handler's results, as the transaction's last write; a store that owns
    * {@code tx} may commit it in the same round trip. All or nothing: when one of the events was recorded before
-   * (committed), or by a concurrent transaction that commits while this one waits, nothing is recorded, {@code tx} is
-   * marked rollback-only, and this returns false: the caller rolls back and processes the events in the usual order,
-   * where a duplicate's handler does not run.
+   * (committed), or by a concurrent transaction that commits while this one waits, or when the handler left the
+   * transaction unable to record (it caught an error that aborted it), nothing is recorded, {@code tx} is marked
+   * rollback-only, and this returns false: the caller rolls back and processes the events in the usual order, where a
+   * duplicate's handler does not run.
    *
    * @param events events with distinct ids, not empty
    * @param results one per event, in order; null keeps nothing
    * @return true when every event was new and is recorded (and committed, if the store committed {@code tx})
-   * @throws dev.idem.outbox.InboxHandlerException when the handler broke the transaction (on PostgreSQL, it caught an
-   *     error that aborted it) or switched auto-commit on
+   * @throws dev.idem.outbox.InboxHandlerException when the handler switched auto-commit on (its writes are committed
+   *     already; a store records the events after them if it can)
    * @throws UnsupportedOperationException when {@link #recordsLast} is false
    */
   default boolean recordLast(StoreTransaction tx, String consumer, List<Entry> events, List<String> results,

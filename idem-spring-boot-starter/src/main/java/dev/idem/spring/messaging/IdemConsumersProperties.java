@@ -439,9 +439,9 @@ public final class IdemConsumersProperties {
     /** How long stopping waits for the clients to close (default 30 s). */
     private Duration closeTimeout;
     /**
-     * Whether a partition's batches after its first commit run the handler before the inbox records them, saving
-     * round trips on PostgreSQL; the handler may then run for a producer's duplicate, its writes rolled back
-     * (default false).
+     * Whether a partition's batch that comes after a poll it committed cleanly (no failure, no duplicate) runs the
+     * handler before the inbox records it, saving a round trip on PostgreSQL; the handler may then run for a
+     * producer's duplicate, its writes rolled back (default false).
      */
     private Boolean firstDeliveryOrder;
     /** Kafka consumer settings of this consumer, over {@code idem.consumers.kafka.properties.*}. */

@@ -10,6 +10,9 @@ import dev.idem.spring.events.app.EventsApp.Recorder;
 import dev.idem.spring.events.bad.UnservedApp;
 import dev.idem.spring.outbox.OutboxRelayLifecycle;
 import dev.idem.test.Eventually;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -68,11 +71,14 @@ class EventsStarterConfigurationTest {
    * Returns once every relay worker waits between its looks (in {@code OutboxRelay.pause}): its cycle has ended, and
    * no wake-up came during it, as that would have made it look again at once.
    */
-  private static void awaitRelayWaiting() {
+  private static void awaitRelayWaiting(ConfigurableApplicationContext context) {
+    String prefix = "idem-relay-" + context.getBean(OutboxRelayLifecycle.class).relay().orElseThrow().name() + "-";
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     Eventually.await("the relay's workers wait between looks", Duration.ofSeconds(20), () -> {
-      List<Thread> workers = Thread.getAllStackTraces().keySet().stream()
-          .filter(t -> t.getName().startsWith("idem-relay-")).toList();
-      return !workers.isEmpty() && workers.stream().allMatch(t -> t.getState() == Thread.State.TIMED_WAITING
+      // one snapshot per thread: its state and its stack read together
+      List<ThreadInfo> workers = Arrays.stream(threads.dumpAllThreads(false, false))
+          .filter(t -> t.getThreadName().startsWith(prefix)).toList();
+      return !workers.isEmpty() && workers.stream().allMatch(t -> t.getThreadState() == Thread.State.TIMED_WAITING
           && Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().equals(OutboxRelay.class.getName())
               && f.getMethodName().equals("pause")));
     }, waiting -> waiting);
@@ -86,12 +92,12 @@ class EventsStarterConfigurationTest {
       payments.useTable("ev_pay_wake_off");
       Recorder recorder = context.getBean(Recorder.class);
       // the primer is sent by a cycle that began after the wake-up; once the relay waits again, it waits a minute
-      awaitRelayWaiting();
+      awaitRelayWaiting(context);
       CountDownLatch primer = recorder.expect("primer");
       payments.pay("primer", 1, false);
       context.getBean(OutboxRelayLifecycle.class).wakeUp();
       assertThat(primer.await(20, TimeUnit.SECONDS)).isTrue();
-      awaitRelayWaiting();
+      awaitRelayWaiting(context);
 
       CountDownLatch arrived = recorder.expect("pay_late");
       payments.pay("pay_late", 1, false);

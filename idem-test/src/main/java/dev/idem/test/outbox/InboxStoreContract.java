@@ -495,6 +495,8 @@ public abstract class InboxStoreContract {
       return;
     }
 
+    assertThat(this).as("a store that offers the first-delivery order passes RecordingLastInboxStoreContract: extend"
+        + " it instead of InboxStoreContract").isInstanceOf(RecordingLastInboxStoreContract.class);
     boolean recorded = recordLastCommitted(now, Arrays.asList("rb", null, "rc"), entry("b"), entry("a"), entry("c"));
 
     assertThat(recorded).isTrue();
