@@ -72,10 +72,7 @@ public final class InMemoryInboxStore implements InboxStore {
         } else if (row != null) {
           outcome.put(e.eventId(), found(e, row.digest(), row.result(), row.receivedAt()));
         } else {
-          Held mine = new Held(m, e.digest(), now);
-          held.put(key, mine);
-          m.onCommit(() -> commit(key, mine));
-          m.onEnd(() -> release(key, mine));
+          hold(key, m, e.digest(), now, null);
           outcome.put(e.eventId(), new Recorded(Status.NEW, null, now));
         }
       }
@@ -110,11 +107,7 @@ public final class InMemoryInboxStore implements InboxStore {
         if (h != null || committed.containsKey(key)) {
           return false; // the records this call holds already go when the transaction rolls back
         }
-        Held mine = new Held(m, e.digest(), now);
-        mine.result = resultById.get(e.eventId());
-        held.put(key, mine);
-        m.onCommit(() -> commit(key, mine));
-        m.onEnd(() -> release(key, mine));
+        hold(key, m, e.digest(), now, resultById.get(e.eventId()));
       }
       return true;
     });
@@ -122,6 +115,15 @@ public final class InMemoryInboxStore implements InboxStore {
       tx.setRollbackOnly();
     }
     return recorded;
+  }
+
+  /** Under the lock: a new record of {@code key} that {@code m} holds until it ends, committed if it commits. */
+  private void hold(Key key, MemoryTransaction m, String digest, Instant receivedAt, String result) {
+    Held mine = new Held(m, digest, receivedAt);
+    mine.result = result;
+    held.put(key, mine);
+    m.onCommit(() -> commit(key, mine));
+    m.onEnd(() -> release(key, mine));
   }
 
   /**
