@@ -6,6 +6,9 @@ import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.outbox.consumer.Decision;
 import dev.idem.test.TestPostgres;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -84,6 +87,29 @@ public class ConsumersApp {
         }
       }
       TestPostgres.insertEffect(JdbcTransaction.connectionOf(tx), effects, event.eventId());
+      return null;
+    };
+  }
+
+  /**
+   * Writes {@code recorded:<id>} when the event's inbox row is already in the transaction as the handler runs (the
+   * usual order: the rows first), and {@code first:<id>} when it is not yet (the first-delivery order: the effect
+   * first, the rows after it).
+   */
+  @Bean
+  InboxHandler recordInboxOrder(@Value("${test.effects:none}") String effects,
+      @Value("${idem.outbox.inbox-table:none}") String inbox) {
+    return (tx, event) -> {
+      Connection c = JdbcTransaction.connectionOf(tx);
+      long rows;
+      try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + inbox + " WHERE event_id = ?")) {
+        ps.setString(1, event.eventId());
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          rows = rs.getLong(1);
+        }
+      }
+      TestPostgres.insertEffect(c, effects, (rows == 0 ? "first:" : "recorded:") + event.eventId());
       return null;
     };
   }

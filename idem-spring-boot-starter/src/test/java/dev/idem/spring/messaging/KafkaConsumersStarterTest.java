@@ -66,16 +66,22 @@ class KafkaConsumersStarterTest {
   }
 
   private ConfigurableApplicationContext start() {
+    return start("recordEffect");
+  }
+
+  private ConfigurableApplicationContext start(String handler, String... more) {
     String consumer = "idem.consumers." + name;
-    return ConsumersApp.runOnPostgres("cst_kfk_" + suffix, effects,
+    List<String> properties = new ArrayList<>(List.of(
         "idem.consumers.kafka.bootstrap-servers=" + KafkaBroker.bootstrapServers(),
         "idem.consumers.kafka.properties.auto.offset.reset=earliest",
-        consumer + ".handler=recordEffect",
+        consumer + ".handler=" + handler,
         consumer + ".kafka.topic=" + topic,
         consumer + ".kafka.dead-letter-topic=" + deadLetterTopic,
         consumer + ".kafka.max-attempts=2",
         consumer + ".kafka.failure-pause=20ms",
-        consumer + ".kafka.poll-timeout=100ms");
+        consumer + ".kafka.poll-timeout=100ms"));
+    properties.addAll(List.of(more));
+    return ConsumersApp.runOnPostgres("cst_kfk_" + suffix, effects, properties.toArray(String[]::new));
   }
 
   private static ProducerRecord<String, byte[]> record(String topic, String key, String eventId, String payload) {
@@ -101,11 +107,7 @@ class KafkaConsumersStarterTest {
     int n = 60;
     List<String> ids = new ArrayList<>();
     String poison = UUID.randomUUID().toString();
-    Map<String, Object> config = new HashMap<>(KafkaBroker.clientConfig());
-    config.put("key.serializer", StringSerializer.class.getName());
-    config.put("value.serializer", ByteArraySerializer.class.getName());
-    config.put("acks", "all");
-    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
+    try (KafkaProducer<String, byte[]> producer = producer()) {
       for (int i = 0; i < n; i++) {
         String id = UUID.randomUUID().toString();
         ids.add(id);
@@ -141,6 +143,42 @@ class KafkaConsumersStarterTest {
     assertThat(counter("idem.consumer.dead.lettered", "reason", "handler_failed")).isEqualTo(1);
     assertThat(counter("idem.consumer.failures", "reason", "handler_failed")).isEqualTo(1);
     assertThat(counter("idem.consumer.paused")).isZero();
+  }
+
+  @Test
+  void theFirstDeliveryOrderPropertyTakesABatchAfterACleanCommitInThatOrder() throws Exception {
+    TestPostgres.createEffectTable(effects);
+    KafkaBroker.createTopic(topic, 1);
+    KafkaBroker.createTopic(deadLetterTopic, 1);
+    context = start("recordInboxOrder", "idem.consumers." + name + ".kafka.first-delivery-order=true");
+    String first = UUID.randomUUID().toString();
+    String second = UUID.randomUUID().toString();
+    try (KafkaProducer<String, byte[]> producer = producer()) {
+      producer.send(record(topic, "order", first, "{}")).get(30, TimeUnit.SECONDS);
+      Eventually.await("the first record took effect", DEADLINE, () -> TestPostgres.effectCount(effects), c -> c == 1);
+      Eventually.await("its offset is committed", DEADLINE, this::committedOffsets, c -> c == 1L);
+      producer.send(record(topic, "order", second, "{}")).get(30, TimeUnit.SECONDS);
+      Eventually.await("the second record took effect", DEADLINE, () -> TestPostgres.effectCount(effects),
+          c -> c == 2);
+      // a producer's copy of the second: tried in the first-delivery order too, it is still a duplicate
+      producer.send(record(topic, "order", second, "{}")).get(30, TimeUnit.SECONDS);
+    }
+    Eventually.await("the copy was counted as a duplicate", DEADLINE, () -> counter("idem.consumer.duplicates"),
+        c -> c == 1);
+    Eventually.await("every offset is committed", DEADLINE, this::committedOffsets, c -> c == 3L);
+
+    // the partition's first batch since its assignment takes the usual order (the inbox row before the handler);
+    // after that batch committed cleanly, the next one is taken as a first delivery (the handler before the row)
+    assertThat(TestPostgres.effectIds(effects)).containsExactlyInAnyOrder("recorded:" + first, "first:" + second);
+    assertThat(counter("idem.consumer.processed")).isEqualTo(2);
+  }
+
+  private static KafkaProducer<String, byte[]> producer() {
+    Map<String, Object> config = new HashMap<>(KafkaBroker.clientConfig());
+    config.put("key.serializer", StringSerializer.class.getName());
+    config.put("value.serializer", ByteArraySerializer.class.getName());
+    config.put("acks", "all");
+    return new KafkaProducer<>(config);
   }
 
   private long committedOffsets() {

@@ -80,15 +80,21 @@ class NatsConsumersStarterTest {
   }
 
   private ConfigurableApplicationContext start() {
+    return start("recordEffect");
+  }
+
+  private ConfigurableApplicationContext start(String handler, String... more) {
     String consumer = "idem.consumers." + name;
-    return ConsumersApp.runOnPostgres("cst_nats_" + suffix, effects,
+    List<String> properties = new ArrayList<>(List.of(
         "idem.consumers.nats.url=" + url(),
-        consumer + ".handler=recordEffect",
+        consumer + ".handler=" + handler,
         consumer + ".nats.stream=" + stream,
         consumer + ".nats.subject=" + subject,
         consumer + ".nats.max-deliver=3",
         consumer + ".nats.nak-delay=10ms",
-        consumer + ".nats.fetch-wait=100ms");
+        consumer + ".nats.fetch-wait=100ms"));
+    properties.addAll(List.of(more));
+    return ConsumersApp.runOnPostgres("cst_nats_" + suffix, effects, properties.toArray(String[]::new));
   }
 
   private PublishAck publish(String messageId, String body) {
@@ -151,6 +157,23 @@ class NatsConsumersStarterTest {
     assertThat(counter("idem.consumer.failures", "reason", "handler_failed")).isEqualTo(2);
     assertThat(terminated.get()).isEqualTo(1);
     Eventually.await("nothing is left unacknowledged", DEADLINE, this::ackPending, c -> c == 0);
+  }
+
+  @Test
+  void theFirstDeliveryOrderPropertyRunsTheHandlerBeforeTheInboxRowAndCopiesStayDuplicates() {
+    context = start("recordInboxOrder", "idem.consumers." + name + ".nats.first-delivery-order=true");
+    String id = UUID.randomUUID().toString();
+    assertThat(publish(id, "entry").isDuplicate()).isFalse();
+    Eventually.await("the message took effect", DEADLINE, () -> TestPostgres.effectCount(effects), c -> c == 1);
+    // delivered once: the handler ran before the inbox row was written
+    assertThat(TestPostgres.effectIds(effects)).containsExactly("first:" + id);
+
+    // a second copy, stored once the duplicate window has passed: delivered once too, so tried in that order as well
+    Eventually.await("a second copy is stored", DEADLINE, () -> publish(id, "entry").isDuplicate(), d -> !d);
+    Eventually.await("the copy was acknowledged as a duplicate", DEADLINE, () -> counter("idem.consumer.duplicates"),
+        c -> c == 1);
+    assertThat(TestPostgres.effectIds(effects)).containsExactly("first:" + id);
+    assertThat(counter("idem.consumer.processed")).isEqualTo(1);
   }
 
   private long ackPending() {

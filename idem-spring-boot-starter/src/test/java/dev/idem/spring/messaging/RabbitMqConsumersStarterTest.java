@@ -278,6 +278,29 @@ class RabbitMqConsumersStarterTest {
     handlerWritesRollBackWithTheInboxTransaction("bookThroughService");
   }
 
+  @Test
+  void theFirstDeliveryOrderPropertyRunsTheHandlerBeforeTheInboxRowAndCopiesStayDuplicates() throws IOException {
+    context = start(TestPostgres.url(), "recordInboxOrder",
+        "idem.consumers.shipping.rabbitmq.first-delivery-order=true");
+    String fresh = UUID.randomUUID().toString();
+    publish(fresh, "order");
+    Eventually.await("the message took effect", DEADLINE, () -> TestPostgres.effectCount(effects), c -> c == 1);
+    // the handler ran before the inbox row was written: the first-delivery order
+    assertThat(TestPostgres.effectIds(effects)).containsExactly("first:" + fresh);
+
+    publish(fresh, "order"); // a producer's copy: not redelivered by the broker, so it is tried in that order too
+    Eventually.await("the copy was acknowledged as a duplicate", DEADLINE, () -> counter("idem.consumer.duplicates"),
+        c -> c == 1);
+    assertThat(TestPostgres.effectIds(effects)).containsExactly("first:" + fresh);
+    context.close();
+
+    context = start(TestPostgres.url(), "recordInboxOrder"); // without the property: the rows first
+    String next = UUID.randomUUID().toString();
+    publish(next, "order");
+    Eventually.await("the next message took effect", DEADLINE, () -> TestPostgres.effectCount(effects), c -> c == 2);
+    assertThat(TestPostgres.effectIds(effects)).containsExactlyInAnyOrder("first:" + fresh, "recorded:" + next);
+  }
+
   private void handlerWritesRollBackWithTheInboxTransaction(String handler) throws IOException {
     context = start(handler);
     String id = UUID.randomUUID().toString();
