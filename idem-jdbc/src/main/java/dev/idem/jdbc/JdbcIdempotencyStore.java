@@ -163,7 +163,7 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   }
 
   private Connection connection(StoreTransaction tx) {
-    return tx instanceof JdbcTransaction jdbc ? jdbc.connection() : tx.unwrap(Connection.class);
+    return JdbcTransaction.driverConnectionOf(tx);
   }
 
   @Override

@@ -277,7 +277,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
     if (results.size() != events.size()) {
       throw new IllegalArgumentException(results.size() + " results for " + events.size() + " events");
     }
-    Connection c = tx.unwrap(Connection.class);
+    Connection c = JdbcTransaction.driverConnectionOf(tx);
     String firstId = events.get(0).eventId();
     boolean autoCommit;
     try {
@@ -450,7 +450,7 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
     if (eventIds.isEmpty()) {
       return;
     }
-    Connection c = tx.unwrap(Connection.class);
+    Connection c = JdbcTransaction.driverConnectionOf(tx);
     if (!keepResults(c, consumer, eventIds, results)) {
       checkStillRecorded(c, consumer, eventIds.get(0));
     }

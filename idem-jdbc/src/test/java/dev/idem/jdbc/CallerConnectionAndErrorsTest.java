@@ -1,6 +1,7 @@
 package dev.idem.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.idem.core.Execution;
@@ -10,6 +11,7 @@ import dev.idem.core.RecordKey;
 import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.UUID;
@@ -25,10 +27,24 @@ class CallerConnectionAndErrorsTest {
     return IdempotentRequest.of(RecordKey.of(scope, "POST /payments", key), "{}".getBytes(), "application/json");
   }
 
-  private Execution pay(String key, Connection expected) {
+  /**
+   * Pays on the bound {@code expected}: as it is when its transaction was open already (the caller's), through the
+   * view that refuses to end the transaction when it was in auto-commit mode (the store's own transaction).
+   */
+  private Execution pay(String key, Connection expected) throws SQLException {
+    boolean storesOwn = expected.getAutoCommit();
     return idem.atomic(request(key), tx -> {
       Connection c = JdbcTransaction.connectionOf(tx);
-      assertThat(c).isSameAs(expected);
+      if (storesOwn) {
+        assertThat(c).isNotSameAs(expected);
+        assertThat(c.unwrap(Connection.class)).isSameAs(c);
+        assertThatThrownBy(c::commit).isInstanceOf(IllegalStateException.class);
+        try (Statement st = c.createStatement()) {
+          assertThat(st.getConnection()).isSameAs(expected);
+        }
+      } else {
+        assertThat(c).isSameAs(expected);
+      }
       Databases.insertEffect(c, scope + "/" + key);
       return StoredResponse.json(201, "{}");
     });

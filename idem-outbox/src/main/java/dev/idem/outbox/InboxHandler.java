@@ -7,7 +7,7 @@ import java.util.List;
 /**
  * The effect of an event, run by the {@link Inbox} once per event id in the transaction that records it. For a JDBC
  * inbox, {@code tx.unwrap(Connection.class)} is the connection to write the effect on (do not commit, roll back or
- * close it).
+ * close it: in a transaction the store owns, it refuses to).
  *
  * <p>The one handler type of the message side: broker consumers hand it the broker's message through
  * {@link InboxEvent#message(Class)}.

@@ -38,6 +38,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -1504,7 +1505,7 @@ abstract class InboxContract {
   void aHandlerThatRollsTheTransactionBackFailsInsteadOfReportingTheEventsProcessed() throws Exception {
     InboxHandler rollingBack = (tx, event) -> {
       apply(connection(tx), event.eventId());
-      connection(tx).rollback();
+      driverConnection(tx).rollback(); // around the connection handed to it, which refuses
       return null;
     };
     String[] batch = ids(3);
@@ -1525,12 +1526,83 @@ abstract class InboxContract {
     }
   }
 
+  /**
+   * The driver's connection under the one the inbox hands its handler, which refuses to end the transaction: what a
+   * handler reaches through {@code Statement.getConnection()}.
+   */
+  static Connection driverConnection(StoreTransaction tx) throws SQLException {
+    try (Statement st = connection(tx).createStatement()) {
+      return st.getConnection();
+    }
+  }
+
+  /** A handler that ends the inbox's transaction itself, in one of the ways its connection refuses. */
+  interface Misuse {
+    void apply(Connection c) throws SQLException;
+  }
+
   @Test
-  void aHandlerThatSwitchesAutoCommitOnFails() {
+  void aHandlerCannotEndTheInboxTransactionThroughItsConnectionInEitherOrder() throws Exception {
+    Map<String, Misuse> misuses = new LinkedHashMap<>();
+    misuses.put("commit()", Connection::commit);
+    misuses.put("rollback()", Connection::rollback);
+    misuses.put("setAutoCommit(true)", c -> c.setAutoCommit(true));
+    misuses.put("close()", Connection::close);
+    for (Map.Entry<String, Misuse> misuse : misuses.entrySet()) {
+      for (boolean firstDelivery : List.of(false, true)) {
+        String[] ids = ids(2);
+        InboxHandler ending = (tx, event) -> {
+          String result = apply(connection(tx), event.eventId());
+          misuse.getValue().apply(connection(tx));
+          return result;
+        };
+
+        assertThatThrownBy(() -> inbox.processBatchAndCommit("billing", events(ids), ending, firstDelivery))
+            .as("%s, first delivery %s", misuse.getKey(), firstDelivery).isInstanceOf(InboxHandlerException.class)
+            .rootCause().isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining(misuse.getKey() + " on the connection of a transaction that");
+        for (String id : ids) {
+          assertThat(effectCount(id)).as("effect of %s after %s", id, misuse.getKey()).isZero();
+          assertThat(inbox.contains("billing", id)).as("%s recorded after %s", id, misuse.getKey()).isFalse();
+        }
+        // nothing counted: a redelivery applies the effects once
+        assertThat(duplicateFlags(firstDelivery(events(ids), effect()))).containsExactly(false, false);
+        for (String id : ids) {
+          assertThat(effectCount(id)).as("effect of %s", id).isEqualTo(1);
+        }
+      }
+    }
+  }
+
+  @Test
+  void theHandlersConnectionRefusesUseOnceTheTransactionHasEndedAndSavepointsPassThrough() throws Exception {
+    String[] ids = ids(1);
+    List<Connection> kept = new ArrayList<>();
+    InboxHandler withSavepoint = (tx, event) -> {
+      Connection c = connection(tx);
+      kept.add(c);
+      Savepoint before = c.setSavepoint();
+      apply(c, event.eventId() + "-undone");
+      c.rollback(before);
+      return apply(c, event.eventId());
+    };
+
+    assertThat(duplicateFlags(batchInInboxTransaction(events(ids), withSavepoint))).containsExactly(false);
+
+    assertThat(effectCount(ids[0])).isEqualTo(1);
+    assertThat(effectCount(ids[0] + "-undone")).isZero();
+    Connection leaked = kept.get(0);
+    assertThat(leaked.isClosed()).isTrue();
+    assertThatThrownBy(() -> leaked.prepareStatement("SELECT 1")).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("has ended");
+  }
+
+  @Test
+  void aHandlerThatSwitchesAutoCommitOnThroughTheDriversConnectionFails() {
     String[] batch = ids(2);
 
     assertThatThrownBy(() -> batchInInboxTransaction(events(batch), (tx, event) -> {
-      connection(tx).setAutoCommit(true);
+      driverConnection(tx).setAutoCommit(true);
       return null;
     })).isInstanceOf(InboxHandlerException.class).hasMessageContaining("auto-commit");
   }
@@ -1540,7 +1612,7 @@ abstract class InboxContract {
     String[] ids = ids(2);
     InboxHandler switching = (tx, event) -> {
       String result = apply(connection(tx), event.eventId());
-      connection(tx).setAutoCommit(true); // commits the effect on its own
+      driverConnection(tx).setAutoCommit(true); // commits the effect on its own
       return result;
     };
 
