@@ -413,6 +413,38 @@ class SpringInboxTransactionsTest {
     }
   }
 
+  /**
+   * A handler on an inbox of its store's own transactions, whose Spring data access is bound to the inbox's
+   * connection (the view that refuses to end the transaction): a {@code REQUIRED} transaction joins without committing
+   * it, and a {@code NESTED} one rolls back to its savepoint alone.
+   */
+  @Test
+  void springTransactionsInAJoinedHandlerJoinTheInboxsConnectionAndNestedOnesUseSavepoints() throws Exception {
+    Inbox own = Inbox.builder(JdbcInboxStore.builder(dataSource).createSchemaIfMissing(true).build()).build();
+    JdbcTransactionManager manager = new JdbcTransactionManager(dataSource);
+    TransactionTemplate required = new TransactionTemplate(manager);
+    TransactionTemplate nested = new TransactionTemplate(manager);
+    nested.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+    String id = UUID.randomUUID().toString();
+    InboxHandler handler = (tx, event) -> {
+      jdbc.update("INSERT INTO inboxtx_row (id) VALUES (?)", id + "-a");
+      nested.executeWithoutResult(status -> {
+        jdbc.update("INSERT INTO inboxtx_row (id) VALUES (?)", id + "-b");
+        status.setRollbackOnly();
+      });
+      required.executeWithoutResult(status -> jdbc.update("INSERT INTO inboxtx_row (id) VALUES (?)", id + "-c"));
+      return null;
+    };
+
+    own.processBatchAndCommit("inboxtx", List.of(InboxEvent.of(id, "{}".getBytes(StandardCharsets.UTF_8))),
+        JoinedHandler.of(handler, own));
+
+    assertThat(rows(id + "-a")).isEqualTo(1);
+    assertThat(rows(id + "-b")).as("rolled back to the nested transaction's savepoint").isZero();
+    assertThat(rows(id + "-c")).isEqualTo(1);
+    assertThat(own.contains("inboxtx", id)).isTrue();
+  }
+
   @Test
   void anInboxOnSpringsTransactionsNeedsNoJoinedHandler() {
     InboxHandler handler = (tx, event) -> null;
