@@ -277,13 +277,14 @@ public final class Inbox {
    * transaction (a call to another service) may happen for a duplicate, or again for a failure, in that order.
    *
    * <p>In that order the records are written after the handler, so what the usual order checks after the handler, that
-   * they are still in the transaction, has nothing to check: a handler that rolls the transaction back or commits it
-   * (which it must never do) may leave effects without records, or records without effects. A handler that swallows
-   * an SQL error is still caught on PostgreSQL: the records' insert fails in the aborted transaction, which rolls back,
-   * and the usual order skips a duplicate or fails with that error. One that switches auto-commit on is too, for a new
-   * event: the JDBC store commits the records after the writes the switch committed, and the call fails; for a
-   * duplicate its writes have then counted twice. A handler that marks the transaction rollback-only fails the call,
-   * in either order.
+   * they are still in the transaction, has nothing to check. The JDBC store's own transactions hand the handler a
+   * connection that refuses to commit, roll back or switch auto-commit on; a handler that goes around it (through the
+   * driver's connection) and rolls back or commits may leave effects without records, or records without effects. A
+   * handler that swallows an SQL error is still caught on PostgreSQL: the records' insert fails in the aborted
+   * transaction, which rolls back, and the usual order skips a duplicate or fails with that error. One that switches
+   * auto-commit on through the driver's connection is too, for a new event: the JDBC store commits the records after
+   * the writes the switch committed, and the call fails; for a duplicate its writes have then counted twice. A handler
+   * that marks the transaction rollback-only fails the call, in either order.
    *
    * @param firstDelivery whether the batch is most likely new: the handler first; false records first (the method
    *     without this parameter)
