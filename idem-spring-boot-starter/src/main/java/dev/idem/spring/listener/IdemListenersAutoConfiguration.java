@@ -34,6 +34,7 @@ import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.core.KafkaOperations;
+import org.springframework.kafka.listener.AfterRollbackProcessor;
 import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -45,8 +46,9 @@ import org.springframework.util.ClassUtils;
  * application's {@link Inbox} (which must store its rows through JDBC), outside the method's own
  * {@code @Transactional}, so that the method joins the inbox's transaction. With Spring for Apache Kafka and a single
  * {@code KafkaTemplate}, and no {@link CommonErrorHandler} bean of the application's, it also registers the Kafka error
- * handler that dead-letters a record given up on to {@code <topic>.dlt}; with Spring AMQP and
- * {@code idem.listeners.rabbit.dead-letter-exchange}, the advice that republishes a message given up on there with its
+ * handler that dead-letters a record given up on to {@code <topic>.dlt}, and, without an {@link AfterRollbackProcessor}
+ * bean of the application's, the after-rollback processor that does the same in containers with a transaction
+ * manager; with Spring AMQP and {@code idem.listeners.rabbit.dead-letter-exchange}, the advice that republishes a message given up on there with its
  * attempt history (else the container rejects it, to the queue's own dead-letter exchange). See docs/listeners.md.
  */
 @AutoConfiguration(after = {IdemOutboxAutoConfiguration.class, IdemConsumersAutoConfiguration.class},
@@ -128,7 +130,11 @@ public class IdemListenersAutoConfiguration {
     }
   }
 
-  /** The Kafka error handler that dead-letters what a listener gave up on, unless the application has its own. */
+  /**
+   * The Kafka error handler and after-rollback processor that dead-letter what a listener gave up on, unless the
+   * application has its own. Spring Boot sets both on its listener container factory; a container uses the second
+   * when it has a transaction manager.
+   */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass({DefaultErrorHandler.class, KafkaOperations.class})
   @ConditionalOnProperty(prefix = "idem.listeners.kafka", name = "error-handler", havingValue = "true",
@@ -141,6 +147,16 @@ public class IdemListenersAutoConfiguration {
         IdemListenersProperties properties) {
       properties.engine(); // checks the suffix too
       return KafkaDeadLetters.errorHandler(template.getObject(), properties.getKafka().getDeadLetterSuffix());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(AfterRollbackProcessor.class)
+    @ConditionalOnSingleCandidate(KafkaOperations.class)
+    AfterRollbackProcessor<Object, Object> idemListenerAfterRollbackProcessor(
+        ObjectProvider<KafkaOperations<?, ?>> template, IdemListenersProperties properties) {
+      properties.engine(); // checks the suffix too
+      return KafkaDeadLetters.afterRollbackProcessor(template.getObject(),
+          properties.getKafka().getDeadLetterSuffix());
     }
   }
 }

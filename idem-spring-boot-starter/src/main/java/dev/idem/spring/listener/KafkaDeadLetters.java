@@ -13,29 +13,57 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.springframework.kafka.core.KafkaOperations;
 import org.springframework.kafka.listener.ConsumerRecordRecoverer;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
+import org.springframework.kafka.listener.DefaultAfterRollbackProcessor;
 import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.FailedRecordProcessor;
+import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
- * The Kafka error handler for {@link IdempotentListener} methods: a {@link DefaultErrorHandler} that publishes a
- * record given up on ({@link ListenerGaveUpException}, never retried) to {@code <topic><suffix>} at once, with the
- * record's headers and Idem's {@code idem-dlt-*} headers (as {@code KafkaInboxConsumer} writes them); seeks back to a
- * record handed back ({@link ListenerRetryLaterException}) as often as it comes; and treats every other failure as
- * Spring's default does: nine retries, then the record is logged and skipped.
+ * The Kafka error handling of {@link IdempotentListener} methods, in two forms that classify a failure alike: a
+ * {@link DefaultErrorHandler} for containers without a transaction manager, and a
+ * {@link DefaultAfterRollbackProcessor} for containers with one (Spring for Apache Kafka hands a failed record to the
+ * latter when the container's transaction rolled back). Both publish a record given up on
+ * ({@link ListenerGaveUpException}, never retried) to {@code <topic><suffix>} at once, with the record's headers and
+ * Idem's {@code idem-dlt-*} headers (as {@code KafkaInboxConsumer} writes them); seek back to a record handed back
+ * ({@link ListenerRetryLaterException}) as often as it comes; seek back, once a second and without end, to a record
+ * whose container could not open its transaction ({@link CannotCreateTransactionException}: the database is away, the
+ * listener never ran); and treat every other failure as Spring's default does: nine retries, then the record is logged
+ * and skipped.
  */
 final class KafkaDeadLetters {
   private static final System.Logger LOG = System.getLogger(KafkaDeadLetters.class.getName());
+  /** The wait between tries of a record whose transaction could not be opened. */
+  static final long NO_TRANSACTION_WAIT_MS = 1000;
 
   private KafkaDeadLetters() {}
 
   static DefaultErrorHandler errorHandler(KafkaOperations<?, ?> template, String suffix) {
+    DefaultErrorHandler handler = new DefaultErrorHandler(recoverer(template, suffix), new FixedBackOff(0, 9));
+    classify(handler);
+    return handler;
+  }
+
+  /**
+   * For a container with a transaction manager. With a transactional template (a Kafka transaction manager on the
+   * container), a record dead-lettered has its offset committed in the transaction that publishes it.
+   */
+  static DefaultAfterRollbackProcessor<Object, Object> afterRollbackProcessor(KafkaOperations<?, ?> template,
+      String suffix) {
+    DefaultAfterRollbackProcessor<Object, Object> processor = new DefaultAfterRollbackProcessor<>(
+        recoverer(template, suffix), new FixedBackOff(0, 9), template, template.isTransactional());
+    classify(processor);
+    return processor;
+  }
+
+  private static ConsumerRecordRecoverer recoverer(KafkaOperations<?, ?> template, String suffix) {
     DeadLetterPublishingRecoverer publisher = new DeadLetterPublishingRecoverer(template,
         (record, e) -> new TopicPartition(record.topic() + suffix, -1));
     publisher.addHeadersFunction(KafkaDeadLetters::headers);
     // a failed publication throws: the handler then seeks back and tries the record again
     publisher.setFailIfSendResultIsError(true);
-    ConsumerRecordRecoverer recoverer = (record, e) -> {
+    return (record, e) -> {
       if (find(e, ListenerGaveUpException.class) != null) {
         publisher.accept(record, e);
       } else {
@@ -43,11 +71,19 @@ final class KafkaDeadLetters {
             + "@" + record.offset() + "; skipping it: " + e);
       }
     };
-    DefaultErrorHandler handler = new DefaultErrorHandler(recoverer, new FixedBackOff(0, 9));
-    handler.addNotRetryableExceptions(ListenerGaveUpException.class);
-    handler.setBackOffFunction((record, e) -> find(e, ListenerRetryLaterException.class) != null
-        ? new FixedBackOff(0, FixedBackOff.UNLIMITED_ATTEMPTS) : (BackOff) null);
-    return handler;
+  }
+
+  private static void classify(FailedRecordProcessor processor) {
+    processor.addNotRetryableExceptions(ListenerGaveUpException.class);
+    processor.setBackOffFunction((record, e) -> {
+      if (find(e, ListenerRetryLaterException.class) != null) {
+        return new FixedBackOff(0, FixedBackOff.UNLIMITED_ATTEMPTS);
+      }
+      if (find(e, CannotCreateTransactionException.class) != null) {
+        return new FixedBackOff(NO_TRANSACTION_WAIT_MS, FixedBackOff.UNLIMITED_ATTEMPTS);
+      }
+      return (BackOff) null;
+    });
   }
 
   /** Idem's dead-letter headers of a record given up on; none for any other failure. */

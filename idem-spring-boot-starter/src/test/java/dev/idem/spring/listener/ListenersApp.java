@@ -151,8 +151,11 @@ public class ListenersApp {
       this.jdbc = jdbc;
     }
 
-    /** Writes one row for {@code id} into {@code table}. */
-    @Transactional
+    /**
+     * Writes one row for {@code id} into {@code table}, in the database's transaction by name: with Kafka
+     * transactions on, the application has a second transaction manager, Kafka's.
+     */
+    @Transactional("transactionManager")
     public void book(String table, String id) {
       jdbc.update("INSERT INTO " + table + " (event_id) VALUES (?)", id);
     }

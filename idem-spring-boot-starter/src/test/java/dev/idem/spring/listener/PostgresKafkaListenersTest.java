@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 
 /** The listener contract with a {@code @KafkaListener} on PostgreSQL. */
 class PostgresKafkaListenersTest extends KafkaListenersContract {
-  private String url = TestPostgres.url();
+  String url = TestPostgres.url();
 
   @Override
   List<String> database() {
