@@ -267,8 +267,10 @@
     view.refreshing = true;
     try {
       const work = view.session.metrics ? [loadMetrics()] : [];
-      // a key search scans the whole record table: not every few seconds
-      const searchDue = !view.recordsKey || Date.now() - view.recordsLoadedAt >= SEARCH_REFRESH_MS;
+      // a key search scans the whole record table, and every state at once may read up to a bound of records per
+      // state (RecordSearch.scanning): not every few seconds
+      const scans = view.recordsKey || $('records-state').value === 'any';
+      const searchDue = !scans || Date.now() - view.recordsLoadedAt >= SEARCH_REFRESH_MS;
       if (view.tab === 'records' && searchDue) work.push(loadRecords());
       if (view.tab === 'outbox') work.push(loadOutbox());
       await Promise.all(work);
