@@ -9,6 +9,7 @@ import dev.idem.console.internal.RecordRoutes;
 import dev.idem.core.Idem;
 import dev.idem.core.RecordKey;
 import dev.idem.core.StoreException;
+import dev.idem.core.crypto.DecryptionException;
 import dev.idem.core.protocol.ProblemCode;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxRelay;
@@ -210,17 +211,14 @@ public final class ConsoleServlet extends HttpServlet {
     String target = null;
     Instant now = clock.instant();
     try {
-      byte[] body = null;
-      if (path.equals("/records/resolve")) {
-        body = HttpBodies.readAtMost(request, MAX_BODY);
-        if (body == null) {
-          // read the rest (bounded) so that the caller gets the answer; a larger body closes the connection
-          HttpBodies.discardOrClose(request, response, HttpBodies.MAX_DISCARDED_BYTES);
-          throw new ConsoleProblems.Refusal(Problem.of(ProblemCode.REQUEST_TOO_LARGE)
-              .withDetail("the body is larger than " + MAX_BODY + " bytes"));
-        }
-      } else {
-        HttpBodies.discardOrClose(request, response, MAX_BODY);
+      // every route's body is bounded, not only the one that reads it: a request over the limit changes nothing
+      byte[] body = HttpBodies.readAtMost(request, MAX_BODY);
+      if (body == null) {
+        // read the rest (bounded) so that the caller gets the answer; a larger body closes the connection
+        HttpBodies.discardOrClose(request, response, HttpBodies.MAX_DISCARDED_BYTES);
+        target = action ? safeTarget(path, request) : null;
+        throw new ConsoleProblems.Refusal(Problem.of(ProblemCode.REQUEST_TOO_LARGE)
+            .withDetail("the body is larger than " + MAX_BODY + " bytes"));
       }
       if (action) {
         target = auditTarget(path, request);
@@ -244,6 +242,23 @@ public final class ConsoleServlet extends HttpServlet {
       }
       Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Store unavailable")
           .withDetail("the store failed; try again").write(response);
+    } catch (RuntimeException e) {
+      // anything else is the console's or a dependency's fault: answered and audited here, never left to the
+      // container (which would answer its own page and keep no trace of the action)
+      LOG.log(System.Logger.Level.ERROR, "console: " + method + " api" + path + " failed: "
+          + e.getClass().getName(), e);
+      ProblemCode problem = e instanceof DecryptionException ? ProblemCode.RECORD_UNREADABLE
+          : ConsoleProblems.INTERNAL;
+      if (action) {
+        audit(new ConsoleAction(clock.instant(), operator, auditAction, target == null ? "?" : target,
+            problem.code(), e.getClass().getSimpleName()));
+      }
+      if (response.isCommitted()) {
+        return;
+      }
+      response.resetBuffer();
+      Problem.of(problem).withDetail("the console failed to answer (" + e.getClass().getSimpleName()
+          + "); the server's log says more").write(response);
     }
   }
 
@@ -310,6 +325,15 @@ public final class ConsoleServlet extends HttpServlet {
     }
     String target = OutboxApi.target(path.substring("/outbox".length()), request);
     return target.length() > 300 ? target.substring(0, 300) + "…" : target;
+  }
+
+  /** The audit's target, or {@code ?} when the request cannot name one. */
+  private static String safeTarget(String path, HttpServletRequest request) {
+    try {
+      return auditTarget(path, request);
+    } catch (RuntimeException e) {
+      return "?";
+    }
   }
 
   private static String detail(String path, Map<String, Object> answer) {

@@ -11,6 +11,11 @@ import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
+import dev.idem.core.crypto.EncryptedIdempotencyStore;
+import dev.idem.core.crypto.Encryption;
+import dev.idem.core.crypto.Keyring;
+import dev.idem.core.spi.IdemListener;
+import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.jdbc.JdbcOutboxStore;
@@ -52,6 +57,8 @@ import org.junit.jupiter.api.TestInstance;
  * default authorizer's refusal, the allowed operator, the Host allow-list, cross-site refusals, the headers, the
  * input limits, and every action with its audit. Two consoles share the server: {@code /ops/console} with a bearer
  * token, {@code /default/console} as mounted without an authorizer. Each test uses keys and events of its own.
+ * Two more, with the token: {@code /sealed/console} with encryption at rest under a key that did not seal some
+ * records, {@code /broken/console} whose relay fails.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class ConsoleServletContract {
@@ -63,6 +70,8 @@ abstract class ConsoleServletContract {
   private final AtomicBoolean endpointUp = new AtomicBoolean(false);
   private HikariDataSource dataSource;
   private JdbcIdempotencyStore store;
+  /** The store with encryption under a key the sealed console does not hold. */
+  private EncryptedIdempotencyStore sealing;
   private Outbox outbox;
   private OutboxRelay relay;
   private Server server;
@@ -99,6 +108,14 @@ abstract class ConsoleServletContract {
         .hints(r -> r.state() == RecordState.UNCERTAIN ? Map.of("remote key", r.derive("charge")) : Map.of())
         .build();
     ConsoleServlet unconfigured = ConsoleServlet.builder(idem).build();
+    sealing = EncryptedIdempotencyStore.wrap(store, Encryption.with(Keyring.generate("retired")), IdemListener.NOOP);
+    Idem sealed = Idem.builder().store(store).encryption(Encryption.with(Keyring.generate("current"))).build();
+    ConsoleServlet sealedConsole = ConsoleServlet.builder(sealed).search(JdbcRecordSearch.of(store))
+        .authorizer(ConsoleAuthorizer.bearerToken(TOKEN, "alice")).audit(audit::add)
+        .hints(r -> Map.of("remote key", r.derive("charge"))).build();
+    ConsoleServlet broken = ConsoleServlet.builder(idem).outbox(outbox, () -> {
+      throw new IllegalStateException("the relay is away");
+    }).authorizer(ConsoleAuthorizer.bearerToken(TOKEN, "alice")).audit(audit::add).build();
     server = new Server();
     ServerConnector connector = new ServerConnector(server);
     connector.setHost("127.0.0.1");
@@ -107,6 +124,8 @@ abstract class ConsoleServletContract {
     ServletContextHandler context = new ServletContextHandler("/");
     context.addServlet(new ServletHolder(ops), "/ops/console/*");
     context.addServlet(new ServletHolder(unconfigured), "/default/console/*");
+    context.addServlet(new ServletHolder(sealedConsole), "/sealed/console/*");
+    context.addServlet(new ServletHolder(broken), "/broken/console/*");
     server.setHandler(context);
     server.start();
     port = connector.getLocalPort();
@@ -284,7 +303,7 @@ abstract class ConsoleServletContract {
     List<?> records = (List<?>) found.json().get("records");
     assertThat(records).hasSize(1);
     assertThat(map(records.get(0))).containsEntry("state", "uncertain").containsEntry("operation", OPERATION)
-        .containsEntry("recovery_point", "charge")
+        .containsEntry("recovery_point", "charge").containsEntry("unreadable", false).doesNotContainKey("checkpoint")
         .containsEntry("hints", Map.of("remote key", store.find(key).orElseThrow().derive("charge")));
     assertThat(((List<?>) uncertainOnly.json().get("records"))).anyMatch(r -> key.key().value().equals(
         ((Map<?, ?>) r).get("key")));
@@ -327,7 +346,134 @@ abstract class ConsoleServletContract {
         && a.action().equals("record.evict"));
   }
 
+  @Test
+  void aRecordWhoseSealedDataDoesNotOpenIsListedMarkedRefusedAResolutionAndEvicted() throws Exception {
+    RecordKey key = uncertain(sealing, "unreadable");
+    long version = store.find(key).orElseThrow().version();
+    String tag = key.key().value().substring(key.key().value().length() - 12);
+
+    Answer found = send(sealed("/api/records?state=any&key=" + tag));
+    Answer any = send(sealed("/api/records?state=any&limit=200"));
+    Answer uncertainOnly = send(sealed("/api/records?state=uncertain&limit=200"));
+    Answer resolve = send(sealed("/api/records/resolve?" + keyQuery(key) + "&version=" + version)
+        .header("X-Idem-Console", "1").POST(HttpRequest.BodyPublishers.ofString(
+            "{\"action\":\"fail\",\"status\":409,\"reason\":\"no key\"}")));
+    Answer evicted = send(sealed("/api/records?" + keyQuery(key) + "&version=" + version)
+        .header("X-Idem-Console", "1").DELETE());
+
+    assertThat(found.status()).as(found.toString()).isEqualTo(200);
+    List<?> records = (List<?>) found.json().get("records");
+    assertThat(records).hasSize(1);
+    assertThat(map(records.get(0))).containsEntry("key", key.key().value()).containsEntry("state", "uncertain")
+        .containsEntry("unreadable", true).containsEntry("hints", Map.of()).doesNotContainKey("checkpoint");
+    assertThat(any.status()).as(any.toString()).isEqualTo(200);
+    assertThat(uncertainOnly.status()).as(uncertainOnly.toString()).isEqualTo(200);
+    assertThat((List<?>) uncertainOnly.json().get("records")).anyMatch(r -> key.key().value().equals(
+        ((Map<?, ?>) r).get("key")) && Boolean.TRUE.equals(((Map<?, ?>) r).get("unreadable")));
+    assertThat(resolve.status()).as(resolve.toString()).isEqualTo(409);
+    assertThat(resolve.code()).isEqualTo("CONFLICT.record.unreadable");
+    assertThat(resolve.json().get("detail").toString()).contains("evict");
+    assertThat(evicted.status()).as(evicted.toString()).isEqualTo(200);
+    assertThat(evicted.json()).containsEntry("evicted", true).containsEntry("state", "uncertain");
+    assertThat(store.find(key)).isEmpty();
+    assertThat(actionsOn(key.key().value())).extracting(ConsoleAction::action, ConsoleAction::outcome)
+        .containsExactly(tuple("record.resolve", "CONFLICT.record.unreadable"), tuple("record.evict", "done"));
+  }
+
+  @Test
+  void aBodyOverTheLimitIsRefusedOnEveryActionAndChangesNothing() throws Exception {
+    RecordKey key = uncertain("big-body");
+    long version = store.find(key).orElseThrow().version();
+    String big = "x".repeat(ConsoleServlet.MAX_BODY + 1024);
+    UUID event = enqueue("order-" + UUID.randomUUID());
+    endpointUp.set(false);
+    relay.runOnce();
+
+    Answer evict = send(api("/api/records?" + keyQuery(key) + "&version=" + version).header("X-Idem-Console", "1")
+        .method("DELETE", HttpRequest.BodyPublishers.ofString(big)));
+    Answer discard = send(action("/api/outbox/" + event + "/discard", big));
+    Answer small = send(api("/api/records?" + keyQuery(key) + "&version=" + version).header("X-Idem-Console", "1")
+        .method("DELETE", HttpRequest.BodyPublishers.ofString("{}")));
+
+    assertThat(evict.status()).as(evict.toString()).isEqualTo(413);
+    assertThat(evict.code()).isEqualTo("VALIDATION.request_too_large");
+    assertThat(discard.status()).as(discard.toString()).isEqualTo(413);
+    assertThat(outbox.find(event).orElseThrow().status().name()).isEqualTo("DEAD");
+    assertThat(small.status()).as("a body within the limit is read and ignored").isEqualTo(200);
+    assertThat(actionsOn(key.key().value())).extracting(ConsoleAction::action, ConsoleAction::outcome)
+        .containsExactly(tuple("record.evict", "VALIDATION.request_too_large"), tuple("record.evict", "done"));
+    assertThat(actionsOn(event.toString())).extracting(ConsoleAction::action, ConsoleAction::outcome)
+        .containsExactly(tuple("outbox.discard", "VALIDATION.request_too_large"));
+  }
+
   // ---------------------------------------------------------------- outbox
+
+  @Test
+  void outboxActionsWithoutAnEventIdAre404AndAudited() throws Exception {
+    int before = actionsOn("(no event id)").size();
+
+    Answer discard = send(action("/api/outbox/discard", ""));
+    Answer replayNoStatus = send(action("/api/outbox/replay", ""));
+    Answer getDiscard = send(api("/api/outbox/discard"));
+
+    assertThat(discard.status()).as(discard.toString()).isEqualTo(404);
+    assertThat(discard.code()).isEqualTo("NOT_FOUND.outbox_event");
+    assertThat(replayNoStatus.status()).as("the bulk replay, which needs a status").isEqualTo(400);
+    assertThat(replayNoStatus.code()).isEqualTo("VALIDATION.status");
+    assertThat(getDiscard.status()).isEqualTo(405);
+    assertThat(actionsOn("(no event id)").subList(before, actionsOn("(no event id)").size()))
+        .extracting(ConsoleAction::action, ConsoleAction::outcome)
+        .containsExactly(tuple("outbox.discard", "NOT_FOUND.outbox_event"));
+  }
+
+  @Test
+  void aBulkReplayTakesDeadLettersOnly() throws Exception {
+    String type = "order.refunded-" + UUID.randomUUID().toString().substring(0, 8);
+    UUID dead = outbox.inTransaction(tx -> outbox.enqueue(tx, OutboxEvent.builder(type)
+        .aggregate("order", "bulk").payload("{}").destination("hook:orders").build()));
+    endpointUp.set(false);
+    relay.runOnce();
+
+    Answer delivered = send(action("/api/outbox/replay?status=delivered&type=" + type, ""));
+    Answer discarded = send(action("/api/outbox/replay?status=discarded&type=" + type, ""));
+    Answer pending = send(action("/api/outbox/replay?status=pending&type=" + type, ""));
+    Answer replayed = send(action("/api/outbox/replay?status=dead&type=" + type, ""));
+
+    for (Answer a : List.of(delivered, discarded, pending)) {
+      assertThat(a.status()).as(a.toString()).isEqualTo(400);
+      assertThat(a.code()).isEqualTo("VALIDATION.status");
+    }
+    assertThat(replayed.status()).as(replayed.toString()).isEqualTo(200);
+    assertThat(replayed.json()).containsEntry("status", "dead");
+    assertThat(((Number) replayed.json().get("replayed")).intValue()).isEqualTo(1);
+    assertThat(outbox.find(dead).orElseThrow().status().name()).isEqualTo("PENDING");
+    assertThat(actionsOn("type=" + type)).extracting(ConsoleAction::action, ConsoleAction::outcome)
+        .containsExactly(tuple("outbox.replay_all", "VALIDATION.status"),
+            tuple("outbox.replay_all", "VALIDATION.status"), tuple("outbox.replay_all", "VALIDATION.status"),
+            tuple("outbox.replay_all", "done"));
+  }
+
+  @Test
+  void anUnforeseenFailureIsAProblemAndAnActionFailingSoIsAudited() throws Exception {
+    UUID event = enqueue("order-" + UUID.randomUUID());
+    endpointUp.set(false);
+    relay.runOnce();
+
+    Answer stats = send(get("/broken/console/api/outbox/stats").header("Authorization", "Bearer " + TOKEN));
+    Answer replay = send(get("/broken/console/api/outbox/" + event + "/replay")
+        .header("Authorization", "Bearer " + TOKEN).header("X-Idem-Console", "1")
+        .POST(HttpRequest.BodyPublishers.noBody()));
+
+    for (Answer a : List.of(stats, replay)) {
+      assertThat(a.status()).as(a.toString()).isEqualTo(500);
+      assertThat(a.header("Content-Type")).startsWith("application/problem+json");
+      assertThat(a.code()).isEqualTo("INTERNAL.console");
+      assertThat(a.text()).doesNotContain("the relay is away");
+    }
+    assertThat(actionsOn(event.toString())).extracting(ConsoleAction::action, ConsoleAction::outcome)
+        .containsExactly(tuple("outbox.replay", "INTERNAL.console"));
+  }
+
 
   @Test
   void aDeadLetterIsListedReplayedAndDeliveredAndAnotherDiscardedWithTheOperatorAudited() throws Exception {
@@ -349,7 +495,9 @@ abstract class ConsoleServletContract {
     Answer get = send(api("/api/outbox/" + replayed + "/replay"));
 
     assertThat(((List<?>) dead.json().get("events"))).filteredOn(e -> aggregate.equals(((Map<?, ?>) e)
-        .get("aggregate_id"))).hasSize(2).allMatch(e -> ((Map<?, ?>) e).get("last_error").toString().contains("500"));
+        .get("aggregate_id"))).hasSize(2).allMatch(e -> ((Map<?, ?>) e).get("last_error").toString().contains("500"))
+        .allMatch(e -> !((Map<?, ?>) e).containsKey("payload") && ((Number) ((Map<?, ?>) e).get("payload_bytes"))
+            .intValue() == ("{\"order\":\"" + aggregate + "\"}").getBytes(StandardCharsets.UTF_8).length);
     assertThat(((Map<?, ?>) stats.json().get("counts")).get("dead")).isNotEqualTo(0L);
     assertThat(replay.status()).as(replay.toString()).isEqualTo(200);
     assertThat(replay.json()).containsEntry("status", "pending");
@@ -384,13 +532,18 @@ abstract class ConsoleServletContract {
 
   /** An uncertain record of a key of its own, inserted in the store. */
   private RecordKey uncertain(String name) throws Exception {
+    return uncertain(store, name);
+  }
+
+  /** An uncertain record of a key of its own, inserted through {@code into} (which may seal it). */
+  private RecordKey uncertain(IdempotencyStore into, String name) throws Exception {
     RecordKey key = RecordKey.of("tenant-a", OPERATION, name + "-" + UUID.randomUUID().toString().replace("-", ""));
     Instant at = Instant.now();
     IdempotencyRecord record = IdempotencyRecord.claimed(key, Fingerprint.ofHash("a".repeat(64)), "worker-1", at,
         Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofDays(1))
         .withRecoveryPoint("charge", Checkpoint.of(Map.of("payment_id", "pay_1")), at.plusSeconds(30), at)
         .afterFailedResume(OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ZERO, at);
-    boolean inserted = store.inTransaction(tx -> store.insert(tx, record));
+    boolean inserted = into.inTransaction(tx -> into.insert(tx, record));
     assertThat(inserted).isTrue();
     return key;
   }
@@ -411,6 +564,11 @@ abstract class ConsoleServletContract {
   /** A call to the operator's console with the token. */
   private HttpRequest.Builder api(String path) {
     return get("/ops/console" + path).header("Authorization", "Bearer " + TOKEN);
+  }
+
+  /** A call to the console with encryption at rest under another key than some records'. */
+  private HttpRequest.Builder sealed(String path) {
+    return get("/sealed/console" + path).header("Authorization", "Bearer " + TOKEN);
   }
 
   private HttpRequest.Builder action(String path, String json) {

@@ -40,6 +40,11 @@ public final class ConsoleProblems {
   /** 409: a resolution of a record that is not uncertain. */
   public static final ProblemCode RECORD_NOT_UNCERTAIN = ProblemCode.of("CONFLICT.record.not_uncertain", 409, false,
       "Record not uncertain");
+  /** 409: a resolution of a record whose sealed data does not open (encryption at rest). */
+  public static final ProblemCode RECORD_UNREADABLE = ProblemCode.of("CONFLICT.record.unreadable", 409, false,
+      "Record unreadable");
+  /** 500: the console failed in a way it did not foresee (the server's log has the exception). */
+  public static final ProblemCode INTERNAL = ProblemCode.of("INTERNAL.console", 500, false, "Console error");
   /** 409: a replay of a pending event. */
   public static final ProblemCode OUTBOX_PENDING = ProblemCode.of("CONFLICT.outbox.pending", 409, false,
       "Event pending");

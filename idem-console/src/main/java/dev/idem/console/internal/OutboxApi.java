@@ -40,7 +40,8 @@ public final class OutboxApi {
       return "status=" + request.getParameter("status") + (request.getParameter("type") == null ? ""
           : " type=" + request.getParameter("type"));
     }
-    return path.substring(1, path.lastIndexOf('/'));
+    String id = id(path, path.endsWith("/replay") ? "/replay" : "/discard");
+    return id.isEmpty() ? "(no event id)" : id;
   }
 
   /** Answers the route (whose method {@link #method} checked). */
@@ -56,11 +57,19 @@ public final class OutboxApi {
       return outbox.replayAll(request);
     }
     if (path.endsWith("/replay")) {
-      return outbox.replay(path.substring(1, path.length() - "/replay".length()));
+      return outbox.replay(id(path, "/replay"));
     }
     if (path.endsWith("/discard")) {
-      return outbox.discard(path.substring(1, path.length() - "/discard".length()));
+      return outbox.discard(id(path, "/discard"));
     }
     return outbox.get(path.substring(1));
+  }
+
+  /**
+   * The event id of an action's path ({@code /{id}/replay}, {@code /{id}/discard}): empty when the path names none
+   * ({@code /discard}, {@code //replay}), which no event has.
+   */
+  private static String id(String path, String suffix) {
+    return path.length() <= suffix.length() ? "" : path.substring(1, path.length() - suffix.length());
   }
 }

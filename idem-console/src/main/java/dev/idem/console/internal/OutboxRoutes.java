@@ -27,8 +27,6 @@ import java.util.function.Supplier;
  * Thread-safe.
  */
 public final class OutboxRoutes {
-  private static final int MAX_PAYLOAD_SHOWN = 64 * 1024;
-
   private final Outbox outbox;
   private final Supplier<OutboxRelay> relay;
 
@@ -48,7 +46,7 @@ public final class OutboxRoutes {
   /** A page of events by age; {@code next} is the following page's cursor. */
   public Map<String, Object> list(HttpServletRequest request) {
     OutboxQuery query = OutboxQuery.all().limit(Params.integer(request, "limit", 50, 1, OutboxQuery.MAX_LIMIT));
-    Optional<OutboxStatus> wanted = status(Params.optional(request, "status"), false);
+    Optional<OutboxStatus> wanted = status(Params.optional(request, "status"));
     if (wanted.isPresent()) {
       query = query.withStatus(wanted.get());
     }
@@ -93,12 +91,19 @@ public final class OutboxRoutes {
     return toJson(find(id));
   }
 
-  /** Replays every event of a status (not pending), of a type if given; answers how many. */
+  /**
+   * Replays every dead event, of a type if given; answers how many. Only dead events: a bulk replay of delivered or
+   * discarded ones would send again what was sent or given up on purpose, which the console leaves to one event at a
+   * time. The outbox replays in batches of {@link OutboxQuery#MAX_LIMIT}, each its own transaction, until none is
+   * left: on this request's thread, however many there are.
+   */
   public Map<String, Object> replayAll(HttpServletRequest request) {
-    OutboxStatus wanted = status(Params.optional(request, "status"), true).orElseThrow();
-    if (wanted == OutboxStatus.PENDING) {
-      throw invalid("status", "pending events are sent without a replay; replay dead, delivered or discarded events");
+    String status = Params.optional(request, "status");
+    if (status == null || !status.toLowerCase(Locale.ROOT).equals(name(OutboxStatus.DEAD))) {
+      throw invalid("status", "status=dead is required: a bulk replay sends dead letters again; replay a delivered"
+          + " or discarded event one at a time");
     }
+    OutboxStatus wanted = OutboxStatus.DEAD;
     String type = Params.optional(request, "type");
     int replayed = outbox.replayAll(withType(OutboxQuery.status(wanted).limit(OutboxQuery.MAX_LIMIT), type));
     if (replayed > 0) {
@@ -139,11 +144,8 @@ public final class OutboxRoutes {
     return ConsoleProblems.notFound("outbox_event", "no outbox event " + (id.length() > 64 ? "of that id" : id));
   }
 
-  private static Optional<OutboxStatus> status(String status, boolean required) {
+  private static Optional<OutboxStatus> status(String status) {
     if (status == null) {
-      if (required) {
-        throw invalid("status", "status is required: dead, delivered or discarded");
-      }
       return Optional.empty();
     }
     for (OutboxStatus s : OutboxStatus.values()) {
@@ -202,22 +204,30 @@ public final class OutboxRoutes {
         "last_error", e.lastError(),
         "created_at", time(e.createdAt()),
         "finished_at", time(e.finishedAt()),
-        "payload", payload(e.payload()),
+        "payload_bytes", utf8Length(e.payload()),
         "history", history);
   }
 
-  /** The payload as JSON when it parses (it always should), else as the stored text; cut when very large. */
-  private static Object payload(String payload) {
+  /** The payload's size in UTF-8 bytes (the page shows no payload), or null when there is none. */
+  private static Integer utf8Length(String payload) {
     if (payload == null) {
       return null;
     }
-    if (payload.length() > MAX_PAYLOAD_SHOWN) {
-      return payload.substring(0, MAX_PAYLOAD_SHOWN) + "…";
+    int bytes = 0;
+    for (int i = 0; i < payload.length(); i++) {
+      char c = payload.charAt(i);
+      if (c < 0x80) {
+        bytes += 1;
+      } else if (c < 0x800) {
+        bytes += 2;
+      } else if (Character.isHighSurrogate(c) && i + 1 < payload.length()
+          && Character.isLowSurrogate(payload.charAt(i + 1))) {
+        bytes += 4;
+        i++;
+      } else {
+        bytes += 3;
+      }
     }
-    try {
-      return Json.read(payload);
-    } catch (IllegalArgumentException e) {
-      return payload;
-    }
+    return bytes;
   }
 }

@@ -12,6 +12,8 @@ import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.Resolution;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.crypto.DecryptionException;
+import dev.idem.core.crypto.EncryptedIdempotencyStore;
 import dev.idem.core.spi.IdempotencyStore;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletRequest;
@@ -28,7 +30,9 @@ import java.util.Set;
 
 /**
  * The records' routes: list and search, evict, resolve, history. Every read goes through the Idem's store, which
- * opens what encryption at rest seals. Thread-safe.
+ * opens what encryption at rest seals; a record whose sealed parts do not open (a key gone from the keyring, a
+ * tampered column) is shown from the store underneath, still sealed and marked {@code unreadable}, so that an
+ * operator can evict it. Thread-safe.
  */
 public final class RecordRoutes {
   /** The most records on a page. */
@@ -39,12 +43,15 @@ public final class RecordRoutes {
 
   private final Idem idem;
   private final IdempotencyStore store;
+  /** The store under encryption at rest (or the store itself): its states, versions and leases are never sealed. */
+  private final IdempotencyStore plain;
   private final RecordSearch search;
   private final RecordHints hints;
 
   public RecordRoutes(Idem idem, RecordSearch search, RecordHints hints) {
     this.idem = idem;
     this.store = idem.store();
+    this.plain = store instanceof EncryptedIdempotencyStore encrypted ? encrypted.unwrap() : store;
     this.search = search;
     this.hints = hints;
   }
@@ -81,7 +88,7 @@ public final class RecordRoutes {
     } else {
       keys.addAll(search.find(keyPart, wanted.orElse(null), from, limit + 1));
       // a record deleted since the search is left out; the page ends where the search's did all the same
-      keys.stream().limit(limit).forEach(k -> store.find(k).ifPresent(shown::add));
+      keys.stream().limit(limit).forEach(k -> read(k).ifPresent(shown::add));
     }
     boolean more = keys.size() > limit;
     List<Map<String, Object>> items = new ArrayList<>();
@@ -105,7 +112,9 @@ public final class RecordRoutes {
     IdempotencyRecord evicted;
     try {
       evicted = store.inTransaction(tx -> {
-        IdempotencyRecord r = store.find(tx, key).orElseThrow(() -> notFound(key));
+        // read where nothing is sealed: an eviction needs no more than the state, the version and the lease, and
+        // a record whose sealed parts do not open must stay evictable
+        IdempotencyRecord r = plain.find(tx, key).orElseThrow(() -> notFound(key));
         if (r.version() != expected) {
           throw changed(r, expected);
         }
@@ -146,11 +155,19 @@ public final class RecordRoutes {
       }
     }
     Resolution resolution = resolution(body, actor, now);
-    IdempotencyRecord current = store.find(key).orElseThrow(() -> notFound(key));
+    IdempotencyRecord current = read(key).orElseThrow(() -> notFound(key));
     if (current.state() != RecordState.UNCERTAIN) {
       throw new ConsoleProblems.Refusal(Problem.of(ConsoleProblems.RECORD_NOT_UNCERTAIN)
           .withDetail("the record is " + name(current.state()) + ", not uncertain: only an uncertain record is"
               + " resolved by hand")
+          .with("state", name(current.state())).with("version", current.version()));
+    }
+    if (unreadable(current)) {
+      // resolving keeps the sealed checkpoint, so the record would stay unreadable and fail every retry
+      throw new ConsoleProblems.Refusal(Problem.of(ConsoleProblems.RECORD_UNREADABLE)
+          .withDetail("the record's sealed data does not open (its key is no longer in the keyring, or the data was"
+              + " altered): a resolution would leave it unreadable. Restore the key, or evict the record (the next"
+              + " request with its key then runs afresh)")
           .with("state", name(current.state())).with("version", current.version()));
     }
     Optional<AuditEntry> entry = idem.resolve(key, expected, resolution);
@@ -167,6 +184,24 @@ public final class RecordRoutes {
     idem.history(key).forEach(e -> entries.add(toJson(e)));
     return Json.document("scope", key.scope().value(), "operation", key.operation().name(), "key",
         key.key().value(), "history", entries);
+  }
+
+  /**
+   * The record as the store opens it, or, when its sealed parts do not open, as the store underneath keeps it (still
+   * sealed, which {@link #unreadable} tells).
+   */
+  private Optional<IdempotencyRecord> read(RecordKey key) {
+    try {
+      return store.find(key);
+    } catch (DecryptionException e) {
+      return plain.find(key);
+    }
+  }
+
+  /** Whether the record is still sealed: read from underneath because it does not open. */
+  private static boolean unreadable(IdempotencyRecord r) {
+    return EncryptedIdempotencyStore.isSealed(r)
+        || r.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + 0) != null;
   }
 
   /** A record key as the audit's target names it. */
@@ -272,9 +307,9 @@ public final class RecordRoutes {
   }
 
   /**
-   * A record as the console shows it: key, state, recovery point, checkpoint, response status, lease and times,
-   * never the request's or the response's body; with {@code age_ms} and, in progress, {@code lease_age_ms} and
-   * {@code lease_left_ms} (negative once the lease ended).
+   * A record as the console shows it: key, state, recovery point, response status, lease and times, whether it is
+   * {@code unreadable}, never the checkpoint's values or the request's or the response's body; with {@code age_ms}
+   * and, in progress, {@code lease_age_ms} and {@code lease_left_ms} (negative once the lease ended).
    */
   private Map<String, Object> toJson(IdempotencyRecord r, Instant now) {
     boolean inProgress = r.state() == RecordState.IN_PROGRESS;
@@ -284,7 +319,6 @@ public final class RecordRoutes {
         "key", r.key().key().value(),
         "state", name(r.state()),
         "recovery_point", r.recoveryPoint(),
-        "checkpoint", r.checkpoint() == null ? null : r.checkpoint().values(),
         "response_status", r.response() == null ? null : r.response().status(),
         "lease_owner", r.leaseOwner(),
         "locked_until", time(r.lockedUntil()),
@@ -293,6 +327,7 @@ public final class RecordRoutes {
         "updated_at", time(r.updatedAt()),
         "expires_at", time(r.expiresAt()),
         "resume_attempts", r.resumeAttempts(),
+        "unreadable", unreadable(r),
         "age_ms", Duration.between(r.createdAt(), now).toMillis(),
         "lease_age_ms", inProgress ? Duration.between(r.updatedAt(), now).toMillis() : null,
         "lease_left_ms", inProgress && r.lockedUntil() != null ? Duration.between(now, r.lockedUntil()).toMillis()
@@ -304,6 +339,10 @@ public final class RecordRoutes {
   /** The application's hints, bounded in number and length. */
   private Map<String, Object> hints(IdempotencyRecord r) {
     Map<String, Object> out = Json.document();
+    if (unreadable(r)) {
+      // the application's hints read what the record holds, and this one holds nothing readable
+      return out;
+    }
     Map<String, String> given = hints.hints(r);
     if (given == null) {
       return out;

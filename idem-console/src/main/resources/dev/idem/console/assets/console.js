@@ -267,8 +267,10 @@
     view.refreshing = true;
     try {
       const work = view.session.metrics ? [loadMetrics()] : [];
-      // a key search scans the whole record table: not every few seconds
-      const searchDue = !view.recordsKey || Date.now() - view.recordsLoadedAt >= SEARCH_REFRESH_MS;
+      // a key search scans the whole record table, and every state at once may read up to a bound of records per
+      // state (RecordSearch.scanning): not every few seconds
+      const scans = view.recordsKey || $('records-state').value === 'any';
+      const searchDue = !scans || Date.now() - view.recordsLoadedAt >= SEARCH_REFRESH_MS;
       if (view.tab === 'records' && searchDue) work.push(loadRecords());
       if (view.tab === 'outbox') work.push(loadOutbox());
       await Promise.all(work);
@@ -299,7 +301,7 @@
   /** What a row shows apart from the times, which move on with every load. */
   function recordSignature(r) {
     return [r.scope, r.operation, r.key, r.state, r.version, r.recovery_point, r.lease_owner, r.locked_until,
-      r.updated_at, r.response_status, r.resume_attempts].join('\u0000');
+      r.updated_at, r.response_status, r.resume_attempts, r.unreadable].join('\u0000');
   }
 
   async function loadRecords() {
@@ -349,7 +351,8 @@
 
   function actionButtons(row, r) {
     const buttons = [];
-    if (r.state === 'uncertain') {
+    // a record whose sealed data does not open cannot be resolved (the console refuses): it can be evicted
+    if (r.state === 'uncertain' && !r.unreadable) {
       RESOLUTIONS.forEach((res) => buttons.push(el('button', {
         type: 'button', className: 'small', 'data-testid': `resolve-${res.action}`, text: res.label,
         onclick: () => resolveRecord(rowRecords.get(row), res),
@@ -375,7 +378,11 @@
       el('td', {
         className: 'mono wrap', 'data-testid': 'record-key', text: r.key, title: hintText(r) || null,
       }),
-      el('td', { title: uncertain ? `${r.resume_attempts} failed resumptions` : null }, pill(r.state)),
+      el('td', { title: uncertain ? `${r.resume_attempts} failed resumptions` : null }, pill(r.state),
+        r.unreadable ? el('span', {
+          className: 'pill unreadable', 'data-testid': 'record-unreadable', text: 'unreadable',
+          title: 'Its sealed data does not open (a key missing from the keyring?): evict it, or restore the key',
+        }) : null),
       el('td', { text: r.recovery_point || '–' }),
       el('td', { className: 'mono', text: r.lease_owner || '–' }),
       el('td', { 'data-testid': 'lease-age', text: r.state === 'in_progress' ? duration(r.lease_age_ms) : '–' }),
