@@ -111,13 +111,13 @@ import java.util.function.Function;
  * every {@link Builder#failurePause} until the database answers (the other messages of the channel wait, as they
  * would fail alike). {@link #close()} ends the wait at once (within 50 ms), and closing the channel returns the
  * message to the queue unacknowledged. RabbitMQ's {@code consumer_timeout} (30 minutes by default) bounds the hold:
- * a delivery left unacknowledged longer makes the broker close the channel, which returns the message; the consumer
- * opens another channel and the message is delivered again. Raise {@code consumer_timeout} above the outages to be
- * waited out in place. A message returned so (a channel closed
- * by the broker, a lost connection, {@link #close()}) may count one more delivery on a quorum queue (RabbitMQ 3.10
- * counts it); the consumer that held it subtracts those returns from the count when the message comes back to it
- * (while it remembers the id: at most 10,000 ids), but another consumer, or this one after a restart, counts each as
- * a failure.
+ * a delivery left unacknowledged longer (the held one, or one prefetched behind it) makes the broker close the
+ * channel, which returns them; the consumer opens another channel and they are delivered again. Raise
+ * {@code consumer_timeout} above the outages to be waited out in place. A message returned so (a channel closed by
+ * the broker, a lost connection, {@link #close()}) may count one more delivery on a quorum queue (RabbitMQ 3.10 counts
+ * it); the consumer that held it subtracts those returns from the count when the message comes back to it (while it
+ * remembers the id: at most 10,000 ids), but another consumer, or this one after a restart, counts each as a failure,
+ * and so does any consumer for the messages prefetched behind it.
  */
 public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(RabbitMqInboxConsumer.class.getName());
@@ -398,6 +398,9 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   /** This consumer's answers to one delivery of message {@code id} (null while it is not known). */
   private MessageProcessor.Broker answers(Channel channel, Delivery delivery, String id) {
     return new MessageProcessor.Broker() {
+      /** Whether this delivery's hold was logged at WARNING already: one line per message, not per try. */
+      private boolean warned;
+
       @Override
       public boolean answer(Decision d) {
         if (id != null && !d.triesAgain()) {
@@ -415,9 +418,10 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
         // quorum queue (x-delivery-count, which x-delivery-limit ends, and which this consumer counts as failures),
         // so it stays in hand, unacknowledged, and is tried again here after the pause
         if (d.action() == Action.PAUSE) {
-          LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': the database failed ("
-              + OutboxTransport.describe(error) + "); holding a message of queue '" + queue + "' for "
-              + d.after().toMillis() + " ms, counting no delivery");
+          LOG.log(warned ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, "consumer '" + consumer
+              + "': the database failed (" + OutboxTransport.describe(error) + "); holding message " + id
+              + " of queue '" + queue + "', trying it again every " + d.after().toMillis() + " ms");
+          warned = true;
         }
         if (holdFor(channel, d.after())) {
           return true;
