@@ -23,6 +23,11 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.regex.Pattern;
@@ -68,17 +73,20 @@ import java.util.regex.Pattern;
  *
  * <p>{@link #start()} creates or updates the durable consumer (explicit acks, the configured ack wait, filtered on the
  * subject) on the stream, which must exist, and starts one thread that fetches batches and processes their messages
- * in order. Make the ack wait longer than a batch takes to process, or messages are redelivered while still in hand
- * (harmless for the effect, wasteful for the work). The caller owns the NATS connection; {@link #close()} stops the
- * thread and unsubscribes, leaving the durable consumer on the server so that the next start resumes where this one
- * stopped.
+ * in order. The caller owns the NATS connection; {@link #close()} stops the thread and unsubscribes, leaving the
+ * durable consumer on the server so that the next start resumes where this one stopped.
  *
  * <p>No message and no failure ends the thread: whatever a handler or the fallback throws, {@link Error}s included,
  * becomes a {@code nak}, a {@code term} or a pause reported to the listener (a {@link VirtualMachineError} such as
  * {@link OutOfMemoryError} is answered with {@code nak}, reported to {@link ConsumerListener#stopped} and then ends
  * the thread, see {@link #isRunning()}). An
  * interrupt flag a handler leaves set is cleared before the next fetch; only {@link #close()} stops the consumer.
- * Before handling a message the consumer tells JetStream it is in progress, which restarts its ack wait.
+ * Before handling a message the consumer tells JetStream it is in progress, which restarts its ack wait, and while
+ * the message is being processed it tells JetStream so again every third of the ack wait, for the message and the
+ * rest of its batch: an attempt that takes longer than the ack wait (a slow handler, or a connection pool's timeout
+ * while the database is away, Hikari's 30 s being the default ack wait too) lets JetStream deliver none of them again,
+ * so no delivery is counted against them. A handler that never returns keeps its batch so until {@link #close()}
+ * gives up waiting for it; JetStream then delivers the batch again after the ack wait.
  */
 public final class NatsInboxConsumer implements AutoCloseable {
   /** The header JetStream deduplicates on; the outbox transport sets it to the event id. */
@@ -102,6 +110,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private final MessageProcessor processor;
   private final boolean firstDeliveryOrder;
   private final Object lock = new Object();
+  /** Keeps the messages in hand in progress while an attempt runs; started by {@link #start()}. */
+  private ScheduledExecutorService keepAlive;
   private boolean started;
   private volatile boolean running;
   private JetStreamSubscription subscription;
@@ -179,6 +189,11 @@ public final class NatsInboxConsumer implements AutoCloseable {
             + " JetStream enabled and that the stream exists and captures the subject.", e);
       }
       running = true;
+      keepAlive = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "idem-nats-in-progress-" + consumer);
+        t.setDaemon(true);
+        return t;
+      });
       thread = new Thread(this::work, "idem-nats-" + consumer);
       thread.setDaemon(true);
       thread.start();
@@ -201,6 +216,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
     } catch (VirtualMachineError e) {
       safely(() -> listener.stopped(consumer, e));
       throw e;
+    } finally {
+      keepAlive.shutdownNow();
     }
   }
 
@@ -273,6 +290,32 @@ public final class NatsInboxConsumer implements AutoCloseable {
       return;
     }
     byte[] data = m.getData() == null ? new byte[0] : m.getData();
+    // an attempt may block longer than the ack wait (a pool's connection timeout while the database is away): the
+    // message and the rest of its batch are kept in progress meanwhile, so that JetStream counts no delivery
+    ScheduledFuture<?> beat = keepInProgress(m, waiting);
+    try {
+      process(m, id, data, waiting);
+    } finally {
+      if (beat != null) {
+        beat.cancel(false);
+      }
+    }
+  }
+
+  /** Tells JetStream every third of the ack wait that {@code m} and {@code waiting} are in progress, till cancelled. */
+  private ScheduledFuture<?> keepInProgress(Message m, List<Message> waiting) {
+    long period = Math.max(1, ackWait.toNanos() / 3);
+    try {
+      return keepAlive.scheduleAtFixedRate(() -> {
+        inProgress(m);
+        waiting.forEach(this::inProgress);
+      }, period, period, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      return null; // close() gave up waiting for this thread: the messages are left to the ack wait
+    }
+  }
+
+  private void process(Message m, String id, byte[] data, List<Message> waiting) {
     // JetStream counts every delivery, so this message's failures are its deliveries before this one
     processor.process(subject, id, () -> new InboxEvent(id, source, data, m), deliveredCount(m) - 1,
         firstDeliveryOrder && deliveredOnce(m), new MessageProcessor.Broker() {
@@ -400,6 +443,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     if (t.isAlive()) {
+      keepAlive.shutdownNow(); // no longer kept in progress: JetStream redelivers it after the ack wait
       LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' is still processing a message after "
           + shutdownTimeout + "; it will be redelivered if it is not acknowledged");
       return;

@@ -3,6 +3,8 @@ package dev.idem.nats;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcDialect;
 import dev.idem.jdbc.JdbcInboxStore;
 import dev.idem.outbox.DeliveryResult;
@@ -344,6 +346,54 @@ class NatsInboxConsumerTest {
     assertThat(counts.failed.get()).isEqualTo(2);
     assertThat(counts.gaveUpDeliveries.get()).isEqualTo(3);
     assertThat(f.effectCount()).isZero();
+  }
+
+  @Test
+  void anAttemptBlockedLongerThanTheAckWaitDuringAnOutageLetsJetStreamDeliverNothingAgain() throws Exception {
+    // a pool of one connection, which the test takes: each attempt waits 3 s for a connection, longer than the 2 s
+    // ack wait, and fails, as a connection pool does while the database is away
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(TestPostgres.url());
+    config.setUsername(TestPostgres.user());
+    config.setMaximumPoolSize(1);
+    config.setConnectionTimeout(3_000);
+    OutboxMessage m = f.message();
+    AtomicLong deliveredWhenProcessed = new AtomicLong();
+    InboxHandler effect = (tx, event) -> {
+      deliveredWhenProcessed.set(event.message(Message.class).metaData().deliveredCount());
+      return f.recordEffect().handle(tx, event);
+    };
+
+    try (HikariDataSource pool = new HikariDataSource(config)) {
+      Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(pool).dialect(JdbcDialect.POSTGRESQL)
+          .table(f.inboxTable).build()).listener(counts).build();
+      Connection taken = pool.getConnection();
+      try (NatsInboxConsumer consumer = NatsInboxConsumer.builder(f.nats, unreliable, "billing", f.stream, f.subject)
+          .handler(effect).listener(counts).fetchWait(Duration.ofMillis(100)).ackWait(Duration.ofSeconds(2))
+          .maxDeliver(3).build().start()) {
+        publish(m);
+        Eventually.await("an attempt timed out waiting for a connection", WAIT, counts.paused::get, n -> n >= 1);
+        // another puller of the durable consumer gets what JetStream delivers again, within 2.5 ack waits
+        JetStreamSubscription other = f.nats.jetStream().subscribe(f.subject,
+            PullSubscribeOptions.bind(f.stream, consumer.durable()));
+        List<Message> again = other.fetch(1, Duration.ofSeconds(5));
+        other.unsubscribe();
+        assertThat(again).as("deliveries of the message in hand to another puller").isEmpty();
+        assertThat(counts.paused.get()).as("attempts that timed out").isGreaterThanOrEqualTo(2);
+        taken.close(); // the database is back
+        Eventually.await("the message acknowledged or given up on", WAIT,
+            () -> counts.acknowledged.get() + counts.gaveUp.get(), n -> n >= 1);
+      }
+    }
+
+    ConsumerInfo info = f.jsm.getConsumerInfo(f.stream, "billing");
+    assertThat(info.getRedelivered()).as("messages delivered again").isZero();
+    assertThat(info.getDelivered().getConsumerSequence()).as("deliveries").isEqualTo(1);
+    assertThat(counts.failed.get()).isZero();
+    assertThat(counts.gaveUp.get()).isZero();
+    assertThat(counts.acknowledged.get()).isEqualTo(1);
+    assertThat(deliveredWhenProcessed.get()).isEqualTo(1);
+    assertThat(f.effectIds()).containsExactly(m.id().toString());
   }
 
   @Test

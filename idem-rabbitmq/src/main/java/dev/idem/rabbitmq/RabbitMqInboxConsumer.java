@@ -41,9 +41,11 @@ import java.util.function.Function;
  *
  * <ul>
  *   <li>{@code ACK} (processed and committed, or a duplicate): {@code basic.ack}.</li>
- *   <li>{@code RETRY} (the handler failed, by an exception or an {@link Error}, or its writes failed at the commit; a
- *       passing conflict, not counted) and {@code PAUSE} (the database is away, not counted): {@code basic.nack} with
- *       requeue, after {@link Builder#failurePause}.</li>
+ *   <li>{@code RETRY} (the handler failed, by an exception or an {@link Error}, or its writes failed at the commit):
+ *       {@code basic.nack} with requeue, after {@link Builder#failurePause}.</li>
+ *   <li>{@code PAUSE} (the database is away) and a {@code RETRY} not counted (a passing conflict): no answer; the
+ *       message is held, unacknowledged, and tried again after {@link Builder#failurePause}, as often as it takes
+ *       (see Holding a message).</li>
  *   <li>{@code DEAD_LETTER} (the {@link Builder#maxFailures}-th failure of a message id, default 5; a payload
  *       mismatch): with a {@link Builder#deadLetterExchange}, republished there with its attempt history, then
  *       {@code basic.ack}; without one, {@code basic.nack} without requeue, dead-lettered by RabbitMQ when the queue
@@ -99,15 +101,31 @@ import java.util.function.Function;
  * channel the broker or the client closes while the connection stays open (e.g. after a channel error) is opened
  * again, with a growing pause between attempts, until {@link #close()}; a lost connection is the factory's automatic
  * recovery's business. Failures are counted per message id in memory (at most 10,000 ids, the oldest forgotten
- * first), or taken from the {@code x-delivery-count} header quorum queues set, whichever is higher. A database that
- * is away is no mark against a message: it is requeued after the pause without being counted (on a quorum queue its
- * delivery count still grows, so give {@link Builder#maxFailures} room there).
+ * first), or taken from the {@code x-delivery-count} header quorum queues set, whichever is higher.
+ *
+ * <h2>Holding a message</h2>
+ * A database that is away is no mark against a message, and neither is a passing conflict: a requeue would be one,
+ * since a quorum queue counts it as a delivery ({@code x-delivery-count}; with {@code x-delivery-limit}, which
+ * RabbitMQ 4 sets to 20 by default, it then dead-letters or drops the message), and this consumer takes that count as
+ * the message's failures. So the channel keeps the delivery in hand, unacknowledged, and tries the same message again
+ * every {@link Builder#failurePause} until the database answers (the other messages of the channel wait, as they
+ * would fail alike). {@link #close()} ends the wait at once (within 50 ms), and closing the channel returns the
+ * message to the queue unacknowledged. RabbitMQ's {@code consumer_timeout} (30 minutes by default) bounds the hold:
+ * a delivery left unacknowledged longer (the held one, or one prefetched behind it) makes the broker close the
+ * channel, which returns them; the consumer opens another channel and they are delivered again. Raise
+ * {@code consumer_timeout} above the outages to be waited out in place. A message returned so (a channel closed by
+ * the broker, a lost connection, {@link #close()}) may count one more delivery on a quorum queue (RabbitMQ 3.10 counts
+ * it); the consumer that held it subtracts those returns from the count when the message comes back to it (while it
+ * remembers the id: at most 10,000 ids), but another consumer, or this one after a restart, counts each as a failure,
+ * and so does any consumer for the messages prefetched behind it.
  */
 public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(RabbitMqInboxConsumer.class.getName());
   /** The least pause before a message whose dead letter failed is requeued: the exchange is not fixed at once. */
   private static final Duration MIN_DEAD_LETTER_PAUSE = Duration.ofSeconds(1);
   private static final int MAX_REMEMBERED = 10_000;
+  /** How often a held message's wait looks whether the consumer is closing or its channel closed. */
+  private static final Duration HOLD_STEP = Duration.ofMillis(50);
 
   private final ConnectionFactory factory;
   private final String consumer;
@@ -127,6 +145,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final Map<String, GaveUp> unsent = remembered();
   /** Messages whose dead letter was confirmed but whose ack failed: acknowledged on their redelivery. */
   private final Map<String, Boolean> confirmed = remembered();
+  /** Held messages a closed channel returned (each a delivery a quorum queue counts), by id: no failures. */
+  private final Map<String, Long> returned = remembered();
   /** The connection dead letters are published on (opened on the first one), when the consumer owns its own. */
   private volatile Connection publishing;
   private final Object lock = new Object();
@@ -341,8 +361,28 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
     boolean firstDelivery = firstDeliveryOrder && delivery.getEnvelope() != null
         && !delivery.getEnvelope().isRedeliver();
-    processor.process(queue, id, () -> new InboxEvent(id, source, delivery.getBody(), delivery),
-        deliveryCount(delivery), firstDelivery, answers(channel, delivery, id));
+    // each return of a held message by a closed channel counted a delivery on a quorum queue, but no failure
+    long failures = Math.max(0, deliveryCount(delivery) - returned.getOrDefault(id, 0L));
+    processor.process(queue, id, () -> new InboxEvent(id, source, delivery.getBody(), delivery), failures,
+        firstDelivery, answers(channel, delivery, id));
+  }
+
+  /**
+   * Waits {@code after} with a delivery of {@code channel} in hand, looking every {@link #HOLD_STEP} whether the
+   * consumer is closing or the channel closed.
+   *
+   * @return false when the consumer is closing or the channel closed (which returns the delivery to the queue)
+   */
+  private boolean holdFor(Channel channel, Duration after) {
+    long deadline = System.nanoTime() + after.toNanos();
+    while (!closed && channel.isOpen()) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return true;
+      }
+      LockSupport.parkNanos(Math.min(left, HOLD_STEP.toNanos()));
+    }
+    return false;
   }
 
   /**
@@ -358,8 +398,14 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   /** This consumer's answers to one delivery of message {@code id} (null while it is not known). */
   private MessageProcessor.Broker answers(Channel channel, Delivery delivery, String id) {
     return new MessageProcessor.Broker() {
+      /** Whether this delivery's hold was logged at WARNING already: one line per message, not per try. */
+      private boolean warned;
+
       @Override
       public boolean answer(Decision d) {
+        if (id != null && !d.triesAgain()) {
+          returned.remove(id);
+        }
         if (deadLetters != null && d.action() == Action.REJECT) {
           return republish(channel, delivery, id, new GaveUp(d, List.of(), null));
         }
@@ -367,7 +413,31 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       }
 
       @Override
+      public boolean hold(Decision d, Throwable error) {
+        // the database is away, or a passing conflict: a requeue would count a delivery against the message on a
+        // quorum queue (x-delivery-count, which x-delivery-limit ends, and which this consumer counts as failures),
+        // so it stays in hand, unacknowledged, and is tried again here after the pause
+        if (d.action() == Action.PAUSE) {
+          LOG.log(warned ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, "consumer '" + consumer
+              + "': the database failed (" + OutboxTransport.describe(error) + "); holding message " + id
+              + " of queue '" + queue + "', trying it again every " + d.after().toMillis() + " ms");
+          warned = true;
+        }
+        if (holdFor(channel, d.after())) {
+          return true;
+        }
+        // closing, or the channel is gone: closing the channel returns the message to the queue unacknowledged
+        if (id != null) {
+          returned.merge(id, 1L, Long::sum);
+        }
+        return false;
+      }
+
+      @Override
       public boolean deadLetter(Decision d, List<String> history, Throwable error) {
+        if (id != null) {
+          returned.remove(id);
+        }
         if (deadLetters == null) {
           return answer(d);
         }
@@ -646,7 +716,9 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
 
     /**
      * How long a channel waits after a failure before requeueing the message (default 100 ms), so that a failing
-     * database is not hammered by immediate redeliveries; zero requeues at once.
+     * handler is not run again at once; zero requeues at once. It is also the wait between the tries of a message held
+     * while the database is away or through a passing conflict (see {@link RabbitMqInboxConsumer}, Holding a message):
+     * how often an outage's database is tried.
      */
     public Builder failurePause(Duration pause) {
       this.failurePause = ConsumerOptions.between("failurePause", pause, Duration.ZERO, Duration.ofMinutes(1));

@@ -49,6 +49,7 @@ final class RabbitFixture implements AutoCloseable {
   final Connection rabbit;
   final Channel admin;
   private final List<String> extraTables = new ArrayList<>();
+  private final List<String> extraQueues = new ArrayList<>();
 
   RabbitFixture() throws IOException {
     Outbox.builder(JdbcOutboxStore.builder(TestPostgres.postgres()).dialect(JdbcDialect.POSTGRESQL)
@@ -85,6 +86,11 @@ final class RabbitFixture implements AutoCloseable {
       TestPostgres.insertEffect(JdbcTransaction.connectionOf(tx), effects, d.getProperties().getMessageId());
       return "ok";
     };
+  }
+
+  /** A queue of this test's that close() deletes. */
+  void deleteAfterwards(String queueName) {
+    extraQueues.add(queueName);
   }
 
   /** A table of this test's that close() drops. */
@@ -133,6 +139,9 @@ final class RabbitFixture implements AutoCloseable {
   @Override
   public void close() throws IOException, TimeoutException {
     try {
+      for (String q : extraQueues) {
+        admin.queueDelete(q);
+      }
       admin.queueDelete(queue);
       admin.queueDelete(deadLetters);
       admin.exchangeDelete(exchange);

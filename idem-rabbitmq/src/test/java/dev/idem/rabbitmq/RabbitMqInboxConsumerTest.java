@@ -16,7 +16,9 @@ import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.OutboxMessage;
 import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
+import dev.idem.test.TcpProxy;
 import dev.idem.test.TestPostgres;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -586,6 +588,134 @@ class RabbitMqInboxConsumerTest {
     assertThat(f.effectIds()).containsExactly(m.id().toString());
     assertThat(f.ready(f.deadLetters)).isZero();
     assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
+  void onAQuorumQueueWithADeliveryLimitADatabaseOutageHoldsTheMessageInsteadOfRequeueingIt() throws Exception {
+    // a requeue counts a delivery on a quorum queue: three would dead-letter the message with a limit of 2
+    String quorum = quorumQueue(2);
+    DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 8);
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL)
+        .table(f.inboxTable).build()).listener(counts).build();
+    List<Object> deliveryCounts = new CopyOnWriteArrayList<>();
+    InboxHandler effect = f.recordEffect();
+    OutboxMessage m = f.message("rabbitmq:/" + quorum);
+
+    try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(Rabbit.factory(), unreliable, "billing",
+        quorum).handler((tx, event) -> {
+          Map<String, Object> headers = event.message(Delivery.class).getProperties().getHeaders();
+          deliveryCounts.add(headers == null ? "none" : String.valueOf(headers.get("x-delivery-count")));
+          return effect.handle(tx, event);
+        }).listener(counts).failurePause(Duration.ofMillis(20)).maxFailures(2).build().start()) {
+      publish(m);
+      Eventually.await("the database refused at least five connections", WAIT, outage::refused, n -> n >= 5);
+      Eventually.await("the message acknowledged or dead-lettered by the broker", WAIT,
+          () -> counts.acknowledged.get() + f.ready(f.deadLetters), n -> n >= 1);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(outage.refused()).isEqualTo(8);
+    assertThat(counts.paused.get()).isEqualTo(8);
+    assertThat(counts.failed.get()).as("failures counted").isZero();
+    assertThat(counts.gaveUp.get()).isZero();
+    assertThat(counts.acknowledged.get()).isEqualTo(1);
+    assertThat(f.effectIds()).containsExactly(m.id().toString());
+    assertThat(deliveryCounts).as("x-delivery-count of the one delivery processed").containsExactly("null");
+    assertThat(f.ready(f.deadLetters)).as("dead-lettered by the broker").isZero();
+    assertThat(f.ready(quorum)).isZero();
+  }
+
+  @Test
+  void closingWhileAMessageIsHeldThroughAnOutageIsPromptAndLeavesTheMessageOnItsQueue() throws Exception {
+    String quorum = quorumQueue(20);
+    DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 1_000_000);
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL)
+        .table(f.inboxTable).build()).listener(counts).build();
+    OutboxMessage m = f.message("rabbitmq:/" + quorum);
+    RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(Rabbit.factory(), unreliable, "billing", quorum)
+        .handler(f.recordEffect()).listener(counts).failurePause(Duration.ofSeconds(30)).build().start();
+    long closed;
+    try {
+      publish(m);
+      Eventually.await("the message held through the outage", WAIT, counts.paused::get, n -> n >= 1);
+      Eventually.await("held, not requeued", WAIT, () -> f.ready(quorum), n -> n == 0);
+      long before = System.nanoTime();
+      consumer.close();
+      closed = System.nanoTime() - before;
+    } finally {
+      consumer.close();
+    }
+
+    assertThat(Duration.ofNanos(closed)).as("close() while a 30 s pause holds the message")
+        .isLessThan(Duration.ofSeconds(5));
+    Eventually.await("the held message back on its queue", WAIT, () -> f.ready(quorum), n -> n == 1);
+    assertThat(counts.paused.get()).isEqualTo(outage.refused());
+    assertThat(counts.failed.get()).isZero();
+    assertThat(counts.acknowledged.get()).isZero();
+    assertThat(f.effectCount()).isZero();
+    GetResponse back = f.admin.basicGet(quorum, true);
+    assertThat(back.getProps().getMessageId()).isEqualTo(m.id().toString());
+  }
+
+  @Test
+  void aHeldMessageALostConnectionReturnedCountsNoFailureWhenItComesBack() throws Exception {
+    // the connection drops while the message is held: the quorum queue counts the return as a delivery
+    String quorum = quorumQueue(20);
+    DatabaseOutage outage = DatabaseOutage.refusing(TestPostgres.postgres(), 1_000_000);
+    Inbox unreliable = Inbox.builder(JdbcInboxStore.builder(outage.dataSource()).dialect(JdbcDialect.POSTGRESQL)
+        .table(f.inboxTable).build()).listener(counts).build();
+    List<String> deliveryCounts = new CopyOnWriteArrayList<>();
+    AtomicBoolean failedOnce = new AtomicBoolean();
+    InboxHandler effect = f.recordEffect();
+    OutboxMessage m = f.message("rabbitmq:/" + quorum);
+    URI broker = URI.create(Rabbit.uri());
+    ConnectionFactory factory = Rabbit.factory();
+    factory.setHost("127.0.0.1");
+    factory.setNetworkRecoveryInterval(1_000);
+
+    try (TcpProxy proxy = new TcpProxy(broker.getHost(), broker.getPort() < 0 ? ConnectionFactory.DEFAULT_AMQP_PORT
+        : broker.getPort())) {
+      factory.setPort(proxy.port());
+      try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(factory, unreliable, "billing", quorum)
+          .handler((tx, event) -> {
+            deliveryCounts.add(String.valueOf(event.message(Delivery.class).getProperties().getHeaders()
+                .get("x-delivery-count")));
+            if (failedOnce.compareAndSet(false, true)) {
+              throw new IllegalStateException("the handler's one failure");
+            }
+            return effect.handle(tx, event);
+          }).listener(counts).failurePause(Duration.ofMillis(20)).maxFailures(2).build().start()) {
+        publish(m);
+        Eventually.await("the message held through the outage", WAIT, counts.paused::get, n -> n >= 1);
+        proxy.stop();
+        Eventually.await("the connection lost", WAIT, consumer::isRunning, running -> !running);
+        proxy.start();
+        Eventually.await("the connection recovered", WAIT, consumer::isRunning, running -> running);
+        int paused = counts.paused.get();
+        Eventually.await("the returned message held again", WAIT, counts.paused::get, n -> n > paused);
+        outage.end();
+        Eventually.await("the message acknowledged or given up on", WAIT,
+            () -> counts.acknowledged.get() + counts.gaveUp.get(), n -> n >= 1);
+      }
+    }
+
+    assertThat(deliveryCounts).as("x-delivery-count of the deliveries whose handler ran: the return, then the"
+        + " handler's failure").containsExactly("1", "2");
+    assertThat(counts.failed.get()).as("failures counted").isEqualTo(1);
+    assertThat(counts.gaveUp.get()).isZero();
+    assertThat(counts.acknowledged.get()).isEqualTo(1);
+    assertThat(f.effectIds()).containsExactly(m.id().toString());
+    assertThat(f.ready(f.deadLetters)).isZero();
+    assertThat(f.ready(quorum)).isZero();
+  }
+
+  /** A quorum queue of this test's, dead-lettering to the fixture's dead-letter queue, deleted after the test. */
+  private String quorumQueue(int deliveryLimit) throws Exception {
+    String quorum = "idem-test-qq-" + f.suffix;
+    f.admin.queueDeclare(quorum, true, false, false, Map.of("x-queue-type", "quorum", "x-delivery-limit",
+        deliveryLimit, "x-dead-letter-exchange", "", "x-dead-letter-routing-key", f.deadLetters));
+    f.deleteAfterwards(quorum);
+    return quorum;
   }
 
   @Test

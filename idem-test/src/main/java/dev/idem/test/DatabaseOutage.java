@@ -53,6 +53,11 @@ public final class DatabaseOutage {
     toRefuse.addAndGet(connections);
   }
 
+  /** Ends the outage: the connections still to be refused are lent instead. */
+  public void end() {
+    toRefuse.set(0);
+  }
+
   /** How many connections were refused so far. */
   public int refused() {
     return refused.get();

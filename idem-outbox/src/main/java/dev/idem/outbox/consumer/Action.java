@@ -6,7 +6,8 @@ public enum Action {
   ACK,
   /**
    * Try it again after {@link Decision#after()}: RabbitMQ requeues it, NATS naks it with that delay, Kafka goes back to
-   * it. {@link Decision#counted()} says whether the failure counted against the message.
+   * it. {@link Decision#counted()} says whether the failure counted against the message; one that did not (a passing
+   * conflict) RabbitMQ and NATS hold in hand and try again, as for {@link #PAUSE}.
    */
   RETRY,
   /**

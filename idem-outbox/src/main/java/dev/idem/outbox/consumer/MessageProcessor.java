@@ -103,8 +103,9 @@ public final class MessageProcessor {
 
     /**
      * A {@code PAUSE}, or a {@code RETRY} not counted against the message: by default {@link #answer answered}. A
-     * broker that would count the redelivery (NATS) keeps the message in hand instead, waits {@link Decision#after()}
-     * and returns true to have it processed again at once; or hands it back itself (when closing) and returns false.
+     * broker that would count the redelivery (NATS; RabbitMQ, whose quorum queues count a requeue) keeps the message
+     * in hand instead, waits {@link Decision#after()} and returns true to have it processed again at once; or, when
+     * closing, hands it back (or leaves it to its channel's close) and returns false.
      *
      * @param error what the inbox threw, for a log
      */

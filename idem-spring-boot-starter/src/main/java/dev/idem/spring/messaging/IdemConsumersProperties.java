@@ -235,7 +235,10 @@ public final class IdemConsumersProperties {
     private Integer prefetch;
     /** Channels consuming the queue, each one message at a time (default 1). */
     private Integer channels;
-    /** How long a channel waits after a failure before requeueing the message (default 100 ms). */
+    /**
+     * How long a channel waits after a failure before requeueing the message, and between the tries of a message it
+     * holds while the database is away (default 100 ms).
+     */
     private Duration failurePause;
     /**
      * Failures of one message id after which it is given up on: republished to {@code dead-letter-exchange}, or
