@@ -6,9 +6,11 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.rabbitmq.client.Channel;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.Reason;
 import dev.idem.outbox.memory.InMemoryInboxStore;
+import dev.idem.outbox.webhook.WebhookSecret;
 import dev.idem.spring.Idempotent;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,6 +89,25 @@ class ListenerStartupErrorsTest {
 
     @IdempotentListener(consumer = "billing")
     public void second(ConsumerRecord<String, String> record) {}
+  }
+
+  /** An InboxHandler for idem.consumers.billing and an @IdempotentListener method, both of consumer 'billing'. */
+  @Configuration
+  static class SharedConsumerName {
+    @Bean
+    InboxHandler billingHandler() {
+      return (tx, event) -> "billed";
+    }
+
+    @Bean
+    Billing billing() {
+      return new Billing();
+    }
+  }
+
+  public static class Billing {
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record) {}
   }
 
   public static class OwnTransaction {
@@ -283,6 +304,21 @@ class ListenerStartupErrorsTest {
     assertThat(messages(start(TwoMethodsOneConsumer.class))).contains("@IdempotentListener consumer 'billing' is"
         + " declared twice: on " + TwoMethodsOneConsumer.class.getName() + ".first and on "
         + TwoMethodsOneConsumer.class.getName() + ".second");
+  }
+
+  @Test
+  void aConsumerNameSharedWithAConsumerOfPropertiesOrAWebhookReceiver() {
+    assertThat(messages(start(SharedConsumerName.class, "idem.consumers.rabbitmq.uri=amqp://guest:guest@127.0.0.1:1",
+        "idem.consumers.billing.handler=billingHandler", "idem.consumers.billing.rabbitmq.queue=billing")))
+        .contains("inbox consumer 'billing' is declared twice: by idem.consumers.billing and by @IdempotentListener"
+            + " on " + source(Billing.class) + "; each entry point needs a consumer name of its own");
+    assertThat(messages(start(Billing.class, "idem.outbox.webhooks.receivers.provider.path=/webhooks/provider",
+        "idem.outbox.webhooks.receivers.provider.secrets=" + WebhookSecret.generate().reveal(),
+        "idem.outbox.webhooks.receivers.provider.consumer=billing")))
+        .contains("inbox consumer 'billing' is declared twice: by idem.outbox.webhooks.receivers.provider.consumer"
+            + " and by @IdempotentListener on " + source(Billing.class));
+    assertThat(start(Billing.class, "idem.outbox.webhooks.receivers.provider.path=/webhooks/provider",
+        "idem.outbox.webhooks.receivers.provider.secrets=" + WebhookSecret.generate().reveal())).isNull();
   }
 
   @Test
