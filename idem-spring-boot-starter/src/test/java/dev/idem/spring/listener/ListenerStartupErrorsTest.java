@@ -30,12 +30,15 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.Ordered;
 import org.springframework.core.io.DefaultResourceLoader;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.scheduling.annotation.Async;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -202,6 +205,30 @@ class ListenerStartupErrorsTest {
     public final void on(ConsumerRecord<String, String> record) {}
   }
 
+  public static class AsyncMethod {
+    @Async
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  @Async
+  public static class AsyncClass {
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  /** The transaction advisor ordered before Idem's: the method's transaction would be the outer one. */
+  @Configuration
+  @EnableTransactionManagement(order = 0)
+  @Import(Fine.class)
+  static class TransactionsFirst {}
+
+  /** The transaction advisor ordered after Idem's, as by default. */
+  @Configuration
+  @EnableTransactionManagement(order = Ordered.LOWEST_PRECEDENCE)
+  @Import(Fine.class)
+  static class TransactionsLast {}
+
   public static class AlsoIdempotent {
     @Idempotent(key = "#record.key()")
     @IdempotentListener(consumer = "billing")
@@ -365,6 +392,22 @@ class ListenerStartupErrorsTest {
         + " must be on a method that is not final, private or static");
     assertThat(messages(start(AlsoIdempotent.class))).contains(source(AlsoIdempotent.class)
         + " has both @Idempotent and @IdempotentListener");
+  }
+
+  @Test
+  void anAsyncMethodOrClass() {
+    assertThat(messages(start(AsyncMethod.class))).contains("@IdempotentListener on " + source(AsyncMethod.class)
+        + " is @Async (on the method or its class): the call would return before its work ran");
+    assertThat(messages(start(AsyncClass.class))).contains("@IdempotentListener on " + source(AsyncClass.class)
+        + " is @Async (on the method or its class): the call would return before its work ran");
+  }
+
+  @Test
+  void aTransactionAdvisorOrderedBeforeIdemsFailsTheStartAndOneAfterItIsFine() {
+    assertThat(messages(start(TransactionsFirst.class))).contains("@IdempotentListener on " + source(Fine.class)
+        + " runs inside a transaction advisor ordered before Idem's (order 0, Idem's "
+        + IdemListenersAutoConfiguration.ORDER + ")");
+    assertThat(start(TransactionsLast.class)).isNull();
   }
 
   @Test
