@@ -1,5 +1,6 @@
 package dev.idem.spring.events;
 
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.events.EventSerializer;
 import dev.idem.outbox.events.Events;
@@ -67,6 +68,12 @@ public class IdemEventsAutoConfiguration {
       Environment environment) {
     if (properties.getRoutes() == null || properties.getOutsideTransaction() == null) {
       throw new IllegalStateException("idem.events.routes and idem.events.outside-transaction must not be null");
+    }
+    if (outbox.store() instanceof JdbcOutboxStore store && store.dataSource() != dataSource) {
+      throw new IllegalStateException("the Outbox bean's store takes its connections from " + store.dataSource()
+          + ", but domain events are written through the DataSource bean " + dataSource + ", in its transactions:"
+          + " they would land in another database than the outbox's. Build the outbox on that DataSource, define an"
+          + " ExternalizedEvents bean of your own, or set idem.events.enabled=false");
     }
     Set<String> served = new LinkedHashSet<>();
     routes.orderedStream().forEach(r -> served.add(r.name()));
