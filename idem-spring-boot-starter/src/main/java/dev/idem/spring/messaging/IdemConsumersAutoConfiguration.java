@@ -91,7 +91,6 @@ public class IdemConsumersAutoConfiguration {
     };
   }
 
-
   /** The consumers' meters, when Micrometer and a registry are present; tagged {@code instance} with idem.name. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(MeterRegistry.class)
