@@ -85,8 +85,10 @@ public interface InboxStore {
   }
 
   /**
-   * Whether the store answers now (a JDBC store: a fresh connection that passes {@code isValid}). Consumers that
-   * paused for an outage ask it before they take messages again. The default answers yes.
+   * Whether the store answers now (a JDBC store: a fresh connection that passes {@code isValid}). A store may ask it
+   * when it judges a failure ({@link #fault}): the JDBC store takes a lost connection in a handler's causes for an
+   * outage only when the database does not answer. Consumers do not ask it: one paused for an outage takes messages
+   * again after its pause, and judges the next failure. The default answers yes.
    */
   default boolean available() {
     return true;

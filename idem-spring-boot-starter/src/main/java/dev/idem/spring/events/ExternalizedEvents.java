@@ -5,6 +5,7 @@ import dev.idem.outbox.Outbox;
 import dev.idem.outbox.events.EventRoute;
 import dev.idem.outbox.events.EventSerializer;
 import dev.idem.outbox.events.Events;
+import dev.idem.spring.internal.SpringDataSourceTransactions;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -37,7 +38,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * if that transaction commits, and the relay is woken after the commit. Other events pass by untouched.
  *
  * <p>It runs in the publisher's thread even under an asynchronous event multicaster, since the event must join the
- * publisher's transaction. Outside a transaction it follows {@code idem.events.outside-transaction}: by default the
+ * publisher's transaction. Outside a transaction, or in one that holds no connection of the outbox's data source (its
+ * manager manages another data source, or Kafka), it follows {@code idem.events.outside-transaction}: by default the
  * publisher gets an {@link IllegalStateException}. An event that cannot be written (it does not serialise, the outbox
  * refuses it) throws to the publisher too, which rolls its transaction back: an event is never dropped silently.
  * Thread-safe.
@@ -100,7 +102,7 @@ public final class ExternalizedEvents implements ApplicationListener<Application
     if (events.routeOf(event.getClass()).isEmpty()) {
       return;
     }
-    if (TransactionSynchronizationManager.isActualTransactionActive()) {
+    if (SpringDataSourceTransactions.holdsConnectionOf(dataSource)) {
       Connection connection = DataSourceUtils.getConnection(dataSource);
       try {
         events.publish(JdbcTransaction.of(connection), event);
@@ -108,6 +110,14 @@ public final class ExternalizedEvents implements ApplicationListener<Application
         DataSourceUtils.releaseConnection(connection, dataSource);
       }
       return;
+    }
+    boolean elsewhere = TransactionSynchronizationManager.isActualTransactionActive();
+    if (outsideTransaction == OutsideTransaction.FAIL && elsewhere) {
+      throw new IllegalStateException("event " + event.getClass().getName() + " was published in a Spring transaction"
+          + " that holds no connection of the outbox's DataSource (" + dataSource + "): its transaction manager"
+          + " manages another resource (another DataSource, Kafka), so the event cannot be written to the outbox with"
+          + " the change it describes. Publish it in a transaction of the outbox DataSource's transaction manager, or"
+          + " set idem.events.outside-transaction=own-transaction to write it in a transaction of its own");
     }
     if (outsideTransaction == OutsideTransaction.FAIL) {
       throw new IllegalStateException("event " + event.getClass().getName() + " was published outside a transaction,"

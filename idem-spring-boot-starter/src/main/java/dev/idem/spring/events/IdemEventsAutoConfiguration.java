@@ -1,5 +1,6 @@
 package dev.idem.spring.events;
 
+import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.events.EventSerializer;
 import dev.idem.outbox.events.Events;
@@ -33,11 +34,12 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Domain events into the outbox when {@code idem-outbox} is on the classpath and the outbox is auto-configured: an
  * {@link ExternalizedEvents} listener writes every {@link Externalized} event (and every class listed in
- * {@code idem.events.routes}) published through Spring's {@code ApplicationEventPublisher} inside a transaction to
- * the outbox in that transaction. Payloads are the application's Jackson {@link ObjectMapper}'s JSON, or an
- * {@link EventSerializer} bean's. Properties: {@link IdemEventsProperties} ({@code idem.events.*}), checked at startup
- * together with every {@code @Externalized} class in the application's packages: a destination whose route no
- * {@link OutboxRoute} bean serves stops the start, naming it.
+ * {@code idem.events.routes}) published through Spring's {@code ApplicationEventPublisher} inside a transaction of
+ * the outbox's data source to the outbox in that transaction. Payloads are the application's Jackson
+ * {@link ObjectMapper}'s JSON, or an {@link EventSerializer} bean's. Properties: {@link IdemEventsProperties}
+ * ({@code idem.events.*}), checked at startup together with every {@code @Externalized} class in the application's
+ * packages: a destination whose route no {@link OutboxRoute} bean serves stops the start, naming it, and so does an
+ * {@code Outbox} whose JDBC store is on another data source than the one events are written through.
  *
  * <pre>{@code
  * @Externalized(value = "webhook:payments", type = "payment.succeeded")
@@ -67,6 +69,12 @@ public class IdemEventsAutoConfiguration {
       Environment environment) {
     if (properties.getRoutes() == null || properties.getOutsideTransaction() == null) {
       throw new IllegalStateException("idem.events.routes and idem.events.outside-transaction must not be null");
+    }
+    if (outbox.store() instanceof JdbcOutboxStore store && store.dataSource() != dataSource) {
+      throw new IllegalStateException("the Outbox bean's store takes its connections from " + store.dataSource()
+          + ", but domain events are written through the DataSource bean " + dataSource + ", in its transactions:"
+          + " they would land in another database than the outbox's. Build the outbox on that DataSource, define an"
+          + " ExternalizedEvents bean of your own, or set idem.events.enabled=false");
     }
     Set<String> served = new LinkedHashSet<>();
     routes.orderedStream().forEach(r -> served.add(r.name()));

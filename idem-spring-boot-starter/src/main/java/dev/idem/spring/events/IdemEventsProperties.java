@@ -15,7 +15,10 @@ public class IdemEventsProperties {
    * simple name. An entry wins over the class's annotation.
    */
   private Map<String, String> routes = new LinkedHashMap<>();
-  /** What an externalized event published while no Spring transaction is active does. */
+  /**
+   * What an externalized event published while no Spring transaction is active, or in one that holds no connection of
+   * the outbox's data source, does.
+   */
   private OutsideTransaction outsideTransaction = OutsideTransaction.FAIL;
   /** Find {@code @Externalized} classes in the application's packages at startup, to check them before any is sent. */
   private boolean scan = true;

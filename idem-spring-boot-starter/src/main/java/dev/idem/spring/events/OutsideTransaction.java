@@ -1,6 +1,9 @@
 package dev.idem.spring.events;
 
-/** What happens to an externalized event published while no Spring transaction is active. */
+/**
+ * What happens to an externalized event published while no Spring transaction is active, or in one that holds no
+ * connection of the outbox's data source (its transaction manager manages another data source, or Kafka).
+ */
 public enum OutsideTransaction {
   /**
    * The publisher gets an {@link IllegalStateException} naming the event: the default, since an event outside a

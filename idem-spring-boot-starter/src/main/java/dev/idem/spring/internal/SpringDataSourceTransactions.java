@@ -68,6 +68,18 @@ public final class SpringDataSourceTransactions {
         ? d : null;
   }
 
+  /**
+   * Whether the Spring transaction active on this thread holds a connection of {@code dataSource}: its manager bound
+   * one ({@code DataSourceTransactionManager}, {@code JdbcTransactionManager}, a {@code JpaTransactionManager} that
+   * exposes the data source), or it joined one bound before it (the inbox's, see {@code JoinedHandler}). False outside
+   * a transaction, and in a transaction of a manager of another resource (another data source's, Kafka's), where
+   * {@code DataSourceUtils.getConnection} would hand out a connection of the pool that is part of no transaction.
+   */
+  public static boolean holdsConnectionOf(DataSource dataSource) {
+    return TransactionSynchronizationManager.isActualTransactionActive()
+        && TransactionSynchronizationManager.hasResource(dataSource);
+  }
+
   /** Runs {@code work} in a transaction: see the class notes. */
   public <R> R run(Work<R> work) throws Exception {
     Objects.requireNonNull(work, "work");
@@ -76,7 +88,7 @@ public final class SpringDataSourceTransactions {
     R result;
     try {
       result = template.execute(status -> {
-        if (!TransactionSynchronizationManager.hasResource(dataSource)) {
+        if (!holdsConnectionOf(dataSource)) {
           throw new IllegalStateException("the Spring transaction holds no connection of " + dataSource + ": "
               + template.getTransactionManager() + " does not manage that data source; use the transaction manager"
               + " of the data source");

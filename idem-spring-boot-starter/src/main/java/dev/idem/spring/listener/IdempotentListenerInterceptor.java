@@ -36,21 +36,27 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.PointcutAdvisor;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.MethodMatchers;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionManager;
 import org.springframework.transaction.TransactionSystemException;
+import org.springframework.transaction.interceptor.TransactionAspectSupport;
+import org.springframework.transaction.interceptor.TransactionAttributeSourceAdvisor;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -225,7 +231,44 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
             + " replaces it), and do not make a BeanPostProcessor depend on it (it would be created before the"
             + " advisor)");
       }
+      checkTransactionAdvisorsAfter(bean, ((Advised) instance).getAdvisors());
     }
+  }
+
+  /**
+   * No transaction advisor may run a listener method before this interceptor (the proxy's advisors are in the order
+   * they run): the inbox's transaction would join that transaction instead of being its own, so a failure could not
+   * be rolled back and tried again here, and would reach the container as it is.
+   */
+  private void checkTransactionAdvisorsAfter(AnnotatedBeans.Found<IdempotentListener> bean, Advisor[] advisors) {
+    for (Advisor advisor : advisors) {
+      if (advisor.getAdvice() == this) {
+        return;
+      }
+      if (!(advisor.getAdvice() instanceof TransactionAspectSupport)
+          && !(advisor instanceof TransactionAttributeSourceAdvisor)) {
+        continue;
+      }
+      for (Method method : bean.methods().keySet()) {
+        if (appliesTo(advisor, bean.type(), method)) {
+          String order = advisor instanceof Ordered o ? "order " + o.getOrder() : "no order";
+          throw new IllegalStateException("@IdempotentListener on " + ListenerMethod.source(bean.type(), method)
+              + " runs inside a transaction advisor ordered before Idem's (" + order + ", Idem's "
+              + IdemListenersAutoConfiguration.ORDER + "): the inbox's transaction would join the method's instead of"
+              + " being its own, so a failure could not be rolled back and tried again, and would reach the container"
+              + " as it is. Order the transaction advisor after Idem's (@EnableTransactionManagement's default order,"
+              + " or any order above " + IdemListenersAutoConfiguration.ORDER + ")");
+        }
+      }
+    }
+  }
+
+  private static boolean appliesTo(Advisor advisor, Class<?> type, Method method) {
+    if (!(advisor instanceof PointcutAdvisor p)) {
+      return true;
+    }
+    return p.getPointcut().getClassFilter().matches(type)
+        && MethodMatchers.matches(p.getPointcut().getMethodMatcher(), method, type, false);
   }
 
   /** The one transaction manager (or the primary one) that manages {@code dataSource}, or null. */

@@ -42,6 +42,7 @@ final class ListenerMethod {
   private static final String RABBIT_CHANNEL = "com.rabbitmq.client.Channel";
   private static final String KAFKA_LISTENER = "org.springframework.kafka.annotation.KafkaListener";
   private static final String RABBIT_LISTENER = "org.springframework.amqp.rabbit.annotation.RabbitListener";
+  private static final String ASYNC = "org.springframework.scheduling.annotation.Async";
   /** Parameters of these packages are the container's (a channel, an acknowledgment), not the message's content. */
   private static final List<String> INFRASTRUCTURE = List.of("org.apache.kafka.", "com.rabbitmq.",
       "org.springframework.kafka.", "org.springframework.amqp.", "org.springframework.messaging.");
@@ -114,6 +115,13 @@ final class ListenerMethod {
       throw new IllegalStateException("@IdempotentListener on " + source + " must return void, not "
           + method.getGenericReturnType().getTypeName() + ": a duplicate skips the method and has nothing to"
           + " return (and a returned value would be sent on as a reply)");
+    }
+    if (MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).isPresent(ASYNC)
+        || MergedAnnotations.from(type, SearchStrategy.TYPE_HIERARCHY).isPresent(ASYNC)) {
+      throw new IllegalStateException("@IdempotentListener on " + source + " is @Async (on the method or its class):"
+          + " the call would return before its work ran, so the container would acknowledge the message before the"
+          + " inbox's transaction even began, and a failure would lose it. Drop @Async: let the container's threads"
+          + " run the method (raise its concurrency for more throughput)");
     }
     String transactionManager = checkJoinsTheInboxTransaction(type, method, source);
     Class<?>[] types = method.getParameterTypes();

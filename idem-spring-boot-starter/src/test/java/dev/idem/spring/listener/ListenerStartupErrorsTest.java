@@ -6,9 +6,11 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.rabbitmq.client.Channel;
 import dev.idem.outbox.Inbox;
+import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.Reason;
 import dev.idem.outbox.memory.InMemoryInboxStore;
+import dev.idem.outbox.webhook.WebhookSecret;
 import dev.idem.spring.Idempotent;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,12 +30,15 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.Ordered;
 import org.springframework.core.io.DefaultResourceLoader;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.scheduling.annotation.Async;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -87,6 +92,25 @@ class ListenerStartupErrorsTest {
 
     @IdempotentListener(consumer = "billing")
     public void second(ConsumerRecord<String, String> record) {}
+  }
+
+  /** An InboxHandler for idem.consumers.billing and an @IdempotentListener method, both of consumer 'billing'. */
+  @Configuration
+  static class SharedConsumerName {
+    @Bean
+    InboxHandler billingHandler() {
+      return (tx, event) -> "billed";
+    }
+
+    @Bean
+    Billing billing() {
+      return new Billing();
+    }
+  }
+
+  public static class Billing {
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record) {}
   }
 
   public static class OwnTransaction {
@@ -180,6 +204,30 @@ class ListenerStartupErrorsTest {
     @IdempotentListener(consumer = "billing")
     public final void on(ConsumerRecord<String, String> record) {}
   }
+
+  public static class AsyncMethod {
+    @Async
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  @Async
+  public static class AsyncClass {
+    @IdempotentListener(consumer = "billing")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  /** The transaction advisor ordered before Idem's: the method's transaction would be the outer one. */
+  @Configuration
+  @EnableTransactionManagement(order = 0)
+  @Import(Fine.class)
+  static class TransactionsFirst {}
+
+  /** The transaction advisor ordered after Idem's, as by default. */
+  @Configuration
+  @EnableTransactionManagement(order = Ordered.LOWEST_PRECEDENCE)
+  @Import(Fine.class)
+  static class TransactionsLast {}
 
   public static class AlsoIdempotent {
     @Idempotent(key = "#record.key()")
@@ -286,6 +334,21 @@ class ListenerStartupErrorsTest {
   }
 
   @Test
+  void aConsumerNameSharedWithAConsumerOfPropertiesOrAWebhookReceiver() {
+    assertThat(messages(start(SharedConsumerName.class, "idem.consumers.rabbitmq.uri=amqp://guest:guest@127.0.0.1:1",
+        "idem.consumers.billing.handler=billingHandler", "idem.consumers.billing.rabbitmq.queue=billing")))
+        .contains("inbox consumer 'billing' is declared twice: by idem.consumers.billing and by @IdempotentListener"
+            + " on " + source(Billing.class) + "; each entry point needs a consumer name of its own");
+    assertThat(messages(start(Billing.class, "idem.outbox.webhooks.receivers.provider.path=/webhooks/provider",
+        "idem.outbox.webhooks.receivers.provider.secrets=" + WebhookSecret.generate().reveal(),
+        "idem.outbox.webhooks.receivers.provider.consumer=billing")))
+        .contains("inbox consumer 'billing' is declared twice: by idem.outbox.webhooks.receivers.provider.consumer"
+            + " and by @IdempotentListener on " + source(Billing.class));
+    assertThat(start(Billing.class, "idem.outbox.webhooks.receivers.provider.path=/webhooks/provider",
+        "idem.outbox.webhooks.receivers.provider.secrets=" + WebhookSecret.generate().reveal())).isNull();
+  }
+
+  @Test
   void aTransactionThatWouldCommitApartFromTheInboxRow() {
     assertThat(messages(start(OwnTransaction.class))).contains("@IdempotentListener on " + source(OwnTransaction.class)
         + " is also @Transactional with a propagation that leaves the inbox's transaction");
@@ -329,6 +392,22 @@ class ListenerStartupErrorsTest {
         + " must be on a method that is not final, private or static");
     assertThat(messages(start(AlsoIdempotent.class))).contains(source(AlsoIdempotent.class)
         + " has both @Idempotent and @IdempotentListener");
+  }
+
+  @Test
+  void anAsyncMethodOrClass() {
+    assertThat(messages(start(AsyncMethod.class))).contains("@IdempotentListener on " + source(AsyncMethod.class)
+        + " is @Async (on the method or its class): the call would return before its work ran");
+    assertThat(messages(start(AsyncClass.class))).contains("@IdempotentListener on " + source(AsyncClass.class)
+        + " is @Async (on the method or its class): the call would return before its work ran");
+  }
+
+  @Test
+  void aTransactionAdvisorOrderedBeforeIdemsFailsTheStartAndOneAfterItIsFine() {
+    assertThat(messages(start(TransactionsFirst.class))).contains("@IdempotentListener on " + source(Fine.class)
+        + " runs inside a transaction advisor ordered before Idem's (order 0, Idem's "
+        + IdemListenersAutoConfiguration.ORDER + ")");
+    assertThat(start(TransactionsLast.class)).isNull();
   }
 
   @Test
