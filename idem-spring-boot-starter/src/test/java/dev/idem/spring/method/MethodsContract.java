@@ -2,16 +2,20 @@ package dev.idem.spring.method;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
+import dev.idem.core.ConfigurationException;
 import dev.idem.core.Idem;
 import dev.idem.core.PayloadMismatchException;
 import dev.idem.core.RecordKey;
 import dev.idem.core.ReplayedFailureException;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.spring.method.app.ShopApp;
+import dev.idem.spring.method.app.ShopApp.Checkout;
 import dev.idem.spring.method.app.ShopApp.InsufficientFundsException;
 import dev.idem.spring.method.app.ShopApp.OutOfStockException;
 import dev.idem.spring.method.app.ShopApp.PlaceOrder;
+import dev.idem.spring.method.app.ShopApp.Provider;
 import dev.idem.spring.method.app.ShopApp.Receipt;
 import dev.idem.spring.method.app.ShopApp.Shop;
 import java.sql.Connection;
@@ -97,6 +101,25 @@ abstract class MethodsContract {
     assertThat(effects(tenant + "/o-1")).isEqualTo(1);
     assertThat(context.getBean(Idem.class).store()
         .find(RecordKey.of(tenant, "dev.idem.spring.method.app.ShopApp$Shop#place", "o-1"))).isPresent();
+  }
+
+  @Test
+  void aLeasedMethodCalledInsideAnAtomicMethodsTransactionIsRefusedBeforeItRuns() {
+    int before = Provider.CHARGES.get();
+
+    Throwable refused = catchThrowable(() -> context.getBean(Checkout.class).checkout(k("co-1")));
+
+    assertThat(refused).isInstanceOf(ConfigurationException.class).hasMessageContaining("leased mode for shop.charge"
+        + " cannot run inside the caller's open transaction");
+    assertThat(Provider.CHARGES.get()).as("the outside system was not called").isEqualTo(before);
+    assertThat(effects("checkout/" + k("co-1"))).as("the outer method's write rolled back").isZero();
+    Idem idem = context.getBean(Idem.class);
+    assertThat(idem.store().find(RecordKey.of("methods-test", "shop.checkout", k("co-1")))).isEmpty();
+    assertThat(idem.store().find(RecordKey.of("methods-test", "shop.charge", k("co-1")))).isEmpty();
+
+    String alone = context.getBean(Provider.class).charge(k("co-2"));
+    assertThat(context.getBean(Provider.class).charge(k("co-2"))).as("replayed").isEqualTo(alone);
+    assertThat(Provider.CHARGES.get()).as("a leased call of its own runs once").isEqualTo(before + 1);
   }
 
   @Test

@@ -23,7 +23,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(ShopApp.Shop.class)
+@Import({ShopApp.Shop.class, ShopApp.Provider.class, ShopApp.Checkout.class})
 public class ShopApp {
   /** The business table's DDL for a database product name. */
   public static String effectTable(String product) {
@@ -186,6 +186,36 @@ public class ShopApp {
     public int plain(String key) {
       effect("plain/" + key);
       return 1;
+    }
+  }
+
+  /** Stands for an outside system: a LEASED method whose calls are counted. */
+  @Service
+  public static class Provider {
+    public static final AtomicInteger CHARGES = new AtomicInteger();
+
+    @Idempotent(key = "#key", mode = IdempotentRoute.Mode.LEASED, operation = "shop.charge")
+    public String charge(String key) {
+      return "charge " + CHARGES.incrementAndGet() + " of " + key;
+    }
+  }
+
+  /** An ATOMIC method that calls the LEASED one inside its transaction, which it must not. */
+  @Service
+  public static class Checkout {
+    private final JdbcTemplate jdbc;
+    private final Provider provider;
+
+    public Checkout(JdbcTemplate jdbc, Provider provider) {
+      this.jdbc = jdbc;
+      this.provider = provider;
+    }
+
+    @Idempotent(key = "#key", operation = "shop.checkout")
+    @Transactional
+    public String checkout(String key) {
+      jdbc.update("INSERT INTO idem_shop_effect (marker) VALUES (?)", "checkout/" + key);
+      return provider.charge(key);
     }
   }
 }
