@@ -110,6 +110,14 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     return new Binding();
   }
 
+  /**
+   * The connection this thread bound with {@link #useConnection}, if any: a framework that binds one checks it
+   * first, to join the transaction of an outer binding on the same connection instead of binding again.
+   */
+  public Optional<Connection> boundConnection() {
+    return Optional.ofNullable(bound.get());
+  }
+
   /** Undoes {@link #useConnection}. */
   public final class Binding implements AutoCloseable {
     private Binding() {}

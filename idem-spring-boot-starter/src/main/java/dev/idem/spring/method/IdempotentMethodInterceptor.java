@@ -61,7 +61,6 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
   private final ObjectProvider<PlatformTransactionManager> transactionManagers;
   private final ObjectProvider<IdemProperties> properties;
   private final Map<Method, IdempotentMethod> methods = new ConcurrentHashMap<>();
-  private final ThreadLocal<Connection> joined = new ThreadLocal<>();
   private volatile Idem idem;
   private volatile ObjectMapper mapper;
   private volatile Transactions transactions;
@@ -268,22 +267,23 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     Throwable[] failed = {null};
     tx.template().executeWithoutResult(status -> {
       own[0] = status.isNewTransaction();
-      Connection outer = joined.get();
       Connection c = DataSourceUtils.getConnection(tx.dataSource());
-      // a nested idempotent method in the same transaction runs on the connection the store already has; one in
-      // another transaction (REQUIRES_NEW between them) would write its record on the outer connection and its
-      // effect on its own, which may then commit without the record
-      if (outer != null && outer != c) {
-        throw new IllegalStateException("@Idempotent method " + m.source + " runs in another transaction than the"
-            + " @Idempotent method that called it (a REQUIRES_NEW transaction between them?); an idempotent method"
-            + " called from another must join its transaction");
-      }
-      boolean bind = outer == null;
-      JdbcIdempotencyStore.Binding binding = bind ? tx.store().useConnection(c) : null;
-      if (bind) {
-        joined.set(c);
-      }
+      JdbcIdempotencyStore.Binding binding = null;
       try {
+        // Bound already on this thread (an outer @Idempotent method or atomic route, or code that called
+        // useConnection): in the same transaction the store joins it as it is. One in another transaction
+        // (REQUIRES_NEW between them) would write its record on the outer connection and its effect on its own,
+        // which may then commit without the record.
+        Connection outer = tx.store().boundConnection().orElse(null);
+        if (outer != null && outer != c) {
+          throw new IllegalStateException("@Idempotent method " + m.source + " runs in another transaction than"
+              + " the one the idempotency store has joined on this thread (an @Idempotent method's or route's that"
+              + " called it, with a REQUIRES_NEW transaction between them?); an idempotent method called from"
+              + " another must join its transaction");
+        }
+        if (outer == null) {
+          binding = tx.store().useConnection(c);
+        }
         IdempotentCall.Result<Object> result = call.atomic(m.codec, t -> {
           ran[0] = true;
           Object returned = proceed(invocation);
@@ -301,8 +301,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
         }
         failed[0] = e;
       } finally {
-        if (bind) {
-          joined.remove();
+        if (binding != null) {
           binding.close();
         }
         DataSourceUtils.releaseConnection(c, tx.dataSource());
