@@ -84,11 +84,15 @@ public @interface Idempotent {
   String waitInFlight() default "";
 
   /**
-   * Atomic and phased modes: whether the record is read before the work (the first phase) runs (the default).
-   * {@code false} saves that read on every first execution and lets the record's unique key decide at the end: a
-   * duplicate then runs the work (the first phase) too, finds the record when its insert collides, rolls that
-   * transaction back and replays (or, phased, answers as the record in flight says). Choose it only when every effect
-   * of that work is in the transaction (nothing sent outside it) and duplicates are rare. Ignored in leased mode.
+   * Atomic and phased modes: whether the record is read before the work (the first phase) runs (the default). The
+   * read answers a duplicate that arrives after the first execution committed; a concurrent duplicate (the first not
+   * committed yet) finds nothing and runs the work too either way, then waits for the first to commit on the record's
+   * unique key, rolls its transaction back and replays: only the work's writes in that transaction are undone, so
+   * work that calls other systems belongs in leased mode. {@code false} saves that read on every first execution and
+   * lets the record's unique key decide at the end: every duplicate then runs the work (the first phase) too, finds
+   * the record when its insert collides, rolls that transaction back and replays (or, phased, answers as the record
+   * in flight says). Choose it only when every effect of that work is in the transaction (nothing sent outside it)
+   * and duplicates are rare. Ignored in leased mode.
    */
   boolean lookupFirst() default true;
 
