@@ -171,7 +171,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
         IdempotencyKey.of(key));
     byte[] input;
     try {
-      input = mapper.writeValueAsBytes(m.fingerprintInput(context, arguments));
+      input = ExactNumbers.of(mapper, mapper.writeValueAsBytes(m.fingerprintInput(context, arguments)));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("@Idempotent on " + m.source + ": the fingerprint's arguments cannot be"
           + " written as JSON (" + e.getMessage() + "); name what it covers with @Idempotent(fingerprint = ...)", e);

@@ -2,6 +2,7 @@ package dev.idem.spring.method.app;
 
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -180,6 +181,20 @@ public class ShopApp {
         });
       }
       return "held by " + Thread.currentThread().getName();
+    }
+
+    /** A transfer of a whole amount: its fingerprint covers the key and the amount. */
+    @Idempotent(key = "#key", operation = "shop.send")
+    public long send(String key, long amount) {
+      effect("send/" + key);
+      return amount;
+    }
+
+    /** A settlement of a decimal amount. */
+    @Idempotent(key = "#key", operation = "shop.settle")
+    public BigDecimal settle(String key, BigDecimal amount) {
+      effect("settle/" + key);
+      return amount;
     }
 
     /** Not idempotent: every call runs. */
