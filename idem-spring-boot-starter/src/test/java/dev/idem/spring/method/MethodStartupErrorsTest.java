@@ -3,10 +3,14 @@ package dev.idem.spring.method;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -76,6 +80,128 @@ class MethodStartupErrorsTest {
     @Idempotent(key = "#id")
     public Opaque run(String id) {
       return new Opaque();
+    }
+  }
+
+  /** Written fine, but Jackson cannot pick one of its constructors to read it back with. */
+  public static class NoCreator {
+    private final String name;
+
+    public NoCreator(String name, int unused) {
+      this.name = name;
+    }
+
+    public NoCreator(String name, String unused) {
+      this.name = name;
+    }
+
+    public String getName() {
+      return name;
+    }
+  }
+
+  /** Written fine; no type information says which class to read back. */
+  public interface Shape {
+    String getName();
+  }
+
+  /** With type information, an interface can be read back. */
+  @JsonTypeInfo(use = JsonTypeInfo.Id.NAME)
+  @JsonSubTypes(@JsonSubTypes.Type(value = Circle.class, name = "circle"))
+  public interface TypedShape {
+    String getName();
+  }
+
+  public record Circle(String name) implements TypedShape {
+    @Override
+    public String getName() {
+      return name;
+    }
+  }
+
+  public record Line(String sku, int quantity) {}
+
+  public static class ListOfNoCreator {
+    @Idempotent(key = "#id")
+    public List<NoCreator> run(String id) {
+      return List.of(new NoCreator(id, 1));
+    }
+  }
+
+  public static class MapOfNoCreator {
+    @Idempotent(key = "#id")
+    public Map<String, List<NoCreator>> run(String id) {
+      return Map.of();
+    }
+  }
+
+  public static class OptionalOfNoCreator {
+    @Idempotent(key = "#id")
+    public Optional<NoCreator> run(String id) {
+      return Optional.empty();
+    }
+  }
+
+  public static class ArrayOfNoCreator {
+    @Idempotent(key = "#id")
+    public NoCreator[] run(String id) {
+      return new NoCreator[0];
+    }
+  }
+
+  public static class KeyOfNoCreator {
+    @Idempotent(key = "#id")
+    public Map<NoCreator, String> run(String id) {
+      return Map.of();
+    }
+  }
+
+  public static class InterfaceResult {
+    @Idempotent(key = "#id")
+    public Shape run(String id) {
+      return () -> id;
+    }
+  }
+
+  public static class ListOfInterface {
+    @Idempotent(key = "#id")
+    public List<Shape> run(String id) {
+      return List.of();
+    }
+  }
+
+  /** What Jackson reads back as it was: each call's second run is a replay equal to the first. */
+  public static class Generics {
+    static final AtomicInteger RUNS = new AtomicInteger();
+
+    @Idempotent(key = "#id", operation = "generics.lines")
+    public Map<String, List<Line>> lines(String id) {
+      RUNS.incrementAndGet();
+      return Map.of(id, List.of(new Line("a", 1), new Line("b", 2)));
+    }
+
+    @Idempotent(key = "#id", operation = "generics.counts")
+    public Map<Long, Optional<Line>> counts(String id) {
+      RUNS.incrementAndGet();
+      return Map.of(7L, Optional.of(new Line(id, 7)));
+    }
+
+    @Idempotent(key = "#id", operation = "generics.array")
+    public Line[] array(String id) {
+      RUNS.incrementAndGet();
+      return new Line[] {new Line(id, 3)};
+    }
+
+    @Idempotent(key = "#id", operation = "generics.shapes")
+    public List<TypedShape> shapes(String id) {
+      RUNS.incrementAndGet();
+      return List.of(new Circle(id));
+    }
+
+    @Idempotent(key = "#id", operation = "generics.untyped")
+    public List<Map<String, Object>> untyped(String id) {
+      RUNS.incrementAndGet();
+      return List.of(Map.of("id", id, "n", 1));
     }
   }
 
@@ -242,6 +368,37 @@ class MethodStartupErrorsTest {
         + " java.lang.Object cannot be kept");
     assertThat(messages(start(AsyncResult.class))).contains(AsyncResult.class.getName() + ".run: its return type"
         + " java.util.concurrent.CompletableFuture<java.lang.String> cannot be kept");
+  }
+
+  @Test
+  void containersAndAbstractTypesTheObjectMapperCannotReadBack() {
+    for (Class<?> bean : List.of(ListOfNoCreator.class, MapOfNoCreator.class, OptionalOfNoCreator.class,
+        ArrayOfNoCreator.class)) {
+      assertThat(messages(start(bean))).as(bean.getSimpleName()).contains("@Idempotent on " + bean.getName()
+          + ".run: the application's ObjectMapper cannot keep its return type").contains("Jackson cannot create an"
+          + " instance of").contains("NoCreator");
+    }
+    assertThat(messages(start(KeyOfNoCreator.class))).contains(KeyOfNoCreator.class.getName() + ".run: the"
+        + " application's ObjectMapper cannot keep its return type").contains("cannot read back its map keys of");
+    for (Class<?> bean : List.of(InterfaceResult.class, ListOfInterface.class)) {
+      assertThat(messages(start(bean))).as(bean.getSimpleName()).contains(bean.getName() + ".run: the"
+          + " application's ObjectMapper cannot keep its return type").contains("is abstract (or an interface) and"
+          + " carries no type information");
+    }
+  }
+
+  @Test
+  void genericReturnTypesJacksonReadsBackStart() {
+    try (ConfigurableApplicationContext context = run(Generics.class)) {
+      Generics g = context.getBean(Generics.class);
+      assertThat(g.lines("a")).isEqualTo(g.lines("a")).isEqualTo(Map.of("a", List.of(new Line("a", 1),
+          new Line("b", 2))));
+      assertThat(g.counts("b")).isEqualTo(g.counts("b")).isEqualTo(Map.of(7L, Optional.of(new Line("b", 7))));
+      assertThat(g.array("c")).isEqualTo(g.array("c")).containsExactly(new Line("c", 3));
+      assertThat(g.shapes("d")).isEqualTo(g.shapes("d")).containsExactly(new Circle("d"));
+      assertThat(g.untyped("e")).isEqualTo(g.untyped("e")).containsExactly(Map.of("id", "e", "n", 1));
+      assertThat(Generics.RUNS).as("each second call replayed").hasValue(5);
+    }
   }
 
   @Test
