@@ -22,6 +22,9 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -264,6 +267,13 @@ class MethodStartupErrorsTest {
     }
   }
 
+  public static class LeasedOnly {
+    @Idempotent(key = "#id", mode = IdempotentRoute.Mode.LEASED)
+    public String run(String id) {
+      return id;
+    }
+  }
+
   public static class Overloads {
     @Idempotent(key = "#p0")
     public String refund(String id) {
@@ -318,18 +328,37 @@ class MethodStartupErrorsTest {
     }
   }
 
-  private static Throwable start(Class<?> bean) {
+  /** The application's only transaction manager, on a DataSource that is not the idempotency store's. */
+  @Configuration
+  static class TransactionManagerElsewhere {
+    @Bean
+    PlatformTransactionManager transactionManager() {
+      return new DataSourceTransactionManager(new DriverManagerDataSource("jdbc:h2:mem:elsewhere-" + UUID.randomUUID()
+          + ";DB_CLOSE_DELAY=-1"));
+    }
+  }
+
+  private static Throwable start(Class<?>... beans) {
     return catchThrowable(() -> {
-      try (ConfigurableApplicationContext ignored = run(bean)) {
+      try (ConfigurableApplicationContext ignored = run(List.of(), beans)) {
         // started: no failure
       }
     });
   }
 
   private static ConfigurableApplicationContext run(Class<?> bean) {
-    return new SpringApplicationBuilder(Base.class, bean).web(WebApplicationType.NONE).run(
+    return run(List.of(), bean);
+  }
+
+  private static ConfigurableApplicationContext run(List<String> properties, Class<?>... beans) {
+    List<Class<?>> sources = new ArrayList<>(List.of(Base.class));
+    sources.addAll(List.of(beans));
+    List<String> args = new ArrayList<>(List.of(
         "--spring.datasource.url=jdbc:h2:mem:startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
-        "--idem.store.initialize-schema=true");
+        "--idem.store.initialize-schema=true"));
+    args.addAll(properties);
+    return new SpringApplicationBuilder(sources.toArray(Class<?>[]::new)).web(WebApplicationType.NONE)
+        .run(args.toArray(String[]::new));
   }
 
   private static String messages(Throwable t) {
@@ -422,6 +451,21 @@ class MethodStartupErrorsTest {
       assertThat(joining.run("a")).isEqualTo("a");
       assertThat(joining.leased("b")).isEqualTo("b");
     }
+  }
+
+  @Test
+  void atomicMethodsWhoseTransactionTheStoreCannotJoin() {
+    assertThat(messages(start(Fine.class, TransactionManagerElsewhere.class))).contains("no single Spring"
+        + " transaction manager manages the idempotency store's DataSource, so the ATOMIC methods [")
+        .contains(Fine.class.getName() + ".touch").contains("would run in the store's own transaction")
+        .contains("set idem.methods.allow-separate-commits=true");
+    try (ConfigurableApplicationContext context = run(List.of("--idem.methods.allow-separate-commits=true"),
+        Fine.class, TransactionManagerElsewhere.class)) {
+      Fine fine = context.getBean(Fine.class);
+      assertThat(fine.run("a")).as("runs in the store's own transaction").isEqualTo("a");
+    }
+    assertThat(start(LeasedOnly.class, TransactionManagerElsewhere.class)).as("LEASED methods need no join")
+        .isNull();
   }
 
   @Test
