@@ -145,7 +145,9 @@ public @interface Idempotent {
   /**
    * Bean methods only: the exceptions (and their subclasses) that are deterministic: the same call would fail the
    * same way again. They are kept and re-thrown to duplicates as {@link dev.idem.core.ReplayedFailureException}.
-   * Empty (the default): no exception is kept, every failure frees the key for a retry.
+   * Empty (the default): no exception is kept, every failure frees the key for a retry. In {@code ATOMIC} mode any
+   * exception, kept or not, checked or named by {@code @Transactional(noRollbackFor)}, rolls the method's writes back
+   * and marks the transaction rollback-only: nothing the method wrote commits without its value.
    */
   Class<? extends Throwable>[] keepExceptions() default {};
 }
