@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import dev.idem.core.PayloadMismatchException;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
 import java.util.ArrayList;
@@ -267,6 +268,23 @@ class MethodStartupErrorsTest {
     }
   }
 
+  public record Transfer(String id, long amount, String note) {}
+
+  /** "/amount" instead of "/transfer/amount": the default fingerprint is an object of the arguments by name. */
+  public static class PointerPastTheParameter {
+    @Idempotent(key = "#transfer.id", fingerprintInclude = "/amount")
+    public String run(Transfer transfer) {
+      return transfer.id();
+    }
+  }
+
+  public static class PointersIntoTheParameters {
+    @Idempotent(key = "#transfer.id", fingerprintExclude = {"/transfer/note", "/sentAt"})
+    public String run(Transfer transfer, long sentAt) {
+      return transfer.id() + " " + transfer.amount();
+    }
+  }
+
   public static class LeasedOnly {
     @Idempotent(key = "#id", mode = IdempotentRoute.Mode.LEASED)
     public String run(String id) {
@@ -466,6 +484,23 @@ class MethodStartupErrorsTest {
     }
     assertThat(start(LeasedOnly.class, TransactionManagerElsewhere.class)).as("LEASED methods need no join")
         .isNull();
+  }
+
+  @Test
+  void fingerprintPointersThatNameNoParameter() throws Exception {
+    assertThat(messages(start(PointerPastTheParameter.class))).contains("@Idempotent(fingerprintInclude ="
+        + " \"/amount\") on " + PointerPastTheParameter.class.getName() + ".run names no parameter of the method")
+        .contains("[transfer]").contains("\"/transfer/amount\"");
+    try (ConfigurableApplicationContext context = run(PointersIntoTheParameters.class)) {
+      PointersIntoTheParameters bean = context.getBean(PointersIntoTheParameters.class);
+      assertThat(bean.run(new Transfer("t-1", 5, "first"), 1)).isEqualTo("t-1 5");
+      assertThat(bean.run(new Transfer("t-1", 5, "a retry"), 2)).as("note and sentAt excluded").isEqualTo("t-1 5");
+      assertThat(catchThrowable(() -> bean.run(new Transfer("t-1", 6, "first"), 1)))
+          .isInstanceOf(PayloadMismatchException.class);
+    }
+    Idempotent a = PointerPastTheParameter.class.getMethod("run", Transfer.class).getAnnotation(Idempotent.class);
+    assertThat(catchThrowable(() -> IdempotentMethod.checkPointers("Some.run", a, null))).hasMessageContaining(
+        "@Idempotent(fingerprintInclude = \"/amount\") on Some.run: the method's parameter names are not known");
   }
 
   @Test
