@@ -65,10 +65,16 @@ public @interface Idempotent {
   /** How long a phased or leased execution may hold the key before the completer may take over. */
   String lease() default "";
 
-  /** JSON Pointers of the only fields the fingerprint covers; empty means the whole body. */
+  /**
+   * JSON Pointers of the only fields the fingerprint covers; empty means the whole body. On a bean method without
+   * {@link #fingerprint()}, each starts with a parameter's name ({@code /order/amount}), or the start fails.
+   */
   String[] fingerprintInclude() default {};
 
-  /** JSON Pointers of volatile fields the fingerprint ignores (timestamps, trace ids). */
+  /**
+   * JSON Pointers of volatile fields the fingerprint ignores (timestamps, trace ids). On a bean method without
+   * {@link #fingerprint()}, each starts with a parameter's name, or the start fails.
+   */
   String[] fingerprintExclude() default {};
 
   /** Statuses kept in addition to the defaults (2xx and deterministic 4xx). */
