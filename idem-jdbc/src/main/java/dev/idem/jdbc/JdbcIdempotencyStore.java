@@ -81,10 +81,25 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     return true;
   }
 
+  /** True while this thread has bound a connection whose auto-commit is off: store transactions join the caller's. */
+  @Override
+  public boolean joinsCallerTransaction() {
+    Connection caller = bound.get();
+    if (caller == null) {
+      return false;
+    }
+    try {
+      return !caller.getAutoCommit();
+    } catch (SQLException e) {
+      throw wrap("reading the bound connection's auto-commit mode", e);
+    }
+  }
+
   /**
    * Makes this store run on the caller's connection, on this thread, until the returned binding is closed. If the
    * connection is in auto-commit mode, each store transaction begins and commits on it; if the caller's own
-   * transaction is open, store transactions join it under a savepoint and the caller commits.
+   * transaction is open, store transactions join it under a savepoint and the caller commits; phased and leased
+   * executions then refuse to start (see {@link #joinsCallerTransaction()}), as they need commits of their own.
    */
   public Binding useConnection(Connection connection) {
     Objects.requireNonNull(connection, "connection");
@@ -93,6 +108,14 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     }
     bound.set(connection);
     return new Binding();
+  }
+
+  /**
+   * The connection this thread bound with {@link #useConnection}, if any: a framework that binds one checks it
+   * first, to join the transaction of an outer binding on the same connection instead of binding again.
+   */
+  public Optional<Connection> boundConnection() {
+    return Optional.ofNullable(bound.get());
   }
 
   /** Undoes {@link #useConnection}. */

@@ -4,9 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.idem.core.Checkpoint;
+import dev.idem.core.Codec;
+import dev.idem.core.ConfigurationException;
 import dev.idem.core.Execution;
 import dev.idem.core.Idem;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.PhaseResult;
+import dev.idem.core.PhasedOperation;
 import dev.idem.core.RecordKey;
 import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
@@ -15,6 +20,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** Running on the caller's connection, and what a failing statement tells the caller (PostgreSQL). */
@@ -85,6 +91,59 @@ class CallerConnectionAndErrorsTest {
     assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, scope + "/join-1"))
         .as("the caller rolled its transaction back, record and effect with it").isZero();
     assertThat(store.find(RecordKey.of(scope, "POST /payments", "join-1"))).isEmpty();
+  }
+
+  @Test
+  void leasedAndPhasedExecutionsRefuseToRunInsideTheCallersOpenTransaction() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    Idem phased = Idem.builder().name("caller-phased").store(store)
+        .phased(PhasedOperation.builder("POST /payments").inTransaction("reserve", context -> {
+          calls.incrementAndGet();
+          return PhaseResult.next(Checkpoint.empty());
+        }).outside("charge", context -> {
+          calls.incrementAndGet();
+          return PhaseResult.respond(StoredResponse.json(201, "{}"));
+        }).build())
+        .build();
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection()) {
+      c.setAutoCommit(false);
+      try (var binding = store.useConnection(c)) {
+        assertThat(store.joinsCallerTransaction()).isTrue();
+
+        assertThatThrownBy(() -> idem.leased(request("lease-1"), k -> {
+          calls.incrementAndGet();
+          return StoredResponse.json(201, "{}");
+        })).isInstanceOf(ConfigurationException.class).hasMessageContaining("leased mode for POST /payments cannot"
+            + " run inside the caller's open transaction").hasMessageContaining("bind an auto-commit connection");
+        assertThatThrownBy(() -> idem.call(RecordKey.of(scope, "POST /payments", "lease-2")).fingerprintJson(
+            "{}".getBytes()).leased(Codec.utf8(), () -> "charged " + calls.incrementAndGet()))
+            .isInstanceOf(ConfigurationException.class);
+        assertThatThrownBy(() -> phased.phased(request("phase-1"))).isInstanceOf(ConfigurationException.class)
+            .hasMessageContaining("phased mode for POST /payments cannot run inside the caller's open transaction");
+        c.commit();
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+    assertThat(calls).as("no work ran").hasValue(0);
+    assertThat(store.joinsCallerTransaction()).isFalse();
+    for (String key : List.of("lease-1", "lease-2", "phase-1")) {
+      assertThat(store.find(RecordKey.of(scope, "POST /payments", key))).isEmpty();
+    }
+  }
+
+  @Test
+  void leasedExecutionRunsWithNothingBoundOrOnABoundAutoCommitConnection() throws Exception {
+    Execution alone = idem.leased(request("lease-alone"), k -> StoredResponse.json(201, "{}"));
+    Execution onAutoCommit;
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection();
+        var binding = store.useConnection(c)) {
+      assertThat(store.joinsCallerTransaction()).isFalse();
+      onAutoCommit = idem.leased(request("lease-auto"), k -> StoredResponse.json(201, "{}"));
+    }
+    assertThat(alone.outcome()).isEqualTo(Execution.Outcome.STORED);
+    assertThat(onAutoCommit.outcome()).isEqualTo(Execution.Outcome.STORED);
+    assertThat(store.find(RecordKey.of(scope, "POST /payments", "lease-auto"))).isPresent();
   }
 
   @Test

@@ -65,10 +65,16 @@ public @interface Idempotent {
   /** How long a phased or leased execution may hold the key before the completer may take over. */
   String lease() default "";
 
-  /** JSON Pointers of the only fields the fingerprint covers; empty means the whole body. */
+  /**
+   * JSON Pointers of the only fields the fingerprint covers; empty means the whole body. On a bean method without
+   * {@link #fingerprint()}, each starts with a parameter's name ({@code /order/amount}), or the start fails.
+   */
   String[] fingerprintInclude() default {};
 
-  /** JSON Pointers of volatile fields the fingerprint ignores (timestamps, trace ids). */
+  /**
+   * JSON Pointers of volatile fields the fingerprint ignores (timestamps, trace ids). On a bean method without
+   * {@link #fingerprint()}, each starts with a parameter's name, or the start fails.
+   */
   String[] fingerprintExclude() default {};
 
   /** Statuses kept in addition to the defaults (2xx and deterministic 4xx). */
@@ -84,11 +90,15 @@ public @interface Idempotent {
   String waitInFlight() default "";
 
   /**
-   * Atomic and phased modes: whether the record is read before the work (the first phase) runs (the default).
-   * {@code false} saves that read on every first execution and lets the record's unique key decide at the end: a
-   * duplicate then runs the work (the first phase) too, finds the record when its insert collides, rolls that
-   * transaction back and replays (or, phased, answers as the record in flight says). Choose it only when every effect
-   * of that work is in the transaction (nothing sent outside it) and duplicates are rare. Ignored in leased mode.
+   * Atomic and phased modes: whether the record is read before the work (the first phase) runs (the default). The
+   * read answers a duplicate that arrives after the first execution committed; a concurrent duplicate (the first not
+   * committed yet) finds nothing and runs the work too either way, then waits for the first to commit on the record's
+   * unique key, rolls its transaction back and replays: only the work's writes in that transaction are undone, so
+   * work that calls other systems belongs in leased mode. {@code false} saves that read on every first execution and
+   * lets the record's unique key decide at the end: every duplicate then runs the work (the first phase) too, finds
+   * the record when its insert collides, rolls that transaction back and replays (or, phased, answers as the record
+   * in flight says). Choose it only when every effect of that work is in the transaction (nothing sent outside it)
+   * and duplicates are rare. Ignored in leased mode.
    */
   boolean lookupFirst() default true;
 
@@ -141,7 +151,9 @@ public @interface Idempotent {
   /**
    * Bean methods only: the exceptions (and their subclasses) that are deterministic: the same call would fail the
    * same way again. They are kept and re-thrown to duplicates as {@link dev.idem.core.ReplayedFailureException}.
-   * Empty (the default): no exception is kept, every failure frees the key for a retry.
+   * Empty (the default): no exception is kept, every failure frees the key for a retry. In {@code ATOMIC} mode any
+   * exception, kept or not, checked or named by {@code @Transactional(noRollbackFor)}, rolls the method's writes back
+   * and marks the transaction rollback-only: nothing the method wrote commits without its value.
    */
   Class<? extends Throwable>[] keepExceptions() default {};
 }

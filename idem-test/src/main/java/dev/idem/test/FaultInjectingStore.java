@@ -86,6 +86,11 @@ public final class FaultInjectingStore implements IdempotencyStore {
   }
 
   @Override
+  public boolean joinsCallerTransaction() {
+    return delegate.joinsCallerTransaction();
+  }
+
+  @Override
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
     return delegate.inTransaction(tx -> {
       R result = work.execute(tx);

@@ -108,6 +108,13 @@ public abstract class IdempotencyStoreContract {
   }
 
   @Test
+  void aStoreWithNothingBoundJoinsNoCallerTransaction() throws Exception {
+    assertThat(store.joinsCallerTransaction()).as("outside any transaction").isFalse();
+    boolean inOwn = store.inTransaction(tx -> store.joinsCallerTransaction());
+    assertThat(inOwn).as("inside a transaction of the store's own").isFalse();
+  }
+
+  @Test
   void findsNothingForAnUnknownKey() throws Exception {
     assertThat(find(key("unknown"))).isNull();
   }

@@ -143,6 +143,11 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
   }
 
   @Override
+  public boolean joinsCallerTransaction() {
+    return store.joinsCallerTransaction();
+  }
+
+  @Override
   public <R> R inTransaction(TransactionWork<R> work) throws Exception {
     return store.inTransaction(work);
   }

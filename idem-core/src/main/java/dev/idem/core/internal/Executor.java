@@ -287,6 +287,7 @@ public final class Executor {
       throw new ConfigurationException("Idem '" + name + "': no phased operation is registered for "
           + request.operation() + "; register it with Idem.builder().phased(...)");
     }
+    refuseJoinedTransaction("phased", request.operation());
     long started = System.nanoTime();
     OperationPolicy policy = policy(request.operation());
     Fingerprint fingerprint = fingerprint(request, policy);
@@ -497,6 +498,7 @@ public final class Executor {
   public Execution leased(IdempotentRequest request, LeasedWork work) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(work, "work");
+    refuseJoinedTransaction("leased", request.operation());
     long started = System.nanoTime();
     OperationPolicy policy = policy(request.operation());
     Fingerprint fingerprint = fingerprint(request, policy);
@@ -533,6 +535,21 @@ public final class Executor {
     }
     listener.onTransition(name, key, RecordState.IN_PROGRESS, next.state(), null);
     return done(Execution.stored(key, response), started);
+  }
+
+  /**
+   * Phased and leased modes claim the key and complete it in commits of their own, so that a duplicate sees the claim
+   * while the work runs and the record outlives whatever the caller does next. Inside a caller's open transaction
+   * (a store bound to the caller's connection) they would commit nothing until the caller does: the claim would
+   * protect nothing, and a caller that rolls back after the work called another system would erase its record.
+   */
+  private void refuseJoinedTransaction(String mode, Operation operation) {
+    if (store.joinsCallerTransaction()) {
+      throw new ConfigurationException("Idem '" + name + "': " + mode + " mode for " + operation + " cannot run"
+          + " inside the caller's open transaction that store '" + store.name() + "' has joined (a connection bound"
+          + " with auto-commit off, such as an ATOMIC @Idempotent method's or route's): its claim and completion need"
+          + " commits of their own. Call it outside that transaction, or bind an auto-commit connection");
+    }
   }
 
   // ---------------------------------------------------------------- claim, shared by phased and leased

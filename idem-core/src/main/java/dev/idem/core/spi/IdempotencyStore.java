@@ -31,6 +31,16 @@ public interface IdempotencyStore {
   boolean transactional();
 
   /**
+   * Whether a store transaction begun on this thread now would join a transaction the caller has open, and commit
+   * only when the caller commits, instead of committing on its own (a JDBC store bound to a connection whose
+   * auto-commit is off). Phased and leased executions need commits of their own, so they refuse to start then. The
+   * default is {@code false}: a store that never joins a caller's transaction.
+   */
+  default boolean joinsCallerTransaction() {
+    return false;
+  }
+
+  /**
    * Runs the work in a new transaction and commits it, unless the work throws or marked the transaction
    * rollback-only, in which case the transaction rolls back. Exceptions from the work propagate unchanged
    * (checked ones wrapped in {@link dev.idem.core.StoreException} only when they are the store's own).

@@ -20,6 +20,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Controller;
 import org.springframework.transaction.PlatformTransactionManager;
 import tools.jackson.databind.ObjectMapper;
@@ -40,8 +41,9 @@ public class IdemMethodAutoConfiguration {
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
   static IdempotentMethodInterceptor idemMethodInterceptor(ListableBeanFactory beans, ObjectProvider<Idem> idem,
       ObjectProvider<ObjectMapper> mapper, ObjectProvider<PlatformTransactionManager> transactions,
-      ObjectProvider<IdemProperties> properties) {
-    return new IdempotentMethodInterceptor(beans, idem, mapper, transactions, properties);
+      ObjectProvider<IdemProperties> properties, Environment environment) {
+    return new IdempotentMethodInterceptor(beans, idem, mapper, transactions, properties,
+        environment.getProperty(IdempotentMethodInterceptor.ALLOW_SEPARATE_COMMITS, Boolean.class, false));
   }
 
   @Bean

@@ -63,6 +63,9 @@ final class IdempotentMethod {
     for (int i = 0; i < parameterNames.length; i++) {
       parameterNames[i] = names != null && names.length == parameterNames.length ? names[i] : "p" + i;
     }
+    if (fingerprint == null) {
+      checkPointers(source, a, names == null || names.length != parameterNames.length ? null : parameterNames);
+    }
     this.attemptParameter = attempt == null ? -1
         : List.of(parameterNames).indexOf(a.attempt().trim().startsWith("#") ? a.attempt().trim().substring(1) : "");
     this.codec = codec;
@@ -155,6 +158,38 @@ final class IdempotentMethod {
       throw new IllegalStateException("@Idempotent on " + source + " must be on a method that is not final, private"
           + " or static, of a class that is not final: Spring calls it through a proxy, which cannot intercept such"
           + " a method, so the call would not be idempotent");
+    }
+  }
+
+  /**
+   * The default fingerprint is an object of the arguments by parameter name: a pointer must start at one of them, or
+   * it selects nothing and mismatch detection is silently off. {@code names} null: the names are not known.
+   */
+  static void checkPointers(String source, Idempotent a, String[] names) {
+    List<Map.Entry<String, String[]>> attributes = List.of(Map.entry("fingerprintInclude", a.fingerprintInclude()),
+        Map.entry("fingerprintExclude", a.fingerprintExclude()));
+    for (Map.Entry<String, String[]> attribute : attributes) {
+      for (String pointer : attribute.getValue()) {
+        if (pointer.isEmpty()) {
+          continue; // the whole document
+        }
+        String named = "@Idempotent(" + attribute.getKey() + " = \"" + pointer + "\") on " + source;
+        if (names == null) {
+          throw new IllegalStateException(named + ": the method's parameter names are not known (its class was"
+              + " compiled without -parameters), so a pointer cannot name an argument and would select nothing;"
+              + " compile with -parameters, or name what the fingerprint covers with fingerprint = \"#p0\" and"
+              + " point into that");
+        }
+        int end = pointer.indexOf('/', 1);
+        String first = (end < 0 ? pointer.substring(1) : pointer.substring(1, end)).replace("~1", "/")
+            .replace("~0", "~");
+        if (!pointer.startsWith("/") || !List.of(names).contains(first)) {
+          throw new IllegalStateException(named + " names no parameter of the method, so it would select nothing:"
+              + " the fingerprint is an object of the arguments by parameter name " + List.of(names) + ", and a"
+              + " pointer starts with one of them" + (names.length == 0 ? "" : " (such as \"/" + names[0]
+              + "/amount\")"));
+        }
+      }
     }
   }
 

@@ -54,14 +54,19 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
   private static final System.Logger LOG = System.getLogger(IdempotentMethodInterceptor.class.getName());
   private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
   private static final int MAX_ATTEMPTS = 8;
+  /**
+   * The property that lets ATOMIC methods start when the store cannot join their Spring transaction: their records
+   * then commit apart from what they write through Spring.
+   */
+  static final String ALLOW_SEPARATE_COMMITS = "idem.methods.allow-separate-commits";
 
   private final ListableBeanFactory beans;
   private final ObjectProvider<Idem> idems;
   private final ObjectProvider<ObjectMapper> mappers;
   private final ObjectProvider<PlatformTransactionManager> transactionManagers;
   private final ObjectProvider<IdemProperties> properties;
+  private final boolean allowSeparateCommits;
   private final Map<Method, IdempotentMethod> methods = new ConcurrentHashMap<>();
-  private final ThreadLocal<Connection> joined = new ThreadLocal<>();
   private volatile Idem idem;
   private volatile ObjectMapper mapper;
   private volatile Transactions transactions;
@@ -69,7 +74,8 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
 
   IdempotentMethodInterceptor(ListableBeanFactory beans, ObjectProvider<Idem> idems,
       ObjectProvider<ObjectMapper> mappers, ObjectProvider<PlatformTransactionManager> transactionManagers,
-      ObjectProvider<IdemProperties> properties) {
+      ObjectProvider<IdemProperties> properties, boolean allowSeparateCommits) {
+    this.allowSeparateCommits = allowSeparateCommits;
     this.beans = beans;
     this.idems = idems;
     this.mappers = mappers;
@@ -116,12 +122,20 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
         .map(m -> m.source + " (" + m.operation + ", " + m.mode + ")").toList());
     List<String> atomic = found.stream().filter(m -> m.mode == IdempotentRoute.Mode.ATOMIC).map(m -> m.source)
         .toList();
-    if (transactions == null && !atomic.isEmpty() && unsealed(instance.store()) instanceof JdbcIdempotencyStore) {
-      LOG.log(System.Logger.Level.WARNING, "Idem '" + instance.name() + "': no single Spring transaction manager"
-          + " manages the idempotency store's DataSource, so the ATOMIC methods " + atomic + " run in the store's"
-          + " own transaction: what they write through Spring (JdbcTemplate, JPA) commits apart from their records,"
-          + " and a duplicate that loses a race keeps its writes. Make the store's DataSource the one a single (or"
-          + " @Primary) PlatformTransactionManager manages, or write through the store's connection");
+    if (transactions == null && !atomic.isEmpty()) {
+      String why = unsealed(instance.store()) instanceof JdbcIdempotencyStore
+          ? "no single Spring transaction manager manages the idempotency store's DataSource"
+          : "the idempotency store (" + instance.store().name() + ") is not the JDBC store, whose transaction a"
+              + " Spring transaction can be";
+      String what = "Idem '" + instance.name() + "': " + why + ", so the ATOMIC methods " + atomic + " would run in"
+          + " the store's own transaction: what they write through Spring (JdbcTemplate, JPA) would commit apart from"
+          + " their records, and a duplicate that loses a race would keep its writes";
+      if (!allowSeparateCommits) {
+        throw new IllegalStateException(what + ". Make the store the JDBC store on the DataSource that a single (or"
+            + " @Primary) PlatformTransactionManager manages, make the methods mode = LEASED, or, if they write only"
+            + " through the store's own connection, set " + ALLOW_SEPARATE_COMMITS + "=true");
+      }
+      LOG.log(System.Logger.Level.WARNING, what + " (" + ALLOW_SEPARATE_COMMITS + "=true)");
     }
   }
 
@@ -135,8 +149,8 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     if (!(store instanceof JdbcIdempotencyStore jdbc) || manager == null) {
       return null;
     }
-    return SpringDataSourceTransactions.dataSourceOf(manager) == jdbc.dataSource() ? new Transactions(new TransactionTemplate(manager), jdbc.dataSource(), jdbc)
-        : null;
+    return SpringDataSourceTransactions.dataSourceOf(manager) == jdbc.dataSource()
+        ? new Transactions(new TransactionTemplate(manager), jdbc.dataSource(), jdbc) : null;
   }
 
   @Override
@@ -172,7 +186,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
         IdempotencyKey.of(key));
     byte[] input;
     try {
-      input = mapper.writeValueAsBytes(m.fingerprintInput(context, arguments));
+      input = ExactNumbers.of(mapper, mapper.writeValueAsBytes(m.fingerprintInput(context, arguments)));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("@Idempotent on " + m.source + ": the fingerprint's arguments cannot be"
           + " written as JSON (" + e.getMessage() + "); name what it covers with @Idempotent(fingerprint = ...)", e);
@@ -268,22 +282,23 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     Throwable[] failed = {null};
     tx.template().executeWithoutResult(status -> {
       own[0] = status.isNewTransaction();
-      Connection outer = joined.get();
       Connection c = DataSourceUtils.getConnection(tx.dataSource());
-      // a nested idempotent method in the same transaction runs on the connection the store already has; one in
-      // another transaction (REQUIRES_NEW between them) would write its record on the outer connection and its
-      // effect on its own, which may then commit without the record
-      if (outer != null && outer != c) {
-        throw new IllegalStateException("@Idempotent method " + m.source + " runs in another transaction than the"
-            + " @Idempotent method that called it (a REQUIRES_NEW transaction between them?); an idempotent method"
-            + " called from another must join its transaction");
-      }
-      boolean bind = outer == null;
-      JdbcIdempotencyStore.Binding binding = bind ? tx.store().useConnection(c) : null;
-      if (bind) {
-        joined.set(c);
-      }
+      JdbcIdempotencyStore.Binding binding = null;
       try {
+        // Bound already on this thread (an outer @Idempotent method or atomic route, or code that called
+        // useConnection): in the same transaction the store joins it as it is. One in another transaction
+        // (REQUIRES_NEW between them) would write its record on the outer connection and its effect on its own,
+        // which may then commit without the record.
+        Connection outer = tx.store().boundConnection().orElse(null);
+        if (outer != null && outer != c) {
+          throw new IllegalStateException("@Idempotent method " + m.source + " runs in another transaction than"
+              + " the one the idempotency store has joined on this thread (an @Idempotent method's or route's that"
+              + " called it, with a REQUIRES_NEW transaction between them?); an idempotent method called from"
+              + " another must join its transaction");
+        }
+        if (outer == null) {
+          binding = tx.store().useConnection(c);
+        }
         IdempotentCall.Result<Object> result = call.atomic(m.codec, t -> {
           ran[0] = true;
           Object returned = proceed(invocation);
@@ -301,8 +316,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
         }
         failed[0] = e;
       } finally {
-        if (bind) {
-          joined.remove();
+        if (binding != null) {
           binding.close();
         }
         DataSourceUtils.releaseConnection(c, tx.dataSource());

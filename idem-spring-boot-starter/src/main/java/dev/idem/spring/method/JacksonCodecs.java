@@ -4,7 +4,9 @@ import dev.idem.core.Codec;
 import java.io.InputStream;
 import java.lang.reflect.Method;
 import java.lang.reflect.Type;
+import java.util.HashSet;
 import java.util.Iterator;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import java.util.stream.BaseStream;
@@ -12,6 +14,7 @@ import tools.jackson.databind.DeserializationContext;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.ValueDeserializer;
+import tools.jackson.databind.deser.AbstractDeserializer;
 import tools.jackson.databind.deser.bean.BeanDeserializerBase;
 import tools.jackson.databind.ser.impl.UnknownSerializer;
 
@@ -46,18 +49,9 @@ final class JacksonCodecs implements IdempotentMethod.Codecs {
           + " cannot be kept and given back as it was; return the value itself (a record, a class, a List<..>)");
     }
     JavaType javaType = mapper.constructType(type);
-    String problem = null;
+    String problem;
     try {
-      if (mapper._serializationContext().findTypedValueSerializer(javaType, true) instanceof UnknownSerializer) {
-        problem = "Jackson finds no property to write";
-      } else if (!javaType.isContainerType() && !javaType.isPrimitive() && !javaType.isEnumType()
-          && !javaType.isReferenceType()) {
-        DeserializationContext context = mapper._deserializationContext();
-        ValueDeserializer<Object> deserializer = context.findRootValueDeserializer(javaType);
-        if (deserializer instanceof BeanDeserializerBase bean && !bean.getValueInstantiator().canInstantiate()) {
-          problem = "Jackson cannot create an instance to read it back (no default constructor or @JsonCreator)";
-        }
-      }
+      problem = problem(mapper, javaType, new HashSet<>());
     } catch (RuntimeException e) {
       problem = e.getMessage();
     }
@@ -66,6 +60,56 @@ final class JacksonCodecs implements IdempotentMethod.Codecs {
           + " its return type " + type.getTypeName() + ": " + problem);
     }
     return (Codec<Object>) (Codec<?>) JacksonCodec.of(mapper, type);
+  }
+
+  /**
+   * Why Jackson could not keep a value of {@code type} and read it back as it was, or null: the type itself, and the
+   * element, value and key types of a container ({@code List<..>}, {@code Map<..>}, arrays, {@code Optional<..>}),
+   * down to the leaves. {@code Object} inside a container is read back as JSON's own types (maps, lists, strings,
+   * numbers) and passes; an abstract type or an interface passes only with type information ({@code @JsonTypeInfo})
+   * or a deserializer of its own.
+   */
+  private static String problem(ObjectMapper mapper, JavaType type, Set<JavaType> seen) {
+    if (!seen.add(type) || type.isPrimitive() || type.isEnumType() || type.hasRawClass(Object.class)) {
+      return null;
+    }
+    DeserializationContext context = mapper._deserializationContext();
+    if (type.isContainerType() || type.isReferenceType()) {
+      if (type.isMapLikeType()) {
+        JavaType key = type.getKeyType();
+        try {
+          context.findKeyDeserializer(key, null);
+        } catch (RuntimeException e) {
+          return "Jackson cannot read back its map keys of " + key.toCanonical() + " (" + e.getMessage() + ")";
+        }
+        if (key.isAbstract() && !key.isEnumType() && !key.hasRawClass(Object.class)) {
+          return "its map key type " + key.toCanonical() + " is abstract";
+        }
+      }
+      JavaType content = type.getContentType();
+      return content == null ? null : problem(mapper, content, seen);
+    }
+    if (mapper._serializationContext().findTypedValueSerializer(type, true) instanceof UnknownSerializer) {
+      return "Jackson finds no property to write in " + type.toCanonical();
+    }
+    if (type.isAbstract()) {
+      if (context.findTypeDeserializer(type) != null) {
+        return null;
+      }
+      ValueDeserializer<Object> deserializer = context.findRootValueDeserializer(type);
+      if (deserializer instanceof AbstractDeserializer
+          || deserializer instanceof BeanDeserializerBase bean && !bean.getValueInstantiator().canInstantiate()) {
+        return type.toCanonical() + " is abstract (or an interface) and carries no type information"
+            + " (@JsonTypeInfo): Jackson cannot tell which class to read it back as";
+      }
+      return null;
+    }
+    ValueDeserializer<Object> deserializer = context.findRootValueDeserializer(type);
+    if (deserializer instanceof BeanDeserializerBase bean && !bean.getValueInstantiator().canInstantiate()) {
+      return "Jackson cannot create an instance of " + type.toCanonical() + " to read it back (no default"
+          + " constructor or @JsonCreator)";
+    }
+    return null;
   }
 
 }

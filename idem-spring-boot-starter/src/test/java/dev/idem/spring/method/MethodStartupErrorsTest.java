@@ -3,10 +3,15 @@ package dev.idem.spring.method;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import dev.idem.core.PayloadMismatchException;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -18,6 +23,9 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -76,6 +84,128 @@ class MethodStartupErrorsTest {
     @Idempotent(key = "#id")
     public Opaque run(String id) {
       return new Opaque();
+    }
+  }
+
+  /** Written fine, but Jackson cannot pick one of its constructors to read it back with. */
+  public static class NoCreator {
+    private final String name;
+
+    public NoCreator(String name, int unused) {
+      this.name = name;
+    }
+
+    public NoCreator(String name, String unused) {
+      this.name = name;
+    }
+
+    public String getName() {
+      return name;
+    }
+  }
+
+  /** Written fine; no type information says which class to read back. */
+  public interface Shape {
+    String getName();
+  }
+
+  /** With type information, an interface can be read back. */
+  @JsonTypeInfo(use = JsonTypeInfo.Id.NAME)
+  @JsonSubTypes(@JsonSubTypes.Type(value = Circle.class, name = "circle"))
+  public interface TypedShape {
+    String getName();
+  }
+
+  public record Circle(String name) implements TypedShape {
+    @Override
+    public String getName() {
+      return name;
+    }
+  }
+
+  public record Line(String sku, int quantity) {}
+
+  public static class ListOfNoCreator {
+    @Idempotent(key = "#id")
+    public List<NoCreator> run(String id) {
+      return List.of(new NoCreator(id, 1));
+    }
+  }
+
+  public static class MapOfNoCreator {
+    @Idempotent(key = "#id")
+    public Map<String, List<NoCreator>> run(String id) {
+      return Map.of();
+    }
+  }
+
+  public static class OptionalOfNoCreator {
+    @Idempotent(key = "#id")
+    public Optional<NoCreator> run(String id) {
+      return Optional.empty();
+    }
+  }
+
+  public static class ArrayOfNoCreator {
+    @Idempotent(key = "#id")
+    public NoCreator[] run(String id) {
+      return new NoCreator[0];
+    }
+  }
+
+  public static class KeyOfNoCreator {
+    @Idempotent(key = "#id")
+    public Map<NoCreator, String> run(String id) {
+      return Map.of();
+    }
+  }
+
+  public static class InterfaceResult {
+    @Idempotent(key = "#id")
+    public Shape run(String id) {
+      return () -> id;
+    }
+  }
+
+  public static class ListOfInterface {
+    @Idempotent(key = "#id")
+    public List<Shape> run(String id) {
+      return List.of();
+    }
+  }
+
+  /** What Jackson reads back as it was: each call's second run is a replay equal to the first. */
+  public static class Generics {
+    static final AtomicInteger RUNS = new AtomicInteger();
+
+    @Idempotent(key = "#id", operation = "generics.lines")
+    public Map<String, List<Line>> lines(String id) {
+      RUNS.incrementAndGet();
+      return Map.of(id, List.of(new Line("a", 1), new Line("b", 2)));
+    }
+
+    @Idempotent(key = "#id", operation = "generics.counts")
+    public Map<Long, Optional<Line>> counts(String id) {
+      RUNS.incrementAndGet();
+      return Map.of(7L, Optional.of(new Line(id, 7)));
+    }
+
+    @Idempotent(key = "#id", operation = "generics.array")
+    public Line[] array(String id) {
+      RUNS.incrementAndGet();
+      return new Line[] {new Line(id, 3)};
+    }
+
+    @Idempotent(key = "#id", operation = "generics.shapes")
+    public List<TypedShape> shapes(String id) {
+      RUNS.incrementAndGet();
+      return List.of(new Circle(id));
+    }
+
+    @Idempotent(key = "#id", operation = "generics.untyped")
+    public List<Map<String, Object>> untyped(String id) {
+      RUNS.incrementAndGet();
+      return List.of(Map.of("id", id, "n", 1));
     }
   }
 
@@ -138,6 +268,30 @@ class MethodStartupErrorsTest {
     }
   }
 
+  public record Transfer(String id, long amount, String note) {}
+
+  /** "/amount" instead of "/transfer/amount": the default fingerprint is an object of the arguments by name. */
+  public static class PointerPastTheParameter {
+    @Idempotent(key = "#transfer.id", fingerprintInclude = "/amount")
+    public String run(Transfer transfer) {
+      return transfer.id();
+    }
+  }
+
+  public static class PointersIntoTheParameters {
+    @Idempotent(key = "#transfer.id", fingerprintExclude = {"/transfer/note", "/sentAt"})
+    public String run(Transfer transfer, long sentAt) {
+      return transfer.id() + " " + transfer.amount();
+    }
+  }
+
+  public static class LeasedOnly {
+    @Idempotent(key = "#id", mode = IdempotentRoute.Mode.LEASED)
+    public String run(String id) {
+      return id;
+    }
+  }
+
   public static class Overloads {
     @Idempotent(key = "#p0")
     public String refund(String id) {
@@ -192,18 +346,37 @@ class MethodStartupErrorsTest {
     }
   }
 
-  private static Throwable start(Class<?> bean) {
+  /** The application's only transaction manager, on a DataSource that is not the idempotency store's. */
+  @Configuration
+  static class TransactionManagerElsewhere {
+    @Bean
+    PlatformTransactionManager transactionManager() {
+      return new DataSourceTransactionManager(new DriverManagerDataSource("jdbc:h2:mem:elsewhere-" + UUID.randomUUID()
+          + ";DB_CLOSE_DELAY=-1"));
+    }
+  }
+
+  private static Throwable start(Class<?>... beans) {
     return catchThrowable(() -> {
-      try (ConfigurableApplicationContext ignored = run(bean)) {
+      try (ConfigurableApplicationContext ignored = run(List.of(), beans)) {
         // started: no failure
       }
     });
   }
 
   private static ConfigurableApplicationContext run(Class<?> bean) {
-    return new SpringApplicationBuilder(Base.class, bean).web(WebApplicationType.NONE).run(
+    return run(List.of(), bean);
+  }
+
+  private static ConfigurableApplicationContext run(List<String> properties, Class<?>... beans) {
+    List<Class<?>> sources = new ArrayList<>(List.of(Base.class));
+    sources.addAll(List.of(beans));
+    List<String> args = new ArrayList<>(List.of(
         "--spring.datasource.url=jdbc:h2:mem:startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
-        "--idem.store.initialize-schema=true");
+        "--idem.store.initialize-schema=true"));
+    args.addAll(properties);
+    return new SpringApplicationBuilder(sources.toArray(Class<?>[]::new)).web(WebApplicationType.NONE)
+        .run(args.toArray(String[]::new));
   }
 
   private static String messages(Throwable t) {
@@ -245,6 +418,37 @@ class MethodStartupErrorsTest {
   }
 
   @Test
+  void containersAndAbstractTypesTheObjectMapperCannotReadBack() {
+    for (Class<?> bean : List.of(ListOfNoCreator.class, MapOfNoCreator.class, OptionalOfNoCreator.class,
+        ArrayOfNoCreator.class)) {
+      assertThat(messages(start(bean))).as(bean.getSimpleName()).contains("@Idempotent on " + bean.getName()
+          + ".run: the application's ObjectMapper cannot keep its return type").contains("Jackson cannot create an"
+          + " instance of").contains("NoCreator");
+    }
+    assertThat(messages(start(KeyOfNoCreator.class))).contains(KeyOfNoCreator.class.getName() + ".run: the"
+        + " application's ObjectMapper cannot keep its return type").contains("cannot read back its map keys of");
+    for (Class<?> bean : List.of(InterfaceResult.class, ListOfInterface.class)) {
+      assertThat(messages(start(bean))).as(bean.getSimpleName()).contains(bean.getName() + ".run: the"
+          + " application's ObjectMapper cannot keep its return type").contains("is abstract (or an interface) and"
+          + " carries no type information");
+    }
+  }
+
+  @Test
+  void genericReturnTypesJacksonReadsBackStart() {
+    try (ConfigurableApplicationContext context = run(Generics.class)) {
+      Generics g = context.getBean(Generics.class);
+      assertThat(g.lines("a")).isEqualTo(g.lines("a")).isEqualTo(Map.of("a", List.of(new Line("a", 1),
+          new Line("b", 2))));
+      assertThat(g.counts("b")).isEqualTo(g.counts("b")).isEqualTo(Map.of(7L, Optional.of(new Line("b", 7))));
+      assertThat(g.array("c")).isEqualTo(g.array("c")).containsExactly(new Line("c", 3));
+      assertThat(g.shapes("d")).isEqualTo(g.shapes("d")).containsExactly(new Circle("d"));
+      assertThat(g.untyped("e")).isEqualTo(g.untyped("e")).containsExactly(Map.of("id", "e", "n", 1));
+      assertThat(Generics.RUNS).as("each second call replayed").hasValue(5);
+    }
+  }
+
+  @Test
   void attributesThatDoNotApply() {
     assertThat(messages(start(Phased.class))).contains("@Idempotent(mode = PHASED) on " + Phased.class.getName()
         + ".run: phased mode is for HTTP routes");
@@ -265,6 +469,38 @@ class MethodStartupErrorsTest {
       assertThat(joining.run("a")).isEqualTo("a");
       assertThat(joining.leased("b")).isEqualTo("b");
     }
+  }
+
+  @Test
+  void atomicMethodsWhoseTransactionTheStoreCannotJoin() {
+    assertThat(messages(start(Fine.class, TransactionManagerElsewhere.class))).contains("no single Spring"
+        + " transaction manager manages the idempotency store's DataSource, so the ATOMIC methods [")
+        .contains(Fine.class.getName() + ".touch").contains("would run in the store's own transaction")
+        .contains("set idem.methods.allow-separate-commits=true");
+    try (ConfigurableApplicationContext context = run(List.of("--idem.methods.allow-separate-commits=true"),
+        Fine.class, TransactionManagerElsewhere.class)) {
+      Fine fine = context.getBean(Fine.class);
+      assertThat(fine.run("a")).as("runs in the store's own transaction").isEqualTo("a");
+    }
+    assertThat(start(LeasedOnly.class, TransactionManagerElsewhere.class)).as("LEASED methods need no join")
+        .isNull();
+  }
+
+  @Test
+  void fingerprintPointersThatNameNoParameter() throws Exception {
+    assertThat(messages(start(PointerPastTheParameter.class))).contains("@Idempotent(fingerprintInclude ="
+        + " \"/amount\") on " + PointerPastTheParameter.class.getName() + ".run names no parameter of the method")
+        .contains("[transfer]").contains("\"/transfer/amount\"");
+    try (ConfigurableApplicationContext context = run(PointersIntoTheParameters.class)) {
+      PointersIntoTheParameters bean = context.getBean(PointersIntoTheParameters.class);
+      assertThat(bean.run(new Transfer("t-1", 5, "first"), 1)).isEqualTo("t-1 5");
+      assertThat(bean.run(new Transfer("t-1", 5, "a retry"), 2)).as("note and sentAt excluded").isEqualTo("t-1 5");
+      assertThat(catchThrowable(() -> bean.run(new Transfer("t-1", 6, "first"), 1)))
+          .isInstanceOf(PayloadMismatchException.class);
+    }
+    Idempotent a = PointerPastTheParameter.class.getMethod("run", Transfer.class).getAnnotation(Idempotent.class);
+    assertThat(catchThrowable(() -> IdempotentMethod.checkPointers("Some.run", a, null))).hasMessageContaining(
+        "@Idempotent(fingerprintInclude = \"/amount\") on Some.run: the method's parameter names are not known");
   }
 
   @Test

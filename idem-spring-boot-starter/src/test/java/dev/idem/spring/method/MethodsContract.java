@@ -2,18 +2,25 @@ package dev.idem.spring.method;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
+import dev.idem.core.ConfigurationException;
 import dev.idem.core.Idem;
 import dev.idem.core.PayloadMismatchException;
 import dev.idem.core.RecordKey;
 import dev.idem.core.ReplayedFailureException;
 import dev.idem.core.RequestInProgressException;
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.spring.method.app.ShopApp;
+import dev.idem.spring.method.app.ShopApp.Checkout;
 import dev.idem.spring.method.app.ShopApp.InsufficientFundsException;
 import dev.idem.spring.method.app.ShopApp.OutOfStockException;
 import dev.idem.spring.method.app.ShopApp.PlaceOrder;
+import dev.idem.spring.method.app.ShopApp.Provider;
 import dev.idem.spring.method.app.ShopApp.Receipt;
 import dev.idem.spring.method.app.ShopApp.Shop;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -97,6 +104,57 @@ abstract class MethodsContract {
     assertThat(effects(tenant + "/o-1")).isEqualTo(1);
     assertThat(context.getBean(Idem.class).store()
         .find(RecordKey.of(tenant, "dev.idem.spring.method.app.ShopApp$Shop#place", "o-1"))).isPresent();
+  }
+
+  @Test
+  void aLeasedMethodCalledInsideAnAtomicMethodsTransactionIsRefusedBeforeItRuns() {
+    int before = Provider.CHARGES.get();
+
+    Throwable refused = catchThrowable(() -> context.getBean(Checkout.class).checkout(k("co-1")));
+
+    assertThat(refused).isInstanceOf(ConfigurationException.class).hasMessageContaining("leased mode for shop.charge"
+        + " cannot run inside the caller's open transaction");
+    assertThat(Provider.CHARGES.get()).as("the outside system was not called").isEqualTo(before);
+    assertThat(effects("checkout/" + k("co-1"))).as("the outer method's write rolled back").isZero();
+    Idem idem = context.getBean(Idem.class);
+    assertThat(idem.store().find(RecordKey.of("methods-test", "shop.checkout", k("co-1")))).isEmpty();
+    assertThat(idem.store().find(RecordKey.of("methods-test", "shop.charge", k("co-1")))).isEmpty();
+
+    String alone = context.getBean(Provider.class).charge(k("co-2"));
+    assertThat(context.getBean(Provider.class).charge(k("co-2"))).as("replayed").isEqualTo(alone);
+    assertThat(Provider.CHARGES.get()).as("a leased call of its own runs once").isEqualTo(before + 1);
+  }
+
+  @Test
+  void numbersPastADoublesPrecisionStillTellCallsApart() {
+    shop.send(k("n-1"), 9007199254740993L);
+    assertThatThrownBy(() -> shop.send(k("n-1"), 9007199254740992L)).isInstanceOf(PayloadMismatchException.class);
+    shop.settle(k("d-1"), new BigDecimal("0.12345678901234567891"));
+    assertThatThrownBy(() -> shop.settle(k("d-1"), new BigDecimal("0.12345678901234567892")))
+        .isInstanceOf(PayloadMismatchException.class);
+    assertThat(shop.send(k("n-1"), 9007199254740993L)).as("the same call replays").isEqualTo(9007199254740993L);
+    assertThat(effects("send/" + k("n-1"))).isEqualTo(1);
+  }
+
+  @Test
+  void ordinaryNumbersFingerprintAsTheirJsonDid() {
+    shop.send(k("n-2"), 12);
+    shop.settle(k("d-2"), new BigDecimal("19.99"));
+
+    assertThat(storedHash("shop.send", "n-2")).isEqualTo(jsonHash("shop.send", "{\"key\":\"" + k("n-2")
+        + "\",\"amount\":12}"));
+    assertThat(storedHash("shop.settle", "d-2")).isEqualTo(jsonHash("shop.settle", "{\"key\":\"" + k("d-2")
+        + "\",\"amount\":19.99}"));
+  }
+
+  private String storedHash(String operation, String key) {
+    return context.getBean(Idem.class).store().find(RecordKey.of("methods-test", operation, k(key))).orElseThrow()
+        .fingerprint().hash();
+  }
+
+  private static String jsonHash(String operation, String json) {
+    return Fingerprinter.ofDefaults().fingerprint(operation, json.getBytes(StandardCharsets.UTF_8),
+        "application/json").hash();
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.idem.spring.method.app;
 
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -23,7 +24,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(ShopApp.Shop.class)
+@Import({ShopApp.Shop.class, ShopApp.Provider.class, ShopApp.Checkout.class})
 public class ShopApp {
   /** The business table's DDL for a database product name. */
   public static String effectTable(String product) {
@@ -182,10 +183,54 @@ public class ShopApp {
       return "held by " + Thread.currentThread().getName();
     }
 
+    /** A transfer of a whole amount: its fingerprint covers the key and the amount. */
+    @Idempotent(key = "#key", operation = "shop.send")
+    public long send(String key, long amount) {
+      effect("send/" + key);
+      return amount;
+    }
+
+    /** A settlement of a decimal amount. */
+    @Idempotent(key = "#key", operation = "shop.settle")
+    public BigDecimal settle(String key, BigDecimal amount) {
+      effect("settle/" + key);
+      return amount;
+    }
+
     /** Not idempotent: every call runs. */
     public int plain(String key) {
       effect("plain/" + key);
       return 1;
+    }
+  }
+
+  /** Stands for an outside system: a LEASED method whose calls are counted. */
+  @Service
+  public static class Provider {
+    public static final AtomicInteger CHARGES = new AtomicInteger();
+
+    @Idempotent(key = "#key", mode = IdempotentRoute.Mode.LEASED, operation = "shop.charge")
+    public String charge(String key) {
+      return "charge " + CHARGES.incrementAndGet() + " of " + key;
+    }
+  }
+
+  /** An ATOMIC method that calls the LEASED one inside its transaction, which it must not. */
+  @Service
+  public static class Checkout {
+    private final JdbcTemplate jdbc;
+    private final Provider provider;
+
+    public Checkout(JdbcTemplate jdbc, Provider provider) {
+      this.jdbc = jdbc;
+      this.provider = provider;
+    }
+
+    @Idempotent(key = "#key", operation = "shop.checkout")
+    @Transactional
+    public String checkout(String key) {
+      jdbc.update("INSERT INTO idem_shop_effect (marker) VALUES (?)", "checkout/" + key);
+      return provider.charge(key);
     }
   }
 }

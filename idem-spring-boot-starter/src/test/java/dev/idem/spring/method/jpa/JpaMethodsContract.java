@@ -85,8 +85,12 @@ abstract class JpaMethodsContract {
   }
 
   private HttpResponse<String> post(String id, String sku, int attempt) throws Exception {
+    return post("/jpa-orders/", id, sku, attempt);
+  }
+
+  private HttpResponse<String> post(String path, String id, String sku, int attempt) throws Exception {
     int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/jpa-orders/" + id))
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path + id))
         .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json").header("X-Tenant", tenant)
         .header("Idempotency-Key", "k-" + id).header("Idempotency-Attempt", Integer.toString(attempt))
         .POST(HttpRequest.BodyPublishers.ofString("{\"sku\":\"" + sku + "\"}")).build(),
@@ -120,6 +124,21 @@ abstract class JpaMethodsContract {
     assertThat(retry.body()).isEqualTo(first.body());
     assertThat(routeRuns("r-1")).as("a retry reads the record first").isEqualTo(2);
     assertThat(orders.count(tenant, "r-1")).as("committed orders").isEqualTo(1);
+  }
+
+  @Test
+  void anAtomicRouteCallingAnAtomicMethodJoinsItsTransactionAndARetryReplays() throws Exception {
+    HttpResponse<String> first = post("/jpa-placed/", "m-1", "plum", 1);
+    HttpResponse<String> retry = post("/jpa-placed/", "m-1", "plum", 2);
+
+    assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+    assertThat(first.headers().firstValue("Idempotency-Status")).hasValue("stored");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotency-Status")).hasValue("replayed");
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(JpaShopApp.OrderRoutes.RUNS.get("placed/" + tenant + "/m-1")).hasValue(1);
+    assertThat(orders.count(tenant, "m-1")).as("one effect").isEqualTo(1);
+    assertThat(recorded("m-1")).as("the method's record committed with the route's").isTrue();
   }
 
   @Test

@@ -104,6 +104,15 @@ public class JpaShopApp {
       }
       return ResponseEntity.status(HttpStatus.CREATED).body(Map.of("id", id, "sku", sku));
     }
+
+    /** An atomic route whose effect is an atomic {@code @Idempotent} method's: both join the route's transaction. */
+    @PostMapping("/jpa-placed/{id}")
+    @Idempotent
+    public ResponseEntity<Placed> placeThroughTheMethod(@RequestHeader("X-Tenant") String tenant,
+        @PathVariable("id") String id, @RequestBody Map<String, Object> body) {
+      RUNS.computeIfAbsent("placed/" + tenant + "/" + id, k -> new AtomicInteger()).incrementAndGet();
+      return ResponseEntity.status(HttpStatus.CREATED).body(orders.place(tenant, id, String.valueOf(body.get("sku"))));
+    }
   }
 
   @Service
