@@ -261,11 +261,21 @@ abstract class ListenersContract {
    * whose {@link #database()} reads the URL that {@code useDatabaseAt} sets.
    */
   void whileTheDatabaseIsAwayTheListenerPausesAndGivesNothingUp(Consumer<String> useDatabaseAt) throws Exception {
+    whileTheDatabaseIsAwayTheListenerPausesAndGivesNothingUp(useDatabaseAt, 6,
+        "spring.datasource.hikari.connection-timeout=1000");
+  }
+
+  /**
+   * The same, waiting for {@code pauses} pauses while the database is away, the application started with
+   * {@code properties}.
+   */
+  void whileTheDatabaseIsAwayTheListenerPausesAndGivesNothingUp(Consumer<String> useDatabaseAt, int pauses,
+      String... properties) throws Exception {
     URI postgres = URI.create(TestPostgres.url().substring("jdbc:".length()));
     List<String> during = List.of(newId(), newId());
     try (TcpProxy proxy = new TcpProxy(postgres.getHost(), postgres.getPort())) {
       useDatabaseAt.accept("jdbc:postgresql://127.0.0.1:" + proxy.port() + postgres.getPath());
-      start("spring.datasource.hikari.connection-timeout=1000");
+      start(properties);
       String before = newId();
       publish(before, "ok");
       awaitThat("the first message processed", () -> outcomes().processed.contains(before));
@@ -274,7 +284,8 @@ abstract class ListenersContract {
       for (String id : during) {
         publish(id, "ok");
       }
-      awaitThat("more pauses than the attempts allowed", () -> counter("idem.consumer.paused") >= 6);
+      awaitThat(pauses + " pauses, more than the attempts allowed",
+          () -> counter("idem.consumer.paused") >= pauses);
       proxy.start();
       awaitThat("the messages processed once the database was back",
           () -> outcomes().processed.containsAll(during));

@@ -2,9 +2,6 @@ package dev.idem.spring.listener;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idem.test.TcpProxy;
-import dev.idem.test.TestPostgres;
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -50,32 +47,7 @@ class PostgresTransactionalKafkaListenersTest extends PostgresKafkaListenersTest
    */
   @Test
   void handedBackMoreOftenThanSpringsDefaultTriesDuringAnOutageEachMessageStillTakesEffectOnce() throws Exception {
-    URI postgres = URI.create(TestPostgres.url().substring("jdbc:".length()));
-    List<String> during = List.of(newId(), newId());
-    try (TcpProxy proxy = new TcpProxy(postgres.getHost(), postgres.getPort())) {
-      url = "jdbc:postgresql://127.0.0.1:" + proxy.port() + postgres.getPath();
-      start("spring.datasource.hikari.connection-timeout=250", "idem.listeners.max-hold=0s");
-      String before = newId();
-      publish(before, "ok");
-      awaitThat("the first message processed", () -> outcomes().processed.contains(before));
-
-      proxy.stop();
-      for (String id : during) {
-        publish(id, "ok");
-      }
-      awaitThat("more hand-backs than Spring's default after-rollback tries",
-          () -> counter("idem.consumer.paused") >= 12);
-      proxy.start();
-      awaitThat("the messages processed once the database was back",
-          () -> outcomes().processed.containsAll(during));
-
-      assertThat(effects().rows()).isEqualTo(3);
-      assertThat(counter("idem.consumer.failures", "reason", "handler_failed")).isZero();
-      assertThat(outcomes().deadLettered).isEmpty();
-      for (String id : during) {
-        assertThat(effects().calls(id)).as("the method ran only once the database was back").isEqualTo(1);
-      }
-      stopAndAssertAllAcknowledged();
-    }
+    whileTheDatabaseIsAwayTheListenerPausesAndGivesNothingUp(jdbcUrl -> url = jdbcUrl, 12,
+        "spring.datasource.hikari.connection-timeout=250", "idem.listeners.max-hold=0s");
   }
 }
