@@ -70,16 +70,18 @@ public class IdemEventsAutoConfiguration {
     if (properties.getRoutes() == null || properties.getOutsideTransaction() == null) {
       throw new IllegalStateException("idem.events.routes and idem.events.outside-transaction must not be null");
     }
-    if (outbox.store() instanceof JdbcOutboxStore store && store.dataSource() != dataSource) {
+    Set<String> served = new LinkedHashSet<>();
+    routes.orderedStream().forEach(r -> served.add(r.name()));
+    ClassLoader loader = ClassUtils.getDefaultClassLoader();
+    List<Class<?>> annotated = properties.isScan() ? scan(beanFactory, environment, loader) : List.of();
+    // only an application that has events to write: without a route, the listener never writes anything
+    boolean used = !annotated.isEmpty() || !properties.getRoutes().isEmpty();
+    if (used && outbox.store() instanceof JdbcOutboxStore store && store.dataSource() != dataSource) {
       throw new IllegalStateException("the Outbox bean's store takes its connections from " + store.dataSource()
           + ", but domain events are written through the DataSource bean " + dataSource + ", in its transactions:"
           + " they would land in another database than the outbox's. Build the outbox on that DataSource, define an"
           + " ExternalizedEvents bean of your own, or set idem.events.enabled=false");
     }
-    Set<String> served = new LinkedHashSet<>();
-    routes.orderedStream().forEach(r -> served.add(r.name()));
-    ClassLoader loader = ClassUtils.getDefaultClassLoader();
-    List<Class<?>> annotated = properties.isScan() ? scan(beanFactory, environment, loader) : List.of();
     EventSerializer json = serializer.getIfAvailable(() -> event -> {
       throw new IllegalStateException("no EventSerializer: add Jackson (tools.jackson.core:jackson-databind) or"
           + " define an EventSerializer bean");

@@ -7,7 +7,8 @@ import java.util.Map;
  * The inbox consumer names of the application's entry points (the consumers of {@code idem.consumers.*}, the webhook
  * receivers of {@code idem.outbox.webhooks.receivers.*}, the {@code @IdempotentListener} methods), each with the
  * place that declares it: two entry points must not share a name, since a message one of them processed would be a
- * duplicate to the other, which would skip it. Not thread-safe: filled and checked once, at startup.
+ * duplicate to the other, which would skip it. (Webhook receivers may share one among themselves: the caller adds
+ * such a name once.) Not thread-safe: filled and checked once, at startup.
  */
 public final class ConsumerNames {
   private final Map<String, String> places = new LinkedHashMap<>();

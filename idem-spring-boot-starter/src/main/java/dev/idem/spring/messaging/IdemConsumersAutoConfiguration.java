@@ -71,10 +71,15 @@ public class IdemConsumersAutoConfiguration {
       });
       IdemOutboxProperties properties = outbox.getIfAvailable();
       if (properties != null && properties.getWebhooks().getReceivers() != null) {
+        // receivers may share a consumer on purpose (one sender's events arriving at two endpoints take effect once)
+        Set<String> receivers = new HashSet<>();
         properties.getWebhooks().getReceivers().forEach((name, receiver) -> {
           String prefix = "idem.outbox.webhooks.receivers." + name;
           boolean named = receiver.getConsumer() != null && !receiver.getConsumer().isBlank();
-          names.add(named ? receiver.getConsumer() : name, named ? prefix + ".consumer" : prefix);
+          String consumer = named ? receiver.getConsumer() : name;
+          if (receivers.add(consumer)) {
+            names.add(consumer, named ? prefix + ".consumer" : prefix);
+          }
         });
       }
       if (beans.containsBean(LISTENER_INTERCEPTOR)) {

@@ -64,7 +64,7 @@ final class IdempotentMethod {
       parameterNames[i] = names != null && names.length == parameterNames.length ? names[i] : "p" + i;
     }
     if (fingerprint == null) {
-      checkPointers(source, a, names == null || names.length != parameterNames.length ? null : parameterNames);
+      checkPointers(source, a, parameterNames, names != null && names.length == parameterNames.length);
     }
     this.attemptParameter = attempt == null ? -1
         : List.of(parameterNames).indexOf(a.attempt().trim().startsWith("#") ? a.attempt().trim().substring(1) : "");
@@ -163,9 +163,10 @@ final class IdempotentMethod {
 
   /**
    * The default fingerprint is an object of the arguments by parameter name: a pointer must start at one of them, or
-   * it selects nothing and mismatch detection is silently off. {@code names} null: the names are not known.
+   * it selects nothing and mismatch detection is silently off. When the names are not known ({@code known} false),
+   * the arguments go by {@code p0}, {@code p1}, ..., and so must the pointers.
    */
-  static void checkPointers(String source, Idempotent a, String[] names) {
+  static void checkPointers(String source, Idempotent a, String[] names, boolean known) {
     List<Map.Entry<String, String[]>> attributes = List.of(Map.entry("fingerprintInclude", a.fingerprintInclude()),
         Map.entry("fingerprintExclude", a.fingerprintExclude()));
     for (Map.Entry<String, String[]> attribute : attributes) {
@@ -174,12 +175,6 @@ final class IdempotentMethod {
           continue; // the whole document
         }
         String named = "@Idempotent(" + attribute.getKey() + " = \"" + pointer + "\") on " + source;
-        if (names == null) {
-          throw new IllegalStateException(named + ": the method's parameter names are not known (its class was"
-              + " compiled without -parameters), so a pointer cannot name an argument and would select nothing;"
-              + " compile with -parameters, or name what the fingerprint covers with fingerprint = \"#p0\" and"
-              + " point into that");
-        }
         int end = pointer.indexOf('/', 1);
         String first = (end < 0 ? pointer.substring(1) : pointer.substring(1, end)).replace("~1", "/")
             .replace("~0", "~");
@@ -187,7 +182,8 @@ final class IdempotentMethod {
           throw new IllegalStateException(named + " names no parameter of the method, so it would select nothing:"
               + " the fingerprint is an object of the arguments by parameter name " + List.of(names) + ", and a"
               + " pointer starts with one of them" + (names.length == 0 ? "" : " (such as \"/" + names[0]
-              + "/amount\")"));
+              + "/amount\")") + (known ? "" : "; the parameter names are not known (the class was compiled without"
+              + " -parameters), so the arguments go by position"));
         }
       }
     }

@@ -346,6 +346,12 @@ class ListenerStartupErrorsTest {
             + " and by @IdempotentListener on " + source(Billing.class));
     assertThat(start(Billing.class, "idem.outbox.webhooks.receivers.provider.path=/webhooks/provider",
         "idem.outbox.webhooks.receivers.provider.secrets=" + WebhookSecret.generate().reveal())).isNull();
+    String secret = WebhookSecret.generate().reveal();
+    assertThat(start(Billing.class, "idem.outbox.webhooks.receivers.old.path=/webhooks/old",
+        "idem.outbox.webhooks.receivers.old.secrets=" + secret, "idem.outbox.webhooks.receivers.old.consumer=stripe",
+        "idem.outbox.webhooks.receivers.new.path=/webhooks/new", "idem.outbox.webhooks.receivers.new.secrets=" + secret,
+        "idem.outbox.webhooks.receivers.new.consumer=stripe"))
+        .as("two receivers of one sender share a consumer on purpose").isNull();
   }
 
   @Test

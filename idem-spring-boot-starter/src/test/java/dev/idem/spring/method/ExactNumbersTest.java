@@ -40,14 +40,17 @@ class ExactNumbersTest {
         .isEqualTo("\"123456789012345678901234567890\"");
     assertThat(exact(new BigDecimal("0.12345678901234567891"))).isEqualTo("\"0.12345678901234567891\"");
     assertThat(exact(new BigDecimal("1E+400"))).as("past a double's range").isEqualTo("\"1E+400\"");
+    assertThat(exact(1152921504606846977L)).as("2^60 + 1").isEqualTo("\"1152921504606846977\"");
     assertThat(hash(exact(args(9007199254740993L)))).isNotEqualTo(hash(exact(args(9007199254740992L))));
+    assertThat(hash(exact(args(1152921504606846977L)))).isNotEqualTo(hash(exact(args(1L << 60))));
     assertThat(hash(exact(args(new BigDecimal("0.12345678901234567891")))))
         .isNotEqualTo(hash(exact(args(new BigDecimal("0.12345678901234567892")))));
   }
 
   @Test
   void ordinaryValuesFingerprintAsTheJsonTheMapperWrote() {
-    for (Object amount : List.of(0, 12, -7L, 9007199254740992L, -9007199254740992L, 19.99, 0.1f, -0.0,
+    for (Object amount : List.of(0, 12, -7L, 9007199254740992L, -9007199254740992L, 1L << 60, Long.MIN_VALUE,
+        19.99, 0.1f, -0.0, 2.82879384806159E17,
         new BigDecimal("19.99"), new BigDecimal("1E+20"), BigInteger.TEN, Double.MAX_VALUE, 1e-300)) {
       Map<String, Object> arguments = args(amount);
       arguments.put("lines", List.of(Map.of("sku", "a/b \u00e9", "n", 3), true));

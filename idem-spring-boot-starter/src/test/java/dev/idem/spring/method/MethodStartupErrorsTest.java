@@ -1,6 +1,7 @@
 package dev.idem.spring.method;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.fasterxml.jackson.annotation.JsonSubTypes;
@@ -499,8 +500,20 @@ class MethodStartupErrorsTest {
           .isInstanceOf(PayloadMismatchException.class);
     }
     Idempotent a = PointerPastTheParameter.class.getMethod("run", Transfer.class).getAnnotation(Idempotent.class);
-    assertThat(catchThrowable(() -> IdempotentMethod.checkPointers("Some.run", a, null))).hasMessageContaining(
-        "@Idempotent(fingerprintInclude = \"/amount\") on Some.run: the method's parameter names are not known");
+    assertThat(catchThrowable(() -> IdempotentMethod.checkPointers("Some.run", a, new String[] {"p0"}, false)))
+        .hasMessageContaining("@Idempotent(fingerprintInclude = \"/amount\") on Some.run names no parameter")
+        .hasMessageContaining("[p0]").hasMessageContaining("the parameter names are not known");
+    Idempotent byPosition = ByPosition.class.getMethod("run", Transfer.class).getAnnotation(Idempotent.class);
+    assertThatCode(() -> IdempotentMethod.checkPointers("Some.run", byPosition, new String[] {"p0"}, false))
+        .as("without names, a pointer by position selects what it names").doesNotThrowAnyException();
+  }
+
+  /** A pointer by position, as the arguments go without parameter names. */
+  static class ByPosition {
+    @Idempotent(key = "#p0.id", fingerprintInclude = "/p0/amount")
+    public String run(Transfer transfer) {
+      return transfer.id();
+    }
   }
 
   @Test

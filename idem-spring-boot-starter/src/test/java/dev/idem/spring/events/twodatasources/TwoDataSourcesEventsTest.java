@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.spi.OutboxStore;
+import dev.idem.spring.events.ExternalizedEvents;
 import dev.idem.spring.events.app.EventsApp.Recorder;
 import dev.idem.spring.outbox.OutboxRoute;
 import java.util.ArrayList;
@@ -172,5 +173,14 @@ class TwoDataSourcesEventsTest {
     assertThatThrownBy(() -> run(new Class<?>[] {App.class, OutboxOnTheSecond.class}).close())
         .hasStackTraceContaining("the Outbox bean's store takes its connections from")
         .hasStackTraceContaining("but domain events are written through the DataSource bean");
+  }
+
+  @Test
+  void anOutboxOnAnotherDataSourceStartsWhenTheApplicationHasNoEventsToWrite() {
+    try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class, OutboxOnTheSecond.class)
+        .run("--spring.main.web-application-type=none", "--idem.outbox.initialize-schema=true",
+            "--idem.events.scan=false")) {
+      assertThat(context.getBean(ExternalizedEvents.class).events().routeOf(Shipped.class)).isEmpty();
+    }
   }
 }
