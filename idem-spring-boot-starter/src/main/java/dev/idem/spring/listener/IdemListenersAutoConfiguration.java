@@ -48,8 +48,9 @@ import org.springframework.util.ClassUtils;
  * {@code KafkaTemplate}, and no {@link CommonErrorHandler} bean of the application's, it also registers the Kafka error
  * handler that dead-letters a record given up on to {@code <topic>.dlt}, and, without an {@link AfterRollbackProcessor}
  * bean of the application's, the after-rollback processor that does the same in containers with a transaction
- * manager; with Spring AMQP and {@code idem.listeners.rabbit.dead-letter-exchange}, the advice that republishes a message given up on there with its
- * attempt history (else the container rejects it, to the queue's own dead-letter exchange). See docs/listeners.md.
+ * manager; with Spring AMQP and {@code idem.listeners.rabbit.dead-letter-exchange}, the advice that republishes a
+ * message given up on there with its attempt history (else the container rejects it, to the queue's own dead-letter
+ * exchange). See docs/listeners.md.
  */
 @AutoConfiguration(after = {IdemOutboxAutoConfiguration.class, IdemConsumersAutoConfiguration.class},
     afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
