@@ -23,10 +23,10 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
@@ -189,11 +189,13 @@ public final class NatsInboxConsumer implements AutoCloseable {
             + " JetStream enabled and that the stream exists and captures the subject.", e);
       }
       running = true;
-      keepAlive = Executors.newSingleThreadScheduledExecutor(r -> {
+      ScheduledThreadPoolExecutor beats = new ScheduledThreadPoolExecutor(1, r -> {
         Thread t = new Thread(r, "idem-nats-in-progress-" + consumer);
         t.setDaemon(true);
         return t;
       });
+      beats.setRemoveOnCancelPolicy(true); // one beat per attempt, cancelled when it ends: none waits in the queue
+      keepAlive = beats;
       thread = new Thread(this::work, "idem-nats-" + consumer);
       thread.setDaemon(true);
       thread.start();

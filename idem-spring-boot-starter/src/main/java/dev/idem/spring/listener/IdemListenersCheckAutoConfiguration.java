@@ -23,7 +23,7 @@ import org.springframework.context.annotation.Role;
 @ConditionalOnProperty(prefix = "idem.listeners", name = "enabled", havingValue = "true", matchIfMissing = true)
 public class IdemListenersCheckAutoConfiguration {
   /** The bean name of the interceptor {@link IdemListenersAutoConfiguration} registers. */
-  static final String INTERCEPTOR = "idemListenerInterceptor";
+  public static final String INTERCEPTOR = "idemListenerInterceptor";
 
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)

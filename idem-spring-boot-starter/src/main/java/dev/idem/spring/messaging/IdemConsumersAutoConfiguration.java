@@ -4,6 +4,7 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.spring.internal.AnnotatedBeans;
 import dev.idem.spring.internal.ConsumerNames;
+import dev.idem.spring.listener.IdemListenersCheckAutoConfiguration;
 import dev.idem.spring.listener.IdempotentListener;
 import dev.idem.spring.outbox.IdemOutboxAutoConfiguration;
 import dev.idem.spring.outbox.IdemOutboxProperties;
@@ -50,9 +51,6 @@ import org.springframework.core.env.Environment;
 @ConditionalOnClass({Inbox.class, ConsumerListener.class})
 @Import(ConsumerRegistrar.class)
 public class IdemConsumersAutoConfiguration {
-  /** The bean name of the interceptor that runs {@code @IdempotentListener} methods through the inbox. */
-  private static final String LISTENER_INTERCEPTOR = "idemListenerInterceptor";
-
   /**
    * Fails the start when two entry points share an inbox consumer name: the consumers of {@code idem.consumers.*},
    * the webhook receivers of {@code idem.outbox.webhooks.receivers.*} and the {@code @IdempotentListener} methods
@@ -82,7 +80,7 @@ public class IdemConsumersAutoConfiguration {
           }
         });
       }
-      if (beans.containsBean(LISTENER_INTERCEPTOR)) {
+      if (beans.containsBean(IdemListenersCheckAutoConfiguration.INTERCEPTOR)) {
         Set<String> listeners = new HashSet<>();
         for (AnnotatedBeans.Found<IdempotentListener> bean : AnnotatedBeans.find(beans, IdempotentListener.class)) {
           for (Map.Entry<Method, IdempotentListener> e : bean.methods().entrySet()) {
