@@ -296,6 +296,18 @@ public record IdempotencyRecord(
   }
 
   /**
+   * The same record with another fingerprint (same version), as a store decorator that seals or opens its field
+   * hashes passes it on. The overall hash must stay the same.
+   */
+  public IdempotencyRecord withFingerprint(Fingerprint other) {
+    if (!other.hash().equals(fingerprint.hash())) {
+      throw new IllegalArgumentException("a record's fingerprint hash never changes");
+    }
+    return new IdempotencyRecord(key, state, other, response, recoveryPoint, checkpoint, leaseOwner, lockedUntil,
+        version, createdAt, updatedAt, expiresAt, keyNonce, retainUntil, resumeAttempts);
+  }
+
+  /**
    * The same record with other checkpoint values (same version), as a store decorator that seals or opens them
    * passes it on.
    */

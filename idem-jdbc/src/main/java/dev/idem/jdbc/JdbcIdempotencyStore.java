@@ -361,16 +361,17 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     try {
       ps.setQueryTimeout(lockTimeoutSeconds);
       ps.setString(1, stateName(next.state()));
-      bindResponse(ps, 2, next.response());
-      ps.setString(5, next.recoveryPoint());
-      ps.setString(6, RecordCodec.encodeMap(next.checkpoint().values()));
-      ps.setString(7, next.leaseOwner());
-      setMillis(ps, 8, next.lockedUntil());
-      ps.setLong(9, next.version());
-      ps.setLong(10, next.updatedAt().toEpochMilli());
-      ps.setInt(11, next.resumeAttempts());
-      bindKey(ps, 12, next.key());
-      ps.setLong(15, next.version() - 1);
+      ps.setString(2, RecordCodec.encodeMap(next.fingerprint().fieldHashes()));
+      bindResponse(ps, 3, next.response());
+      ps.setString(6, next.recoveryPoint());
+      ps.setString(7, RecordCodec.encodeMap(next.checkpoint().values()));
+      ps.setString(8, next.leaseOwner());
+      setMillis(ps, 9, next.lockedUntil());
+      ps.setLong(10, next.version());
+      ps.setLong(11, next.updatedAt().toEpochMilli());
+      ps.setInt(12, next.resumeAttempts());
+      bindKey(ps, 13, next.key());
+      ps.setLong(16, next.version() - 1);
       return ps;
     } catch (SQLException | RuntimeException e) {
       ps.close();

@@ -50,6 +50,10 @@ class SealedAnswersHttpTest {
       byte[] sealed = storedBody(service, key);
       assertThat(Encryption.isSealed(sealed)).isTrue();
       assertThat(new String(sealed, StandardCharsets.UTF_8)).doesNotContain(first.body());
+      assertThat(storedFieldHashes(service, key)).as("the field hashes travel sealed with the answer").isNull();
+      HttpResponse<String> mismatch = post(service, key, "{\"item\":\"card 4000000000000002\"}");
+      assertThat(mismatch.statusCode()).isEqualTo(422);
+      assertThat(mismatch.body()).contains("CONFLICT.idempotency.payload_mismatch", "item");
 
       sealed[sealed.length / 2] ^= 0x10;
       try (Connection c = service.dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
@@ -76,6 +80,17 @@ class SealedAnswersHttpTest {
         .header("Authorization", "Bearer alice").header("Content-Type", "application/json")
         .header("Idempotency-Key", key).POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8))
         .build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static String storedFieldHashes(TestService service, String key) throws Exception {
+    try (Connection c = service.dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "SELECT field_hashes FROM idem_servlet_record WHERE idem_key = ?")) {
+      ps.setString(1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        return rs.getString(1);
+      }
+    }
   }
 
   private static byte[] storedBody(TestService service, String key) throws Exception {

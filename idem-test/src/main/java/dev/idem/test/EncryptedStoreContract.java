@@ -13,7 +13,6 @@ import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationPolicy;
-import dev.idem.core.OperationPolicy;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.Resolution;
@@ -55,6 +54,10 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class EncryptedStoreContract {
   private static final String SECRET = "card 4242424242424242 cvc 123";
+  private static final Fingerprint FIELDS = new Fingerprint("a".repeat(64),
+      Map.of("amount", "00000000000000a5", "card_number", "0123456789abcdef"));
+  private static final Fingerprint OTHER_CARD = new Fingerprint("d".repeat(64),
+      Map.of("amount", "00000000000000a5", "card_number", "fedcba9876543210"));
 
   protected IdempotencyStore raw;
   private Scope scope;
@@ -117,6 +120,124 @@ public abstract class EncryptedStoreContract {
     assertThat(stored.response().headers()).containsOnlyKeys(EncryptedIdempotencyStore.SEALED_HEADER);
     assertThat(new String(stored.response().body(), UTF_8)).doesNotContain("4242424242424242", "thing_1");
     assertThat(sealed.find(claimed.key()).orElseThrow().response()).isEqualTo(finished.response());
+  }
+
+  @Test
+  void fieldHashesReachTheStoreSealedInTheAnswersEnvelope() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    IdempotencyRecord record = completed(key("k-fields"), 201).withFingerprint(FIELDS);
+
+    insert(sealed, record);
+
+    IdempotencyRecord stored = raw.find(record.key()).orElseThrow();
+    assertThat(stored.fingerprint()).as("the overall hash stays readable, the fields go")
+        .isEqualTo(Fingerprint.ofHash(FIELDS.hash()));
+    assertThat(stored.toString()).doesNotContain("card_number", FIELDS.fieldHashes().get("card_number"));
+    assertThat(sealed.find(record.key())).contains(record);
+    assertThat(sealed.find(record.key()).orElseThrow().fingerprint().differingFields(OTHER_CARD))
+        .containsExactly("card_number");
+  }
+
+  @Test
+  void theFieldHashesOfAClaimAreSealedAndMoveIntoTheAnswerAtCompletion() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key("k-claim-fields"), FIELDS, "worker-1", now,
+        Duration.ofSeconds(30), Duration.ofHours(1));
+    insert(sealed, claimed);
+
+    IdempotencyRecord inProgress = raw.find(claimed.key()).orElseThrow();
+    assertThat(inProgress.fingerprint().fieldHashes()).containsOnlyKeys(EncryptedIdempotencyStore.SEALED_FIELDS);
+    assertThat(inProgress.toString()).doesNotContain("card_number", FIELDS.fieldHashes().get("card_number"));
+    assertThat(Encryption.keyIdOf(inProgress.fingerprint().fieldHashes().get(EncryptedIdempotencyStore.SEALED_FIELDS)))
+        .isEqualTo("k1");
+    assertThat(sealed.find(claimed.key())).contains(claimed);
+
+    IdempotencyRecord finished = claimed.finish(RecordState.COMPLETED, completed(claimed.key(), 201).response(), now);
+    boolean updated = sealed.inTransaction(tx -> sealed.updateLast(tx, finished));
+
+    assertThat(updated).isTrue();
+    IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
+    assertThat(stored.fingerprint()).isEqualTo(Fingerprint.ofHash(FIELDS.hash()));
+    assertThat(sealed.find(claimed.key())).contains(finished);
+  }
+
+  @Test
+  void sealedFieldHashesMovedToAnotherRecordOrToAnotherFormatDoNotOpen() throws Exception {
+    EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
+    IdempotencyRecord a = IdempotencyRecord.claimed(key("k-fields-a"), FIELDS, "worker-1", now,
+        Duration.ofSeconds(30), Duration.ofHours(1));
+    IdempotencyRecord b = IdempotencyRecord.claimed(key("k-fields-b"), FIELDS, "worker-1", now,
+        Duration.ofSeconds(30), Duration.ofHours(1));
+    insert(sealed, a);
+    insert(sealed, b);
+    insert(sealed, completed(key("k-fields-c"), 201).withFingerprint(FIELDS));
+    IdempotencyRecord storedB = raw.find(b.key()).orElseThrow();
+    IdempotencyRecord storedC = raw.find(key("k-fields-c")).orElseThrow();
+
+    rewrite(storedB.withLease("worker-1", now.plusSeconds(30), now)
+        .withFingerprint(raw.find(a.key()).orElseThrow().fingerprint()));
+    StoredResponse asAnswerOnly = StoredResponse.of(201, Map.of(EncryptedIdempotencyStore.SEALED_HEADER,
+        List.of("1")), storedC.response().body());
+    rewrite(storedC.withLease(null, null, now).withResponse(asAnswerOnly));
+
+    assertThatThrownBy(() -> sealed.find(b.key())).isInstanceOfSatisfying(DecryptionException.class,
+        e -> assertThat(e.reason()).isEqualTo(DecryptionException.Reason.TAMPERED));
+    assertThatThrownBy(() -> sealed.find(key("k-fields-c"))).isInstanceOfSatisfying(DecryptionException.class,
+        e -> assertThat(e.reason()).isEqualTo(DecryptionException.Reason.TAMPERED));
+    assertThat(sealed.find(a.key())).contains(a);
+  }
+
+  @Test
+  void fieldHashesWrittenInPlaintextStillReadAndAreSealedByTheWalk() throws Exception {
+    Keyring k1 = Keyring.generate("k1");
+    // as a version that sealed only answers wrote them: the answer sealed, the field hashes in the clear
+    EncryptedIdempotencyStore answersOnly = sealing(k1);
+    IdempotencyRecord record = completed(key("k-plain-fields"), 201);
+    insert(answersOnly, record);
+    IdempotencyRecord stored = raw.find(record.key()).orElseThrow();
+    rewrite(stored.withLease(null, null, now).withFingerprint(FIELDS));
+    EncryptedIdempotencyStore sealed = sealing(k1);
+    assertThat(sealed.find(record.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
+
+    RecordReencryption walk = RecordReencryption.of(sealed, Clock.systemUTC());
+    int resealed = 0;
+    RecordReencryption.Pass pass;
+    do {
+      pass = walk.next(200);
+      resealed += pass.resealed();
+    } while (!pass.done());
+
+    assertThat(resealed).isEqualTo(1);
+    IdempotencyRecord after = raw.find(record.key()).orElseThrow();
+    assertThat(after.fingerprint()).isEqualTo(Fingerprint.ofHash(FIELDS.hash()));
+    assertThat(sealed.find(record.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
+    assertThat(sealed.find(record.key()).orElseThrow().response()).isEqualTo(record.response());
+  }
+
+  @Test
+  void aMismatchNamesTheFieldsThatDifferWhileNoneReachesTheStore() throws Exception {
+    Idem idem = Idem.builder().name("sealed-fields").store(raw).encryption(Encryption.with(Keyring.generate("k1")))
+        .listener(listener).build();
+    byte[] first = "{\"amount\":5,\"card_number\":\"4242424242424242\"}".getBytes(UTF_8);
+    byte[] other = "{\"amount\":5,\"card_number\":\"4000000000000002\"}".getBytes(UTF_8);
+    for (String mode : raw.transactional() ? List.of("atomic", "leased") : List.of("leased")) {
+      RecordKey key = key("k-mismatch-" + mode);
+      Execution stored = run(idem, mode, IdempotentRequest.of(key, first, "application/json"));
+      IdempotencyRecord raw = this.raw.find(key).orElseThrow();
+
+      Execution mismatch = run(idem, mode, IdempotentRequest.of(key, other, "application/json"));
+
+      assertThat(stored.outcome()).isEqualTo(Execution.Outcome.STORED);
+      assertThat(raw.fingerprint().fieldHashes()).as(mode).isEmpty();
+      assertThat(mismatch.outcome()).as(mode).isEqualTo(Execution.Outcome.PAYLOAD_MISMATCH);
+      assertThat(mismatch.differingFields()).as(mode).containsExactly("card_number");
+    }
+  }
+
+  private static Execution run(Idem idem, String mode, IdempotentRequest request) throws Exception {
+    return mode.equals("atomic")
+        ? idem.atomic(request, tx -> StoredResponse.json(201, "{\"id\":\"pay_1\"}"))
+        : idem.leased(request, k -> StoredResponse.json(201, "{\"id\":\"pay_1\"}"));
   }
 
   @Test

@@ -656,6 +656,26 @@ public abstract class IdempotencyStoreContract {
   }
 
   @Test
+  void theFieldHashesReadBackAsTheLastUpdateWroteThem() throws Exception {
+    Fingerprint claimedWith = new Fingerprint(HASH_A, Map.of("amount", "0123456789abcdef"));
+    IdempotencyRecord record = IdempotencyRecord.claimed(key("fields"), claimedWith, "worker-1", now,
+        Duration.ofSeconds(30), Duration.ofHours(24));
+    insert(record);
+    // what a sealing decorator does at completion: the field hashes move into the answer's envelope
+    IdempotencyRecord finished = record.finish(RecordState.COMPLETED, completed(record.key(), now, Duration.ofHours(1))
+        .response(), now).withFingerprint(Fingerprint.ofHash(HASH_A));
+
+    boolean updated = update(finished);
+
+    assertThat(updated).isTrue();
+    assertThat(find(record.key()).fingerprint()).isEqualTo(Fingerprint.ofHash(HASH_A));
+    IdempotencyRecord sealedAgain = finished.withLease(null, null, now)
+        .withFingerprint(new Fingerprint(HASH_A, Map.of("idem-sealed", "idem:enc:1:c2VhbGVk")));
+    assertThat(update(sealedAgain)).isTrue();
+    assertThat(find(record.key()).fingerprint()).isEqualTo(sealedAgain.fingerprint());
+  }
+
+  @Test
   void anUncertainRecordReadsBackWithItsRecoveryPointCheckpointAndNonceAndNoLease() throws Exception {
     IdempotencyRecord record = atRecoveryPoint(key("uncertain"), now);
     insert(record);

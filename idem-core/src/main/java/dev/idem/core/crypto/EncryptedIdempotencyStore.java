@@ -11,6 +11,7 @@ import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.Resolution;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.core.spi.IdemListener;
 import dev.idem.core.spi.IdempotencyAdmin;
 import dev.idem.core.spi.IdempotencyStore;
@@ -26,14 +27,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * An {@link IdempotencyStore} that keeps the answers of another one sealed: the status stays readable (purge and the
  * operator views use it), while the headers and the body are sealed together under {@link Encryption}, bound to the
  * record's scope, operation, key and status. The values phases record in a checkpoint (request data, the outside
  * system's ids) are sealed too, bound to the record. A sealed answer moved to another record, or given another status, does
- * not open. Records read back are opened before the engine sees them; answers written before encryption was turned
- * on are read as they are. Fingerprints stay hashes and are not sealed.
+ * not open. The per-field hashes of the fingerprint are sealed too: a hash of one field's value can be reversed by
+ * hashing the likely values (amounts, currencies, account numbers), so they travel inside the answer's envelope when
+ * the record has an answer, and in an envelope of their own (bound to the record) when it has none yet. The overall
+ * fingerprint stays a plain hash, readable by the store's queries and by {@code idem fingerprint}. Records read back
+ * are opened before the engine sees them; what was written before encryption was turned on is read as it is.
  *
  * <p>An answer that does not open (tampered with, or sealed under a key the key provider no longer holds) makes the
  * read fail with {@link DecryptionException}: the request fails loudly (the servlet filter answers
@@ -51,6 +56,15 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
   public static final String SEALED_CHECKPOINT = "idem-sealed-";
   /** Characters per chunk of a sealed checkpoint: a checkpoint value's most. Only the chunks joined are base64. */
   private static final int CHUNK = Checkpoint.MAX_VALUE;
+  /**
+   * The one entry of the field hashes of a record without an answer whose field hashes are sealed: its value is the
+   * sealed text. A real field's hash is 16 hex characters, never an envelope, so the two cannot be confused.
+   */
+  public static final String SEALED_FIELDS = "idem-sealed";
+  /** The sealed-header value of an answer sealed alone. */
+  private static final String ANSWER_ONLY = "1";
+  /** The sealed-header value of an answer sealed with the fingerprint's field hashes in front of it. */
+  private static final String ANSWER_AND_FIELDS = "2";
 
   private final IdempotencyStore store;
   private final Encryption encryption;
@@ -86,8 +100,8 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * The record with its answer and its checkpoint values sealed, as the underlying store keeps it; parts that are
-   * empty or already sealed stay as they are.
+   * The record with its answer, its field hashes and its checkpoint values sealed, as the underlying store keeps it;
+   * parts that are empty or already sealed stay as they are.
    */
   public IdempotencyRecord seal(IdempotencyRecord record) {
     IdempotencyRecord out = record;
@@ -95,28 +109,66 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
     if (!checkpoint.isEmpty() && !isSealed(checkpoint)) {
       out = out.withCheckpoint(sealCheckpoint(record.key(), checkpoint));
     }
+    Map<String, String> fields = record.fingerprint().fieldHashes();
+    boolean plainFields = !fields.isEmpty() && sealedFieldsText(fields) == null;
     StoredResponse response = record.response();
     if (response == null || isSealed(record)) {
-      return out;
+      if (!plainFields) {
+        return out;
+      }
+      String sealed = encryption.sealText(encodeFields(fields), fieldsData(record.key()));
+      return out.withFingerprint(new Fingerprint(record.fingerprint().hash(), Map.of(SEALED_FIELDS, sealed)));
     }
-    byte[] sealed = encryption.seal(encode(response), associatedData(record.key(), response.status()));
-    return out.withResponse(StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of("1")), sealed));
+    if (!plainFields) {
+      byte[] sealed = encryption.seal(encode(response), associatedData(record.key(), response.status()));
+      return out.withResponse(StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of(ANSWER_ONLY)),
+          sealed));
+    }
+    // one envelope for both: a replay opens one, and the field hashes leave the store's own column
+    byte[] names = encodeFields(fields).getBytes(UTF_8);
+    byte[] answer = encode(response);
+    byte[] plain = ByteBuffer.allocate(4 + names.length + answer.length).putInt(names.length).put(names).put(answer)
+        .array();
+    byte[] sealed = encryption.seal(plain, answerAndFieldsData(record.key(), response.status()));
+    return out.withFingerprint(Fingerprint.ofHash(record.fingerprint().hash())).withResponse(
+        StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of(ANSWER_AND_FIELDS)), sealed));
   }
 
   /**
-   * The record with its answer opened; unchanged when it is not sealed.
+   * The record with its answer, its field hashes and its checkpoint opened; unchanged when nothing is sealed.
    *
-   * @throws DecryptionException when the sealed answer does not open
+   * @throws DecryptionException when a sealed part does not open
    */
   public IdempotencyRecord open(IdempotencyRecord record) {
     boolean sealedCheckpoint = isSealed(record.checkpoint());
-    if (!isSealed(record) && !sealedCheckpoint) {
+    String sealedFields = sealedFieldsText(record.fingerprint().fieldHashes());
+    if (!isSealed(record) && !sealedCheckpoint && sealedFields == null) {
       return record;
     }
     try {
       IdempotencyRecord out = record;
       if (sealedCheckpoint) {
         out = out.withCheckpoint(openCheckpoint(record.key(), record.checkpoint()));
+      }
+      if (answerHoldsFields(record)) {
+        // the answer's envelope holds the field hashes; a copy a claim left in the store's column is older
+        StoredResponse sealed = record.response();
+        byte[] plain = encryption.open(sealed.body(), answerAndFieldsData(record.key(), sealed.status()));
+        ByteBuffer in = ByteBuffer.wrap(plain);
+        int length = in.remaining() >= 4 ? in.getInt() : -1;
+        if (length < 0 || length > in.remaining()) {
+          throw new DecryptionException(DecryptionException.Reason.MALFORMED, null,
+              "a sealed answer opened, but its content is not a kept answer");
+        }
+        Map<String, String> fields = decodeFields(new String(plain, 4, length, UTF_8));
+        byte[] answer = new byte[plain.length - 4 - length];
+        System.arraycopy(plain, 4 + length, answer, 0, answer.length);
+        return out.withFingerprint(new Fingerprint(record.fingerprint().hash(), fields))
+            .withResponse(decode(sealed.status(), answer));
+      }
+      if (sealedFields != null) {
+        out = out.withFingerprint(new Fingerprint(record.fingerprint().hash(),
+            decodeFields(encryption.openText(sealedFields, fieldsData(record.key())))));
       }
       if (!isSealed(record)) {
         return out;
@@ -311,12 +363,7 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
   }
 
   private Checkpoint sealCheckpoint(RecordKey key, Checkpoint checkpoint) {
-    StringBuilder plain = new StringBuilder();
-    for (Map.Entry<String, String> e : checkpoint.values().entrySet()) {
-      plain.append(e.getKey().length()).append(':').append(e.getKey()).append(e.getValue().length()).append(':')
-          .append(e.getValue());
-    }
-    String sealed = encryption.sealText(plain.toString(), checkpointData(key));
+    String sealed = encryption.sealText(encodePairs(checkpoint.values()), checkpointData(key));
     Map<String, String> chunks = new LinkedHashMap<>();
     for (int i = 0, at = 0; at < sealed.length(); i++, at += CHUNK) {
       chunks.put(SEALED_CHECKPOINT + i, sealed.substring(at, Math.min(sealed.length(), at + CHUNK)));
@@ -346,6 +393,20 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
 
   private Checkpoint openCheckpoint(RecordKey key, Checkpoint sealed) {
     String plain = encryption.openText(sealedCheckpointText(sealed), checkpointData(key));
+    return Checkpoint.of(decodePairs(plain, "a sealed checkpoint opened, but its content is not a checkpoint"));
+  }
+
+  /** Names and values, each as its length in characters, a colon and itself: {@code 4:name3:abc}. */
+  private static String encodePairs(Map<String, String> pairs) {
+    StringBuilder plain = new StringBuilder(pairs.size() * 32);
+    for (Map.Entry<String, String> e : pairs.entrySet()) {
+      plain.append(e.getKey().length()).append(':').append(e.getKey()).append(e.getValue().length()).append(':')
+          .append(e.getValue());
+    }
+    return plain.toString();
+  }
+
+  private static Map<String, String> decodePairs(String plain, String malformed) {
     Map<String, String> values = new LinkedHashMap<>();
     try {
       for (int at = 0; at < plain.length(); ) {
@@ -356,10 +417,9 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
         values.put(name, value);
       }
     } catch (RuntimeException e) {
-      throw new DecryptionException(DecryptionException.Reason.MALFORMED, null,
-          "a sealed checkpoint opened, but its content is not a checkpoint", e);
+      throw new DecryptionException(DecryptionException.Reason.MALFORMED, null, malformed, e);
     }
-    return Checkpoint.of(values);
+    return values;
   }
 
   private static String lengthPrefixed(String text, int at) {
@@ -370,6 +430,41 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
 
   private static String checkpointData(RecordKey key) {
     return new String(associatedData(key, 0), UTF_8) + "\u0000checkpoint";
+  }
+
+  /**
+   * The sealed text of a record's field hashes sealed on their own, or null when they are plaintext, empty, or travel
+   * in the answer's envelope.
+   */
+  static String sealedFieldsText(Map<String, String> fields) {
+    if (fields.size() != 1) {
+      return null;
+    }
+    String text = fields.get(SEALED_FIELDS);
+    return text != null && Encryption.isSealed(text) ? text : null;
+  }
+
+  /** Whether the record's answer envelope also holds its field hashes. */
+  static boolean answerHoldsFields(IdempotencyRecord record) {
+    return isSealed(record) && ANSWER_AND_FIELDS.equals(record.response().header(SEALED_HEADER));
+  }
+
+  private static String fieldsData(RecordKey key) {
+    return new String(associatedData(key, 0), UTF_8) + "\u0000fields";
+  }
+
+  /** The answer's associated data with the format of what it holds, so that a changed header does not open. */
+  private static byte[] answerAndFieldsData(RecordKey key, int status) {
+    return (new String(associatedData(key, status), UTF_8) + "\u0000fields").getBytes(UTF_8);
+  }
+
+  /** Field hashes in name order, as {@link #encodePairs} writes them. */
+  private static String encodeFields(Map<String, String> fields) {
+    return encodePairs(new TreeMap<>(fields));
+  }
+
+  private static Map<String, String> decodeFields(String plain) {
+    return decodePairs(plain, "sealed field hashes opened, but their content is not field hashes");
   }
 
   static byte[] associatedData(RecordKey key, int status) {

@@ -10,7 +10,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Re-seals, under the current key, the kept answers and checkpoints still sealed under an older key, so that the older
+ * Re-seals, under the current key, the kept answers, field hashes and checkpoints still sealed under an older key
+ * (and seals field hashes an earlier version left in the clear next to a sealed answer), so that the older
  * key can leave the keyring before every record sealed under it has expired; optionally it also seals what was written
  * before encryption was turned on. It walks the final and the uncertain records in key order, in bounded batches, and
  * counts the records in progress still under an older key without touching them (they belong to their worker: run it
@@ -86,11 +87,19 @@ public final class RecordReencryption {
     for (IdempotencyRecord record : page) {
       String checkpoint = EncryptedIdempotencyStore.sealedCheckpointText(record.checkpoint());
       boolean answerSealed = EncryptedIdempotencyStore.isSealed(record);
-      boolean isSealed = answerSealed || checkpoint != null;
+      // when the answer's envelope holds the field hashes, that copy is the one read: it alone counts
+      String fields = EncryptedIdempotencyStore.answerHoldsFields(record) ? null
+          : EncryptedIdempotencyStore.sealedFieldsText(record.fingerprint().fieldHashes());
+      boolean isSealed = answerSealed || checkpoint != null || fields != null;
+      boolean plainFields = fields == null && !EncryptedIdempotencyStore.answerHoldsFields(record)
+          && !record.fingerprint().fieldHashes().isEmpty();
       boolean stale;
       try {
         stale = answerSealed && !current.equals(Encryption.keyIdOf(record.response().body()))
             || checkpoint != null && !current.equals(Encryption.keyIdOf(checkpoint))
+            || fields != null && !current.equals(Encryption.keyIdOf(fields))
+            // field hashes in the clear next to what is sealed: written by a version that sealed answers only
+            || isSealed && plainFields
             || !isSealed && sealPlaintext && hasPlaintext(record);
       } catch (DecryptionException e) {
         unreadable++;
@@ -140,6 +149,6 @@ public final class RecordReencryption {
   private boolean hasPlaintext(IdempotencyRecord record) {
     boolean answer = record.response() != null && !record.isExpired(clock.instant())
         && record.response().bodyLength() + record.response().headers().size() > 0;
-    return answer || !record.checkpoint().isEmpty();
+    return answer || !record.checkpoint().isEmpty() || !record.fingerprint().fieldHashes().isEmpty();
   }
 }

@@ -80,7 +80,10 @@ public interface IdempotencyStore {
 
   /**
    * Replaces the record's mutable columns with {@code next}'s, if and only if the stored version is
-   * {@code next.version() - 1}. Returns {@code false} otherwise: another writer got there first (fencing).
+   * {@code next.version() - 1}. Returns {@code false} otherwise: another writer got there first (fencing). The mutable
+   * columns are all but the key, the fingerprint's overall hash and the times set at the first write (creation,
+   * expiry, retention, nonce): the state, the answer, the fingerprint's field hashes (sealed or opened by a decorator),
+   * the recovery point and checkpoint, the lease, the version, the update time and the resume count.
    */
   boolean update(StoreTransaction tx, IdempotencyRecord next);
 

@@ -75,7 +75,8 @@ public final class Sql {
     insert = "INSERT INTO " + table + " (" + COLUMNS + ", purge_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
         + " ?, ?, ?, ?, ?, ?, ?)";
     insertAndCommit = insert + "; COMMIT";
-    update = "UPDATE " + table + " SET state = ?, response_status = ?, response_headers = ?, response_body = ?,"
+    update = "UPDATE " + table + " SET state = ?, field_hashes = ?, response_status = ?, response_headers = ?,"
+        + " response_body = ?,"
         + " recovery_point = ?, checkpoint = ?, lease_owner = ?, locked_until = ?, version = ?, updated_at = ?,"
         + " resume_attempts = ? WHERE " + PK + " AND version = ?";
     updateAndCommit = "WITH u AS (" + update + " RETURNING 1) SELECT CASE WHEN COUNT(*) = 1 THEN 1 ELSE CAST('"

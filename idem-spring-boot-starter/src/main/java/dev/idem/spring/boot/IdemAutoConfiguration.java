@@ -37,11 +37,13 @@ import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -148,11 +150,6 @@ public class IdemAutoConfiguration {
     operations.values().forEach(builder::phased);
     List<AnnotatedRoutes.Entry> routes = AnnotatedRoutes.scan(beans, defaults);
     Map<Operation, OperationPolicy> methods = IdempotentMethods.policies(beans, defaults);
-    if (!methods.isEmpty() && !ClassUtils.isPresent("tools.jackson.databind.ObjectMapper",
-        IdemAutoConfiguration.class.getClassLoader())) {
-      throw new IllegalStateException("@Idempotent bean methods (operations " + methods.keySet() + ") keep their"
-          + " return values through Jackson 3, which is not on the classpath; add spring-boot-starter-jackson");
-    }
     methods.forEach(builder::policy);
     if (!routes.isEmpty() || !operations.isEmpty() || !methods.isEmpty()) {
       checkSchema(store, properties);
@@ -190,6 +187,29 @@ public class IdemAutoConfiguration {
   @ConditionalOnMissingBean
   public IdemOpenApi idemOpenApi(IdemProperties properties) {
     return new IdemOpenApi(properties.getFilter().getMismatchStatus());
+  }
+
+  /**
+   * Without Jackson 3 the advisor of {@code @Idempotent} bean methods is not configured (it keeps return values
+   * through Jackson), so such a method would run as a plain one, every call: the start fails instead, whether the
+   * {@code Idem} is this configuration's or the application's own.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnMissingClass("tools.jackson.databind.ObjectMapper")
+  static class MethodsWithoutJackson {
+    @Bean
+    static SmartInitializingSingleton idemMethodsNeedJackson(ListableBeanFactory beans,
+        ObjectProvider<IdemProperties> properties) {
+      return () -> {
+        Map<Operation, OperationPolicy> methods = IdempotentMethods.policies(beans,
+            defaults(properties.getObject()));
+        if (!methods.isEmpty()) {
+          throw new IllegalStateException("@Idempotent bean methods (operations " + methods.keySet() + ") keep"
+              + " their return values through Jackson 3, which is not on the classpath, so they would run as plain"
+              + " methods; add spring-boot-starter-jackson");
+        }
+      };
+    }
   }
 
   /** The filter and what it plugs in; only in servlet web applications. */

@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import dev.idem.core.Idem;
 import dev.idem.core.PayloadMismatchException;
+import dev.idem.core.memory.InMemoryIdempotencyStore;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
 import java.util.ArrayList;
@@ -24,6 +26,7 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.io.DefaultResourceLoader;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -530,6 +533,49 @@ class MethodStartupErrorsTest {
       assertThat(greeter.greet("a")).isEqualTo("hello a #1");
       assertThat(greeter.greet("a")).isEqualTo("hello a #1");
       assertThat(greeter.greet("b")).isEqualTo("hello b #2");
+    }
+  }
+
+  /** The application's own {@code Idem}: the auto-configured one, and its checks, step aside. */
+  @Configuration
+  static class OwnIdem {
+    @Bean
+    Idem idem() {
+      return Idem.builder().name("own").store(new InMemoryIdempotencyStore("own")).build();
+    }
+  }
+
+  /** Loads every class through the test's loader but Jackson 3's, as an application without it would. */
+  static final class WithoutJackson extends ClassLoader {
+    WithoutJackson() {
+      super(MethodStartupErrorsTest.class.getClassLoader());
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (name.startsWith("tools.jackson.")) {
+        throw new ClassNotFoundException(name);
+      }
+      return super.loadClass(name, resolve);
+    }
+  }
+
+  @Test
+  void beanMethodsWithoutJacksonFailTheStartEvenWithTheApplicationsOwnIdem() {
+    for (List<Class<?>> beans : List.of(List.of(Fine.class), List.of(Fine.class, OwnIdem.class))) {
+      List<Class<?>> sources = new ArrayList<>(List.of(Base.class));
+      sources.addAll(beans);
+      Throwable failure = catchThrowable(() -> {
+        try (ConfigurableApplicationContext ignored = new SpringApplicationBuilder(sources.toArray(Class<?>[]::new))
+            .resourceLoader(new DefaultResourceLoader(new WithoutJackson())).web(WebApplicationType.NONE)
+            .run("--spring.datasource.url=jdbc:h2:mem:startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+                "--idem.store.initialize-schema=true")) {
+          // started: no failure
+        }
+      });
+
+      assertThat(messages(failure)).as("%s", beans).contains("@Idempotent bean methods (operations [",
+          "fine.touch", "Jackson 3, which is not on the classpath", "spring-boot-starter-jackson");
     }
   }
 
