@@ -562,7 +562,7 @@ class MethodStartupErrorsTest {
 
   @Test
   void beanMethodsWithoutJacksonFailTheStartEvenWithTheApplicationsOwnIdem() {
-    for (List<Class<?>> beans : List.of(List.of(Fine.class), List.of(Fine.class, OwnIdem.class))) {
+    for (List<Class<?>> beans : List.<List<Class<?>>>of(List.of(Fine.class), List.of(Fine.class, OwnIdem.class))) {
       List<Class<?>> sources = new ArrayList<>(List.of(Base.class));
       sources.addAll(beans);
       Throwable failure = catchThrowable(() -> {
