@@ -381,6 +381,28 @@ abstract class ConsoleServletContract {
   }
 
   @Test
+  void aRecordWhoseOnlySealedPartIsItsFieldHashesIsMarkedAndNotResolved() throws Exception {
+    RecordKey key = uncertain(sealing, "fields-unreadable",
+        new Fingerprint("a".repeat(64), Map.of("amount", "00000000000000a5")), Checkpoint.empty());
+    IdempotencyRecord stored = store.find(key).orElseThrow();
+    String tag = key.key().value().substring(key.key().value().length() - 12);
+
+    Answer found = send(sealed("/api/records?state=any&key=" + tag));
+    Answer resolve = send(sealed("/api/records/resolve?" + keyQuery(key) + "&version=" + stored.version())
+        .header("X-Idem-Console", "1").POST(HttpRequest.BodyPublishers.ofString(
+            "{\"action\":\"fail\",\"status\":409,\"reason\":\"no key\"}")));
+
+    assertThat(stored.checkpoint().isEmpty()).isTrue();
+    assertThat(stored.fingerprint().fieldHashes()).containsOnlyKeys(EncryptedIdempotencyStore.SEALED_FIELDS);
+    assertThat(found.status()).as(found.toString()).isEqualTo(200);
+    assertThat((List<?>) found.json().get("records")).singleElement()
+        .satisfies(r -> assertThat(map(r)).containsEntry("unreadable", true));
+    assertThat(resolve.status()).as(resolve.toString()).isEqualTo(409);
+    assertThat(resolve.code()).isEqualTo("CONFLICT.record.unreadable");
+    assertThat(store.find(key).orElseThrow().state()).isEqualTo(RecordState.UNCERTAIN);
+  }
+
+  @Test
   void aBodyOverTheLimitIsRefusedOnEveryActionAndChangesNothing() throws Exception {
     RecordKey key = uncertain("big-body");
     long version = store.find(key).orElseThrow().version();
@@ -537,11 +559,16 @@ abstract class ConsoleServletContract {
 
   /** An uncertain record of a key of its own, inserted through {@code into} (which may seal it). */
   private RecordKey uncertain(IdempotencyStore into, String name) throws Exception {
+    return uncertain(into, name, Fingerprint.ofHash("a".repeat(64)), Checkpoint.of(Map.of("payment_id", "pay_1")));
+  }
+
+  private RecordKey uncertain(IdempotencyStore into, String name, Fingerprint fingerprint, Checkpoint checkpoint)
+      throws Exception {
     RecordKey key = RecordKey.of("tenant-a", OPERATION, name + "-" + UUID.randomUUID().toString().replace("-", ""));
     Instant at = Instant.now();
-    IdempotencyRecord record = IdempotencyRecord.claimed(key, Fingerprint.ofHash("a".repeat(64)), "worker-1", at,
+    IdempotencyRecord record = IdempotencyRecord.claimed(key, fingerprint, "worker-1", at,
         Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofDays(1))
-        .withRecoveryPoint("charge", Checkpoint.of(Map.of("payment_id", "pay_1")), at.plusSeconds(30), at)
+        .withRecoveryPoint("charge", checkpoint, at.plusSeconds(30), at)
         .afterFailedResume(OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ZERO, at);
     boolean inserted = into.inTransaction(tx -> into.insert(tx, record));
     assertThat(inserted).isTrue();

@@ -42,7 +42,7 @@ public final class Idem {
     this.name = b.name;
     IdemListener listener = b.listener();
     IdempotencyStore store = b.encryption == null ? b.store
-        : EncryptedIdempotencyStore.wrap(b.store, b.encryption, listener);
+        : EncryptedIdempotencyStore.wrap(b.store, b.encryption, listener, b.sealFieldHashes);
     this.executor = new Executor(b.name, store, b.clock, b.sleeper, listener, b.defaultPolicy,
         Map.copyOf(b.policies), Map.copyOf(b.phased));
   }
@@ -124,6 +124,7 @@ public final class Idem {
     private String name = "default";
     private IdempotencyStore store;
     private Encryption encryption;
+    private boolean sealFieldHashes = true;
     private Clock clock = Clock.systemUTC();
     private Sleeper sleeper = Sleeper.SYSTEM;
     private final List<IdemListener> listeners = new ArrayList<>();
@@ -148,12 +149,22 @@ public final class Idem {
     }
 
     /**
-     * Seals every kept answer (headers and body) under {@code encryption} before it reaches the store, and opens it
-     * on the way back (see {@link EncryptedIdempotencyStore}); {@link Idem#store()} is then the sealing store. Off
+     * Seals every kept answer (headers and body), the fingerprint's per-field hashes and the checkpoints under
+     * {@code encryption} before they reach the store, and opens them on the way back (see {@link EncryptedIdempotencyStore}); {@link Idem#store()} is then the sealing store. Off
      * by default.
      */
     public Builder encryption(Encryption encryption) {
       this.encryption = Objects.requireNonNull(encryption, "encryption");
+      return this;
+    }
+
+    /**
+     * With {@link #encryption}: whether the fingerprints' per-field hashes are sealed too (default true). Turn it off
+     * only during a rolling upgrade from a version that sealed answers but not field hashes, whose nodes cannot open
+     * an answer sealed with them; turn it on again once every node runs this version. Both forms are read either way.
+     */
+    public Builder sealFieldHashes(boolean seal) {
+      this.sealFieldHashes = seal;
       return this;
     }
 

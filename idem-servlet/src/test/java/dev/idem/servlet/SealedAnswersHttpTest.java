@@ -53,7 +53,7 @@ class SealedAnswersHttpTest {
       assertThat(storedFieldHashes(service, key)).as("the field hashes travel sealed with the answer").isNull();
       HttpResponse<String> mismatch = post(service, key, "{\"item\":\"card 4000000000000002\"}");
       assertThat(mismatch.statusCode()).isEqualTo(422);
-      assertThat(mismatch.body()).contains("CONFLICT.idempotency.payload_mismatch", "item");
+      assertThat(mismatch.body()).contains("CONFLICT.idempotency.payload_mismatch", "\"fields\":[\"item\"]");
 
       sealed[sealed.length / 2] ^= 0x10;
       try (Connection c = service.dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(

@@ -179,12 +179,43 @@ public abstract class EncryptedStoreContract {
     StoredResponse asAnswerOnly = StoredResponse.of(201, Map.of(EncryptedIdempotencyStore.SEALED_HEADER,
         List.of("1")), storedC.response().body());
     rewrite(storedC.withLease(null, null, now).withResponse(asAnswerOnly));
+    // the other way: an answer sealed alone, marked as holding field hashes
+    insert(sealed, completed(key("k-fields-d"), 201));
+    IdempotencyRecord storedD = raw.find(key("k-fields-d")).orElseThrow();
+    rewrite(storedD.withLease(null, null, now).withResponse(StoredResponse.of(201,
+        Map.of(EncryptedIdempotencyStore.SEALED_HEADER, List.of("2")), storedD.response().body())));
+    // an answer with its field hashes, moved to another record
+    insert(sealed, completed(key("k-fields-e"), 201).withFingerprint(FIELDS));
+    insert(sealed, completed(key("k-fields-f"), 201).withFingerprint(FIELDS));
+    IdempotencyRecord storedF = raw.find(key("k-fields-f")).orElseThrow();
+    rewrite(storedF.withLease(null, null, now).withResponse(raw.find(key("k-fields-e")).orElseThrow().response()));
 
-    assertThatThrownBy(() -> sealed.find(b.key())).isInstanceOfSatisfying(DecryptionException.class,
-        e -> assertThat(e.reason()).isEqualTo(DecryptionException.Reason.TAMPERED));
-    assertThatThrownBy(() -> sealed.find(key("k-fields-c"))).isInstanceOfSatisfying(DecryptionException.class,
-        e -> assertThat(e.reason()).isEqualTo(DecryptionException.Reason.TAMPERED));
+    for (String k : List.of("k-fields-b", "k-fields-c", "k-fields-d", "k-fields-f")) {
+      assertThatThrownBy(() -> sealed.find(key(k))).as(k).isInstanceOfSatisfying(DecryptionException.class,
+          e -> assertThat(e.reason()).isEqualTo(DecryptionException.Reason.TAMPERED));
+    }
     assertThat(sealed.find(a.key())).contains(a);
+    assertThat(sealed.find(key("k-fields-e")).orElseThrow().fingerprint()).isEqualTo(FIELDS);
+  }
+
+  @Test
+  void withFieldHashSealingOffRecordsKeepTheFormatOfAVersionThatSealedAnswersOnly() throws Exception {
+    EncryptedIdempotencyStore during = EncryptedIdempotencyStore.wrap(raw, Encryption.with(Keyring.generate("k1")),
+        listener, false);
+    IdempotencyRecord record = completed(key("k-rolling"), 201).withFingerprint(FIELDS);
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key("k-rolling-claim"), FIELDS, "worker-1", now,
+        Duration.ofSeconds(30), Duration.ofHours(1));
+
+    insert(during, record);
+    insert(during, claimed);
+
+    IdempotencyRecord stored = raw.find(record.key()).orElseThrow();
+    assertThat(stored.response().headers()).containsEntry(EncryptedIdempotencyStore.SEALED_HEADER, List.of("1"));
+    assertThat(stored.fingerprint()).isEqualTo(FIELDS);
+    assertThat(raw.find(claimed.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
+    assertThat(during.find(record.key())).contains(record);
+    RecordReencryption.Pass pass = RecordReencryption.of(during, Clock.systemUTC()).next(1000);
+    assertThat(pass.resealed() + pass.sealed() + pass.inProgress()).as("nothing for the walk to do").isZero();
   }
 
   @Test
@@ -212,6 +243,48 @@ public abstract class EncryptedStoreContract {
     assertThat(after.fingerprint()).isEqualTo(Fingerprint.ofHash(FIELDS.hash()));
     assertThat(sealed.find(record.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
     assertThat(sealed.find(record.key()).orElseThrow().response()).isEqualTo(record.response());
+  }
+
+  @Test
+  void theWalkSealsThePlaintextFieldHashesOfAnUncertainRecordAndLeavesThoseInProgressToTheirWorker()
+      throws Exception {
+    Keyring k1 = Keyring.generate("k1");
+    EncryptedIdempotencyStore answersOnly = EncryptedIdempotencyStore.wrap(raw, Encryption.with(k1), listener, false);
+    Checkpoint values = Checkpoint.of(Map.of("charge_id", "ch_7"));
+    IdempotencyRecord working = IdempotencyRecord.claimed(key("k-working"), FIELDS, "worker-1", now,
+        Duration.ofMinutes(5), Duration.ofHours(1));
+    insert(answersOnly, working);
+    boolean advanced = answersOnly.inTransaction(tx -> answersOnly.update(tx,
+        working.withRecoveryPoint("charge", values, now.plusSeconds(300), now)));
+    IdempotencyRecord claimed = expiredClaim("k-fields-uncertain").withFingerprint(FIELDS);
+    insert(answersOnly, claimed);
+    IdempotencyRecord atPoint = claimed.withRecoveryPoint("charge", values, now.minusSeconds(30), now.minusSeconds(59));
+    IdempotencyRecord uncertain = atPoint.afterFailedResume(
+        OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ofSeconds(1), now);
+    boolean atPointOk = answersOnly.inTransaction(tx -> answersOnly.update(tx, atPoint));
+    boolean uncertainOk = answersOnly.inTransaction(tx -> answersOnly.update(tx, uncertain));
+    assertThat(advanced && atPointOk && uncertainOk).isTrue();
+    assertThat(raw.find(claimed.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
+
+    RecordReencryption walk = RecordReencryption.of(sealing(k1), Clock.systemUTC());
+    int resealed = 0;
+    int inProgress = 0;
+    RecordReencryption.Pass pass;
+    do {
+      pass = walk.next(200);
+      resealed += pass.resealed();
+      inProgress += pass.inProgress();
+    } while (!pass.done());
+
+    assertThat(resealed).isEqualTo(1);
+    assertThat(inProgress).as("nothing under an older key: the worker seals the field hashes next").isZero();
+    IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
+    assertThat(stored.fingerprint().fieldHashes()).containsOnlyKeys(EncryptedIdempotencyStore.SEALED_FIELDS);
+    IdempotencyRecord opened = sealing(k1).find(claimed.key()).orElseThrow();
+    assertThat(opened.state()).isEqualTo(RecordState.UNCERTAIN);
+    assertThat(opened.fingerprint()).isEqualTo(FIELDS);
+    assertThat(opened.checkpoint()).isEqualTo(values);
+    assertThat(raw.find(working.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
   }
 
   @Test

@@ -200,8 +200,7 @@ public final class RecordRoutes {
 
   /** Whether the record is still sealed: read from underneath because it does not open. */
   private static boolean unreadable(IdempotencyRecord r) {
-    return EncryptedIdempotencyStore.isSealed(r)
-        || r.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + 0) != null;
+    return EncryptedIdempotencyStore.holdsSealedData(r);
   }
 
   /** A record key as the audit's target names it. */

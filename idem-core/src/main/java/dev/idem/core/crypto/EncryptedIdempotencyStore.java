@@ -69,24 +69,45 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
   private final IdempotencyStore store;
   private final Encryption encryption;
   private final IdemListener listener;
+  private final boolean sealFieldHashes;
 
-  private EncryptedIdempotencyStore(IdempotencyStore store, Encryption encryption, IdemListener listener) {
+  private EncryptedIdempotencyStore(IdempotencyStore store, Encryption encryption, IdemListener listener,
+      boolean sealFieldHashes) {
     this.store = Objects.requireNonNull(store, "store");
     this.encryption = Objects.requireNonNull(encryption, "encryption");
     this.listener = Objects.requireNonNull(listener, "listener");
+    this.sealFieldHashes = sealFieldHashes;
   }
 
   /** {@code store} with its answers sealed under {@code encryption}; failures to open are reported to the listener. */
   public static EncryptedIdempotencyStore wrap(IdempotencyStore store, Encryption encryption, IdemListener listener) {
+    return wrap(store, encryption, listener, true);
+  }
+
+  /**
+   * {@link #wrap(IdempotencyStore, Encryption, IdemListener)}, with the field hashes left in the clear when
+   * {@code sealFieldHashes} is false: only while nodes of a version that seals answers but cannot open sealed field
+   * hashes share the store (a rolling upgrade). Both forms are opened either way.
+   */
+  public static EncryptedIdempotencyStore wrap(IdempotencyStore store, Encryption encryption, IdemListener listener,
+      boolean sealFieldHashes) {
     if (store instanceof EncryptedIdempotencyStore) {
       throw new IllegalArgumentException("the store '" + store.name() + "' is already encrypted");
     }
-    return new EncryptedIdempotencyStore(store, encryption, listener);
+    return new EncryptedIdempotencyStore(store, encryption, listener, sealFieldHashes);
   }
 
   /** The store underneath, which holds the sealed answers. */
   public IdempotencyStore unwrap() {
     return store;
+  }
+
+  /**
+   * Whether the fingerprints' field hashes are sealed on the way in (see {@link #wrap(IdempotencyStore, Encryption,
+   * IdemListener, boolean)}).
+   */
+  public boolean sealsFieldHashes() {
+    return sealFieldHashes;
   }
 
   /** The key id new answers are sealed under. */
@@ -100,6 +121,15 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
   }
 
   /**
+   * Whether any part of the record is sealed as the underlying store holds it (its answer, its field hashes, its
+   * checkpoint): what an operator view must open before it can show or change the record.
+   */
+  public static boolean holdsSealedData(IdempotencyRecord record) {
+    return isSealed(record) || isSealed(record.checkpoint())
+        || sealedFieldsText(record.fingerprint().fieldHashes()) != null;
+  }
+
+  /**
    * The record with its answer, its field hashes and its checkpoint values sealed, as the underlying store keeps it;
    * parts that are empty or already sealed stay as they are.
    */
@@ -110,7 +140,7 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
       out = out.withCheckpoint(sealCheckpoint(record.key(), checkpoint));
     }
     Map<String, String> fields = record.fingerprint().fieldHashes();
-    boolean plainFields = !fields.isEmpty() && sealedFieldsText(fields) == null;
+    boolean plainFields = sealFieldHashes && !fields.isEmpty() && sealedFieldsText(fields) == null;
     StoredResponse response = record.response();
     if (response == null || isSealed(record)) {
       if (!plainFields) {
@@ -120,16 +150,12 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
       return out.withFingerprint(new Fingerprint(record.fingerprint().hash(), Map.of(SEALED_FIELDS, sealed)));
     }
     if (!plainFields) {
-      byte[] sealed = encryption.seal(encode(response), associatedData(record.key(), response.status()));
+      byte[] sealed = encryption.seal(encode(null, response), associatedData(record.key(), response.status()));
       return out.withResponse(StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of(ANSWER_ONLY)),
           sealed));
     }
     // one envelope for both: a replay opens one, and the field hashes leave the store's own column
-    byte[] names = encodeFields(fields).getBytes(UTF_8);
-    byte[] answer = encode(response);
-    byte[] plain = ByteBuffer.allocate(4 + names.length + answer.length).putInt(names.length).put(names).put(answer)
-        .array();
-    byte[] sealed = encryption.seal(plain, answerAndFieldsData(record.key(), response.status()));
+    byte[] sealed = encryption.seal(encode(fields, response), answerAndFieldsData(record.key(), response.status()));
     return out.withFingerprint(Fingerprint.ofHash(record.fingerprint().hash())).withResponse(
         StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of(ANSWER_AND_FIELDS)), sealed));
   }
@@ -153,18 +179,11 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
       if (answerHoldsFields(record)) {
         // the answer's envelope holds the field hashes; a copy a claim left in the store's column is older
         StoredResponse sealed = record.response();
-        byte[] plain = encryption.open(sealed.body(), answerAndFieldsData(record.key(), sealed.status()));
-        ByteBuffer in = ByteBuffer.wrap(plain);
-        int length = in.remaining() >= 4 ? in.getInt() : -1;
-        if (length < 0 || length > in.remaining()) {
-          throw new DecryptionException(DecryptionException.Reason.MALFORMED, null,
-              "a sealed answer opened, but its content is not a kept answer");
-        }
-        Map<String, String> fields = decodeFields(new String(plain, 4, length, UTF_8));
-        byte[] answer = new byte[plain.length - 4 - length];
-        System.arraycopy(plain, 4 + length, answer, 0, answer.length);
+        ByteBuffer in = ByteBuffer.wrap(encryption.open(sealed.body(),
+            answerAndFieldsData(record.key(), sealed.status())));
+        Map<String, String> fields = decodeFields(in);
         return out.withFingerprint(new Fingerprint(record.fingerprint().hash(), fields))
-            .withResponse(decode(sealed.status(), answer));
+            .withResponse(decode(sealed.status(), in));
       }
       if (sealedFields != null) {
         out = out.withFingerprint(new Fingerprint(record.fingerprint().hash(),
@@ -175,7 +194,7 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
       }
       StoredResponse sealed = record.response();
       byte[] plain = encryption.open(sealed.body(), associatedData(record.key(), sealed.status()));
-      return out.withResponse(decode(sealed.status(), plain));
+      return out.withResponse(decode(sealed.status(), ByteBuffer.wrap(plain)));
     } catch (DecryptionException e) {
       listener.onRecordUnreadable(store.name(), record.key(), e);
       throw new DecryptionException(e.reason(), e.keyId(), "the kept answer of " + record.key() + " in store '"
@@ -328,7 +347,7 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
           return admin.resolve(key, version, resolution);
         }
         StoredResponse response = resolution.response();
-        byte[] sealed = encryption.seal(encode(response), associatedData(key, response.status()));
+        byte[] sealed = encryption.seal(encode(null, response), associatedData(key, response.status()));
         return admin.resolve(key, version, new Resolution(resolution.action(),
             StoredResponse.of(response.status(), Map.of(SEALED_HEADER, List.of("1")), sealed), resolution.actor(),
             resolution.reason(), resolution.at()));
@@ -375,7 +394,7 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
     return Checkpoint.of(chunks);
   }
 
-  private static boolean isSealed(Checkpoint checkpoint) {
+  static boolean isSealed(Checkpoint checkpoint) {
     return checkpoint.get(SEALED_CHECKPOINT + 0) != null;
   }
 
@@ -467,6 +486,25 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
     return decodePairs(plain, "sealed field hashes opened, but their content is not field hashes");
   }
 
+  /** The field hashes in front of an answer: their count, then each name and hash as {@link #readString} reads. */
+  private static Map<String, String> decodeFields(ByteBuffer in) {
+    try {
+      int count = in.getInt();
+      if (count < 0 || count > in.remaining() / 8) {
+        throw new IllegalArgumentException(count + " field hashes in " + in.remaining() + " bytes");
+      }
+      @SuppressWarnings("unchecked")
+      Map.Entry<String, String>[] entries = new Map.Entry[count];
+      for (int i = 0; i < count; i++) {
+        entries[i] = Map.entry(readString(in), readString(in));
+      }
+      return Map.ofEntries(entries);
+    } catch (RuntimeException e) {
+      throw new DecryptionException(DecryptionException.Reason.MALFORMED, null,
+          "a sealed answer opened, but its content is not a kept answer with field hashes", e);
+    }
+  }
+
   static byte[] associatedData(RecordKey key, int status) {
     String scope = key.scope().value();
     return ("idem.record.v1\u0000" + scope.length() + ':' + scope + '\u0000' + key.operation().name().length() + ':'
@@ -474,10 +512,23 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
         + status).getBytes(UTF_8);
   }
 
-  /** Headers and body in one array: a count, then each name and value as a length and UTF-8 bytes, then the body. */
-  private static byte[] encode(StoredResponse response) {
+  /**
+   * Headers and body in one array: a count, then each name and value as a length and UTF-8 bytes, then the body. With
+   * {@code fields}, their count and each name and hash the same way come first.
+   */
+  private static byte[] encode(Map<String, String> fields, StoredResponse response) {
     List<byte[]> strings = new ArrayList<>();
     int size = 4 + response.bodyLength();
+    if (fields != null) {
+      size += 4;
+      for (Map.Entry<String, String> f : new TreeMap<>(fields).entrySet()) {
+        byte[] name = f.getKey().getBytes(UTF_8);
+        byte[] hash = f.getValue().getBytes(UTF_8);
+        strings.add(name);
+        strings.add(hash);
+        size += 8 + name.length + hash.length;
+      }
+    }
     for (Map.Entry<String, List<String>> h : response.headers().entrySet()) {
       byte[] name = h.getKey().getBytes(UTF_8);
       strings.add(name);
@@ -489,8 +540,14 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
       }
     }
     ByteBuffer out = ByteBuffer.allocate(size);
-    out.putInt(response.headers().size());
     int i = 0;
+    if (fields != null) {
+      out.putInt(fields.size());
+      for (; i < 2 * fields.size(); i++) {
+        out.putInt(strings.get(i).length).put(strings.get(i));
+      }
+    }
+    out.putInt(response.headers().size());
     for (Map.Entry<String, List<String>> h : response.headers().entrySet()) {
       byte[] name = strings.get(i++);
       out.putInt(name.length).put(name).putInt(h.getValue().size());
@@ -503,9 +560,9 @@ public final class EncryptedIdempotencyStore implements IdempotencyStore {
     return out.array();
   }
 
-  private static StoredResponse decode(int status, byte[] plain) {
+  /** The answer {@link #encode} wrote, from where {@code in} stands to its end. */
+  private static StoredResponse decode(int status, ByteBuffer in) {
     try {
-      ByteBuffer in = ByteBuffer.wrap(plain);
       int count = in.getInt();
       Map<String, List<String>> headers = new LinkedHashMap<>();
       for (int i = 0; i < count; i++) {

@@ -91,26 +91,28 @@ public final class RecordReencryption {
       String fields = EncryptedIdempotencyStore.answerHoldsFields(record) ? null
           : EncryptedIdempotencyStore.sealedFieldsText(record.fingerprint().fieldHashes());
       boolean isSealed = answerSealed || checkpoint != null || fields != null;
-      boolean plainFields = fields == null && !EncryptedIdempotencyStore.answerHoldsFields(record)
-          && !record.fingerprint().fieldHashes().isEmpty();
-      boolean stale;
+      boolean plainFields = store.sealsFieldHashes() && fields == null
+          && !EncryptedIdempotencyStore.answerHoldsFields(record) && !record.fingerprint().fieldHashes().isEmpty();
+      boolean staleKey;
       try {
-        stale = answerSealed && !current.equals(Encryption.keyIdOf(record.response().body()))
+        staleKey = answerSealed && !current.equals(Encryption.keyIdOf(record.response().body()))
             || checkpoint != null && !current.equals(Encryption.keyIdOf(checkpoint))
-            || fields != null && !current.equals(Encryption.keyIdOf(fields))
-            // field hashes in the clear next to what is sealed: written by a version that sealed answers only
-            || isSealed && plainFields
-            || !isSealed && sealPlaintext && hasPlaintext(record);
+            || fields != null && !current.equals(Encryption.keyIdOf(fields));
       } catch (DecryptionException e) {
         unreadable++;
         continue;
       }
-      if (!stale) {
+      boolean plaintext = sealPlaintext && (plainFields || hasPlaintext(record, answerSealed, checkpoint != null));
+      // field hashes in the clear next to what is sealed: written by a version that sealed answers only
+      boolean fieldsLeftInClear = isSealed && plainFields;
+      if (!staleKey && !plaintext && !fieldsLeftInClear) {
         continue;
       }
       if (record.state() == RecordState.IN_PROGRESS) {
-        // its worker writes it next; a re-seal here would fence the worker out
-        inProgress++;
+        // its worker writes it next (sealing what is in the clear); a re-seal here would fence the worker out
+        if (staleKey || plaintext) {
+          inProgress++;
+        }
         continue;
       }
       IdempotencyRecord opened;
@@ -146,9 +148,10 @@ public final class RecordReencryption {
     return new Pass(page.size(), resealed, sealed, changed, unreadable, inProgress, stateIndex >= STATES.size());
   }
 
-  private boolean hasPlaintext(IdempotencyRecord record) {
-    boolean answer = record.response() != null && !record.isExpired(clock.instant())
+  /** Whether the answer or the checkpoint, where not sealed, holds something. */
+  private boolean hasPlaintext(IdempotencyRecord record, boolean answerSealed, boolean checkpointSealed) {
+    boolean answer = !answerSealed && record.response() != null && !record.isExpired(clock.instant())
         && record.response().bodyLength() + record.response().headers().size() > 0;
-    return answer || !record.checkpoint().isEmpty() || !record.fingerprint().fieldHashes().isEmpty();
+    return answer || !checkpointSealed && !record.checkpoint().isEmpty();
   }
 }

@@ -141,7 +141,7 @@ public class IdemAutoConfiguration {
     // several Encryption beans and none primary: fail rather than keep answers in plaintext
     Encryption sealing = encryption.getIfAvailable();
     if (sealing != null) {
-      builder.encryption(sealing);
+      builder.encryption(sealing).sealFieldHashes(properties.getEncryption().isSealFieldHashes());
     }
     Map<String, PhasedOperation> operations = phased.orderedStream()
         .collect(Collectors.toMap(p -> p.operation().name(), Function.identity(), (a, b) -> {

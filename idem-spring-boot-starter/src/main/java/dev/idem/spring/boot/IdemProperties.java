@@ -65,6 +65,19 @@ public class IdemProperties {
     private long dataKeyUses = 100_000;
     /** How long a data key serves before a fresh one is drawn (default 10 minutes). */
     private Duration dataKeyLifetime = Duration.ofMinutes(10);
+    /**
+     * Whether the fingerprints' per-field hashes are sealed with the answers (default true). False only during a
+     * rolling upgrade from a version that did not seal them; see {@code Idem.Builder.sealFieldHashes}.
+     */
+    private boolean sealFieldHashes = true;
+
+    public boolean isSealFieldHashes() {
+      return sealFieldHashes;
+    }
+
+    public void setSealFieldHashes(boolean sealFieldHashes) {
+      this.sealFieldHashes = sealFieldHashes;
+    }
 
     public boolean isEnabled() {
       return enabled;
