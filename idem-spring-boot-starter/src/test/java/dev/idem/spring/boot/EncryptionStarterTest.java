@@ -103,6 +103,21 @@ class EncryptionStarterTest {
   }
 
   @Test
+  void fieldHashesAreSealedUnlessARollingUpgradeTurnsItOff() throws Exception {
+    for (boolean seal : new boolean[] {true, false}) {
+      List<String> args = new ArrayList<>(List.of("--idem.encryption.enabled=true",
+          "--idem.encryption.keyring=" + text(KEYS)));
+      if (!seal) {
+        args.add("--idem.encryption.seal-field-hashes=false");
+      }
+      try (ConfigurableApplicationContext context = run(PlainApp.class, args.toArray(String[]::new))) {
+        assertThat(context.getBean(Idem.class).store()).isInstanceOfSatisfying(EncryptedIdempotencyStore.class,
+            store -> assertThat(store.sealsFieldHashes()).isEqualTo(seal));
+      }
+    }
+  }
+
+  @Test
   void aKeyProviderBeanIsUsedWithoutAKeyring() {
     try (ConfigurableApplicationContext context = run(KmsApp.class, "--idem.encryption.enabled=true")) {
       assertThat(context.getBean(Encryption.class).currentKeyId()).isEqualTo("kms-key");
