@@ -29,8 +29,9 @@ import org.springframework.util.backoff.FixedBackOff;
  * Idem's {@code idem-dlt-*} headers (as {@code KafkaInboxConsumer} writes them); seek back to a record handed back
  * ({@link ListenerRetryLaterException}) as often as it comes; seek back, once a second and without end, to a record
  * whose container could not open its transaction ({@link CannotCreateTransactionException}: the database is away, the
- * listener never ran); and treat every other failure as Spring's default does: nine retries, then the record is logged
- * and skipped.
+ * listener never ran); and try every other failure nine more times (a record that cannot be converted or deserialized
+ * not at all, as Spring classifies it), then publish it to the dead-letter topic too, with Spring's
+ * {@code kafka_dlt-exception-*} headers. No record is skipped: one whose publication fails is delivered again.
  */
 final class KafkaDeadLetters {
   private static final System.Logger LOG = System.getLogger(KafkaDeadLetters.class.getName());
@@ -64,12 +65,12 @@ final class KafkaDeadLetters {
     // a failed publication throws: the handler then seeks back and tries the record again
     publisher.setFailIfSendResultIsError(true);
     return (record, e) -> {
-      if (find(e, ListenerGaveUpException.class) != null) {
-        publisher.accept(record, e);
-      } else {
-        LOG.log(System.Logger.Level.ERROR, "retries exhausted for " + record.topic() + "-" + record.partition()
-            + "@" + record.offset() + "; skipping it: " + e);
+      if (find(e, ListenerGaveUpException.class) == null) {
+        // failed before or around the listener (its conversion, a listener without Idem): kept, not skipped
+        LOG.log(System.Logger.Level.ERROR, "giving up on " + record.topic() + "-" + record.partition() + "@"
+            + record.offset() + "; publishing it to " + record.topic() + suffix + ": " + e);
       }
+      publisher.accept(record, e);
     };
   }
 

@@ -1,0 +1,126 @@
+package dev.idem.spring.listener;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.test.Eventually;
+import dev.idem.test.TestPostgres;
+import dev.idem.test.kafka.KafkaBroker;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.messaging.Message;
+
+/**
+ * A record an {@link IdempotentListener} cannot even be called with (its payload does not convert to the method's
+ * type) goes to the dead-letter topic with the starter's error handler, instead of being logged and skipped; the
+ * records after it take effect.
+ */
+class PostgresKafkaUnconvertibleRecordTest {
+  private static final Duration DEADLINE = Duration.ofSeconds(60);
+
+  private final String topic = "amounts-" + UUID.randomUUID().toString().substring(0, 8);
+  private final String tables = "unconv_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+  private ConfigurableApplicationContext context;
+
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
+  static class AmountsApp {
+    @Bean
+    Amounts amounts() {
+      return new Amounts();
+    }
+  }
+
+  /** Takes amounts as numbers: a payload that is not one cannot be converted before the method runs. */
+  public static class Amounts {
+    private final List<String> seen = new CopyOnWriteArrayList<>();
+
+    /** What the method was called with (a method: the bean is a proxy). */
+    public List<String> seen() {
+      return List.copyOf(seen);
+    }
+
+    @KafkaListener(topics = "${amounts.topic}", groupId = "${amounts.topic}")
+    @IdempotentListener(consumer = "amounts")
+    public void on(Message<Long> message) {
+      byte[] id = message.getHeaders().get(KafkaRecords.EVENT_ID_HEADER, byte[].class);
+      seen.add(new String(id, StandardCharsets.UTF_8) + "=" + message.getPayload());
+    }
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    if (context != null) {
+      context.close();
+    }
+    KafkaListenersContract.deleteTopics(topic);
+    PostgresKafkaListenersTest.dropTables(tables);
+  }
+
+  @Test
+  void aRecordThatCannotBeConvertedIsDeadLetteredAndTheNextOnesTakeEffect() throws Exception {
+    KafkaListenersContract.createTopics(topic);
+    List<String> args = new ArrayList<>(List.of("--spring.main.web-application-type=none",
+        "--spring.kafka.bootstrap-servers=" + KafkaBroker.bootstrapServers(),
+        "--spring.kafka.consumer.auto-offset-reset=earliest", "--amounts.topic=" + topic,
+        "--idem.outbox.initialize-schema=true", "--idem.outbox.table=" + tables + "_ob",
+        "--idem.outbox.inbox-table=" + tables + "_ib", "--idem.outbox.purge.enabled=false"));
+    PostgresKafkaListenersTest.postgres().forEach(p -> args.add("--" + p));
+    context = new SpringApplicationBuilder(AmountsApp.class).run(args.toArray(String[]::new));
+    Amounts amounts = context.getBean(Amounts.class);
+
+    try (KafkaProducer<String, String> producer = KafkaListenersContract.producer()) {
+      producer.send(KafkaListenersContract.record(topic, "a-1", "100"));
+      producer.send(KafkaListenersContract.record(topic, "a-2", "one hundred"));
+      producer.send(KafkaListenersContract.record(topic, "a-3", "300"));
+      producer.flush();
+    }
+
+    ConsumerRecord<String, String> dead = Eventually.await("a record on " + topic + ".dlt", DEADLINE,
+        this::firstDeadLetter, found -> found != null);
+    Eventually.await("the records after it", DEADLINE, amounts::seen,
+        seen -> seen.size() >= 2);
+    Eventually.await("the group's offsets committed to the end of " + topic, DEADLINE,
+        () -> KafkaListenersContract.committed(topic, topic), c -> c == KafkaListenersContract.endOffsets(topic));
+
+    assertThat(amounts.seen()).containsExactlyInAnyOrder("a-1=100", "a-3=300");
+    assertThat(dead.value()).isEqualTo("one hundred");
+    assertThat(new String(dead.headers().lastHeader(KafkaRecords.EVENT_ID_HEADER).value(), StandardCharsets.UTF_8))
+        .isEqualTo("a-2");
+    assertThat(dead.headers().lastHeader("kafka_dlt-exception-fqcn")).isNotNull();
+    assertThat(dead.headers().lastHeader("idem-dlt-reason")).as("Idem never saw it").isNull();
+  }
+
+  private ConsumerRecord<String, String> firstDeadLetter() {
+    Map<String, Object> config = new HashMap<>(KafkaBroker.clientConfig());
+    config.put("key.deserializer", StringDeserializer.class.getName());
+    config.put("value.deserializer", StringDeserializer.class.getName());
+    try (KafkaConsumer<String, String> reader = new KafkaConsumer<>(config)) {
+      TopicPartition partition = new TopicPartition(topic + ".dlt", 0);
+      reader.assign(List.of(partition));
+      reader.seekToBeginning(List.of(partition));
+      for (ConsumerRecord<String, String> r : reader.poll(Duration.ofMillis(500))) {
+        return r;
+      }
+      return null;
+    }
+  }
+}
