@@ -196,14 +196,18 @@ public final class Fingerprinter {
     byte[] digest = new byte[32];
     String hash = finish(md, digest);
     int members = writer.memberCount();
-    if (members == 0) {
+    if (members == 0 || members > MAX_FIELD_HASHES) {
       return Fingerprint.ofHash(hash);
     }
     Map.Entry<String, String>[] fields = new Map.Entry[members];
     for (int i = 0; i < members; i++) {
+      String name = w.tape.memberName(writer.memberNameToken(i));
+      if (name.length() > MAX_FIELD_NAME) {
+        return Fingerprint.ofHash(hash);
+      }
       int start = writer.memberValueStart(i);
       md.update(bytes, start, writer.memberValueEnd(i) - start);
-      fields[i] = Map.entry(w.tape.memberName(writer.memberNameToken(i)), finish(md, digest).substring(0, FIELD_HASH_HEX));
+      fields[i] = Map.entry(name, finish(md, digest).substring(0, FIELD_HASH_HEX));
     }
     return new Fingerprint(hash, Map.ofEntries(fields));
   }
@@ -223,6 +227,13 @@ public final class Fingerprinter {
    * differ once the full hash already said the requests differ, and every record stores one per member.
    */
   static final int FIELD_HASH_HEX = 16;
+  /**
+   * The most top-level members a body may have and still get field hashes; a larger one gets none (its mismatch names
+   * no field), so that what a record keeps, and what a mismatch answer lists, stays bounded whatever the body.
+   */
+  public static final int MAX_FIELD_HASHES = 256;
+  /** The longest member name (in UTF-16 units) a body may have and still get field hashes. */
+  public static final int MAX_FIELD_NAME = 256;
 
   private static String hex(byte[] digest) {
     byte[] chars = new byte[digest.length * 2];

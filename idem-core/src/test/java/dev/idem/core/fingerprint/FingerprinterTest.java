@@ -173,6 +173,27 @@ class FingerprinterTest {
   }
 
   @Test
+  void bodiesWithTooManyMembersOrTooLongANameGetNoFieldHashesButStillDiffer() {
+    StringBuilder wide = new StringBuilder("{");
+    for (int i = 0; i < Fingerprinter.MAX_FIELD_HASHES; i++) {
+      wide.append(i == 0 ? "" : ",").append("\"f").append(i).append("\":").append(i);
+    }
+    String atTheLimit = wide + "}";
+    String overTheLimit = wide + ",\"one_more\":1}";
+    String longName = "{\"" + "n".repeat(Fingerprinter.MAX_FIELD_NAME + 1) + "\":1,\"amount\":5}";
+    String nameAtTheLimit = "{\"" + "n".repeat(Fingerprinter.MAX_FIELD_NAME) + "\":1,\"amount\":5}";
+
+    assertThat(whole.fingerprint(OPERATION, utf8(atTheLimit), null).fieldHashes())
+        .hasSize(Fingerprinter.MAX_FIELD_HASHES);
+    assertThat(whole.fingerprint(OPERATION, utf8(overTheLimit), null).fieldHashes()).isEmpty();
+    assertThat(whole.fingerprint(OPERATION, utf8(longName), null).fieldHashes()).isEmpty();
+    assertThat(whole.fingerprint(OPERATION, utf8(nameAtTheLimit), null).fieldHashes()).hasSize(2);
+    assertThat(whole.fingerprint(OPERATION, utf8(overTheLimit), null).hash())
+        .isNotEqualTo(whole.fingerprint(OPERATION, utf8(overTheLimit.replace("\"one_more\":1", "\"one_more\":2")),
+            null).hash());
+  }
+
+  @Test
   void includeKeepsTheStructureOfAncestors() {
     assertThat(canonical(policy().include("/a/b"), "{\"a\": {\"b\": 1, \"c\": 2}, \"d\": 3}")).isEqualTo("{\"a\":{\"b\":1}}");
     assertThat(canonical(policy().include("/items/1/sku"),
