@@ -163,6 +163,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     }
     for (ListenerMethod m : found) {
       checkTransactionManager(m, manager);
+      if (m.broker == ListenerMethod.Broker.KAFKA) {
+        KafkaContainerFactories.check(beans, m);
+      }
       if (m.payloadIsJson() && !JsonWriter.available(beans)) {
         throw new IllegalStateException("@IdempotentListener on " + m.source + " takes no raw message, so its payload"
             + " is its arguments as JSON, which needs Jackson 3 (tools.jackson.core:jackson-databind): add it, or"

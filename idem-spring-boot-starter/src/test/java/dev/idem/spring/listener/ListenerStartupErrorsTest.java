@@ -34,7 +34,10 @@ import org.springframework.core.Ordered;
 import org.springframework.core.io.DefaultResourceLoader;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
+import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -478,6 +481,59 @@ class ListenerStartupErrorsTest {
         .contains("idem.listeners.backoff.initial and .max need 0 <= initial <= max <= 1h, got PT2S and PT1S");
     assertThat(messages(start(Fine.class, "idem.listeners.max-hold=1h")))
         .contains("idem.listeners.max-hold must be 0s to 10m");
+  }
+
+  public static class KafkaPayments {
+    @KafkaListener(topics = "listeners-startup", autoStartup = "false")
+    @IdempotentListener(consumer = "payments")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  public static class NamedFactoryPayments {
+    @KafkaListener(topics = "listeners-startup", autoStartup = "false", containerFactory = "databaseContainers")
+    @IdempotentListener(consumer = "payments")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  /** Containers that run in the database's transaction manager, as the default factory and as a named one. */
+  @Configuration
+  @Import({KafkaPayments.class})
+  static class DatabaseTransactionOnTheDefaultFactory {
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<Object, Object> kafkaListenerContainerFactory(
+        ConsumerFactory<Object, Object> consumers, PlatformTransactionManager transactionManager) {
+      return databaseContainers(consumers, transactionManager);
+    }
+
+    static ConcurrentKafkaListenerContainerFactory<Object, Object> databaseContainers(
+        ConsumerFactory<Object, Object> consumers, PlatformTransactionManager transactionManager) {
+      ConcurrentKafkaListenerContainerFactory<Object, Object> factory = new ConcurrentKafkaListenerContainerFactory<>();
+      factory.setConsumerFactory(consumers);
+      factory.getContainerProperties().setTransactionManager(transactionManager);
+      return factory;
+    }
+  }
+
+  @Configuration
+  @Import({NamedFactoryPayments.class})
+  static class DatabaseTransactionOnANamedFactory {
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<Object, Object> databaseContainers(
+        ConsumerFactory<Object, Object> consumers, PlatformTransactionManager transactionManager) {
+      return DatabaseTransactionOnTheDefaultFactory.databaseContainers(consumers, transactionManager);
+    }
+  }
+
+  @Test
+  void aKafkaContainerFactoryThatRunsInTheDatabasesTransactionManager() {
+    assertThat(messages(start(DatabaseTransactionOnTheDefaultFactory.class)))
+        .contains("@IdempotentListener on " + KafkaPayments.class.getName() + ".on is called by the Kafka container"
+            + " factory 'kafkaListenerContainerFactory', whose containers run in "
+            + JdbcTransactionManager.class.getName() + ", not a Kafka transaction manager")
+        .contains("spring.kafka.producer.transaction-id-prefix");
+    assertThat(messages(start(DatabaseTransactionOnANamedFactory.class)))
+        .contains("is called by the Kafka container factory 'databaseContainers'");
+    assertThat(start(KafkaPayments.class)).as("Spring Boot's own factory").isNull();
   }
 
   @Test
