@@ -214,8 +214,8 @@ public abstract class EncryptedStoreContract {
     assertThat(stored.fingerprint()).isEqualTo(FIELDS);
     assertThat(raw.find(claimed.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
     assertThat(during.find(record.key())).contains(record);
-    RecordReencryption.Pass pass = RecordReencryption.of(during, Clock.systemUTC()).next(1000);
-    assertThat(pass.resealed() + pass.sealed() + pass.inProgress()).as("nothing for the walk to do").isZero();
+    RecordReencryption.Pass walked = walkToTheEnd(RecordReencryption.of(during, Clock.systemUTC()), 1000);
+    assertThat(walked.resealed() + walked.sealed() + walked.inProgress()).as("nothing for the walk to do").isZero();
   }
 
   @Test
@@ -230,15 +230,9 @@ public abstract class EncryptedStoreContract {
     EncryptedIdempotencyStore sealed = sealing(k1);
     assertThat(sealed.find(record.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
 
-    RecordReencryption walk = RecordReencryption.of(sealed, Clock.systemUTC());
-    int resealed = 0;
-    RecordReencryption.Pass pass;
-    do {
-      pass = walk.next(200);
-      resealed += pass.resealed();
-    } while (!pass.done());
+    RecordReencryption.Pass walked = walkToTheEnd(RecordReencryption.of(sealed, Clock.systemUTC()), 200);
 
-    assertThat(resealed).isEqualTo(1);
+    assertThat(walked.resealed()).isEqualTo(1);
     IdempotencyRecord after = raw.find(record.key()).orElseThrow();
     assertThat(after.fingerprint()).isEqualTo(Fingerprint.ofHash(FIELDS.hash()));
     assertThat(sealed.find(record.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
@@ -266,18 +260,10 @@ public abstract class EncryptedStoreContract {
     assertThat(advanced && atPointOk && uncertainOk).isTrue();
     assertThat(raw.find(claimed.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
 
-    RecordReencryption walk = RecordReencryption.of(sealing(k1), Clock.systemUTC());
-    int resealed = 0;
-    int inProgress = 0;
-    RecordReencryption.Pass pass;
-    do {
-      pass = walk.next(200);
-      resealed += pass.resealed();
-      inProgress += pass.inProgress();
-    } while (!pass.done());
+    RecordReencryption.Pass walked = walkToTheEnd(RecordReencryption.of(sealing(k1), Clock.systemUTC()), 200);
 
-    assertThat(resealed).isEqualTo(1);
-    assertThat(inProgress).as("nothing under an older key: the worker seals the field hashes next").isZero();
+    assertThat(walked.resealed()).isEqualTo(1);
+    assertThat(walked.inProgress()).as("nothing under an older key: the worker seals the field hashes next").isZero();
     IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
     assertThat(stored.fingerprint().fieldHashes()).containsOnlyKeys(EncryptedIdempotencyStore.SEALED_FIELDS);
     IdempotencyRecord opened = sealing(k1).find(claimed.key()).orElseThrow();
@@ -492,13 +478,7 @@ public abstract class EncryptedStoreContract {
       }));
     }
     assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
-    RecordReencryption walk = RecordReencryption.of(after, Clock.systemUTC());
-    int resealed = 0;
-    RecordReencryption.Pass pass;
-    do {
-      pass = walk.next(25);
-      resealed += pass.resealed();
-    } while (!pass.done());
+    int resealed = walkToTheEnd(RecordReencryption.of(after, Clock.systemUTC()), 25).resealed();
     walking.set(false);
     for (Future<?> writer : writers) {
       writer.get(60, TimeUnit.SECONDS);
@@ -535,11 +515,7 @@ public abstract class EncryptedStoreContract {
     assertThat(advancedOk && uncertainOk).isTrue();
     Keyring k2 = k1.withNewKey("k2");
 
-    RecordReencryption walk = RecordReencryption.of(sealing(k2), Clock.systemUTC());
-    RecordReencryption.Pass pass;
-    do {
-      pass = walk.next(500);
-    } while (!pass.done());
+    walkToTheEnd(RecordReencryption.of(sealing(k2), Clock.systemUTC()), 500);
 
     IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
     assertThat(stored.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + 1)).isNotNull();
@@ -560,11 +536,7 @@ public abstract class EncryptedStoreContract {
     EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
 
     assertThat(sealed.find(plain.key())).contains(plain);
-    RecordReencryption.Pass pass;
-    RecordReencryption walk = RecordReencryption.of(sealed, Clock.systemUTC()).sealPlaintext(true);
-    do {
-      pass = walk.next(200);
-    } while (!pass.done());
+    walkToTheEnd(RecordReencryption.of(sealed, Clock.systemUTC()).sealPlaintext(true), 200);
 
     IdempotencyRecord stored = raw.find(plain.key()).orElseThrow();
     assertThat(EncryptedIdempotencyStore.isSealed(stored)).isTrue();
@@ -598,6 +570,27 @@ public abstract class EncryptedStoreContract {
     assertThat(new String(stored.response().body(), UTF_8)).doesNotContain("4242424242424242");
     assertThat(sealed.find(key).orElseThrow().response()).isEqualTo(answer);
     assertThat(sealed.admin().history(key)).containsExactly(entry.get());
+  }
+
+  /** Runs the walk in batches of {@code batch} to its end; what all its passes did, summed. */
+  private static RecordReencryption.Pass walkToTheEnd(RecordReencryption walk, int batch) {
+    int scanned = 0;
+    int resealed = 0;
+    int sealed = 0;
+    int changed = 0;
+    int unreadable = 0;
+    int inProgress = 0;
+    RecordReencryption.Pass pass;
+    do {
+      pass = walk.next(batch);
+      scanned += pass.scanned();
+      resealed += pass.resealed();
+      sealed += pass.sealed();
+      changed += pass.changed();
+      unreadable += pass.unreadable();
+      inProgress += pass.inProgress();
+    } while (!pass.done());
+    return new RecordReencryption.Pass(scanned, resealed, sealed, changed, unreadable, inProgress, true);
   }
 
   private EncryptedIdempotencyStore sealing(Keyring keyring) {
