@@ -229,11 +229,11 @@ public final class Fingerprinter {
   static final int FIELD_HASH_HEX = 16;
   /**
    * The most top-level members a body may have and still get field hashes; a larger one gets none (its mismatch names
-   * no field), so that what a record keeps, and what a mismatch answer lists, stays bounded whatever the body.
+   * no field). The executor keeps no more in a record, so hashing more would be work for nothing.
    */
-  public static final int MAX_FIELD_HASHES = 256;
+  public static final int MAX_FIELD_HASHES = 64;
   /** The longest member name (in UTF-16 units) a body may have and still get field hashes. */
-  public static final int MAX_FIELD_NAME = 256;
+  public static final int MAX_FIELD_NAME = 128;
 
   private static String hex(byte[] digest) {
     byte[] chars = new byte[digest.length * 2];

@@ -694,9 +694,12 @@ public final class Executor {
 
   // ---------------------------------------------------------------- helpers
 
-  /** The most field hashes a record keeps, and the longest member name: beyond, only the overall hash is kept. */
-  static final int MAX_FIELD_HASHES = 64;
-  static final int MAX_FIELD_NAME = 128;
+  /**
+   * The most field hashes a record keeps, and the longest member name: beyond, only the overall hash is kept. The
+   * {@link Fingerprinter} computes no more; a fingerprint made otherwise is cut here.
+   */
+  static final int MAX_FIELD_HASHES = Fingerprinter.MAX_FIELD_HASHES;
+  static final int MAX_FIELD_NAME = Fingerprinter.MAX_FIELD_NAME;
 
   /**
    * What a record stores of a fingerprint: the field hashes only when they are few and short, so that a hostile

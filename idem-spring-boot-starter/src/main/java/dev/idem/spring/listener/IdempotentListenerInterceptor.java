@@ -164,7 +164,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     for (ListenerMethod m : found) {
       checkTransactionManager(m, manager);
       if (m.broker == ListenerMethod.Broker.KAFKA) {
-        KafkaContainerFactories.check(beans, m);
+        KafkaContainerFactories.check(beans, m, dataSource);
       }
       if (m.payloadIsJson() && !JsonWriter.available(beans)) {
         throw new IllegalStateException("@IdempotentListener on " + m.source + " takes no raw message, so its payload"

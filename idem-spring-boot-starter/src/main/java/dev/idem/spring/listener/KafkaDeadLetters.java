@@ -31,7 +31,9 @@ import org.springframework.util.backoff.FixedBackOff;
  * whose container could not open its transaction ({@link CannotCreateTransactionException}: the database is away, the
  * listener never ran); and try every other failure nine more times (a record that cannot be converted or deserialized
  * not at all, as Spring classifies it), then publish it to the dead-letter topic too, with Spring's
- * {@code kafka_dlt-exception-*} headers. No record is skipped: one whose publication fails is delivered again.
+ * {@code kafka_dlt-exception-*} headers. A record given up on whose publication fails is delivered again; any other
+ * is then logged and skipped, as Spring's default handler does, so that a record Idem never saw cannot stop its
+ * partition for good.
  */
 final class KafkaDeadLetters {
   private static final System.Logger LOG = System.getLogger(KafkaDeadLetters.class.getName());
@@ -65,12 +67,22 @@ final class KafkaDeadLetters {
     // a failed publication throws: the handler then seeks back and tries the record again
     publisher.setFailIfSendResultIsError(true);
     return (record, e) -> {
-      if (find(e, ListenerGaveUpException.class) == null) {
-        // failed before or around the listener (its conversion, a listener without Idem): kept, not skipped
-        LOG.log(System.Logger.Level.ERROR, "giving up on " + record.topic() + "-" + record.partition() + "@"
-            + record.offset() + "; publishing it to " + record.topic() + suffix + ": " + e);
+      if (find(e, ListenerGaveUpException.class) != null) {
+        publisher.accept(record, e); // a failure to publish delivers the record again
+        return;
       }
-      publisher.accept(record, e);
+      // failed before or around the listener (its conversion, a listener without Idem): kept if it can be
+      String where = record.topic() + "-" + record.partition() + "@" + record.offset();
+      LOG.log(System.Logger.Level.ERROR, "giving up on " + where + "; publishing it to " + record.topic() + suffix
+          + ": " + e);
+      try {
+        publisher.accept(record, e);
+      } catch (RuntimeException failed) {
+        // a record Idem never saw must not stop its partition for good (a value the template cannot write, a
+        // dead-letter topic that is missing): skipped, as Spring's default handler does
+        LOG.log(System.Logger.Level.ERROR, "could not publish " + where + " to " + record.topic() + suffix
+            + "; skipping it: " + failed);
+      }
     };
   }
 

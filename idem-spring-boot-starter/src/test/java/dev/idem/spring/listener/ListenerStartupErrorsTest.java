@@ -490,7 +490,8 @@ class ListenerStartupErrorsTest {
   }
 
   public static class NamedFactoryPayments {
-    @KafkaListener(topics = "listeners-startup", autoStartup = "false", containerFactory = "databaseContainers")
+    @KafkaListener(topics = "listeners-startup", autoStartup = "false",
+        containerFactory = "${listeners.factory:databaseContainers}")
     @IdempotentListener(consumer = "payments")
     public void on(ConsumerRecord<String, String> record) {}
   }
@@ -524,16 +525,29 @@ class ListenerStartupErrorsTest {
     }
   }
 
+  /** Containers that run in the transactions of a data source that is not the inbox's. */
+  @Configuration
+  @Import({KafkaPayments.class})
+  static class OtherDataSourceOnTheDefaultFactory {
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<Object, Object> kafkaListenerContainerFactory(
+        ConsumerFactory<Object, Object> consumers) {
+      return DatabaseTransactionOnTheDefaultFactory.databaseContainers(consumers, new DataSourceTransactionManager(
+          new DriverManagerDataSource("jdbc:h2:mem:elsewhere-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1")));
+    }
+  }
+
   @Test
   void aKafkaContainerFactoryThatRunsInTheDatabasesTransactionManager() {
     assertThat(messages(start(DatabaseTransactionOnTheDefaultFactory.class)))
         .contains("@IdempotentListener on " + KafkaPayments.class.getName() + ".on is called by the Kafka container"
             + " factory 'kafkaListenerContainerFactory', whose containers run in "
-            + JdbcTransactionManager.class.getName() + ", not a Kafka transaction manager")
+            + JdbcTransactionManager.class.getName() + ", a transaction manager of the inbox's DataSource")
         .contains("spring.kafka.producer.transaction-id-prefix");
     assertThat(messages(start(DatabaseTransactionOnANamedFactory.class)))
         .contains("is called by the Kafka container factory 'databaseContainers'");
     assertThat(start(KafkaPayments.class)).as("Spring Boot's own factory").isNull();
+    assertThat(start(OtherDataSourceOnTheDefaultFactory.class)).as("another data source's transactions").isNull();
   }
 
   @Test

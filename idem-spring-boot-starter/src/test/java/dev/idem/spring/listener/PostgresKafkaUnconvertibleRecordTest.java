@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.test.Eventually;
 import dev.idem.test.TestPostgres;
 import dev.idem.test.kafka.KafkaBroker;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,8 +17,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
@@ -26,12 +32,13 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
 import org.springframework.messaging.Message;
 
 /**
  * A record an {@link IdempotentListener} cannot even be called with (its payload does not convert to the method's
  * type) goes to the dead-letter topic with the starter's error handler, instead of being logged and skipped; the
- * records after it take effect.
+ * records after it take effect. One whose dead letter cannot be written is skipped, and stops nothing.
  */
 class PostgresKafkaUnconvertibleRecordTest {
   private static final Duration DEADLINE = Duration.ofSeconds(60);
@@ -77,15 +84,7 @@ class PostgresKafkaUnconvertibleRecordTest {
 
   @Test
   void aRecordThatCannotBeConvertedIsDeadLetteredAndTheNextOnesTakeEffect() throws Exception {
-    KafkaListenersContract.createTopics(topic);
-    List<String> args = new ArrayList<>(List.of("--spring.main.web-application-type=none",
-        "--spring.kafka.bootstrap-servers=" + KafkaBroker.bootstrapServers(),
-        "--spring.kafka.consumer.auto-offset-reset=earliest", "--amounts.topic=" + topic,
-        "--idem.outbox.initialize-schema=true", "--idem.outbox.table=" + tables + "_ob",
-        "--idem.outbox.inbox-table=" + tables + "_ib", "--idem.outbox.purge.enabled=false"));
-    PostgresKafkaListenersTest.postgres().forEach(p -> args.add("--" + p));
-    context = new SpringApplicationBuilder(AmountsApp.class).run(args.toArray(String[]::new));
-    Amounts amounts = context.getBean(Amounts.class);
+    Amounts amounts = start();
 
     try (KafkaProducer<String, String> producer = KafkaListenersContract.producer()) {
       producer.send(KafkaListenersContract.record(topic, "a-1", "100"));
@@ -96,10 +95,7 @@ class PostgresKafkaUnconvertibleRecordTest {
 
     ConsumerRecord<String, String> dead = Eventually.await("a record on " + topic + ".dlt", DEADLINE,
         this::firstDeadLetter, found -> found != null);
-    Eventually.await("the records after it", DEADLINE, amounts::seen,
-        seen -> seen.size() >= 2);
-    Eventually.await("the group's offsets committed to the end of " + topic, DEADLINE,
-        () -> KafkaListenersContract.committed(topic, topic), c -> c == KafkaListenersContract.endOffsets(topic));
+    awaitAllConsumed(amounts);
 
     assertThat(amounts.seen()).containsExactlyInAnyOrder("a-1=100", "a-3=300");
     assertThat(dead.value()).isEqualTo("one hundred");
@@ -107,6 +103,60 @@ class PostgresKafkaUnconvertibleRecordTest {
         .isEqualTo("a-2");
     assertThat(dead.headers().lastHeader("kafka_dlt-exception-fqcn")).isNotNull();
     assertThat(dead.headers().lastHeader("idem-dlt-reason")).as("Idem never saw it").isNull();
+  }
+
+  /**
+   * A value that failed deserialization is dead-lettered as its raw bytes, which Spring Boot's default template (a
+   * {@code StringSerializer}) cannot write: the record is then skipped, as Spring's own handler does, rather than
+   * delivered again for good, which would stop the partition.
+   */
+  @Test
+  void aRecordWhoseDeadLetterCannotBeWrittenIsSkippedAndDoesNotStopThePartition() throws Exception {
+    Amounts amounts = start("spring.kafka.consumer.value-deserializer=" + ErrorHandlingDeserializer.class.getName(),
+        "spring.kafka.consumer.properties.spring.deserializer.value.delegate.class="
+            + LongDeserializer.class.getName());
+
+    Map<String, Object> config = new HashMap<>(KafkaBroker.clientConfig());
+    config.put("key.serializer", StringSerializer.class.getName());
+    config.put("value.serializer", ByteArraySerializer.class.getName());
+    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
+      producer.send(raw("a-1", ByteBuffer.allocate(8).putLong(100).array()));
+      producer.send(raw("a-2", "abc".getBytes(StandardCharsets.UTF_8)));
+      producer.send(raw("a-3", ByteBuffer.allocate(8).putLong(300).array()));
+      producer.flush();
+    }
+
+    awaitAllConsumed(amounts);
+
+    assertThat(amounts.seen()).containsExactlyInAnyOrder("a-1=100", "a-3=300");
+    assertThat(firstDeadLetter()).as("the template could not write it").isNull();
+  }
+
+  private ProducerRecord<String, byte[]> raw(String id, byte[] value) {
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(KafkaRecords.EVENT_ID_HEADER, id.getBytes(StandardCharsets.UTF_8));
+    return new ProducerRecord<>(topic, null, id, value, headers);
+  }
+
+  private Amounts start(String... properties) {
+    KafkaListenersContract.createTopics(topic);
+    List<String> args = new ArrayList<>(List.of("--spring.main.web-application-type=none",
+        "--spring.kafka.bootstrap-servers=" + KafkaBroker.bootstrapServers(),
+        "--spring.kafka.consumer.auto-offset-reset=earliest", "--amounts.topic=" + topic,
+        "--idem.outbox.initialize-schema=true", "--idem.outbox.table=" + tables + "_ob",
+        "--idem.outbox.inbox-table=" + tables + "_ib", "--idem.outbox.purge.enabled=false"));
+    PostgresKafkaListenersTest.postgres().forEach(p -> args.add("--" + p));
+    for (String p : properties) {
+      args.add("--" + p);
+    }
+    context = new SpringApplicationBuilder(AmountsApp.class).run(args.toArray(String[]::new));
+    return context.getBean(Amounts.class);
+  }
+
+  private void awaitAllConsumed(Amounts amounts) {
+    Eventually.await("the records after it", DEADLINE, amounts::seen, seen -> seen.size() >= 2);
+    Eventually.await("the group's offsets committed to the end of " + topic, DEADLINE,
+        () -> KafkaListenersContract.committed(topic, topic), c -> c == KafkaListenersContract.endOffsets(topic));
   }
 
   private ConsumerRecord<String, String> firstDeadLetter() {
