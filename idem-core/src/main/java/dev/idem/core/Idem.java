@@ -150,8 +150,8 @@ public final class Idem {
 
     /**
      * Seals every kept answer (headers and body), the fingerprint's per-field hashes and the checkpoints under
-     * {@code encryption} before they reach the store, and opens them on the way back (see {@link EncryptedIdempotencyStore}); {@link Idem#store()} is then the sealing store. Off
-     * by default.
+     * {@code encryption} before they reach the store, and opens them on the way back (see
+     * {@link EncryptedIdempotencyStore}); {@link Idem#store()} is then the sealing store. Off by default.
      */
     public Builder encryption(Encryption encryption) {
       this.encryption = Objects.requireNonNull(encryption, "encryption");

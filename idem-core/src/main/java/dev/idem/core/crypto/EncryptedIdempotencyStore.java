@@ -33,8 +33,8 @@ import java.util.TreeMap;
  * An {@link IdempotencyStore} that keeps the answers of another one sealed: the status stays readable (purge and the
  * operator views use it), while the headers and the body are sealed together under {@link Encryption}, bound to the
  * record's scope, operation, key and status. The values phases record in a checkpoint (request data, the outside
- * system's ids) are sealed too, bound to the record. A sealed answer moved to another record, or given another status, does
- * not open. The per-field hashes of the fingerprint are sealed too: a hash of one field's value can be reversed by
+ * system's ids) are sealed too, bound to the record. A sealed answer moved to another record, or given another status,
+ * does not open. The per-field hashes of the fingerprint are sealed too: a hash of one field's value can be reversed by
  * hashing the likely values (amounts, currencies, account numbers), so they travel inside the answer's envelope when
  * the record has an answer, and in an envelope of their own (bound to the record) when it has none yet. The overall
  * fingerprint stays a plain hash, readable by the store's queries and by {@code idem fingerprint}. Records read back
