@@ -163,23 +163,14 @@ final class KeysCommand implements Command {
           .table(options.getOrDefault("--table", "idem_record")).build();
       EncryptedIdempotencyStore sealed = EncryptedIdempotencyStore.wrap(store, Encryption.with(keyring),
           IdemListener.NOOP);
-      RecordReencryption walk = RecordReencryption.of(sealed, Clock.systemUTC()).sealPlaintext(sealPlaintext);
-      long scanned = 0;
-      long resealed = 0;
-      long sealedNow = 0;
-      long changed = 0;
-      long unreadable = 0;
-      long inProgress = 0;
-      RecordReencryption.Pass pass;
-      do {
-        pass = walk.next(batch);
-        scanned += pass.scanned();
-        resealed += pass.resealed();
-        sealedNow += pass.sealed();
-        changed += pass.changed();
-        unreadable += pass.unreadable();
-        inProgress += pass.inProgress();
-      } while (!pass.done());
+      RecordReencryption.Pass all = RecordReencryption.of(sealed, Clock.systemUTC()).sealPlaintext(sealPlaintext)
+          .toTheEnd(batch);
+      int scanned = all.scanned();
+      int resealed = all.resealed();
+      int sealedNow = all.sealed();
+      int changed = all.changed();
+      int unreadable = all.unreadable();
+      int inProgress = all.inProgress();
       out.printf("reseal under '%s': %d records read, %d re-sealed, %d sealed for the first time, %d changed"
           + " meanwhile, %d unreadable, %d in progress under an older key%n", keyring.currentKeyId(), scanned,
           resealed, sealedNow, changed, unreadable, inProgress);

@@ -214,7 +214,7 @@ public abstract class EncryptedStoreContract {
     assertThat(stored.fingerprint()).isEqualTo(FIELDS);
     assertThat(raw.find(claimed.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
     assertThat(during.find(record.key())).contains(record);
-    RecordReencryption.Pass walked = walkToTheEnd(RecordReencryption.of(during, Clock.systemUTC()), 1000);
+    RecordReencryption.Pass walked = RecordReencryption.of(during, Clock.systemUTC()).toTheEnd(1000);
     assertThat(walked.resealed() + walked.sealed() + walked.inProgress()).as("nothing for the walk to do").isZero();
   }
 
@@ -230,7 +230,7 @@ public abstract class EncryptedStoreContract {
     EncryptedIdempotencyStore sealed = sealing(k1);
     assertThat(sealed.find(record.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
 
-    RecordReencryption.Pass walked = walkToTheEnd(RecordReencryption.of(sealed, Clock.systemUTC()), 200);
+    RecordReencryption.Pass walked = RecordReencryption.of(sealed, Clock.systemUTC()).toTheEnd(200);
 
     assertThat(walked.resealed()).isEqualTo(1);
     IdempotencyRecord after = raw.find(record.key()).orElseThrow();
@@ -260,7 +260,7 @@ public abstract class EncryptedStoreContract {
     assertThat(advanced && atPointOk && uncertainOk).isTrue();
     assertThat(raw.find(claimed.key()).orElseThrow().fingerprint()).isEqualTo(FIELDS);
 
-    RecordReencryption.Pass walked = walkToTheEnd(RecordReencryption.of(sealing(k1), Clock.systemUTC()), 200);
+    RecordReencryption.Pass walked = RecordReencryption.of(sealing(k1), Clock.systemUTC()).toTheEnd(200);
 
     assertThat(walked.resealed()).isEqualTo(1);
     assertThat(walked.inProgress()).as("nothing under an older key: the worker seals the field hashes next").isZero();
@@ -478,7 +478,7 @@ public abstract class EncryptedStoreContract {
       }));
     }
     assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
-    int resealed = walkToTheEnd(RecordReencryption.of(after, Clock.systemUTC()), 25).resealed();
+    int resealed = RecordReencryption.of(after, Clock.systemUTC()).toTheEnd(25).resealed();
     walking.set(false);
     for (Future<?> writer : writers) {
       writer.get(60, TimeUnit.SECONDS);
@@ -515,7 +515,7 @@ public abstract class EncryptedStoreContract {
     assertThat(advancedOk && uncertainOk).isTrue();
     Keyring k2 = k1.withNewKey("k2");
 
-    walkToTheEnd(RecordReencryption.of(sealing(k2), Clock.systemUTC()), 500);
+    RecordReencryption.of(sealing(k2), Clock.systemUTC()).toTheEnd(500);
 
     IdempotencyRecord stored = raw.find(claimed.key()).orElseThrow();
     assertThat(stored.checkpoint().get(EncryptedIdempotencyStore.SEALED_CHECKPOINT + 1)).isNotNull();
@@ -536,7 +536,7 @@ public abstract class EncryptedStoreContract {
     EncryptedIdempotencyStore sealed = sealing(Keyring.generate("k1"));
 
     assertThat(sealed.find(plain.key())).contains(plain);
-    walkToTheEnd(RecordReencryption.of(sealed, Clock.systemUTC()).sealPlaintext(true), 200);
+    RecordReencryption.of(sealed, Clock.systemUTC()).sealPlaintext(true).toTheEnd(200);
 
     IdempotencyRecord stored = raw.find(plain.key()).orElseThrow();
     assertThat(EncryptedIdempotencyStore.isSealed(stored)).isTrue();
@@ -570,27 +570,6 @@ public abstract class EncryptedStoreContract {
     assertThat(new String(stored.response().body(), UTF_8)).doesNotContain("4242424242424242");
     assertThat(sealed.find(key).orElseThrow().response()).isEqualTo(answer);
     assertThat(sealed.admin().history(key)).containsExactly(entry.get());
-  }
-
-  /** Runs the walk in batches of {@code batch} to its end; what all its passes did, summed. */
-  private static RecordReencryption.Pass walkToTheEnd(RecordReencryption walk, int batch) {
-    int scanned = 0;
-    int resealed = 0;
-    int sealed = 0;
-    int changed = 0;
-    int unreadable = 0;
-    int inProgress = 0;
-    RecordReencryption.Pass pass;
-    do {
-      pass = walk.next(batch);
-      scanned += pass.scanned();
-      resealed += pass.resealed();
-      sealed += pass.sealed();
-      changed += pass.changed();
-      unreadable += pass.unreadable();
-      inProgress += pass.inProgress();
-    } while (!pass.done());
-    return new RecordReencryption.Pass(scanned, resealed, sealed, changed, unreadable, inProgress, true);
   }
 
   private EncryptedIdempotencyStore sealing(Keyring keyring) {

@@ -25,6 +25,7 @@ import java.util.Objects;
  * do {
  *   pass = walk.next(500);
  * } while (!pass.done());
+ * // or: RecordReencryption.Pass all = walk.toTheEnd(500);
  * }</pre>
  */
 public final class RecordReencryption {
@@ -61,6 +62,30 @@ public final class RecordReencryption {
           + " encryption(...) and pass idem.store()");
     }
     return new RecordReencryption((EncryptedIdempotencyStore) store, clock);
+  }
+
+  /**
+   * Runs the rest of the walk in batches of {@code limit} (each as {@link #next} runs it) and returns what they did,
+   * summed, with {@code done} true.
+   */
+  public Pass toTheEnd(int limit) {
+    int scanned = 0;
+    int resealed = 0;
+    int sealed = 0;
+    int changed = 0;
+    int unreadable = 0;
+    int inProgress = 0;
+    Pass pass;
+    do {
+      pass = next(limit);
+      scanned += pass.scanned();
+      resealed += pass.resealed();
+      sealed += pass.sealed();
+      changed += pass.changed();
+      unreadable += pass.unreadable();
+      inProgress += pass.inProgress();
+    } while (!pass.done());
+    return new Pass(scanned, resealed, sealed, changed, unreadable, inProgress, true);
   }
 
   /** Also seals answers kept in plaintext, written before encryption was turned on (default: only re-seals). */
