@@ -165,15 +165,12 @@ final class KeysCommand implements Command {
           IdemListener.NOOP);
       RecordReencryption.Pass all = RecordReencryption.of(sealed, Clock.systemUTC()).sealPlaintext(sealPlaintext)
           .toTheEnd(batch);
-      int scanned = all.scanned();
-      int resealed = all.resealed();
-      int sealedNow = all.sealed();
       int changed = all.changed();
       int unreadable = all.unreadable();
       int inProgress = all.inProgress();
       out.printf("reseal under '%s': %d records read, %d re-sealed, %d sealed for the first time, %d changed"
-          + " meanwhile, %d unreadable, %d in progress under an older key%n", keyring.currentKeyId(), scanned,
-          resealed, sealedNow, changed, unreadable, inProgress);
+          + " meanwhile, %d unreadable, %d in progress under an older key%n", keyring.currentKeyId(), all.scanned(),
+          all.resealed(), all.sealed(), changed, unreadable, inProgress);
       if (unreadable > 0) {
         err.println("idem keys: " + unreadable + " records could not be opened with this keyring (a key missing from"
             + " it, or tampered records); they were left as they are");

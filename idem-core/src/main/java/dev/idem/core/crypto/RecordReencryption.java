@@ -113,11 +113,12 @@ public final class RecordReencryption {
       String checkpoint = EncryptedIdempotencyStore.sealedCheckpointText(record.checkpoint());
       boolean answerSealed = EncryptedIdempotencyStore.isSealed(record);
       // when the answer's envelope holds the field hashes, that copy is the one read: it alone counts
-      String fields = EncryptedIdempotencyStore.answerHoldsFields(record) ? null
+      boolean fieldsInAnswer = EncryptedIdempotencyStore.answerHoldsFields(record);
+      String fields = fieldsInAnswer ? null
           : EncryptedIdempotencyStore.sealedFieldsText(record.fingerprint().fieldHashes());
       boolean isSealed = answerSealed || checkpoint != null || fields != null;
-      boolean plainFields = store.sealsFieldHashes() && fields == null
-          && !EncryptedIdempotencyStore.answerHoldsFields(record) && !record.fingerprint().fieldHashes().isEmpty();
+      boolean plainFields = store.sealsFieldHashes() && !fieldsInAnswer && fields == null
+          && !record.fingerprint().fieldHashes().isEmpty();
       boolean staleKey;
       try {
         staleKey = answerSealed && !current.equals(Encryption.keyIdOf(record.response().body()))

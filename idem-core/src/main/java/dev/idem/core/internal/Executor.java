@@ -695,23 +695,18 @@ public final class Executor {
   // ---------------------------------------------------------------- helpers
 
   /**
-   * The most field hashes a record keeps, and the longest member name: beyond, only the overall hash is kept. The
-   * {@link Fingerprinter} computes no more; a fingerprint made otherwise is cut here.
-   */
-  static final int MAX_FIELD_HASHES = Fingerprinter.MAX_FIELD_HASHES;
-  static final int MAX_FIELD_NAME = Fingerprinter.MAX_FIELD_NAME;
-
-  /**
-   * What a record stores of a fingerprint: the field hashes only when they are few and short, so that a hostile
-   * body cannot make every record large. Without them a mismatch names no field; the decision is unchanged.
+   * What a record stores of a fingerprint: the field hashes only when they are few and short
+   * ({@link Fingerprinter#MAX_FIELD_HASHES}, {@link Fingerprinter#MAX_FIELD_NAME}, which the fingerprinter already
+   * keeps to; a fingerprint made otherwise is cut here), so that a hostile body cannot make every record large.
+   * Without them a mismatch names no field; the decision is unchanged.
    */
   private static Fingerprint stored(Fingerprint fingerprint) {
     Map<String, String> fields = fingerprint.fieldHashes();
-    if (fields.size() > MAX_FIELD_HASHES) {
+    if (fields.size() > Fingerprinter.MAX_FIELD_HASHES) {
       return Fingerprint.ofHash(fingerprint.hash());
     }
     for (String name : fields.keySet()) {
-      if (name.length() > MAX_FIELD_NAME) {
+      if (name.length() > Fingerprinter.MAX_FIELD_NAME) {
         return Fingerprint.ofHash(fingerprint.hash());
       }
     }

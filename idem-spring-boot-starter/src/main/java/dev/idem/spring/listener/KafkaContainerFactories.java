@@ -23,6 +23,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 final class KafkaContainerFactories {
   /** The factory a {@code @KafkaListener} without {@code containerFactory} uses. */
   static final String DEFAULT = "kafkaListenerContainerFactory";
+  private static final String CHAINED = "org.springframework.kafka.transaction.ChainedKafkaTransactionManager";
 
   private KafkaContainerFactories() {}
 
@@ -43,8 +44,7 @@ final class KafkaContainerFactories {
       // the container runs in Kafka's manager when it has one, else in the other (Spring for Apache Kafka 4)
       PlatformTransactionManager manager = properties.getKafkaAwareTransactionManager() != null
           ? properties.getKafkaAwareTransactionManager() : properties.getTransactionManager();
-      if (manager == null
-          || manager instanceof KafkaAwareTransactionManager && !manager.getClass().getName().contains("Chained")) {
+      if (manager == null || manager instanceof KafkaAwareTransactionManager && !chained(manager)) {
         continue;
       }
       DataSource managed = SpringDataSourceTransactions.dataSourceOf(manager);
@@ -58,6 +58,19 @@ final class KafkaContainerFactories {
           + " message up. Take the transaction manager off the factory (the inbox opens its transaction on its"
           + " DataSource), or use Kafka's alone (spring.kafka.producer.transaction-id-prefix)");
     }
+  }
+
+  /**
+   * Whether {@code manager} is Spring for Apache Kafka's chained manager (deprecated, and built on Spring Data's
+   * {@code ChainedTransactionManager}, which may be absent, so it is known by name): it also runs a database's.
+   */
+  private static boolean chained(PlatformTransactionManager manager) {
+    for (Class<?> c = manager.getClass(); c != null; c = c.getSuperclass()) {
+      if (c.getName().equals(CHAINED)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static Set<String> factoryNames(ListableBeanFactory beans, Method method) {
