@@ -141,22 +141,29 @@ public class IdemListenersAutoConfiguration {
   @ConditionalOnProperty(prefix = "idem.listeners.kafka", name = "error-handler", havingValue = "true",
       matchIfMissing = true)
   static class KafkaErrorHandler {
+    /** The producer of dead letters that failed deserialization; built on first use, closed with the context. */
+    @Bean
+    @ConditionalOnSingleCandidate(KafkaOperations.class)
+    RawDeadLetters idemListenerRawDeadLetters(ObjectProvider<KafkaOperations<?, ?>> template) {
+      return new RawDeadLetters(template.getObject());
+    }
+
     @Bean
     @ConditionalOnMissingBean(CommonErrorHandler.class)
     @ConditionalOnSingleCandidate(KafkaOperations.class)
     CommonErrorHandler idemListenerErrorHandler(ObjectProvider<KafkaOperations<?, ?>> template,
-        IdemListenersProperties properties) {
+        RawDeadLetters raw, IdemListenersProperties properties) {
       properties.engine(); // checks the suffix too
-      return KafkaDeadLetters.errorHandler(template.getObject(), properties.getKafka().getDeadLetterSuffix());
+      return KafkaDeadLetters.errorHandler(template.getObject(), raw, properties.getKafka().getDeadLetterSuffix());
     }
 
     @Bean
     @ConditionalOnMissingBean(AfterRollbackProcessor.class)
     @ConditionalOnSingleCandidate(KafkaOperations.class)
     AfterRollbackProcessor<Object, Object> idemListenerAfterRollbackProcessor(
-        ObjectProvider<KafkaOperations<?, ?>> template, IdemListenersProperties properties) {
+        ObjectProvider<KafkaOperations<?, ?>> template, RawDeadLetters raw, IdemListenersProperties properties) {
       properties.engine(); // checks the suffix too
-      return KafkaDeadLetters.afterRollbackProcessor(template.getObject(),
+      return KafkaDeadLetters.afterRollbackProcessor(template.getObject(), raw,
           properties.getKafka().getDeadLetterSuffix());
     }
   }

@@ -6,6 +6,7 @@ import dev.idem.outbox.consumer.DeadLetterHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Headers;
@@ -31,8 +32,9 @@ import org.springframework.util.backoff.FixedBackOff;
  * whose container could not open its transaction ({@link CannotCreateTransactionException}: the database is away, the
  * listener never ran); and try every other failure nine more times (a record that cannot be converted or deserialized
  * not at all, as Spring classifies it), then publish it to the dead-letter topic too, with Spring's
- * {@code kafka_dlt-exception-*} headers. A record given up on whose publication fails is delivered again; any other
- * is then logged and skipped, as Spring's default handler does, so that a record Idem never saw cannot stop its
+ * {@code kafka_dlt-exception-*} headers (one that failed deserialization as its raw bytes, through
+ * {@link RawDeadLetters}). A record given up on whose publication fails is delivered again; any other is then logged
+ * and skipped, as Spring's default handler does, so that a record Idem never saw cannot stop its
  * partition for good.
  */
 final class KafkaDeadLetters {
@@ -42,48 +44,61 @@ final class KafkaDeadLetters {
 
   private KafkaDeadLetters() {}
 
-  static DefaultErrorHandler errorHandler(KafkaOperations<?, ?> template, String suffix) {
-    DefaultErrorHandler handler = new DefaultErrorHandler(recoverer(template, suffix), new FixedBackOff(0, 9));
+  static DefaultErrorHandler errorHandler(KafkaOperations<?, ?> template, RawDeadLetters raw, String suffix) {
+    DefaultErrorHandler handler = new DefaultErrorHandler(recoverer(template, raw, suffix), new FixedBackOff(0, 9));
     classify(handler);
     return handler;
   }
 
   /**
    * For a container with a transaction manager. With a transactional template (a Kafka transaction manager on the
-   * container), a record dead-lettered has its offset committed in the transaction that publishes it.
+   * container), a record dead-lettered has its offset committed in the transaction that publishes it (one that
+   * failed deserialization is published outside it, see {@link RawDeadLetters}).
    */
   static DefaultAfterRollbackProcessor<Object, Object> afterRollbackProcessor(KafkaOperations<?, ?> template,
-      String suffix) {
+      RawDeadLetters raw, String suffix) {
     DefaultAfterRollbackProcessor<Object, Object> processor = new DefaultAfterRollbackProcessor<>(
-        recoverer(template, suffix), new FixedBackOff(0, 9), template, template.isTransactional());
+        recoverer(template, raw, suffix), new FixedBackOff(0, 9), template, template.isTransactional());
     classify(processor);
     return processor;
   }
 
-  private static ConsumerRecordRecoverer recoverer(KafkaOperations<?, ?> template, String suffix) {
-    DeadLetterPublishingRecoverer publisher = new DeadLetterPublishingRecoverer(template,
-        (record, e) -> new TopicPartition(record.topic() + suffix, -1));
-    publisher.addHeadersFunction(KafkaDeadLetters::headers);
-    // a failed publication throws: the handler then seeks back and tries the record again
-    publisher.setFailIfSendResultIsError(true);
+  private static ConsumerRecordRecoverer recoverer(KafkaOperations<?, ?> template, RawDeadLetters raw,
+      String suffix) {
+    DeadLetterPublishingRecoverer publisher = publisher(template, suffix);
+    AtomicReference<DeadLetterPublishingRecoverer> rawPublisher = new AtomicReference<>();
     return (record, e) -> {
       if (find(e, ListenerGaveUpException.class) != null) {
         publisher.accept(record, e); // a failure to publish delivers the record again
         return;
       }
-      // failed before or around the listener (its conversion, a listener without Idem): kept if it can be
+      // failed before or around the listener (its deserialization or conversion, a listener without Idem): kept if
+      // it can be
       String where = record.topic() + "-" + record.partition() + "@" + record.offset();
       LOG.log(System.Logger.Level.ERROR, "giving up on " + where + "; publishing it to " + record.topic() + suffix
           + ": " + e);
       try {
-        publisher.accept(record, e);
+        if (RawDeadLetters.failedDeserialization(record)) {
+          rawPublisher.updateAndGet(p -> p != null ? p : publisher(raw.template(), suffix)).accept(record, e);
+        } else {
+          publisher.accept(record, e);
+        }
       } catch (RuntimeException failed) {
-        // a record Idem never saw must not stop its partition for good (a value the template cannot write, a
-        // dead-letter topic that is missing): skipped, as Spring's default handler does
+        // a record Idem never saw must not stop its partition for good (a dead-letter topic that is missing, a
+        // value the template cannot write): skipped, as Spring's default handler does
         LOG.log(System.Logger.Level.ERROR, "could not publish " + where + " to " + record.topic() + suffix
             + "; skipping it: " + failed);
       }
     };
+  }
+
+  private static DeadLetterPublishingRecoverer publisher(KafkaOperations<?, ?> template, String suffix) {
+    DeadLetterPublishingRecoverer publisher = new DeadLetterPublishingRecoverer(template,
+        (record, e) -> new TopicPartition(record.topic() + suffix, -1));
+    publisher.addHeadersFunction(KafkaDeadLetters::headers);
+    // a failed publication throws: the handler then seeks back and tries the record again
+    publisher.setFailIfSendResultIsError(true);
+    return publisher;
   }
 
   private static void classify(FailedRecordProcessor processor) {

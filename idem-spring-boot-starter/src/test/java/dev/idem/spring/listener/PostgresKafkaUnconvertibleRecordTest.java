@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -32,13 +34,15 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.support.serializer.DeserializationException;
 import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
 import org.springframework.messaging.Message;
 
 /**
  * A record an {@link IdempotentListener} cannot even be called with (its payload does not convert to the method's
- * type) goes to the dead-letter topic with the starter's error handler, instead of being logged and skipped; the
- * records after it take effect. One whose dead letter cannot be written is skipped, and stops nothing.
+ * type), or whose value could not be deserialized, goes to the dead-letter topic with the starter's error handler,
+ * instead of being logged and skipped; the records after it take effect. One whose dead letter cannot be written is
+ * skipped, and stops nothing.
  */
 class PostgresKafkaUnconvertibleRecordTest {
   private static final Duration DEADLINE = Duration.ofSeconds(60);
@@ -106,16 +110,73 @@ class PostgresKafkaUnconvertibleRecordTest {
   }
 
   /**
-   * A value that failed deserialization is dead-lettered as its raw bytes, which Spring Boot's default template (a
-   * {@code StringSerializer}) cannot write: the record is then skipped, as Spring's own handler does, rather than
-   * delivered again for good, which would stop the partition.
+   * A value that failed deserialization ({@code ErrorHandlingDeserializer}) is dead-lettered as its raw bytes, which
+   * Spring Boot's default template (a {@code StringSerializer}) cannot write: the starter's own producer for such
+   * records writes them, and the records after it take effect.
+   */
+  @Test
+  void aRecordThatFailedDeserializationIsDeadLetteredAsItsRawBytes() throws Exception {
+    Amounts amounts = start(longValues());
+    sendLongsAndAnUnreadableValue();
+
+    ConsumerRecord<String, String> dead = Eventually.await("a record on " + topic + ".dlt", DEADLINE,
+        this::firstDeadLetter, found -> found != null);
+    awaitAllConsumed(amounts);
+
+    assertDeadLetteredAsRawBytes(amounts, dead);
+  }
+
+  /**
+   * The same in a container with a Kafka transaction manager: its after-rollback processor dead-letters the raw
+   * bytes outside the transaction (the application's template is transactional, the raw one is not).
+   */
+  @Test
+  void aRecordThatFailedDeserializationInATransactionalContainerIsDeadLetteredAsItsRawBytes() throws Exception {
+    List<String> properties = new ArrayList<>(List.of(longValues()));
+    properties.add("spring.kafka.producer.transaction-id-prefix=unconv-" + tables + "-");
+    properties.add("spring.kafka.consumer.isolation-level=read_committed");
+    Amounts amounts = start(properties.toArray(String[]::new));
+    sendLongsAndAnUnreadableValue();
+
+    ConsumerRecord<String, String> dead = Eventually.await("a record on " + topic + ".dlt", DEADLINE,
+        this::firstDeadLetter, found -> found != null);
+    awaitAllConsumed(amounts);
+
+    assertDeadLetteredAsRawBytes(amounts, dead);
+  }
+
+  /**
+   * A record whose dead letter cannot be written (here its dead-letter topic is missing) is skipped, as Spring's own
+   * handler does, rather than delivered again for good, which would stop the partition.
    */
   @Test
   void aRecordWhoseDeadLetterCannotBeWrittenIsSkippedAndDoesNotStopThePartition() throws Exception {
-    Amounts amounts = start("spring.kafka.consumer.value-deserializer=" + ErrorHandlingDeserializer.class.getName(),
-        "spring.kafka.consumer.properties.spring.deserializer.value.delegate.class="
-            + LongDeserializer.class.getName());
+    Amounts amounts = start("idem.listeners.kafka.dead-letter-suffix=.missing",
+        "spring.kafka.producer.properties.max.block.ms=1000");
 
+    try (KafkaProducer<String, String> producer = KafkaListenersContract.producer()) {
+      producer.send(KafkaListenersContract.record(topic, "a-1", "100"));
+      producer.send(KafkaListenersContract.record(topic, "a-2", "one hundred"));
+      producer.send(KafkaListenersContract.record(topic, "a-3", "300"));
+      producer.flush();
+    }
+
+    awaitAllConsumed(amounts);
+
+    assertThat(amounts.seen()).containsExactlyInAnyOrder("a-1=100", "a-3=300");
+    try (Admin admin = KafkaBroker.admin()) {
+      assertThat(admin.listTopics().names().get(60, TimeUnit.SECONDS)).as("the dead-letter topic")
+          .doesNotContain(topic + ".missing");
+    }
+  }
+
+  private static String[] longValues() {
+    return new String[] {"spring.kafka.consumer.value-deserializer=" + ErrorHandlingDeserializer.class.getName(),
+        "spring.kafka.consumer.properties.spring.deserializer.value.delegate.class="
+            + LongDeserializer.class.getName()};
+  }
+
+  private void sendLongsAndAnUnreadableValue() {
     Map<String, Object> config = new HashMap<>(KafkaBroker.clientConfig());
     config.put("key.serializer", StringSerializer.class.getName());
     config.put("value.serializer", ByteArraySerializer.class.getName());
@@ -125,11 +186,16 @@ class PostgresKafkaUnconvertibleRecordTest {
       producer.send(raw("a-3", ByteBuffer.allocate(8).putLong(300).array()));
       producer.flush();
     }
+  }
 
-    awaitAllConsumed(amounts);
-
+  private static void assertDeadLetteredAsRawBytes(Amounts amounts, ConsumerRecord<String, String> dead) {
     assertThat(amounts.seen()).containsExactlyInAnyOrder("a-1=100", "a-3=300");
-    assertThat(firstDeadLetter()).as("the template could not write it").isNull();
+    assertThat(dead.key()).isEqualTo("a-2");
+    assertThat(dead.value()).as("the bytes as they came").isEqualTo("abc");
+    assertThat(new String(dead.headers().lastHeader("kafka_dlt-exception-fqcn").value(), StandardCharsets.UTF_8))
+        .isEqualTo(DeserializationException.class.getName());
+    assertThat(new String(dead.headers().lastHeader(KafkaRecords.EVENT_ID_HEADER).value(), StandardCharsets.UTF_8))
+        .isEqualTo("a-2");
   }
 
   private ProducerRecord<String, byte[]> raw(String id, byte[] value) {
