@@ -145,6 +145,34 @@ class PostgresKafkaUnconvertibleRecordTest {
     assertDeadLetteredAsRawBytes(amounts, dead);
   }
 
+  /** A key that failed deserialization is dead-lettered as its raw bytes too, with the record's value as it came. */
+  @Test
+  void aRecordWhoseKeyFailedDeserializationIsDeadLetteredWithItsRawKey() throws Exception {
+    Amounts amounts = start("spring.kafka.consumer.key-deserializer=" + ErrorHandlingDeserializer.class.getName(),
+        "spring.kafka.consumer.properties.spring.deserializer.key.delegate.class="
+            + LongDeserializer.class.getName());
+
+    Map<String, Object> config = new HashMap<>(KafkaBroker.clientConfig());
+    config.put("key.serializer", ByteArraySerializer.class.getName());
+    config.put("value.serializer", StringSerializer.class.getName());
+    try (KafkaProducer<byte[], String> producer = new KafkaProducer<>(config)) {
+      producer.send(keyed("a-1", ByteBuffer.allocate(8).putLong(1).array(), "100"));
+      producer.send(keyed("a-2", "not a number".getBytes(StandardCharsets.UTF_8), "200"));
+      producer.send(keyed("a-3", ByteBuffer.allocate(8).putLong(3).array(), "300"));
+      producer.flush();
+    }
+
+    ConsumerRecord<String, String> dead = Eventually.await("a record on " + topic + ".dlt", DEADLINE,
+        this::firstDeadLetter, found -> found != null);
+    awaitAllConsumed(amounts);
+
+    assertThat(amounts.seen()).containsExactlyInAnyOrder("a-1=100", "a-3=300");
+    assertThat(dead.key()).as("the key's bytes as they came").isEqualTo("not a number");
+    assertThat(dead.value()).isEqualTo("200");
+    assertThat(new String(dead.headers().lastHeader("kafka_dlt-key-exception-fqcn").value(), StandardCharsets.UTF_8))
+        .isEqualTo(DeserializationException.class.getName());
+  }
+
   /**
    * A record whose dead letter cannot be written (here its dead-letter topic is missing) is skipped, as Spring's own
    * handler does, rather than delivered again for good, which would stop the partition.
@@ -202,6 +230,12 @@ class PostgresKafkaUnconvertibleRecordTest {
     RecordHeaders headers = new RecordHeaders();
     headers.add(KafkaRecords.EVENT_ID_HEADER, id.getBytes(StandardCharsets.UTF_8));
     return new ProducerRecord<>(topic, null, id, value, headers);
+  }
+
+  private ProducerRecord<byte[], String> keyed(String id, byte[] key, String value) {
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(KafkaRecords.EVENT_ID_HEADER, id.getBytes(StandardCharsets.UTF_8));
+    return new ProducerRecord<>(topic, null, key, value, headers);
   }
 
   private Amounts start(String... properties) {
