@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,8 +24,10 @@ import java.util.Objects;
 import java.util.zip.CRC32;
 
 /**
- * A {@link PendingJournal} in one append-only local file. Thread-safe (one monitor); one instance per file and
- * process.
+ * A {@link PendingJournal} in one append-only local file. Thread-safe (one monitor); one instance per file: opening
+ * takes an exclusive lock on {@code <file>.lock}, held until {@link #close()}, so a second instance on the same file,
+ * in this process or another, fails to open with a {@link JournalException} instead of overwriting the first one's
+ * records.
  *
  * <p>Format: a sequence of records, each {@code [int length][int crc32 of payload][payload]} (big-endian), the payload
  * being {@code [byte type]} then, for an intent ({@code type 1}): key, method, URI, header count, header names and
@@ -61,6 +65,7 @@ public final class FileJournal implements PendingJournal {
   private final Encryption encryption;
   private final Map<String, Intent> pending = new LinkedHashMap<>();
   private FileChannel channel;
+  private FileChannel lockChannel;
   private int completedRecords;
   private boolean closed;
 
@@ -117,7 +122,7 @@ public final class FileJournal implements PendingJournal {
           + existing + "), not " + intent + ". An idempotency key names one intent; use a new key for a different"
           + " request, or complete the pending one first.", null);
     }
-    write(encodeIntent(intent));
+    write(encodeIntent(intent), "append failed", "The intent was not sent; nothing is known to the server.");
     pending.put(key, intent);
   }
 
@@ -127,7 +132,8 @@ public final class FileJournal implements PendingJournal {
     if (!pending.containsKey(key)) {
       return;
     }
-    write(encodeCompletion(key));
+    write(encodeCompletion(key), "recording the completion of key " + key + " failed",
+        "The intent stays pending here; resending it with its key gets the server's kept answer.");
     pending.remove(key);
     completedRecords++;
     if (pending.isEmpty() || completedRecords >= COMPACT_AFTER_COMPLETIONS && completedRecords > pending.size()) {
@@ -186,7 +192,38 @@ public final class FileJournal implements PendingJournal {
       channel.close();
     } catch (IOException e) {
       throw new JournalException("journal " + file + ": close failed: " + e.getMessage(), e);
+    } finally {
+      unlock();
     }
+  }
+
+  /** Takes the lock on {@code <file>.lock}, or fails when another instance holds it. */
+  private void lock() throws IOException {
+    Path lockFile = file.resolveSibling(file.getFileName() + ".lock");
+    lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    FileLock held;
+    try {
+      held = lockChannel.tryLock(); // released when lockChannel closes
+    } catch (OverlappingFileLockException e) {
+      held = null;
+    }
+    if (held == null) {
+      lockChannel.close();
+      lockChannel = null;
+      throw new JournalException("journal " + file + " is open in another FileJournal (of this process or another,"
+          + " holding " + lockFile + "); one instance per file, or their records overwrite each other");
+    }
+  }
+
+  private void unlock() {
+    try {
+      if (lockChannel != null) {
+        lockChannel.close(); // releases the lock
+      }
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.WARNING, "journal " + file + ": releasing its lock failed: " + e.getMessage(), e);
+    }
+    lockChannel = null;
   }
 
   @Override
@@ -200,19 +237,30 @@ public final class FileJournal implements PendingJournal {
       if (parent != null) {
         Files.createDirectories(parent);
       }
+      lock();
       channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
       replayRecords();
     } catch (IOException e) {
+      closeAfterFailedOpen(null);
       throw new JournalException("journal " + file + ": cannot open: " + e.getMessage(), e);
     } catch (JournalException e) {
-      closed = true;
+      closeAfterFailedOpen(e);
+      throw e;
+    }
+  }
+
+  private void closeAfterFailedOpen(JournalException failure) {
+    closed = true;
+    if (channel != null) {
       try {
         channel.close();
       } catch (IOException c) {
-        e.addSuppressed(c);
+        if (failure != null) {
+          failure.addSuppressed(c);
+        }
       }
-      throw e;
     }
+    unlock();
   }
 
   private void replayRecords() throws IOException {
@@ -334,7 +382,7 @@ public final class FileJournal implements PendingJournal {
     return record;
   }
 
-  private void write(ByteBuffer record) {
+  private void write(ByteBuffer record, String what, String consequence) {
     ensureOpen();
     long start = -1;
     try {
@@ -355,8 +403,7 @@ public final class FileJournal implements PendingJournal {
           closed = true;
         }
       }
-      throw new JournalException("journal " + file + ": append failed: " + e.getMessage()
-          + ". The intent was not sent; nothing is known to the server.", e);
+      throw new JournalException("journal " + file + ": " + what + ": " + e.getMessage() + ". " + consequence, e);
     }
   }
 

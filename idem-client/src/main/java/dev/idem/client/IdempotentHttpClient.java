@@ -47,8 +47,8 @@ import java.util.random.RandomGenerator;
  * <p>Per {@link #send(Intent)}:
  *
  * <ul>
- *   <li>an unsafe intent (POST, PUT, PATCH, DELETE) is sent with {@value #IDEMPOTENCY_KEY}: the caller's key or a
- *       fresh UUIDv7, the same on every attempt; safe methods carry none;
+ *   <li>an unsafe intent (any method but GET, HEAD, OPTIONS and TRACE) is sent with {@value #IDEMPOTENCY_KEY}: the
+ *       caller's key or a fresh UUIDv7, the same on every attempt; safe methods carry none;
  *   <li>a keyed unsafe intent is appended to the {@link PendingJournal} before the first send (without
  *       {@code Authorization}, {@code Cookie}, {@code Proxy-Authorization}: credentials come from
  *       {@link Builder#headers(Supplier)} at send and resume time) and completed on a final answer;
@@ -183,10 +183,34 @@ public final class IdempotentHttpClient {
       throw new IntentPendingException(name, keyed, key, null, List.of(),
           new InheritedDeadlineExceededException(name, current.remainingNanos()));
     }
-    if (journaled) {
-      journal.append(keyed.withoutHeaders(SECRET_HEADERS).withTimeoutCleared());
+    if (!journaled) {
+      return execute(keyed, key, false, false, traced);
     }
-    return execute(keyed, key, journaled, false, traced);
+    journal.append(keyed.withoutHeaders(SECRET_HEADERS).withTimeoutCleared());
+    try {
+      return execute(keyed, key, true, false, traced);
+    } catch (IntentPendingException e) {
+      if (traced.sent == 0) {
+        // The deadline ran out while the intent was being journaled: nothing was sent, and the caller has given up
+        // on it (it may send a new intent instead), so resumePending() must not send this one.
+        forget(key);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Removes {@code key}'s intent from the journal once its outcome is known. A failure to write that is logged, not
+   * thrown: the outcome stands, and an intent left pending is harmless, since resending it with its key gets the
+   * server's kept answer.
+   */
+  private void forget(String key) {
+    try {
+      journal.complete(key);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, name + ": the intent of key " + key + " has its outcome, but the journal"
+          + " could not record that; it stays pending and a resumePending() replays its answer: " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -289,7 +313,7 @@ public final class IdempotentHttpClient {
       outcome = retry.call(call::attempt);
     } catch (KeyRefusedException e) {
       if (journaled) {
-        journal.complete(key);
+        forget(key);
       }
       throw e;
     } catch (RetryException e) {
@@ -298,9 +322,10 @@ public final class IdempotentHttpClient {
       Response lastResponse = last == null ? null : last.response(key, call.attempts);
       throw new IntentPendingException(name, intent, key, lastResponse, call.attempts, e);
     }
-    if (key != null && call.attempts.size() > 1 && ProblemCode.RETRY_BUDGET_EXHAUSTED.is(outcome.code)) {
-      // A server shed this retry before looking at its key: an earlier attempt may have taken effect, and only a
-      // resend with the same key can tell. The outcome is unknown, so the intent stays pending (resumePending()).
+    if (key != null && call.attempts.size() + call.sentBefore > 1
+        && ProblemCode.RETRY_BUDGET_EXHAUSTED.is(outcome.code)) {
+      // A server shed this retry before looking at its key: an earlier attempt (of this call, or of the process that
+      // journaled a resumed intent) may have taken effect, and only a resend with the same key can tell. The outcome is unknown, so the intent stays pending (resumePending()).
       Response refused = outcome.response(key, call.attempts);
       throw new IntentPendingException(name, intent, key, refused, call.attempts,
           new IllegalStateException(name + ": the server's retry budget refused attempt " + call.attempts.size()
@@ -315,7 +340,7 @@ public final class IdempotentHttpClient {
               + " its reconciler or an operator decides; resend the same intent later (resumePending())"));
     }
     if (journaled) {
-      journal.complete(key);
+      forget(key);
     }
     return outcome.response(key, call.attempts);
   }

@@ -15,12 +15,14 @@ import java.util.Set;
  * What the caller wants done once: method, URI, headers, body, and how it is keyed. Immutable and thread-safe; vary
  * with the {@code with...} methods.
  *
- * <p>Keying: an unsafe intent (POST, PUT, PATCH, DELETE) gets a fresh UUIDv7 key when it is sent, unless the caller
- * gave its own with {@link #withKey(String)}; {@link #withoutKey()} sends it without one, and then it is never
- * retried. Safe methods (GET, HEAD, OPTIONS, TRACE) never carry a key.
+ * <p>Keying: an unsafe intent (any method but the safe GET, HEAD, OPTIONS and TRACE: POST, PUT, PATCH, DELETE, and
+ * extension methods such as WebDAV's) gets a fresh UUIDv7 key when it is sent, unless the caller gave its own with
+ * {@link #withKey(String)}; {@link #withoutKey()} sends it without one, and then it is never retried. Safe methods
+ * never carry a key.
  */
 public final class Intent {
-  private static final Set<String> UNSAFE = Set.of("POST", "PUT", "PATCH", "DELETE");
+  /** The methods RFC 9110 defines as safe; every other one, extension methods included, may change something. */
+  private static final Set<String> SAFE = Set.of("GET", "HEAD", "OPTIONS", "TRACE");
   private static final Set<String> MANAGED_HEADERS = Set.of(
       IdempotentHttpClient.IDEMPOTENCY_KEY.toLowerCase(Locale.ROOT),
       IdempotentHttpClient.ATTEMPT_HEADER.toLowerCase(Locale.ROOT),
@@ -215,9 +217,12 @@ public final class Intent {
     return Optional.ofNullable(timeout);
   }
 
-  /** Whether the method is unsafe (POST, PUT, PATCH, DELETE): such intents carry an idempotency key. */
+  /**
+   * Whether the method is unsafe (any but GET, HEAD, OPTIONS and TRACE): such intents carry an idempotency key, and
+   * without one are sent once, never retried.
+   */
   public boolean isUnsafe() {
-    return UNSAFE.contains(method);
+    return !SAFE.contains(method);
   }
 
   /** Whether this intent was explicitly told to go without a key. */

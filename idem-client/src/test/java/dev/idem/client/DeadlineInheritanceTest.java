@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.client.TestServer.Reply;
+import dev.idem.client.spi.PendingJournal;
 import dev.idem.core.Deadline;
 import dev.idem.retry.RetryDeadlineExceededException;
 import java.io.IOException;
@@ -140,6 +141,54 @@ class DeadlineInheritanceTest {
           .isInstanceOf(IntentPendingException.class).hasMessageContaining("nothing was sent");
 
       assertThat(journal.pending()).as("nothing to resume: it was never sent").isEmpty();
+      assertThat(server.received).isEmpty();
+    }
+  }
+
+  /**
+   * The deadline runs out while the intent is being journaled (a slow fsync or insert): nothing was sent, so the
+   * intent leaves the journal again and a later resumePending() sends nothing the caller gave up on.
+   */
+  @Test
+  void aDeadlineThatRunsOutWhileJournalingLeavesNothingToResume(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws IOException {
+    AtomicLong nanos = new AtomicLong();
+    Deadline inherited = Deadline.after(Duration.ofMillis(5), nanos::get);
+    try (TestServer server = new TestServer(Reply.status(201));
+        FileJournal file = FileJournal.open(dir.resolve("pending.journal"))) {
+      PendingJournal slow = new PendingJournal() {
+        @Override
+        public void append(Intent intent) {
+          file.append(intent);
+          nanos.addAndGet(Duration.ofMillis(10).toNanos()); // the append took 10 ms
+        }
+
+        @Override
+        public void complete(String key) {
+          file.complete(key);
+        }
+
+        @Override
+        public java.util.List<Intent> pending() {
+          return file.pending();
+        }
+
+        @Override
+        public void close() {
+          file.close();
+        }
+      };
+      IdempotentHttpClient client = fixture.builder().journal(slow).build();
+
+      try (Deadline.Binding b = inherited.enter()) {
+        assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body())))
+            .isInstanceOf(IntentPendingException.class)
+            .hasCauseInstanceOf(RetryDeadlineExceededException.class)
+            .satisfies(e -> assertThat(((IntentPendingException) e).attempts()).isEmpty());
+      }
+
+      assertThat(file.pending()).as("never sent: nothing to resume").isEmpty();
+      assertThat(client.resumePending()).isEmpty();
       assertThat(server.received).isEmpty();
     }
   }

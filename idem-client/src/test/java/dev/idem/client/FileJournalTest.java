@@ -185,4 +185,20 @@ class FileJournalTest extends PendingJournalContractTest {
       assertThat(reopened.pending()).extracting(i -> i.key().orElseThrow()).containsExactly("k-big", "k-small");
     }
   }
+
+  @Test
+  void aSecondInstanceOnTheSameFileFailsToOpenUntilTheFirstCloses() {
+    Path file = dir.resolve("locked/pending.journal");
+    try (FileJournal first = FileJournal.open(file)) {
+      first.append(intent("k1", "{}"));
+
+      assertThatThrownBy(() -> FileJournal.open(file))
+          .isInstanceOf(JournalException.class)
+          .hasMessageContaining("is open in another FileJournal");
+      first.append(intent("k2", "{}"));
+    }
+    try (FileJournal reopened = FileJournal.open(file)) {
+      assertThat(reopened.pending()).extracting(i -> i.key().orElseThrow()).containsExactly("k1", "k2");
+    }
+  }
 }

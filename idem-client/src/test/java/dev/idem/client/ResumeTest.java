@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.client.TestServer.Reply;
+import dev.idem.client.spi.PendingJournal;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -172,6 +173,90 @@ class ResumeTest {
       assertThat(client.resumePending()).singleElement().satisfies(r -> assertThat(r.response())
           .hasValueSatisfying(answer -> assertThat(answer.status()).isEqualTo(201)));
       assertThat(journal.pending()).isEmpty();
+    }
+  }
+
+  @Test
+  void aResumedIntentShedByTheServersBudgetStaysPending() throws IOException {
+    // an earlier process sent it (its effect may have happened); the resend is shed before its key is read
+    try (TestServer server = new TestServer(Reply.disconnect());
+        FileJournal journal = FileJournal.open(dir.resolve("pending.journal"))) {
+      IdempotentHttpClient client = fixture.builder().journal(journal).build();
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body(1))))
+          .isInstanceOf(IntentPendingException.class);
+      server.received.clear();
+      server.script(Reply.problem(503, "TRANSIENT.retry_budget_exhausted", false));
+
+      List<Resumed> resumed = client.resumePending();
+
+      assertThat(resumed).singleElement().satisfies(r -> {
+        assertThat(r.isCompleted()).isFalse();
+        assertThat(r.failure()).hasValueSatisfying(e -> assertThat(e)
+            .isInstanceOf(IntentPendingException.class).hasMessageContaining("retry budget"));
+      });
+      assertThat(server.received).hasSize(1);
+      assertThat(journal.pending()).as("the outcome is still unknown").hasSize(1);
+    }
+  }
+
+  @Test
+  void aCompletionTheJournalCannotWriteStillReturnsTheAnswerAndLeavesTheIntentToResume() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(201), Reply.status(201));
+        FileJournal file = FileJournal.open(dir.resolve("pending.journal"))) {
+      PendingJournal failingCompletions = new PendingJournal() {
+        @Override
+        public void append(Intent intent) {
+          file.append(intent);
+        }
+
+        @Override
+        public void complete(String key) {
+          throw new JournalException("journal: recording the completion of key " + key + " failed: disk full");
+        }
+
+        @Override
+        public List<Intent> pending() {
+          return file.pending();
+        }
+
+        @Override
+        public void close() {
+          file.close();
+        }
+      };
+      IdempotentHttpClient client = fixture.builder().journal(failingCompletions).build();
+
+      Response response = client.send(Intent.post(server.uri("/pay"), body(1)));
+
+      assertThat(response.status()).as("the answer is not lost").isEqualTo(201);
+      assertThat(file.pending()).extracting(i -> i.key().orElseThrow())
+          .containsExactly(response.key().orElseThrow());
+    }
+  }
+
+  @Test
+  void extensionMethodsAreUnsafeKeyedJournaledAndRetried() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(503), Reply.status(201));
+        FileJournal journal = FileJournal.open(dir.resolve("pending.journal"))) {
+      IdempotentHttpClient client = fixture.builder().journal(journal).build();
+
+      Response response = client.send(Intent.of("LOCK", server.uri("/files/1")));
+
+      assertThat(Intent.of("lock", server.uri("/files/1")).isUnsafe()).isTrue();
+      assertThat(Intent.of("OPTIONS", server.uri("/files/1")).isUnsafe()).isFalse();
+      assertThat(response.status()).isEqualTo(201);
+      assertThat(server.headerValues("Idempotency-Key")).hasSize(2).containsOnly(response.key().orElseThrow());
+      assertThat(journal.pending()).isEmpty();
+    }
+  }
+
+  @Test
+  void anExtensionMethodWithoutAKeyIsSentOnce() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(503), Reply.status(201))) {
+      Response response = fixture.client().send(Intent.of("MOVE", server.uri("/files/1")).withoutKey());
+
+      assertThat(response.status()).isEqualTo(503);
+      assertThat(server.received).hasSize(1);
     }
   }
 }
