@@ -75,11 +75,19 @@ final class NatsConsumers {
     try {
       return Nats.connect(options.build());
     } catch (IOException e) {
-      throw new IllegalStateException("NATS is not reachable at " + property + ": " + e.getMessage(), e);
+      // jnats names the servers it tried, with their user information (a password) when the URL has one: neither its
+      // message nor the exception is kept as it is
+      throw new IllegalStateException("NATS is not reachable at " + property + ": " + e.getClass().getName() + ": "
+          + withoutUserInfo(e.getMessage()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while connecting to NATS (" + property + ")", e);
     }
+  }
+
+  /** {@code text} without the user information ({@code user:password@}) of the URLs in it. */
+  static String withoutUserInfo(String text) {
+    return text == null ? null : text.replaceAll("(?<=//)[^/@\\s]*@", "");
   }
 
   private static void closeQuietly(Connection connection, RuntimeException cause) {

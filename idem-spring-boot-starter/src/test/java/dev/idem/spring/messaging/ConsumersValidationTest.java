@@ -3,6 +3,8 @@ package dev.idem.spring.messaging;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -120,6 +122,27 @@ class ConsumersValidationTest {
         "idem.consumers.orders.handler=recordEffect", "idem.consumers.orders.rabbitmq.queue=orders").close())
         .satisfies(e -> assertThat(messages(e)).contains("idem.consumers.rabbitmq.uri is not an AMQP URI")
             .doesNotContain("s3cret"));
+  }
+
+  @Test
+  void anUnreachableNatsServerIsNamedWithoutItsPassword() {
+    assertThatThrownBy(() -> start("idem.consumers.nats.url=nats://idem:s3cret@127.0.0.1:1",
+        "idem.consumers.ledger.handler=recordEffect", "idem.consumers.ledger.nats.stream=LEDGER",
+        "idem.consumers.ledger.nats.subject=ledger.>").close())
+        .satisfies(e -> {
+          StringWriter trace = new StringWriter();
+          e.printStackTrace(new PrintWriter(trace));
+          assertThat(messages(e)).contains("NATS is not reachable at idem.consumers.nats.url")
+              .contains("nats://127.0.0.1:1");
+          assertThat(trace.toString()).as("the whole trace, causes and suppressed included").doesNotContain("s3cret");
+        });
+  }
+
+  @Test
+  void userInformationIsTakenOutOfEveryUrlInAText() {
+    assertThat(NatsConsumers.withoutUserInfo("Unable to connect to NATS servers: [nats://u:p@a:4222, tls://x@b:1]"))
+        .isEqualTo("Unable to connect to NATS servers: [nats://a:4222, tls://b:1]");
+    assertThat(NatsConsumers.withoutUserInfo(null)).isNull();
   }
 
   @Test
