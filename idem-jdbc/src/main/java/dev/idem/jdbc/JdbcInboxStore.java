@@ -129,10 +129,13 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
   }
 
   /**
-   * Whose failure {@code error} is. The inbox's own statements failing ({@link StoreException}: ids and sizes were
-   * checked before) are an outage, a schema fault included, as it refuses every message alike; except a deadlock, a
-   * serialization failure or a lock timeout (contention) and an integrity or data error at the commit (SQLState
-   * classes 23 and 22, e.g. a deferred constraint: the handler's writes). An SQL failure in a handler's causes is an
+   * Whose failure {@code error} is. The inbox's own statements and its commit failing ({@link StoreException}: ids
+   * and sizes were checked before) are contention for a deadlock, a serialization failure or a lock timeout; the
+   * message's for an integrity or data error (SQLState classes 23 and 22, e.g. a deferred constraint: the handler's
+   * writes); an outage for a failure without SQLState, a transient or connection failure, a schema fault (class 42,
+   * which refuses every message alike) and an SQLState by which the database refuses everyone; and for any other
+   * (a trigger's exception or a program limit as the handler's writes are flushed at the commit) the message's when
+   * the database answers a health check ({@link #available}), else an outage. An SQL failure in a handler's causes is an
    * outage when its SQLState or error code is one by which a database refuses everyone's work ({@link
    * #refusesEveryone}), contention for a conflict, and for a lost connection an outage only when the database fails
    * a health check too ({@link #available}); any other, a statement timeout included, is the message's.
@@ -150,7 +153,17 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
       if (s.isLockTimeout() || q instanceof SQLTransactionRollbackException || isConflict(state, code)) {
         return Fault.CONTENTION;
       }
-      return state.startsWith("23") || state.startsWith("22") ? Fault.OTHER : Fault.OUTAGE;
+      if (state.startsWith("23") || state.startsWith("22")) {
+        return Fault.OTHER;
+      }
+      if (state.isEmpty() || s.isTransient() || s.isSchemaFault() || refusesEveryone(state, code)
+          || isConnectionFailure(q, state)) {
+        return Fault.OUTAGE;
+      }
+      // an error the database raised about this transaction's content, mostly the handler's writes flushed at the
+      // commit (a trigger's exception, P0001 or MariaDB's SIGNAL 45000; a program limit, 54000): the message's while
+      // the database answers, else an outage
+      return databaseAnswers.getAsBoolean() ? Fault.OTHER : Fault.OUTAGE;
     }
     if (q == null) {
       return Fault.OTHER;
@@ -163,11 +176,15 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
     if (q instanceof SQLTransactionRollbackException || isConflict(state, code)) {
       return Fault.CONTENTION;
     }
-    if (q instanceof SQLTransientConnectionException || q instanceof SQLNonTransientConnectionException
-        || q instanceof SQLRecoverableException || state.startsWith("08")) {
+    if (isConnectionFailure(q, state)) {
       return databaseAnswers.getAsBoolean() ? Fault.OTHER : Fault.OUTAGE;
     }
     return Fault.OTHER;
+  }
+
+  private static boolean isConnectionFailure(SQLException q, String state) {
+    return q instanceof SQLTransientConnectionException || q instanceof SQLNonTransientConnectionException
+        || q instanceof SQLRecoverableException || state.startsWith("08");
   }
 
   /**

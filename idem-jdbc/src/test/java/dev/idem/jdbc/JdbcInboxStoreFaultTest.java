@@ -33,7 +33,7 @@ class JdbcInboxStoreFaultTest {
   }
 
   @Test
-  void aStoreFailureOfTheInboxIsTheDatabasesUnlessItIsAConflictOrTheHandlersWritesAtTheCommit() {
+  void aStoreFailureOfTheInboxIsTheDatabasesUnlessItIsAConflictOrAboutTheHandlersWrites() {
     assertThat(JdbcInboxStore.fault(store("08006", false, true), NOT_ASKED)).isEqualTo(Fault.OUTAGE);
     assertThat(JdbcInboxStore.fault(store(null, false, false), NOT_ASKED)).isEqualTo(Fault.OUTAGE);
     assertThat(JdbcInboxStore.fault(new StoreException("inbox", "no SQL at all", null), NOT_ASKED))
@@ -49,6 +49,14 @@ class JdbcInboxStoreFaultTest {
     // a deferred constraint fails at COMMIT, after the handler returned: the handler's writes, counted
     assertThat(JdbcInboxStore.fault(store("23505", false, false), NOT_ASKED)).isEqualTo(Fault.OTHER);
     assertThat(JdbcInboxStore.fault(store("22001", false, false), NOT_ASKED)).isEqualTo(Fault.OTHER);
+    // a schema fault refuses every message alike: never counted against one
+    assertThat(JdbcInboxStore.fault(store("42703", false, false), NOT_ASKED)).isEqualTo(Fault.OUTAGE);
+    // raised by the database about the transaction's content (the handler's writes flushed at the commit: a trigger's
+    // exception, MariaDB's SIGNAL, a program limit): the message's while the database answers
+    for (String raised : new String[] {"P0001", "45000", "54000"}) {
+      assertThat(JdbcInboxStore.fault(store(raised, false, false), ANSWERS)).as(raised).isEqualTo(Fault.OTHER);
+      assertThat(JdbcInboxStore.fault(store(raised, false, false), AWAY)).as(raised).isEqualTo(Fault.OUTAGE);
+    }
     SQLException mariaDeadlock = new SQLException("Deadlock found", "HY000", 1213);
     assertThat(JdbcInboxStore.fault(new StoreException("inbox", "insert failed", null, false, true, mariaDeadlock),
         NOT_ASKED)).isEqualTo(Fault.CONTENTION);

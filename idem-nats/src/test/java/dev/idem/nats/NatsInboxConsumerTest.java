@@ -187,6 +187,45 @@ class NatsInboxConsumerTest {
   }
 
   @Test
+  void aTriggerThatRaisesAtTheCommitCountsAgainstTheMessageAndIsNotHeldAsAnOutage() throws Exception {
+    // a deferred constraint trigger raises at COMMIT (SQLState P0001), as the handler's writes are checked: the
+    // message's failure, counted and tried again, not a database outage that holds it without counting
+    String guarded = f.table("nats_guarded", "(k INT)");
+    String refuse = "nats_refuse_" + f.suffix;
+    TestPostgres.execute("CREATE FUNCTION " + refuse + "() RETURNS trigger LANGUAGE plpgsql AS"
+        + " $$ BEGIN RAISE EXCEPTION 'refused by a trigger'; END $$");
+    try {
+      TestPostgres.execute("CREATE CONSTRAINT TRIGGER " + guarded + "_t AFTER INSERT ON " + guarded
+          + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION " + refuse + "()");
+      OutboxMessage m = f.message();
+      AtomicInteger calls = new AtomicInteger();
+      InboxHandler refusedOnce = (tx, event) -> {
+        String result = f.recordEffect().handle(tx, event);
+        if (calls.incrementAndGet() == 1) {
+          try (PreparedStatement ps = tx.unwrap(Connection.class)
+              .prepareStatement("INSERT INTO " + guarded + " (k) VALUES (1)")) {
+            ps.executeUpdate();
+          }
+        }
+        return result;
+      };
+
+      try (NatsInboxConsumer consumer = consumer(refusedOnce).build().start()) {
+        publish(m);
+        Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      }
+
+      assertThat(calls.get()).isEqualTo(2);
+      assertThat(counts.failed.get()).as("counted against the message").isEqualTo(1);
+      assertThat(counts.paused.get()).as("not an outage").isZero();
+      assertThat(f.effectCount()).isEqualTo(1);
+    } finally {
+      TestPostgres.execute("DROP TABLE IF EXISTS " + guarded);
+      TestPostgres.execute("DROP FUNCTION IF EXISTS " + refuse + "()");
+    }
+  }
+
+  @Test
   void theSameIdWithAnotherPayloadIsTerminatedAndAMessageWithoutIdIsRejected() throws Exception {
     // JetStream itself would drop a second Nats-Msg-Id within its window, so this producer's id is in its own header
     InboxHandler handler = (tx, event) -> {
