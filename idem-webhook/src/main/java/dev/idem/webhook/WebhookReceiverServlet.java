@@ -96,6 +96,17 @@ public final class WebhookReceiverServlet extends HttpServlet {
           .withDetail("a webhook receiver accepts POST only").write(response);
       return;
     }
+    String id = request.getHeader(ID_HEADER);
+    String timestamp = request.getHeader(TIMESTAMP_HEADER);
+    String signature = request.getHeader(SIGNATURE_HEADER);
+    try {
+      // what needs no body first: a request that cannot pass costs no body read
+      receiver.verifier().checkHeaders(id, timestamp, signature);
+    } catch (WebhookVerificationException e) {
+      HttpBodies.discardOrClose(request, response, HttpBodies.MAX_DISCARDED_BYTES);
+      refused(e, limit).write(response);
+      return;
+    }
     byte[] body = HttpBodies.readAtMost(request, limit);
     if (body == null) {
       // read the rest (bounded) so that the sender gets the answer; a larger body closes the connection
@@ -103,9 +114,6 @@ public final class WebhookReceiverServlet extends HttpServlet {
       tooLarge(limit).write(response);
       return;
     }
-    String id = request.getHeader(ID_HEADER);
-    String timestamp = request.getHeader(TIMESTAMP_HEADER);
-    String signature = request.getHeader(SIGNATURE_HEADER);
     Map<String, String> headers = headers(request);
     InboxResult result;
     try {

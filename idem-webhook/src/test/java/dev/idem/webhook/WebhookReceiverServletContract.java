@@ -393,6 +393,21 @@ abstract class WebhookReceiverServletContract {
   }
 
   @Test
+  void headersThatCannotPassAreRefusedBeforeTheBodyIsRead() throws Exception {
+    // a body over the limit would be refused with 413 once read: the stale timestamp is judged first, without it
+    String id = newId();
+    String body = "{\"pad\":\"" + "x".repeat(MAX_BODY) + "\"}";
+    long sixMinutesAgo = now() - 360;
+
+    HttpResponse<String> stale = post(id, sixMinutesAgo, sign(current, id, sixMinutesAgo, body), body);
+    HttpResponse<String> unsigned = post(id, now(), null, body);
+
+    assertProblem(stale, 401, "AUTH.webhook_timestamp_out_of_tolerance");
+    assertProblem(unsigned, 401, "AUTH.webhook_headers_invalid");
+    assertThat(recorded(id)).isFalse();
+  }
+
+  @Test
   void sameIdWithAnotherBodyIs409AndTheFirstEffectStands() throws Exception {
     String id = newId();
     deliver(id, body(id));

@@ -63,21 +63,10 @@ public final class WebhookVerifier {
    * @throws WebhookVerificationException when any check fails
    */
   public void verify(String id, String timestamp, String signatureHeader, byte[] body) {
-    if (id == null || id.isEmpty() || id.length() > MAX_ID || !id.chars().allMatch(c -> c >= 0x21 && c <= 0x7e)) {
-      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-id is missing or malformed");
-    }
-    if (signatureHeader == null || signatureHeader.isEmpty() || signatureHeader.length() > MAX_HEADER) {
-      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-signature is missing or too long");
-    }
-    long seconds = parseTimestamp(timestamp);
+    long seconds = checkHeaders(id, timestamp, signatureHeader);
     Objects.requireNonNull(body, "body");
     if (body.length > maxBodyBytes) {
       throw new WebhookVerificationException(Reason.BODY_TOO_LARGE, "body is larger than " + maxBodyBytes + " bytes");
-    }
-    long now = clock.millis() / 1000;
-    if (Math.abs(now - seconds) > tolerance.toSeconds()) {
-      throw new WebhookVerificationException(Reason.TIMESTAMP_OUT_OF_TOLERANCE,
-          "webhook-timestamp is more than " + tolerance.toSeconds() + " s away from now");
     }
     List<byte[]> offered = parseSignatures(signatureHeader);
     boolean match = false;
@@ -91,6 +80,30 @@ public final class WebhookVerifier {
     if (!match) {
       throw new WebhookVerificationException(Reason.SIGNATURE_MISMATCH, "no signature matches");
     }
+  }
+
+  /**
+   * The checks of {@link #verify} that need no body: the id, the signature header's presence and length, and the
+   * timestamp's form and distance from now. A receiver makes them before it reads the body, so that a request that
+   * cannot pass costs no body read.
+   *
+   * @return the timestamp, Unix seconds
+   * @throws WebhookVerificationException when a check fails
+   */
+  public long checkHeaders(String id, String timestamp, String signatureHeader) {
+    if (id == null || id.isEmpty() || id.length() > MAX_ID || !id.chars().allMatch(c -> c >= 0x21 && c <= 0x7e)) {
+      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-id is missing or malformed");
+    }
+    if (signatureHeader == null || signatureHeader.isEmpty() || signatureHeader.length() > MAX_HEADER) {
+      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-signature is missing or too long");
+    }
+    long seconds = parseTimestamp(timestamp);
+    long now = clock.millis() / 1000;
+    if (Math.abs(now - seconds) > tolerance.toSeconds()) {
+      throw new WebhookVerificationException(Reason.TIMESTAMP_OUT_OF_TOLERANCE,
+          "webhook-timestamp is more than " + tolerance.toSeconds() + " s away from now");
+    }
+    return seconds;
   }
 
   private static long parseTimestamp(String timestamp) {
