@@ -30,12 +30,13 @@ import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
@@ -108,7 +109,18 @@ public final class IdempotentHttpClient {
   private final HttpClient http;
   private final RetryPolicy<Outcome> policy;
   private final Supplier<RetryBudget> budgetFactory;
-  private final Map<String, RetryBudget> budgets = new ConcurrentHashMap<>();
+  /** Destinations whose retry budgets are kept; the least recently used one's is dropped past it. */
+  static final int MAX_BUDGETS = 1024;
+  /** The retry budget per destination, least recently used first (access order), at most {@link #MAX_BUDGETS}. */
+  private final Map<String, RetryBudget> budgets = Collections.synchronizedMap(
+      new LinkedHashMap<>(16, 0.75f, true) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, RetryBudget> eldest) {
+          return size() > MAX_BUDGETS;
+        }
+      });
   private final Clock clock;
   private final RandomGenerator random;
   private final Sleeper sleeper;
@@ -240,7 +252,10 @@ public final class IdempotentHttpClient {
     return results;
   }
 
-  /** The retry budget of {@code uri}'s destination (host:port), if budgets are configured and it has been used. */
+  /**
+   * The retry budget of {@code uri}'s destination (host:port), if budgets are configured and it has been used; the
+   * budgets of the {@value #MAX_BUDGETS} destinations used last are kept, an older one starts afresh.
+   */
   public java.util.Optional<RetryBudget> retryBudget(URI uri) {
     return java.util.Optional.ofNullable(budgets.get(destination(uri)));
   }

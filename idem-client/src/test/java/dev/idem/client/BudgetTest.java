@@ -7,6 +7,7 @@ import dev.idem.client.TestServer.Reply;
 import dev.idem.retry.RetryBudget;
 import dev.idem.retry.RetryBudgetExhaustedException;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -103,5 +104,27 @@ class BudgetTest {
           .hasMessageContaining("retry budget refused");
       assertThat(server.received).hasSize(1);
     }
+  }
+
+  @Test
+  void theBudgetsOfTheDestinationsUsedLastAreKeptAndNoMore() {
+    IdempotentHttpClient client = fixture.builder()
+        .budgetPerDestination(() -> RetryBudget.tokenBucket(10, 0.1))
+        .build();
+    int destinations = IdempotentHttpClient.MAX_BUDGETS + 10;
+    List<URI> uris = new ArrayList<>();
+    for (int i = 0; i < destinations; i++) {
+      // loopback addresses nobody listens on: each call is refused at once
+      uris.add(URI.create("http://127.0." + (1 + i / 250) + "." + (1 + i % 250) + ":9/status"));
+    }
+
+    for (URI uri : uris) {
+      assertThatThrownBy(() -> client.send(Intent.get(uri))).isInstanceOf(IntentPendingException.class);
+    }
+
+    assertThat(client.retryBudget(uris.get(0))).as("the least recently used destination's").isEmpty();
+    assertThat(client.retryBudget(uris.get(9))).isEmpty();
+    assertThat(client.retryBudget(uris.get(10))).isPresent();
+    assertThat(client.retryBudget(uris.get(destinations - 1))).isPresent();
   }
 }
