@@ -28,6 +28,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.regex.Pattern;
@@ -246,25 +247,41 @@ public final class NatsInboxConsumer implements AutoCloseable {
         pause(Duration.ofMillis(errorPauseMillis));
         continue;
       }
-      for (int i = 0; i < batch.size(); i++) {
-        Message m = batch.get(i);
-        if (running) {
-          try {
-            handle(m, batch.subList(i + 1, batch.size()));
-          } catch (VirtualMachineError e) {
-            answer(m, Action.RETRY, Duration.ZERO);
-            throw e;
-          } catch (Throwable e) {
-            // handle() answers every outcome itself; this is a last guard so that nothing ends the thread
-            LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' failed on a message on '"
-                + m.getSubject() + "': " + OutboxTransport.describe(e));
-            answer(m, Action.RETRY, Duration.ZERO);
-            pause(Duration.ofMillis(100));
-          }
-          Thread.interrupted();
-        } else {
-          answer(m, Action.RETRY, Duration.ZERO); // stopping: hand it back at once instead of after the ack wait
+      // the batch's messages are in hand from now: the one being processed and those after it are kept in progress
+      // every third of the ack wait, however long each takes, so that JetStream delivers none of them again meanwhile
+      AtomicInteger next = new AtomicInteger();
+      ScheduledFuture<?> beat = batch.isEmpty() ? null : keepInProgress(batch, next);
+      try {
+        handleAll(batch, next);
+      } finally {
+        if (beat != null) {
+          beat.cancel(false);
         }
+      }
+    }
+  }
+
+  /** Handles the messages of {@code batch} in order, {@code next} naming the one in hand. */
+  private void handleAll(List<Message> batch, AtomicInteger next) {
+    for (int i = 0; i < batch.size(); i++) {
+      next.set(i);
+      Message m = batch.get(i);
+      if (running) {
+        try {
+          handle(m, batch.subList(i + 1, batch.size()));
+        } catch (VirtualMachineError e) {
+          answer(m, Action.RETRY, Duration.ZERO);
+          throw e;
+        } catch (Throwable e) {
+          // handle() answers every outcome itself; this is a last guard so that nothing ends the thread
+          LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' failed on a message on '"
+              + m.getSubject() + "': " + OutboxTransport.describe(e));
+          answer(m, Action.RETRY, Duration.ZERO);
+          pause(Duration.ofMillis(100));
+        }
+        Thread.interrupted();
+      } else {
+        answer(m, Action.RETRY, Duration.ZERO); // stopping: hand it back at once instead of after the ack wait
       }
     }
   }
@@ -292,25 +309,21 @@ public final class NatsInboxConsumer implements AutoCloseable {
       return;
     }
     byte[] data = m.getData() == null ? new byte[0] : m.getData();
-    // an attempt may block longer than the ack wait (a pool's connection timeout while the database is away): the
-    // message and the rest of its batch are kept in progress meanwhile, so that JetStream counts no delivery
-    ScheduledFuture<?> beat = keepInProgress(m, waiting);
-    try {
-      process(m, id, data, waiting);
-    } finally {
-      if (beat != null) {
-        beat.cancel(false);
-      }
-    }
+    process(m, id, data, waiting);
   }
 
-  /** Tells JetStream every third of the ack wait that {@code m} and {@code waiting} are in progress, till cancelled. */
-  private ScheduledFuture<?> keepInProgress(Message m, List<Message> waiting) {
+  /**
+   * Tells JetStream every third of the ack wait that the messages of {@code batch} from {@code next} on (the one in
+   * hand and those after it) are in progress, till cancelled. An attempt may block longer than the ack wait (a pool's
+   * connection timeout while the database is away), and a batch's messages together may take longer than it.
+   */
+  private ScheduledFuture<?> keepInProgress(List<Message> batch, AtomicInteger next) {
     long period = Math.max(1, ackWait.toNanos() / 3);
     try {
       return keepAlive.scheduleAtFixedRate(() -> {
-        inProgress(m);
-        waiting.forEach(this::inProgress);
+        for (int j = next.get(); j < batch.size(); j++) {
+          inProgress(batch.get(j));
+        }
       }, period, period, TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       return null; // close() gave up waiting for this thread: the messages are left to the ack wait

@@ -26,10 +26,12 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -433,6 +435,40 @@ class NatsInboxConsumerTest {
     assertThat(counts.acknowledged.get()).isEqualTo(1);
     assertThat(deliveredWhenProcessed.get()).isEqualTo(1);
     assertThat(f.effectIds()).containsExactly(m.id().toString());
+  }
+
+  @Test
+  void aBatchThatTakesLongerThanTheAckWaitIsKeptInProgressToItsLastMessage() throws Exception {
+    // eight messages fetched together, each taking 0.25 s of work (less than a third of the ack wait): the batch takes
+    // 2 s against a 1 s ack wait, and JetStream must deliver none of the later ones again while they wait their turn
+    List<OutboxMessage> messages = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      messages.add(f.message());
+    }
+    messages.forEach(this::publish);
+    List<Long> deliveredWhenProcessed = new CopyOnWriteArrayList<>();
+    InboxHandler slow = (tx, event) -> {
+      deliveredWhenProcessed.add(event.message(Message.class).metaData().deliveredCount());
+      LockSupport.parkNanos(Duration.ofMillis(250).toNanos()); // the work's own duration, not a race
+      return f.recordEffect().handle(tx, event);
+    };
+
+    try (NatsInboxConsumer consumer = consumer(slow).ackWait(Duration.ofSeconds(1)).build().start()) {
+      Eventually.await("the first message in hand", WAIT, deliveredWhenProcessed::size, n -> n >= 1);
+      // another instance pulling from the same durable consumer gets what JetStream delivers again
+      JetStreamSubscription other = f.nats.jetStream().subscribe(f.subject,
+          PullSubscribeOptions.bind(f.stream, consumer.durable()));
+      List<Message> again = other.fetch(1, Duration.ofSeconds(2));
+      other.unsubscribe();
+      assertThat(again).as("deliveries of messages in hand to another puller").isEmpty();
+      Eventually.await("the eight messages acknowledged", WAIT, counts.acknowledged::get, n -> n == 8);
+    }
+
+    ConsumerInfo info = f.jsm.getConsumerInfo(f.stream, "billing");
+    assertThat(info.getRedelivered()).as("messages delivered again").isZero();
+    assertThat(deliveredWhenProcessed).hasSize(8).containsOnly(1L);
+    assertThat(counts.duplicates.get()).isZero();
+    assertThat(f.effectCount()).isEqualTo(8);
   }
 
   @Test
