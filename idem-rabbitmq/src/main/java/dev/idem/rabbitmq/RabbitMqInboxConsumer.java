@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 
@@ -98,9 +99,13 @@ import java.util.function.Function;
  * <p>No message ends consumption: whatever the handler or the fallback throws, {@link Error}s included, is answered
  * as above and reported to the listener, so it never reaches the client's consumer thread (which would close the
  * channel). A {@link VirtualMachineError} such as {@link OutOfMemoryError} requeues the message and is rethrown. A
- * channel the broker or the client closes while the connection stays open (e.g. after a channel error) is opened
- * again, with a growing pause between attempts, until {@link #close()}; a lost connection is the factory's automatic
- * recovery's business. Failures are counted per message id in memory (at most 10,000 ids, the oldest forgotten
+ * channel the broker or the client closes while the connection stays open (e.g. after a channel error), and a
+ * subscription RabbitMQ cancels ({@code basic.cancel}: the queue was deleted, or the node of a classic queue went
+ * down), are replaced by a new subscription on a new channel, with a pause doubling from 100 ms to 30 s between
+ * attempts (a deleted queue refuses them until it is declared again), until {@link #close()}; the cancel and each
+ * failed attempt are reported to {@link ConsumerListener#receiveFailed}, and {@link #isRunning()} is false meanwhile.
+ * A lost connection is the factory's automatic recovery's business; a connection that will not come back (closed by
+ * its owner, or without automatic recovery) ends consumption, reported to {@link ConsumerListener#stopped}. Failures are counted per message id in memory (at most 10,000 ids, the oldest forgotten
  * first), or taken from the {@code x-delivery-count} header quorum queues set, whichever is higher.
  *
  * <h2>Holding a message</h2>
@@ -154,6 +159,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private volatile Connection connection;
   private boolean started;
   private volatile boolean closed;
+  /** Whether {@link ConsumerListener#stopped} was reported. */
+  private final AtomicBoolean stopped = new AtomicBoolean();
   private int inFlight;
 
   private RabbitMqInboxConsumer(Builder b) {
@@ -251,54 +258,139 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
   }
 
-  /** Opens one consuming channel and adds it to {@link #channels}; the caller holds the lock. */
+  /**
+   * Opens one consuming channel and, once it is subscribed, adds it to {@link #channels}; the caller holds the lock.
+   * A channel whose subscription failed (e.g. a missing queue: {@code NOT_FOUND}) is closed again.
+   */
   private void openChannel() throws IOException {
     Channel channel = connection.createChannel();
+    try {
+      channel.basicQos(prefetch);
+      channel.basicConsume(queue, false, (tag, delivery) -> onDelivery(channel, delivery),
+          tag -> resubscribeLater(channel, "RabbitMQ cancelled the subscription of consumer '" + consumer
+              + "' to queue '" + queue + "' (the queue was deleted, or the node of a classic queue went down)"));
+    } catch (IOException | RuntimeException e) {
+      abort(channel);
+      throw e;
+    }
     channels.add(channel);
-    channel.basicQos(prefetch);
-    channel.basicConsume(queue, false, (tag, delivery) -> onDelivery(channel, delivery),
-        tag -> LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': RabbitMQ cancelled the"
-            + " subscription to queue '" + queue + "' (was it deleted?)"));
+    // on the connection's thread, which must not wait for the lock: a reopen may hold it while it waits for a reply
     channel.addShutdownListener(cause -> {
-      if (!closed && !cause.isHardError()) {
+      if (closed) {
+        return;
+      }
+      if (!cause.isHardError()) {
         // a channel-level close (a channel error, or the client's consumer thread giving up on it) while the
         // connection stays: automatic recovery does not cover it, so open a new one
-        LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': a channel on queue '" + queue
-            + "' was closed (" + cause.getMessage() + "); opening another");
-        Thread t = new Thread(() -> reopen(channel), "idem-rabbitmq-reopen-" + consumer);
-        t.setDaemon(true);
-        t.start();
+        resubscribeLater(channel, "a channel on queue '" + queue + "' was closed (" + cause.getMessage() + ")");
+      } else if (!(connection instanceof Recoverable) || cause.isInitiatedByApplication()) {
+        // the connection is gone and no automatic recovery brings it back
+        stopped(cause);
       }
     });
   }
 
-  private void reopen(Channel dead) {
+  /**
+   * Drops {@code dead} (a channel closed, or whose subscription the broker cancelled) and subscribes again on a new
+   * channel, on a thread of its own: see {@link #resubscribe}.
+   */
+  private void resubscribeLater(Channel dead, String why) {
+    if (closed) {
+      return;
+    }
+    Thread t = new Thread(() -> resubscribe(dead, why), "idem-rabbitmq-resubscribe-" + consumer);
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /**
+   * Replaces {@code dead} by a new subscribed channel, trying again with a pause doubling from 100 ms to 30 s while it
+   * fails (a deleted queue answers {@code NOT_FOUND} until it is declared again), each failure reported to {@link
+   * ConsumerListener#receiveFailed}, until {@link #close()}. While the connection is down and recovers automatically
+   * it waits for it; a connection that will not come back stops the consumer ({@link ConsumerListener#stopped}).
+   */
+  private void resubscribe(Channel dead, String why) {
+    synchronized (lock) {
+      if (closed || !channels.remove(dead)) {
+        return; // closing, or the channel was dropped on purpose or replaced already
+      }
+    }
+    abort(dead); // a cancelled subscription leaves its channel open: nothing more comes on it
+    LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': " + why + "; subscribing again");
+    safely(() -> listener.receiveFailed(consumer, queue, new IOException(why)));
     long pauseMillis = 100;
-    for (int attempt = 1; attempt <= 10_000; attempt++) {
+    while (true) {
+      Exception failure;
       synchronized (lock) {
-        if (closed || attempt == 1 && !channels.remove(dead)) {
-          return; // closing, or the channel was dropped on purpose
+        if (closed) {
+          return;
         }
         Connection c = connection;
-        if (c == null || !c.isOpen()) {
-          return; // connection-level recovery (or close) takes over
+        if (c == null) {
+          return; // closing
         }
-        try {
-          openChannel();
-          return;
-        } catch (IOException | RuntimeException e) {
-          LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not reopen a channel on queue '"
-              + queue + "'; trying again in " + pauseMillis + " ms: " + OutboxTransport.describe(e));
+        if (c.isOpen()) {
+          try {
+            openChannel();
+            LOG.log(System.Logger.Level.INFO, "consumer '" + consumer + "' consumes queue '" + queue + "' again");
+            return;
+          } catch (IOException | RuntimeException e) {
+            failure = e;
+          }
+        } else if (!(c instanceof Recoverable) || c.getCloseReason() != null
+            && c.getCloseReason().isInitiatedByApplication()) {
+          failure = null;
+        } else {
+          failure = new IOException("the connection is down; waiting for its automatic recovery");
         }
       }
-      LockSupport.parkNanos(pauseMillis * 1_000_000L);
+      if (failure == null) {
+        Connection c = connection;
+        stopped(c == null || c.getCloseReason() == null ? new IOException("the connection was closed")
+            : c.getCloseReason());
+        return;
+      }
+      Exception e = failure;
+      Throwable shown = e instanceof IOException && e.getCause() != null ? e.getCause() : e;
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not subscribe to queue '" + queue
+          + "' again; trying again in " + pauseMillis + " ms: " + OutboxTransport.describe(shown));
+      safely(() -> listener.receiveFailed(consumer, queue, e));
+      if (!waitUnlessClosed(Duration.ofMillis(pauseMillis))) {
+        return;
+      }
       pauseMillis = Math.min(30_000, pauseMillis * 2);
     }
   }
 
+  /** Waits {@code pause}, looking every {@link #HOLD_STEP} whether the consumer is closing; false when it is. */
+  private boolean waitUnlessClosed(Duration pause) {
+    long deadline = System.nanoTime() + pause.toNanos();
+    while (!closed) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return true;
+      }
+      LockSupport.parkNanos(Math.min(left, HOLD_STEP.toNanos()));
+    }
+    return false;
+  }
+
+  /** The consumer's connection is gone for good: reported once to {@link ConsumerListener#stopped}, logged. */
+  private void stopped(Throwable cause) {
+    if (closed || !stopped.compareAndSet(false, true)) {
+      return;
+    }
+    LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' stopped consuming queue '" + queue + "': its"
+        + " connection was closed and will not recover (" + OutboxTransport.describe(cause) + "). Restart it.");
+    safely(() -> listener.stopped(consumer, cause));
+  }
+
   /**
-   * Whether the consumer was started, is not closed, and has at least one open channel consuming the queue. A channel
-   * closed by an error is reopened by itself, so this may be false for a moment.
+   * Whether the consumer was started, is not closed, and has at least one open channel subscribed to the queue. A
+   * channel closed by an error, or whose subscription RabbitMQ cancelled (the queue deleted, the node of a classic
+   * queue down), is replaced by itself, so this may be false for a while: while the queue is missing, while the
+   * connection recovers; and for good once the connection is gone without recovery ({@link
+   * ConsumerListener#stopped}).
    */
   public boolean isRunning() {
     synchronized (lock) {

@@ -328,6 +328,54 @@ class RabbitMqInboxConsumerTest {
   }
 
   @Test
+  void aQueueDeletedAndDeclaredAgainIsConsumedAgainAndTheBrokersCancelIsReported() throws Exception {
+    OutboxMessage before = f.message(f.toExchange());
+    OutboxMessage after = f.message(f.toExchange());
+
+    try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect()).channels(2).build().start()) {
+      publish(before);
+      Eventually.await("the first message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      f.admin.queueDelete(f.queue); // RabbitMQ cancels the subscriptions with basic.cancel
+      Eventually.await("the cancels reported", WAIT, () -> cancels(counts.receiveFailures), n -> n == 2);
+      Eventually.await("not running while the queue is missing", WAIT, consumer::isRunning, running -> !running);
+      Eventually.await("subscribing again refused while the queue is missing", WAIT,
+          () -> counts.receiveFailures.stream().filter(e -> String.valueOf(e.getMessage()).contains("NOT_FOUND")
+              || String.valueOf(e.getCause()).contains("NOT_FOUND")).count(), n -> n >= 2);
+      f.declareQueue();
+      Eventually.await("subscribed again", WAIT, consumer::isRunning, running -> running);
+      publish(after);
+      Eventually.await("the message published after the queue came back acknowledged", WAIT,
+          counts.acknowledged::get, n -> n == 2);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrder(before.id().toString(), after.id().toString());
+    assertThat(counts.receiveFailures.get(0)).hasMessageContaining("cancelled the subscription")
+        .hasMessageContaining(f.queue);
+    assertThat(counts.stopped).isEmpty();
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  private static long cancels(List<Throwable> failures) {
+    return failures.stream().filter(e -> String.valueOf(e.getMessage()).contains("cancelled the subscription"))
+        .count();
+  }
+
+  @Test
+  void aConnectionItsOwnerClosesStopsTheConsumerAndIsReported() throws Exception {
+    com.rabbitmq.client.Connection own = Rabbit.factory().newConnection("idem-test-owner");
+    try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(own, inbox, "billing", f.queue)
+        .handler(f.recordEffect()).listener(counts).build().start()) {
+      assertThat(consumer.isRunning()).isTrue();
+      own.close();
+      Eventually.await("the stop reported", WAIT, counts.stopped::size, n -> n == 1);
+      assertThat(consumer.isRunning()).isFalse();
+    }
+
+    assertThat(counts.stopped).hasSize(1);
+  }
+
+  @Test
   void aThrowingMessageIdFallbackRejectsThatMessageAndTheConsumerGoesOn() throws Exception {
     OutboxMessage m = f.message(f.toExchange());
     try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect())
