@@ -43,10 +43,11 @@ import java.util.function.Function;
  * <ul>
  *   <li>{@code ACK} (processed and committed, or a duplicate): {@code basic.ack}.</li>
  *   <li>{@code RETRY} (the handler failed, by an exception or an {@link Error}, or its writes failed at the commit):
- *       {@code basic.nack} with requeue, after {@link Builder#failurePause}.</li>
+ *       {@code basic.nack} with requeue, after a pause: {@link Builder#failurePause} after its first failure, doubled
+ *       after each next one up to {@link Builder#maxFailurePause}.</li>
  *   <li>{@code PAUSE} (the database is away) and a {@code RETRY} not counted (a passing conflict): no answer; the
- *       message is held, unacknowledged, and tried again after {@link Builder#failurePause}, as often as it takes
- *       (see Holding a message).</li>
+ *       message is held, unacknowledged, and tried again after a pause growing likewise (by the outages, or the
+ *       conflicts, in a row), as often as it takes (see Holding a message).</li>
  *   <li>{@code DEAD_LETTER} (the {@link Builder#maxFailures}-th failure of a message id, default 5; a payload
  *       mismatch): with a {@link Builder#deadLetterExchange}, republished there with its attempt history, then
  *       {@code basic.ack}; without one, {@code basic.nack} without requeue, dead-lettered by RabbitMQ when the queue
@@ -105,15 +106,17 @@ import java.util.function.Function;
  * attempts (a deleted queue refuses them until it is declared again), until {@link #close()}; the cancel and each
  * failed attempt are reported to {@link ConsumerListener#receiveFailed}, and {@link #isRunning()} is false meanwhile.
  * A lost connection is the factory's automatic recovery's business; a connection that will not come back (closed by
- * its owner, or without automatic recovery) ends consumption, reported to {@link ConsumerListener#stopped}. Failures are counted per message id in memory (at most 10,000 ids, the oldest forgotten
- * first), or taken from the {@code x-delivery-count} header quorum queues set, whichever is higher.
+ * its owner, or without automatic recovery) ends consumption, reported to {@link ConsumerListener#stopped}. Failures
+ * are counted per message id in memory (at most 10,000 ids, the oldest forgotten first), or taken from the
+ * {@code x-delivery-count} header quorum queues set, whichever is higher.
  *
  * <h2>Holding a message</h2>
  * A database that is away is no mark against a message, and neither is a passing conflict: a requeue would be one,
  * since a quorum queue counts it as a delivery ({@code x-delivery-count}; with {@code x-delivery-limit}, which
  * RabbitMQ 4 sets to 20 by default, it then dead-letters or drops the message), and this consumer takes that count as
  * the message's failures. So the channel keeps the delivery in hand, unacknowledged, and tries the same message again
- * every {@link Builder#failurePause} until the database answers (the other messages of the channel wait, as they
+ * after a pause doubling from {@link Builder#failurePause} up to {@link Builder#maxFailurePause} until the database
+ * answers (the other messages of the channel wait, as they
  * would fail alike). {@link #close()} ends the wait at once (within 50 ms), and closing the channel returns the
  * message to the queue unacknowledged. RabbitMQ's {@code consumer_timeout} (30 minutes by default) bounds the hold:
  * a delivery left unacknowledged longer (the held one, or one prefetched behind it) makes the broker close the
@@ -131,6 +134,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static final int MAX_REMEMBERED = 10_000;
   /** How often a held message's wait looks whether the consumer is closing or its channel closed. */
   private static final Duration HOLD_STEP = Duration.ofMillis(50);
+  /** {@link Builder#maxFailurePause} by default, as the NATS and Kafka consumers' longest pause. */
+  private static final Duration DEFAULT_MAX_FAILURE_PAUSE = Duration.ofSeconds(30);
 
   private final ConnectionFactory factory;
   private final String consumer;
@@ -141,6 +146,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final Function<Delivery, String> messageIdFallback;
   private final ConsumerListener listener;
   private final Duration failurePause;
+  private final Duration maxFailurePause;
   private final Duration shutdownTimeout;
   private final MessageProcessor processor;
   private final RabbitMqDeadLetters deadLetters;
@@ -174,12 +180,14 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     this.messageIdFallback = b.messageIdFallback;
     this.listener = b.listener;
     this.failurePause = b.failurePause;
+    this.maxFailurePause = b.maxFailurePause();
     this.shutdownTimeout = b.shutdownTimeout;
     this.deadLetters = b.deadLetters == null ? null : b.deadLetters.timeout(b.deadLetterTimeout);
     this.deadLetterAttempts = b.deadLetterAttempts;
     this.firstDeliveryOrder = b.firstDeliveryOrder;
+    // the pause doubles from failurePause with each failure of a message (or outage in a row), as NATS and Kafka do
     ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(b.maxFailures)
-        .backoff(b.failurePause, b.failurePause).build();
+        .backoff(failurePause, maxFailurePause).build();
     // a classic queue counts no redelivery: failures are counted in memory as well
     this.processor = new MessageProcessor(b.inbox, consumer, b.handler, engine, listener, "message-id", true,
         deadLetters != null);
@@ -721,7 +729,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   @Override
   public String toString() {
     return "RabbitMqInboxConsumer{" + consumer + " <- " + queue + ", prefetch=" + prefetch + ", channels="
-        + channelCount + '}';
+        + channelCount + ", failurePause=" + failurePause.toMillis() + ".." + maxFailurePause.toMillis() + " ms}";
   }
 
   /** Builds a {@link RabbitMqInboxConsumer}; {@link #handler} is required. Mutable, not thread-safe. */
@@ -737,6 +745,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     private Function<Delivery, String> messageIdFallback = d -> null;
     private ConsumerListener listener = new ConsumerListener() {};
     private Duration failurePause = Duration.ofMillis(100);
+    /** Null: {@link #DEFAULT_MAX_FAILURE_PAUSE}, or {@link #failurePause} when that is longer. */
+    private Duration maxFailurePause;
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private int maxFailures = 5;
     private RabbitMqDeadLetters deadLetters;
@@ -807,14 +817,32 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
 
     /**
-     * How long a channel waits after a failure before requeueing the message (default 100 ms), so that a failing
-     * handler is not run again at once; zero requeues at once. It is also the wait between the tries of a message held
-     * while the database is away or through a passing conflict (see {@link RabbitMqInboxConsumer}, Holding a message):
-     * how often an outage's database is tried.
+     * How long a channel waits after a message's first failure before requeueing it (default 100 ms; 1 ms to 1 min),
+     * so that a failing handler is not run again at once; the wait doubles after each next failure of the message, up
+     * to {@link #maxFailurePause}. The same curve spaces the tries of a message held while the database is away (by
+     * the outages in a row) or through a passing conflict (see {@link RabbitMqInboxConsumer}, Holding a message): how
+     * often an outage's database is tried.
      */
     public Builder failurePause(Duration pause) {
-      this.failurePause = ConsumerOptions.between("failurePause", pause, Duration.ZERO, Duration.ofMinutes(1));
+      this.failurePause = ConsumerOptions.between("failurePause", pause, Duration.ofMillis(1), Duration.ofMinutes(1));
       return this;
+    }
+
+    /**
+     * The longest wait the {@link #failurePause} doubles up to (default 30 s, or the failure pause when that is
+     * longer; 1 ms to 1 h, and not less than the failure pause, checked by {@link #build()}). Equal to the failure
+     * pause, every wait is the same.
+     */
+    public Builder maxFailurePause(Duration max) {
+      this.maxFailurePause = ConsumerOptions.between("maxFailurePause", max, Duration.ofMillis(1), Duration.ofHours(1));
+      return this;
+    }
+
+    private Duration maxFailurePause() {
+      if (maxFailurePause != null) {
+        return maxFailurePause;
+      }
+      return failurePause.compareTo(DEFAULT_MAX_FAILURE_PAUSE) > 0 ? failurePause : DEFAULT_MAX_FAILURE_PAUSE;
     }
 
     /**
@@ -876,6 +904,10 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     public RabbitMqInboxConsumer build() {
       if (handler == null) {
         throw new IllegalStateException("handler is required: what consumer '" + consumer + "' does with a message");
+      }
+      if (maxFailurePause != null && maxFailurePause.compareTo(failurePause) < 0) {
+        throw new IllegalArgumentException("maxFailurePause must not be less than failurePause, got " + maxFailurePause
+            + " and " + failurePause);
       }
       return new RabbitMqInboxConsumer(this);
     }

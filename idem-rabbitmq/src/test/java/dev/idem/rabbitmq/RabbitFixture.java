@@ -176,6 +176,8 @@ final class RabbitFixture implements AutoCloseable {
     final AtomicInteger gaveUpFailures = new AtomicInteger();
     final AtomicInteger deadLetterFailed = new AtomicInteger();
     final List<Throwable> receiveFailures = new CopyOnWriteArrayList<>();
+    /** The decisions of {@link #retried}, in order. */
+    final List<Decision> retries = new CopyOnWriteArrayList<>();
     final List<Throwable> stopped = new CopyOnWriteArrayList<>();
 
     @Override
@@ -207,6 +209,7 @@ final class RabbitFixture implements AutoCloseable {
     @Override
     public void retried(String consumer, String queue, String messageId, Decision decision, Throwable error) {
       failed.incrementAndGet();
+      retries.add(decision);
     }
 
     @Override

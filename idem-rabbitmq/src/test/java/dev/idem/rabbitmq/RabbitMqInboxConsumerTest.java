@@ -57,7 +57,7 @@ class RabbitMqInboxConsumerTest {
 
   private RabbitMqInboxConsumer.Builder consumer(InboxHandler handler) {
     return RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue).handler(handler)
-        .listener(counts).failurePause(Duration.ZERO);
+        .listener(counts).failurePause(Duration.ofMillis(1));
   }
 
   private void publish(OutboxMessage m) {
@@ -396,6 +396,41 @@ class RabbitMqInboxConsumerTest {
   }
 
   @Test
+  void theWaitBeforeAFailedMessageIsRequeuedDoublesUpToTheMaximum() throws Exception {
+    OutboxMessage poison = f.message(f.toExchange());
+    List<Long> calls = new CopyOnWriteArrayList<>();
+    InboxHandler failing = (tx, event) -> {
+      calls.add(System.nanoTime());
+      throw new IllegalStateException("injected failure");
+    };
+
+    try (RabbitMqInboxConsumer consumer = consumer(failing).failurePause(Duration.ofMillis(50))
+        .maxFailurePause(Duration.ofMillis(200)).maxFailures(5).build().start()) {
+      publish(poison);
+      Eventually.await("the message dead-lettered", WAIT, () -> f.ready(f.deadLetters), n -> n == 1);
+    }
+
+    assertThat(counts.retries).extracting(d -> d.after().toMillis()).containsExactly(50L, 100L, 200L, 200L);
+    assertThat(calls).hasSize(5);
+    for (int i = 1; i < calls.size(); i++) {
+      assertThat(Duration.ofNanos(calls.get(i) - calls.get(i - 1))).as("wait before try %d", i + 1)
+          .isGreaterThanOrEqualTo(counts.retries.get(i - 1).after());
+    }
+    assertThat(counts.gaveUpFailures.get()).isEqualTo(5);
+  }
+
+  @Test
+  void withoutAMaximumTheFailurePauseDoublesUpToThirtySecondsOrItselfWhenLonger() {
+    RabbitMqInboxConsumer.Builder b = RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .handler(f.recordEffect());
+
+    assertThat(b.build().toString()).contains("failurePause=100..30000 ms");
+    assertThat(b.failurePause(Duration.ofSeconds(45)).build().toString()).contains("failurePause=45000..45000 ms");
+    assertThat(b.failurePause(Duration.ofSeconds(1)).maxFailurePause(Duration.ofSeconds(1)).build().toString())
+        .contains("failurePause=1000..1000 ms");
+  }
+
+  @Test
   void aMessageThatKeepsFailingIsDeadLetteredAfterMaxFailuresAndTheNextOneIsProcessed() throws Exception {
     OutboxMessage poison = f.message(f.toExchange());
     OutboxMessage next = f.message(f.toExchange());
@@ -620,7 +655,7 @@ class RabbitMqInboxConsumerTest {
     OutboxMessage m = f.message(f.toExchange());
 
     try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(Rabbit.factory(), unreliable, "billing",
-        f.queue).handler(f.recordEffect()).listener(counts).failurePause(Duration.ZERO).maxFailures(2).build()
+        f.queue).handler(f.recordEffect()).listener(counts).failurePause(Duration.ofMillis(1)).maxFailures(2).build()
         .start()) {
       publish(m);
       Eventually.await("the message acknowledged or given up on", WAIT,
@@ -812,5 +847,15 @@ class RabbitMqInboxConsumerTest {
     assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
         .deadLetterAttempts(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("deadLetterAttempts must be 1 to 1000");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .failurePause(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("failurePause must be 1 ms to 1 min");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .maxFailurePause(Duration.ofHours(2)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxFailurePause must be 1 ms to 1 h");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .handler(f.recordEffect()).failurePause(Duration.ofSeconds(2)).maxFailurePause(Duration.ofSeconds(1)).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxFailurePause must not be less than failurePause");
   }
 }
