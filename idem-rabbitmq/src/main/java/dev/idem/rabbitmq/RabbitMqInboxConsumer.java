@@ -25,6 +25,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -67,10 +70,12 @@ import java.util.function.Function;
  * the consumer publishes its dead letters on a second connection of its own, opened on the first one and closed by
  * {@link #close()}: RabbitMQ blocks a publishing connection during a memory or disk alarm, which would stall the acks
  * of the consuming one. Built on the caller's connection, it publishes on that. {@link #start()} checks that the
- * exchange exists. When a copy is not confirmed (the exchange was deleted or routes it nowhere, a nack, a timeout, a
- * channel error), the original is requeued after {@link Builder#failurePause} (at least a second) and reported to
- * {@link ConsumerListener#deadLetterFailed}; its redelivery is republished without running the handler again (while
- * the consumer remembers it: at most 10,000 such ids, not across a restart or another instance). After
+ * exchange exists. The second connection's opening is bounded by {@link Builder#deadLetterTimeout} as well, and holds
+ * up only the messages waiting for it. When a copy is not confirmed (the exchange was deleted or routes it nowhere, a
+ * nack, a timeout, a channel error, its connection not open within the timeout), the original is requeued after
+ * {@link Builder#failurePause} (at least a second) and reported to {@link ConsumerListener#deadLetterFailed}; its
+ * redelivery is republished without running the handler again (while the consumer remembers it: at most 10,000 such
+ * ids, not across a restart or another instance). After
  * {@link Builder#deadLetterAttempts} failures in a row (at once for a message without an id) it is rejected without
  * requeue instead, to the queue's own dead-letter exchange if it has one, and logged at ERROR. A crash between the
  * confirm and the ack can dead-letter a message twice, with the same {@code message-id}; an ack that fails after the
@@ -159,7 +164,12 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   /** Held messages a closed channel returned (each a delivery a quorum queue counts), by id: no failures. */
   private final Map<String, Long> returned = remembered();
   /** The connection dead letters are published on (opened on the first one), when the consumer owns its own. */
-  private volatile Connection publishing;
+  private Connection publishing;
+  /** Guards {@link #publishing} and {@link #opening}; never held while a connection opens. */
+  private final Object publishingLock = new Object();
+  /** The opening of the dead letters' connection under way, or null. */
+  private CompletableFuture<Connection> opening;
+  private final Duration deadLetterTimeout;
   private final Object lock = new Object();
   private final List<Channel> channels = new ArrayList<>();
   private volatile Connection connection;
@@ -184,6 +194,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     this.shutdownTimeout = b.shutdownTimeout;
     this.deadLetters = b.deadLetters == null ? null : b.deadLetters.timeout(b.deadLetterTimeout);
     this.deadLetterAttempts = b.deadLetterAttempts;
+    this.deadLetterTimeout = b.deadLetterTimeout;
     this.firstDeliveryOrder = b.firstDeliveryOrder;
     // the pause doubles from failurePause with each failure of a message (or outage in a row), as NATS and Kafka do
     ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(b.maxFailures)
@@ -590,20 +601,72 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     if (factory == null) {
       return channel.getConnection();
     }
-    synchronized (unsent) {
+    CompletableFuture<Connection> pending;
+    Connection dead = null;
+    // a lock of its own: the maps every delivery reads must not wait while a connection opens
+    synchronized (publishingLock) {
       Connection c = publishing;
-      if (c == null || !c.isOpen() && !(c instanceof Recoverable)) {
-        if (c != null) {
-          c.abort(1_000);
-        }
-        try {
-          c = factory.newConnection("idem-inbox-" + consumer + "-dead-letters");
-        } catch (TimeoutException e) {
-          throw new IOException("could not open the dead letters' connection: " + e.getMessage(), e);
-        }
-        publishing = c;
+      if (c != null && (c.isOpen() || c instanceof Recoverable)) {
+        return c;
       }
-      return c;
+      if (opening == null) {
+        dead = c;
+        publishing = null;
+        CompletableFuture<Connection> f = new CompletableFuture<>();
+        opening = f;
+        Thread t = new Thread(() -> openPublishing(f), "idem-rabbitmq-dead-letters-" + consumer);
+        t.setDaemon(true);
+        t.start();
+      }
+      pending = opening;
+    }
+    if (dead != null) {
+      dead.abort(1_000);
+    }
+    try {
+      // bounded by the dead-letter timeout: an unanswering broker holds up this message only, for that long
+      return pending.get(deadLetterTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      throw new IOException("could not open the dead letters' connection within the dead-letter timeout ("
+          + deadLetterTimeout.toMillis() + " ms); it is still being opened", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new IOException("could not open the dead letters' connection: " + OutboxTransport.describe(cause), cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while opening the dead letters' connection", e);
+    }
+  }
+
+  /**
+   * Opens the dead letters' connection for {@link #publishing(Channel)}, on a thread of its own: it keeps it, or
+   * closes it when the consumer was closed meanwhile, and completes {@code f}.
+   */
+  private void openPublishing(CompletableFuture<Connection> f) {
+    Connection c = null;
+    Throwable failure = null;
+    try {
+      c = factory.newConnection("idem-inbox-" + consumer + "-dead-letters");
+    } catch (IOException | TimeoutException | RuntimeException e) {
+      failure = e;
+    } finally {
+      boolean keep;
+      synchronized (publishingLock) {
+        opening = null;
+        keep = c != null && !closed;
+        if (keep) {
+          publishing = c;
+        }
+      }
+      if (c != null && !keep) {
+        c.abort(1_000); // the consumer was closed while it opened
+        failure = new IOException("the consumer was closed");
+      }
+      if (keep) {
+        f.complete(c);
+      } else {
+        f.completeExceptionally(failure != null ? failure : new IOException("the connection could not be opened"));
+      }
     }
   }
 
@@ -707,14 +770,17 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       }
       connection = null;
     }
-    Connection c = publishing;
+    Connection c;
+    synchronized (publishingLock) {
+      c = publishing;
+      publishing = null; // one still opening is closed when it opens: closed is set
+    }
     if (c != null) {
       try {
         c.close(5_000);
       } catch (IOException | RuntimeException e) {
         c.abort(1_000);
       }
-      publishing = null;
     }
   }
 
@@ -875,7 +941,10 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       return this;
     }
 
-    /** How long a dead letter may wait for RabbitMQ's confirm (default 10 s; 1 ms to 5 min). */
+    /**
+     * How long a dead letter may wait for RabbitMQ's confirm, and for the dead letters' connection to open (default
+     * 10 s; 1 ms to 5 min).
+     */
     public Builder deadLetterTimeout(Duration timeout) {
       this.deadLetterTimeout = ConsumerOptions.between("deadLetterTimeout", timeout, Duration.ofMillis(1),
           Duration.ofMinutes(5));

@@ -18,6 +18,8 @@ import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
 import dev.idem.test.TcpProxy;
 import dev.idem.test.TestPostgres;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -520,6 +522,43 @@ class RabbitMqInboxConsumerTest {
     assertThat(counts.gaveUpFailures.get()).isEqualTo(3);
     assertThat(counts.deadLetterFailed.get()).isZero();
     assertThat(f.effectIds()).containsExactly(next.id().toString());
+  }
+
+  @Test
+  void aDeadLetterConnectionSlowToOpenHoldsUpOnlyItsMessageAndOnlyForTheDeadLetterTimeout() throws Exception {
+    OutboxMessage poison = f.message(f.toExchange());
+    OutboxMessage good = f.message(f.toExchange());
+    List<Long> poisonCalls = new CopyOnWriteArrayList<>();
+    InboxHandler poisonFails = (tx, event) -> {
+      if (event.eventId().equals(poison.id().toString())) {
+        poisonCalls.add(System.nanoTime());
+        throw new IllegalStateException("injected poison");
+      }
+      return f.recordEffect().handle(tx, event);
+    };
+    ConnectionFactory factory = Rabbit.factory();
+    factory.setHandshakeTimeout(60_000);
+    // a port that takes TCP connections and never answers the AMQP handshake: a broker that does not respond
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(factory, inbox, "billing", f.queue)
+            .handler(poisonFails).listener(counts).failurePause(Duration.ofMillis(1)).maxFailures(1).channels(2)
+            .prefetch(1).deadLetterExchange(f.idemDeadLetterExchange, "dead").deadLetterTimeout(Duration.ofSeconds(5))
+            .shutdownTimeout(Duration.ofSeconds(1)).build().start()) {
+      factory.setPort(silent.getLocalPort()); // the dead letters' connection is opened on the first dead letter
+      publish(poison);
+      Eventually.await("the poison message failed", WAIT, poisonCalls::size, n -> n == 1);
+      publish(good); // the poison's channel has its one unacknowledged message: the other channel takes this one
+      Eventually.await("the other channel's message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      assertThat(counts.deadLetterFailed.get()).as("dead letters failed when the other message was acknowledged")
+          .isZero();
+      Eventually.await("the dead letter failed", WAIT, counts.deadLetterFailed::get, n -> n >= 1);
+      assertThat(Duration.ofNanos(System.nanoTime() - poisonCalls.get(0))).as("the wait for the connection")
+          .isLessThan(Duration.ofSeconds(15));
+    }
+
+    assertThat(poisonCalls).hasSize(1);
+    assertThat(f.effectIds()).containsExactly(good.id().toString());
+    assertThat(f.ready(f.idemDeadLetters)).isZero();
   }
 
   @Test
