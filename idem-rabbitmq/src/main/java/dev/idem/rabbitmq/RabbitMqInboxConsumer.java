@@ -25,7 +25,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 
@@ -42,10 +46,11 @@ import java.util.function.Function;
  * <ul>
  *   <li>{@code ACK} (processed and committed, or a duplicate): {@code basic.ack}.</li>
  *   <li>{@code RETRY} (the handler failed, by an exception or an {@link Error}, or its writes failed at the commit):
- *       {@code basic.nack} with requeue, after {@link Builder#failurePause}.</li>
+ *       {@code basic.nack} with requeue, after a pause: {@link Builder#failurePause} after its first failure, doubled
+ *       after each next one up to {@link Builder#maxFailurePause}.</li>
  *   <li>{@code PAUSE} (the database is away) and a {@code RETRY} not counted (a passing conflict): no answer; the
- *       message is held, unacknowledged, and tried again after {@link Builder#failurePause}, as often as it takes
- *       (see Holding a message).</li>
+ *       message is held, unacknowledged, and tried again after a pause growing likewise (by the outages, or the
+ *       conflicts, in a row), as often as it takes (see Holding a message).</li>
  *   <li>{@code DEAD_LETTER} (the {@link Builder#maxFailures}-th failure of a message id, default 5; a payload
  *       mismatch): with a {@link Builder#deadLetterExchange}, republished there with its attempt history, then
  *       {@code basic.ack}; without one, {@code basic.nack} without requeue, dead-lettered by RabbitMQ when the queue
@@ -65,10 +70,12 @@ import java.util.function.Function;
  * the consumer publishes its dead letters on a second connection of its own, opened on the first one and closed by
  * {@link #close()}: RabbitMQ blocks a publishing connection during a memory or disk alarm, which would stall the acks
  * of the consuming one. Built on the caller's connection, it publishes on that. {@link #start()} checks that the
- * exchange exists. When a copy is not confirmed (the exchange was deleted or routes it nowhere, a nack, a timeout, a
- * channel error), the original is requeued after {@link Builder#failurePause} (at least a second) and reported to
- * {@link ConsumerListener#deadLetterFailed}; its redelivery is republished without running the handler again (while
- * the consumer remembers it: at most 10,000 such ids, not across a restart or another instance). After
+ * exchange exists. The second connection's opening is bounded by {@link Builder#deadLetterTimeout} as well, and holds
+ * up only the messages waiting for it. When a copy is not confirmed (the exchange was deleted or routes it nowhere, a
+ * nack, a timeout, a channel error, its connection not open within the timeout), the original is requeued after
+ * {@link Builder#failurePause} (at least a second) and reported to {@link ConsumerListener#deadLetterFailed}; its
+ * redelivery is republished without running the handler again (while the consumer remembers it: at most 10,000 such
+ * ids, not across a restart or another instance). After
  * {@link Builder#deadLetterAttempts} failures in a row (at once for a message without an id) it is rejected without
  * requeue instead, to the queue's own dead-letter exchange if it has one, and logged at ERROR. A crash between the
  * confirm and the ack can dead-letter a message twice, with the same {@code message-id}; an ack that fails after the
@@ -98,17 +105,23 @@ import java.util.function.Function;
  * <p>No message ends consumption: whatever the handler or the fallback throws, {@link Error}s included, is answered
  * as above and reported to the listener, so it never reaches the client's consumer thread (which would close the
  * channel). A {@link VirtualMachineError} such as {@link OutOfMemoryError} requeues the message and is rethrown. A
- * channel the broker or the client closes while the connection stays open (e.g. after a channel error) is opened
- * again, with a growing pause between attempts, until {@link #close()}; a lost connection is the factory's automatic
- * recovery's business. Failures are counted per message id in memory (at most 10,000 ids, the oldest forgotten
- * first), or taken from the {@code x-delivery-count} header quorum queues set, whichever is higher.
+ * channel the broker or the client closes while the connection stays open (e.g. after a channel error), and a
+ * subscription RabbitMQ cancels ({@code basic.cancel}: the queue was deleted, or the node of a classic queue went
+ * down), are replaced by a new subscription on a new channel, with a pause doubling from 100 ms to 30 s between
+ * attempts (a deleted queue refuses them until it is declared again), until {@link #close()}; the cancel and each
+ * failed attempt are reported to {@link ConsumerListener#receiveFailed}, and {@link #isRunning()} is false meanwhile.
+ * A lost connection is the factory's automatic recovery's business; a connection that will not come back (closed by
+ * its owner, or without automatic recovery) ends consumption, reported to {@link ConsumerListener#stopped}. Failures
+ * are counted per message id in memory (at most 10,000 ids, the oldest forgotten first), or taken from the
+ * {@code x-delivery-count} header quorum queues set, whichever is higher.
  *
  * <h2>Holding a message</h2>
  * A database that is away is no mark against a message, and neither is a passing conflict: a requeue would be one,
  * since a quorum queue counts it as a delivery ({@code x-delivery-count}; with {@code x-delivery-limit}, which
  * RabbitMQ 4 sets to 20 by default, it then dead-letters or drops the message), and this consumer takes that count as
  * the message's failures. So the channel keeps the delivery in hand, unacknowledged, and tries the same message again
- * every {@link Builder#failurePause} until the database answers (the other messages of the channel wait, as they
+ * after a pause doubling from {@link Builder#failurePause} up to {@link Builder#maxFailurePause} until the database
+ * answers (the other messages of the channel wait, as they
  * would fail alike). {@link #close()} ends the wait at once (within 50 ms), and closing the channel returns the
  * message to the queue unacknowledged. RabbitMQ's {@code consumer_timeout} (30 minutes by default) bounds the hold:
  * a delivery left unacknowledged longer (the held one, or one prefetched behind it) makes the broker close the
@@ -126,6 +139,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private static final int MAX_REMEMBERED = 10_000;
   /** How often a held message's wait looks whether the consumer is closing or its channel closed. */
   private static final Duration HOLD_STEP = Duration.ofMillis(50);
+  /** {@link Builder#maxFailurePause} by default, as the NATS and Kafka consumers' longest pause. */
+  private static final Duration DEFAULT_MAX_FAILURE_PAUSE = Duration.ofSeconds(30);
 
   private final ConnectionFactory factory;
   private final String consumer;
@@ -136,6 +151,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   private final Function<Delivery, String> messageIdFallback;
   private final ConsumerListener listener;
   private final Duration failurePause;
+  private final Duration maxFailurePause;
   private final Duration shutdownTimeout;
   private final MessageProcessor processor;
   private final RabbitMqDeadLetters deadLetters;
@@ -148,12 +164,19 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   /** Held messages a closed channel returned (each a delivery a quorum queue counts), by id: no failures. */
   private final Map<String, Long> returned = remembered();
   /** The connection dead letters are published on (opened on the first one), when the consumer owns its own. */
-  private volatile Connection publishing;
+  private Connection publishing;
+  /** Guards {@link #publishing} and {@link #opening}; never held while a connection opens. */
+  private final Object publishingLock = new Object();
+  /** The opening of the dead letters' connection under way, or null. */
+  private CompletableFuture<Connection> opening;
+  private final Duration deadLetterTimeout;
   private final Object lock = new Object();
   private final List<Channel> channels = new ArrayList<>();
   private volatile Connection connection;
   private boolean started;
   private volatile boolean closed;
+  /** Whether {@link ConsumerListener#stopped} was reported. */
+  private final AtomicBoolean stopped = new AtomicBoolean();
   private int inFlight;
 
   private RabbitMqInboxConsumer(Builder b) {
@@ -167,12 +190,15 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     this.messageIdFallback = b.messageIdFallback;
     this.listener = b.listener;
     this.failurePause = b.failurePause;
+    this.maxFailurePause = b.maxFailurePause();
     this.shutdownTimeout = b.shutdownTimeout;
     this.deadLetters = b.deadLetters == null ? null : b.deadLetters.timeout(b.deadLetterTimeout);
     this.deadLetterAttempts = b.deadLetterAttempts;
+    this.deadLetterTimeout = b.deadLetterTimeout;
     this.firstDeliveryOrder = b.firstDeliveryOrder;
+    // the pause doubles from failurePause with each failure of a message (or outage in a row), as NATS and Kafka do
     ConsumerEngine engine = ConsumerEngine.builder().maxAttempts(b.maxFailures)
-        .backoff(b.failurePause, b.failurePause).build();
+        .backoff(failurePause, maxFailurePause).build();
     // a classic queue counts no redelivery: failures are counted in memory as well
     this.processor = new MessageProcessor(b.inbox, consumer, b.handler, engine, listener, "message-id", true,
         deadLetters != null);
@@ -251,54 +277,139 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
   }
 
-  /** Opens one consuming channel and adds it to {@link #channels}; the caller holds the lock. */
+  /**
+   * Opens one consuming channel and, once it is subscribed, adds it to {@link #channels}; the caller holds the lock.
+   * A channel whose subscription failed (e.g. a missing queue: {@code NOT_FOUND}) is closed again.
+   */
   private void openChannel() throws IOException {
     Channel channel = connection.createChannel();
+    try {
+      channel.basicQos(prefetch);
+      channel.basicConsume(queue, false, (tag, delivery) -> onDelivery(channel, delivery),
+          tag -> resubscribeLater(channel, "RabbitMQ cancelled the subscription of consumer '" + consumer
+              + "' to queue '" + queue + "' (the queue was deleted, or the node of a classic queue went down)"));
+    } catch (IOException | RuntimeException e) {
+      abort(channel);
+      throw e;
+    }
     channels.add(channel);
-    channel.basicQos(prefetch);
-    channel.basicConsume(queue, false, (tag, delivery) -> onDelivery(channel, delivery),
-        tag -> LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': RabbitMQ cancelled the"
-            + " subscription to queue '" + queue + "' (was it deleted?)"));
+    // on the connection's thread, which must not wait for the lock: a reopen may hold it while it waits for a reply
     channel.addShutdownListener(cause -> {
-      if (!closed && !cause.isHardError()) {
+      if (closed) {
+        return;
+      }
+      if (!cause.isHardError()) {
         // a channel-level close (a channel error, or the client's consumer thread giving up on it) while the
         // connection stays: automatic recovery does not cover it, so open a new one
-        LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': a channel on queue '" + queue
-            + "' was closed (" + cause.getMessage() + "); opening another");
-        Thread t = new Thread(() -> reopen(channel), "idem-rabbitmq-reopen-" + consumer);
-        t.setDaemon(true);
-        t.start();
+        resubscribeLater(channel, "a channel on queue '" + queue + "' was closed (" + cause.getMessage() + ")");
+      } else if (!(connection instanceof Recoverable) || cause.isInitiatedByApplication()) {
+        // the connection is gone and no automatic recovery brings it back
+        stopped(cause);
       }
     });
   }
 
-  private void reopen(Channel dead) {
+  /**
+   * Drops {@code dead} (a channel closed, or whose subscription the broker cancelled) and subscribes again on a new
+   * channel, on a thread of its own: see {@link #resubscribe}.
+   */
+  private void resubscribeLater(Channel dead, String why) {
+    if (closed) {
+      return;
+    }
+    Thread t = new Thread(() -> resubscribe(dead, why), "idem-rabbitmq-resubscribe-" + consumer);
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /**
+   * Replaces {@code dead} by a new subscribed channel, trying again with a pause doubling from 100 ms to 30 s while it
+   * fails (a deleted queue answers {@code NOT_FOUND} until it is declared again), each failure reported to {@link
+   * ConsumerListener#receiveFailed}, until {@link #close()}. While the connection is down and recovers automatically
+   * it waits for it; a connection that will not come back stops the consumer ({@link ConsumerListener#stopped}).
+   */
+  private void resubscribe(Channel dead, String why) {
+    synchronized (lock) {
+      if (closed || !channels.remove(dead)) {
+        return; // closing, or the channel was dropped on purpose or replaced already
+      }
+    }
+    abort(dead); // a cancelled subscription leaves its channel open: nothing more comes on it
+    LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': " + why + "; subscribing again");
+    safely(() -> listener.receiveFailed(consumer, queue, new IOException(why)));
     long pauseMillis = 100;
-    for (int attempt = 1; attempt <= 10_000; attempt++) {
+    while (true) {
+      Exception failure;
       synchronized (lock) {
-        if (closed || attempt == 1 && !channels.remove(dead)) {
-          return; // closing, or the channel was dropped on purpose
+        if (closed) {
+          return;
         }
         Connection c = connection;
-        if (c == null || !c.isOpen()) {
-          return; // connection-level recovery (or close) takes over
+        if (c == null) {
+          return; // closing
         }
-        try {
-          openChannel();
-          return;
-        } catch (IOException | RuntimeException e) {
-          LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not reopen a channel on queue '"
-              + queue + "'; trying again in " + pauseMillis + " ms: " + OutboxTransport.describe(e));
+        if (c.isOpen()) {
+          try {
+            openChannel();
+            LOG.log(System.Logger.Level.INFO, "consumer '" + consumer + "' consumes queue '" + queue + "' again");
+            return;
+          } catch (IOException | RuntimeException e) {
+            failure = e;
+          }
+        } else if (!(c instanceof Recoverable) || c.getCloseReason() != null
+            && c.getCloseReason().isInitiatedByApplication()) {
+          failure = null;
+        } else {
+          failure = new IOException("the connection is down; waiting for its automatic recovery");
         }
       }
-      LockSupport.parkNanos(pauseMillis * 1_000_000L);
+      if (failure == null) {
+        Connection c = connection;
+        stopped(c == null || c.getCloseReason() == null ? new IOException("the connection was closed")
+            : c.getCloseReason());
+        return;
+      }
+      Exception e = failure;
+      Throwable shown = e instanceof IOException && e.getCause() != null ? e.getCause() : e;
+      LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' could not subscribe to queue '" + queue
+          + "' again; trying again in " + pauseMillis + " ms: " + OutboxTransport.describe(shown));
+      safely(() -> listener.receiveFailed(consumer, queue, e));
+      if (!waitUnlessClosed(Duration.ofMillis(pauseMillis))) {
+        return;
+      }
       pauseMillis = Math.min(30_000, pauseMillis * 2);
     }
   }
 
+  /** Waits {@code pause}, looking every {@link #HOLD_STEP} whether the consumer is closing; false when it is. */
+  private boolean waitUnlessClosed(Duration pause) {
+    long deadline = System.nanoTime() + pause.toNanos();
+    while (!closed) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return true;
+      }
+      LockSupport.parkNanos(Math.min(left, HOLD_STEP.toNanos()));
+    }
+    return false;
+  }
+
+  /** The consumer's connection is gone for good: reported once to {@link ConsumerListener#stopped}, logged. */
+  private void stopped(Throwable cause) {
+    if (closed || !stopped.compareAndSet(false, true)) {
+      return;
+    }
+    LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' stopped consuming queue '" + queue + "': its"
+        + " connection was closed and will not recover (" + OutboxTransport.describe(cause) + "). Restart it.");
+    safely(() -> listener.stopped(consumer, cause));
+  }
+
   /**
-   * Whether the consumer was started, is not closed, and has at least one open channel consuming the queue. A channel
-   * closed by an error is reopened by itself, so this may be false for a moment.
+   * Whether the consumer was started, is not closed, and has at least one open channel subscribed to the queue. A
+   * channel closed by an error, or whose subscription RabbitMQ cancelled (the queue deleted, the node of a classic
+   * queue down), is replaced by itself, so this may be false for a while: while the queue is missing, while the
+   * connection recovers; and for good once the connection is gone without recovery ({@link
+   * ConsumerListener#stopped}).
    */
   public boolean isRunning() {
     synchronized (lock) {
@@ -490,20 +601,72 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     if (factory == null) {
       return channel.getConnection();
     }
-    synchronized (unsent) {
+    CompletableFuture<Connection> pending;
+    Connection dead = null;
+    // a lock of its own: the maps every delivery reads must not wait while a connection opens
+    synchronized (publishingLock) {
       Connection c = publishing;
-      if (c == null || !c.isOpen() && !(c instanceof Recoverable)) {
-        if (c != null) {
-          c.abort(1_000);
-        }
-        try {
-          c = factory.newConnection("idem-inbox-" + consumer + "-dead-letters");
-        } catch (TimeoutException e) {
-          throw new IOException("could not open the dead letters' connection: " + e.getMessage(), e);
-        }
-        publishing = c;
+      if (c != null && (c.isOpen() || c instanceof Recoverable)) {
+        return c;
       }
-      return c;
+      if (opening == null) {
+        dead = c;
+        publishing = null;
+        CompletableFuture<Connection> f = new CompletableFuture<>();
+        opening = f;
+        Thread t = new Thread(() -> openPublishing(f), "idem-rabbitmq-dead-letters-" + consumer);
+        t.setDaemon(true);
+        t.start();
+      }
+      pending = opening;
+    }
+    if (dead != null) {
+      dead.abort(1_000);
+    }
+    try {
+      // bounded by the dead-letter timeout: an unanswering broker holds up this message only, for that long
+      return pending.get(deadLetterTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      throw new IOException("could not open the dead letters' connection within the dead-letter timeout ("
+          + deadLetterTimeout.toMillis() + " ms); it is still being opened", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new IOException("could not open the dead letters' connection: " + OutboxTransport.describe(cause), cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while opening the dead letters' connection", e);
+    }
+  }
+
+  /**
+   * Opens the dead letters' connection for {@link #publishing(Channel)}, on a thread of its own: it keeps it, or
+   * closes it when the consumer was closed meanwhile, and completes {@code f}.
+   */
+  private void openPublishing(CompletableFuture<Connection> f) {
+    Connection c = null;
+    Throwable failure = null;
+    try {
+      c = factory.newConnection("idem-inbox-" + consumer + "-dead-letters");
+    } catch (IOException | TimeoutException | RuntimeException e) {
+      failure = e;
+    } finally {
+      boolean keep;
+      synchronized (publishingLock) {
+        opening = null;
+        keep = c != null && !closed;
+        if (keep) {
+          publishing = c;
+        }
+      }
+      if (c != null && !keep) {
+        c.abort(1_000); // the consumer was closed while it opened
+        failure = new IOException("the consumer was closed");
+      }
+      if (keep) {
+        f.complete(c);
+      } else {
+        f.completeExceptionally(failure != null ? failure : new IOException("the connection could not be opened"));
+      }
     }
   }
 
@@ -607,14 +770,17 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       }
       connection = null;
     }
-    Connection c = publishing;
+    Connection c;
+    synchronized (publishingLock) {
+      c = publishing;
+      publishing = null; // one still opening is closed when it opens: closed is set
+    }
     if (c != null) {
       try {
         c.close(5_000);
       } catch (IOException | RuntimeException e) {
         c.abort(1_000);
       }
-      publishing = null;
     }
   }
 
@@ -629,7 +795,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
   @Override
   public String toString() {
     return "RabbitMqInboxConsumer{" + consumer + " <- " + queue + ", prefetch=" + prefetch + ", channels="
-        + channelCount + '}';
+        + channelCount + ", failurePause=" + failurePause.toMillis() + ".." + maxFailurePause.toMillis() + " ms}";
   }
 
   /** Builds a {@link RabbitMqInboxConsumer}; {@link #handler} is required. Mutable, not thread-safe. */
@@ -645,6 +811,8 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     private Function<Delivery, String> messageIdFallback = d -> null;
     private ConsumerListener listener = new ConsumerListener() {};
     private Duration failurePause = Duration.ofMillis(100);
+    /** Null: {@link #DEFAULT_MAX_FAILURE_PAUSE}, or {@link #failurePause} when that is longer. */
+    private Duration maxFailurePause;
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private int maxFailures = 5;
     private RabbitMqDeadLetters deadLetters;
@@ -715,14 +883,32 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     }
 
     /**
-     * How long a channel waits after a failure before requeueing the message (default 100 ms), so that a failing
-     * handler is not run again at once; zero requeues at once. It is also the wait between the tries of a message held
-     * while the database is away or through a passing conflict (see {@link RabbitMqInboxConsumer}, Holding a message):
-     * how often an outage's database is tried.
+     * How long a channel waits after a message's first failure before requeueing it (default 100 ms; 1 ms to 1 min),
+     * so that a failing handler is not run again at once; the wait doubles after each next failure of the message, up
+     * to {@link #maxFailurePause}. The same curve spaces the tries of a message held while the database is away (by
+     * the outages in a row) or through a passing conflict (see {@link RabbitMqInboxConsumer}, Holding a message): how
+     * often an outage's database is tried.
      */
     public Builder failurePause(Duration pause) {
-      this.failurePause = ConsumerOptions.between("failurePause", pause, Duration.ZERO, Duration.ofMinutes(1));
+      this.failurePause = ConsumerOptions.between("failurePause", pause, Duration.ofMillis(1), Duration.ofMinutes(1));
       return this;
+    }
+
+    /**
+     * The longest wait the {@link #failurePause} doubles up to (default 30 s, or the failure pause when that is
+     * longer; 1 ms to 1 h, and not less than the failure pause, checked by {@link #build()}). Equal to the failure
+     * pause, every wait is the same.
+     */
+    public Builder maxFailurePause(Duration max) {
+      this.maxFailurePause = ConsumerOptions.between("maxFailurePause", max, Duration.ofMillis(1), Duration.ofHours(1));
+      return this;
+    }
+
+    private Duration maxFailurePause() {
+      if (maxFailurePause != null) {
+        return maxFailurePause;
+      }
+      return failurePause.compareTo(DEFAULT_MAX_FAILURE_PAUSE) > 0 ? failurePause : DEFAULT_MAX_FAILURE_PAUSE;
     }
 
     /**
@@ -755,7 +941,10 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       return this;
     }
 
-    /** How long a dead letter may wait for RabbitMQ's confirm (default 10 s; 1 ms to 5 min). */
+    /**
+     * How long a dead letter may wait for RabbitMQ's confirm, and for the dead letters' connection to open (default
+     * 10 s; 1 ms to 5 min).
+     */
     public Builder deadLetterTimeout(Duration timeout) {
       this.deadLetterTimeout = ConsumerOptions.between("deadLetterTimeout", timeout, Duration.ofMillis(1),
           Duration.ofMinutes(5));
@@ -784,6 +973,10 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
     public RabbitMqInboxConsumer build() {
       if (handler == null) {
         throw new IllegalStateException("handler is required: what consumer '" + consumer + "' does with a message");
+      }
+      if (maxFailurePause != null && maxFailurePause.compareTo(failurePause) < 0) {
+        throw new IllegalArgumentException("maxFailurePause must not be less than failurePause, got " + maxFailurePause
+            + " and " + failurePause);
       }
       return new RabbitMqInboxConsumer(this);
     }

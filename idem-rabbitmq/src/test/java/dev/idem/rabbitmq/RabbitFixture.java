@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -61,12 +62,17 @@ final class RabbitFixture implements AutoCloseable {
     admin = rabbit.createChannel();
     admin.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, false, null);
     admin.queueDeclare(deadLetters, false, false, false, null);
-    admin.queueDeclare(queue, true, false, false,
-        Map.of("x-dead-letter-exchange", "", "x-dead-letter-routing-key", deadLetters));
-    admin.queueBind(queue, exchange, "events");
+    declareQueue();
     admin.exchangeDeclare(idemDeadLetterExchange, BuiltinExchangeType.DIRECT, false, false, null);
     admin.queueDeclare(idemDeadLetters, false, false, false, null);
     admin.queueBind(idemDeadLetters, idemDeadLetterExchange, "dead");
+  }
+
+  /** Declares the queue (again) and binds it to the exchange with routing key {@code events}. */
+  void declareQueue() throws IOException {
+    admin.queueDeclare(queue, true, false, false,
+        Map.of("x-dead-letter-exchange", "", "x-dead-letter-routing-key", deadLetters));
+    admin.queueBind(queue, exchange, "events");
   }
 
   Outbox outbox() {
@@ -169,6 +175,10 @@ final class RabbitFixture implements AutoCloseable {
     final AtomicInteger gaveUp = new AtomicInteger();
     final AtomicInteger gaveUpFailures = new AtomicInteger();
     final AtomicInteger deadLetterFailed = new AtomicInteger();
+    final List<Throwable> receiveFailures = new CopyOnWriteArrayList<>();
+    /** The decisions of {@link #retried}, in order. */
+    final List<Decision> retries = new CopyOnWriteArrayList<>();
+    final List<Throwable> stopped = new CopyOnWriteArrayList<>();
 
     @Override
     public void processed(String consumer) {
@@ -199,6 +209,7 @@ final class RabbitFixture implements AutoCloseable {
     @Override
     public void retried(String consumer, String queue, String messageId, Decision decision, Throwable error) {
       failed.incrementAndGet();
+      retries.add(decision);
     }
 
     @Override
@@ -224,6 +235,16 @@ final class RabbitFixture implements AutoCloseable {
     @Override
     public void deadLetterFailed(String consumer, String queue, String messageId, Throwable error) {
       deadLetterFailed.incrementAndGet();
+    }
+
+    @Override
+    public void receiveFailed(String consumer, String queue, Throwable error) {
+      receiveFailures.add(error);
+    }
+
+    @Override
+    public void stopped(String consumer, Throwable error) {
+      stopped.add(error);
     }
   }
 }

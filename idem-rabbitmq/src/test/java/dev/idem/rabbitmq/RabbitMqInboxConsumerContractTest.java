@@ -53,7 +53,7 @@ class RabbitMqInboxConsumerContractTest extends InboxConsumerContract<Delivery> 
   protected AutoCloseable startConsumer(ConsumerSettings settings) {
     return RabbitMqInboxConsumer.builder(Rabbit.factory(), settings.inbox(), settings.consumer(), f.queue)
         .handler(settings.handler()).listener(settings.listener()).maxFailures(settings.maxAttempts())
-        .failurePause(Duration.ZERO).build().start();
+        .failurePause(Duration.ofMillis(1)).build().start();
   }
 
   @Override

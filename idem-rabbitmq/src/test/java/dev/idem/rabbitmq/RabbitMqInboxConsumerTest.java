@@ -18,6 +18,8 @@ import dev.idem.test.DatabaseOutage;
 import dev.idem.test.Eventually;
 import dev.idem.test.TcpProxy;
 import dev.idem.test.TestPostgres;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -57,7 +59,7 @@ class RabbitMqInboxConsumerTest {
 
   private RabbitMqInboxConsumer.Builder consumer(InboxHandler handler) {
     return RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue).handler(handler)
-        .listener(counts).failurePause(Duration.ZERO);
+        .listener(counts).failurePause(Duration.ofMillis(1));
   }
 
   private void publish(OutboxMessage m) {
@@ -328,6 +330,54 @@ class RabbitMqInboxConsumerTest {
   }
 
   @Test
+  void aQueueDeletedAndDeclaredAgainIsConsumedAgainAndTheBrokersCancelIsReported() throws Exception {
+    OutboxMessage before = f.message(f.toExchange());
+    OutboxMessage after = f.message(f.toExchange());
+
+    try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect()).channels(2).build().start()) {
+      publish(before);
+      Eventually.await("the first message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      f.admin.queueDelete(f.queue); // RabbitMQ cancels the subscriptions with basic.cancel
+      Eventually.await("the cancels reported", WAIT, () -> cancels(counts.receiveFailures), n -> n == 2);
+      Eventually.await("not running while the queue is missing", WAIT, consumer::isRunning, running -> !running);
+      Eventually.await("subscribing again refused while the queue is missing", WAIT,
+          () -> counts.receiveFailures.stream().filter(e -> String.valueOf(e.getMessage()).contains("NOT_FOUND")
+              || String.valueOf(e.getCause()).contains("NOT_FOUND")).count(), n -> n >= 2);
+      f.declareQueue();
+      Eventually.await("subscribed again", WAIT, consumer::isRunning, running -> running);
+      publish(after);
+      Eventually.await("the message published after the queue came back acknowledged", WAIT,
+          counts.acknowledged::get, n -> n == 2);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(f.effectIds()).containsExactlyInAnyOrder(before.id().toString(), after.id().toString());
+    assertThat(counts.receiveFailures.get(0)).hasMessageContaining("cancelled the subscription")
+        .hasMessageContaining(f.queue);
+    assertThat(counts.stopped).isEmpty();
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  private static long cancels(List<Throwable> failures) {
+    return failures.stream().filter(e -> String.valueOf(e.getMessage()).contains("cancelled the subscription"))
+        .count();
+  }
+
+  @Test
+  void aConnectionItsOwnerClosesStopsTheConsumerAndIsReported() throws Exception {
+    com.rabbitmq.client.Connection own = Rabbit.factory().newConnection("idem-test-owner");
+    try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(own, inbox, "billing", f.queue)
+        .handler(f.recordEffect()).listener(counts).build().start()) {
+      assertThat(consumer.isRunning()).isTrue();
+      own.close();
+      Eventually.await("the stop reported", WAIT, counts.stopped::size, n -> n == 1);
+      assertThat(consumer.isRunning()).isFalse();
+    }
+
+    assertThat(counts.stopped).hasSize(1);
+  }
+
+  @Test
   void aThrowingMessageIdFallbackRejectsThatMessageAndTheConsumerGoesOn() throws Exception {
     OutboxMessage m = f.message(f.toExchange());
     try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect())
@@ -345,6 +395,41 @@ class RabbitMqInboxConsumerTest {
 
     assertThat(counts.rejected.get()).isEqualTo(1);
     assertThat(f.effectIds()).containsExactly(m.id().toString());
+  }
+
+  @Test
+  void theWaitBeforeAFailedMessageIsRequeuedDoublesUpToTheMaximum() throws Exception {
+    OutboxMessage poison = f.message(f.toExchange());
+    List<Long> calls = new CopyOnWriteArrayList<>();
+    InboxHandler failing = (tx, event) -> {
+      calls.add(System.nanoTime());
+      throw new IllegalStateException("injected failure");
+    };
+
+    try (RabbitMqInboxConsumer consumer = consumer(failing).failurePause(Duration.ofMillis(50))
+        .maxFailurePause(Duration.ofMillis(200)).maxFailures(5).build().start()) {
+      publish(poison);
+      Eventually.await("the message dead-lettered", WAIT, () -> f.ready(f.deadLetters), n -> n == 1);
+    }
+
+    assertThat(counts.retries).extracting(d -> d.after().toMillis()).containsExactly(50L, 100L, 200L, 200L);
+    assertThat(calls).hasSize(5);
+    for (int i = 1; i < calls.size(); i++) {
+      assertThat(Duration.ofNanos(calls.get(i) - calls.get(i - 1))).as("wait before try %d", i + 1)
+          .isGreaterThanOrEqualTo(counts.retries.get(i - 1).after());
+    }
+    assertThat(counts.gaveUpFailures.get()).isEqualTo(5);
+  }
+
+  @Test
+  void withoutAMaximumTheFailurePauseDoublesUpToThirtySecondsOrItselfWhenLonger() {
+    RabbitMqInboxConsumer.Builder b = RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .handler(f.recordEffect());
+
+    assertThat(b.build().toString()).contains("failurePause=100..30000 ms");
+    assertThat(b.failurePause(Duration.ofSeconds(45)).build().toString()).contains("failurePause=45000..45000 ms");
+    assertThat(b.failurePause(Duration.ofSeconds(1)).maxFailurePause(Duration.ofSeconds(1)).build().toString())
+        .contains("failurePause=1000..1000 ms");
   }
 
   @Test
@@ -437,6 +522,43 @@ class RabbitMqInboxConsumerTest {
     assertThat(counts.gaveUpFailures.get()).isEqualTo(3);
     assertThat(counts.deadLetterFailed.get()).isZero();
     assertThat(f.effectIds()).containsExactly(next.id().toString());
+  }
+
+  @Test
+  void aDeadLetterConnectionSlowToOpenHoldsUpOnlyItsMessageAndOnlyForTheDeadLetterTimeout() throws Exception {
+    OutboxMessage poison = f.message(f.toExchange());
+    OutboxMessage good = f.message(f.toExchange());
+    List<Long> poisonCalls = new CopyOnWriteArrayList<>();
+    InboxHandler poisonFails = (tx, event) -> {
+      if (event.eventId().equals(poison.id().toString())) {
+        poisonCalls.add(System.nanoTime());
+        throw new IllegalStateException("injected poison");
+      }
+      return f.recordEffect().handle(tx, event);
+    };
+    ConnectionFactory factory = Rabbit.factory();
+    factory.setHandshakeTimeout(60_000);
+    // a port that takes TCP connections and never answers the AMQP handshake: a broker that does not respond
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(factory, inbox, "billing", f.queue)
+            .handler(poisonFails).listener(counts).failurePause(Duration.ofMillis(1)).maxFailures(1).channels(2)
+            .prefetch(1).deadLetterExchange(f.idemDeadLetterExchange, "dead").deadLetterTimeout(Duration.ofSeconds(5))
+            .shutdownTimeout(Duration.ofSeconds(1)).build().start()) {
+      factory.setPort(silent.getLocalPort()); // the dead letters' connection is opened on the first dead letter
+      publish(poison);
+      Eventually.await("the poison message failed", WAIT, poisonCalls::size, n -> n == 1);
+      publish(good); // the poison's channel has its one unacknowledged message: the other channel takes this one
+      Eventually.await("the other channel's message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      assertThat(counts.deadLetterFailed.get()).as("dead letters failed when the other message was acknowledged")
+          .isZero();
+      Eventually.await("the dead letter failed", WAIT, counts.deadLetterFailed::get, n -> n >= 1);
+      assertThat(Duration.ofNanos(System.nanoTime() - poisonCalls.get(0))).as("the wait for the connection")
+          .isLessThan(Duration.ofSeconds(15));
+    }
+
+    assertThat(poisonCalls).hasSize(1);
+    assertThat(f.effectIds()).containsExactly(good.id().toString());
+    assertThat(f.ready(f.idemDeadLetters)).isZero();
   }
 
   @Test
@@ -572,7 +694,7 @@ class RabbitMqInboxConsumerTest {
     OutboxMessage m = f.message(f.toExchange());
 
     try (RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(Rabbit.factory(), unreliable, "billing",
-        f.queue).handler(f.recordEffect()).listener(counts).failurePause(Duration.ZERO).maxFailures(2).build()
+        f.queue).handler(f.recordEffect()).listener(counts).failurePause(Duration.ofMillis(1)).maxFailures(2).build()
         .start()) {
       publish(m);
       Eventually.await("the message acknowledged or given up on", WAIT,
@@ -764,5 +886,15 @@ class RabbitMqInboxConsumerTest {
     assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
         .deadLetterAttempts(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("deadLetterAttempts must be 1 to 1000");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .failurePause(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("failurePause must be 1 ms to 1 min");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .maxFailurePause(Duration.ofHours(2)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxFailurePause must be 1 ms to 1 h");
+    assertThatThrownBy(() -> RabbitMqInboxConsumer.builder(Rabbit.factory(), inbox, "billing", f.queue)
+        .handler(f.recordEffect()).failurePause(Duration.ofSeconds(2)).maxFailurePause(Duration.ofSeconds(1)).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxFailurePause must not be less than failurePause");
   }
 }

@@ -79,12 +79,15 @@ public interface ConsumerListener {
    */
   default void answerFailed(String consumer, String source, String messageId, Throwable error) {}
 
-  /** Receiving from the broker failed (a NATS fetch, a Kafka poll); the consumer waits and tries again. */
+  /**
+   * Receiving from the broker failed (a NATS fetch, a Kafka poll; RabbitMQ cancelled a subscription, or subscribing
+   * again failed); the consumer waits and tries again.
+   */
   default void receiveFailed(String consumer, String source, Throwable error) {}
 
   /**
    * The consumer stopped for good on {@code error} (an {@link OutOfMemoryError} or another error it cannot go on
-   * after). Restart it, or the process.
+   * after; RabbitMQ: a connection that will not recover). Restart it, or the process.
    */
   default void stopped(String consumer, Throwable error) {}
 

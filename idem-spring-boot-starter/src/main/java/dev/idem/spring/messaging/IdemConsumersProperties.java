@@ -236,10 +236,13 @@ public final class IdemConsumersProperties {
     /** Channels consuming the queue, each one message at a time (default 1). */
     private Integer channels;
     /**
-     * How long a channel waits after a failure before requeueing the message, and between the tries of a message it
-     * holds while the database is away (default 100 ms).
+     * How long a channel waits after a message's first failure before requeueing it, doubled after each next one up to
+     * {@code max-failure-pause}; the same curve spaces the tries of a message it holds while the database is away
+     * (default 100 ms).
      */
     private Duration failurePause;
+    /** The longest wait the failure pause doubles up to (default 30 s, or the failure pause when longer). */
+    private Duration maxFailurePause;
     /**
      * Failures of one message id after which it is given up on: republished to {@code dead-letter-exchange}, or
      * rejected without requeue, to the queue's own dead-letter exchange (default 5; -1 never).
@@ -284,6 +287,14 @@ public final class IdemConsumersProperties {
 
     public void setFailurePause(Duration failurePause) {
       this.failurePause = failurePause;
+    }
+
+    public Duration getMaxFailurePause() {
+      return maxFailurePause;
+    }
+
+    public void setMaxFailurePause(Duration maxFailurePause) {
+      this.maxFailurePause = maxFailurePause;
     }
 
     public Integer getMaxFailures() {

@@ -30,6 +30,7 @@ final class RabbitMqConsumers {
       set(prefix + ".prefetch", r.getPrefetch(), b::prefetch);
       set(prefix + ".channels", r.getChannels(), b::channels);
       set(prefix + ".failure-pause", r.getFailurePause(), b::failurePause);
+      set(prefix + ".max-failure-pause", r.getMaxFailurePause(), b::maxFailurePause);
       set(prefix + ".max-failures", r.getMaxFailures(), b::maxFailures);
       set(prefix + ".shutdown-timeout", r.getShutdownTimeout(), b::shutdownTimeout);
       set(prefix + ".first-delivery-order", r.getFirstDeliveryOrder(), b::firstDeliveryOrder);
@@ -40,7 +41,8 @@ final class RabbitMqConsumers {
       set(prefix + ".dead-letter-exchange", r.getDeadLetterExchange(),
           exchange -> b.deadLetterExchange(exchange, r.getDeadLetterRoutingKey()));
       set(prefix + ".dead-letter-attempts", r.getDeadLetterAttempts(), b::deadLetterAttempts);
-      return b.handler(handler).listener(listener).build();
+      // build() checks the failure pause against its maximum
+      return checked(prefix + ".max-failure-pause", () -> b.handler(handler).listener(listener).build());
     };
     build.get();
     return () -> checked(prefix + ".queue", () -> build.get().start());
