@@ -185,11 +185,13 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     String keyHeader = values.get(0);
+    // from here on every answer carries the valid key back, refusals included
     Optional<Scope> scope;
     try {
       scope = scopes.resolve(request);
     } catch (InvalidKeyException e) {
       // Scope refuses control characters and unpaired surrogates, which no store can hold (PostgreSQL refuses a NUL)
+      response.setHeader(KEY_HEADER, keyHeader);
       refuse(request, response, Problem.of(ProblemCode.SCOPE_INVALID)
           .withDetail("the scope this request authenticated as holds a control character or an unpaired surrogate,"
               + " which the idempotency store cannot hold; nothing was applied"));
@@ -198,6 +200,7 @@ public final class IdempotencyFilter implements Filter {
       scope = Optional.empty();
     }
     if (scope.isEmpty()) {
+      response.setHeader(KEY_HEADER, keyHeader);
       refuse(request, response, Problem.of(ProblemCode.UNAUTHENTICATED).withDetail(unauthenticatedDetail));
       return;
     }
