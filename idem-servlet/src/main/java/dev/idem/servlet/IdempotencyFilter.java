@@ -326,7 +326,7 @@ public final class IdempotencyFilter implements Filter {
         if (t instanceof RefusedBeforeHandlerException) {
           CapturedResponse answer = ((RefusedBeforeHandlerException) t).answer;
           response.setHeader(KEY_HEADER, exchange.keyHeader());
-          send(answer.allHeaders(), answer.getStatus(), answer.body(), response);
+          send(answer.allHeaders(), answer.addedHeaders(), answer.getStatus(), answer.body(), response);
           return;
         }
       }
@@ -406,14 +406,18 @@ public final class IdempotencyFilter implements Filter {
           response.setHeader(STATUS_HEADER, "stored");
         }
         // The live answer carries every header the handler set; the stored one only the kept headers.
-        send(live != null ? live.allHeaders() : execution.response().headers(), live != null ? live.getStatus()
-            : execution.response().status(), execution.response().body(), response);
+        if (live != null) {
+          send(live.allHeaders(), live.addedHeaders(), live.getStatus(), execution.response().body(), response);
+        } else {
+          send(execution.response().headers(), Set.of(), execution.response().status(), execution.response().body(),
+              response);
+        }
         break;
       case REPLAYED:
         response.setHeader(STATUS_HEADER, "replayed");
         response.setHeader(REPLAYED_HEADER, "true");
         StoredResponse stored = execution.response();
-        send(stored.headers(), stored.status(), stored.body(), response);
+        send(stored.headers(), Set.of(), stored.status(), stored.body(), response);
         break;
       case PAYLOAD_MISMATCH:
         List<String> fields = execution.differingFields();
@@ -462,15 +466,20 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  private static void send(Map<String, List<String>> headers, int status, byte[] body, HttpServletResponse response)
-      throws IOException {
+  /**
+   * Writes an answer to the real response. A header named (in lower case) in {@code added} is appended to what is
+   * there already, as the handler appended to it (every {@code Set-Cookie} of the handler's, after a session cookie a
+   * filter before this one set); any other replaces it with its first value and appends the rest.
+   */
+  private static void send(Map<String, List<String>> headers, Set<String> added, int status, byte[] body,
+      HttpServletResponse response) throws IOException {
     response.setStatus(status);
     for (Map.Entry<String, List<String>> h : headers.entrySet()) {
-      boolean first = true;
+      boolean replace = !added.contains(h.getKey().toLowerCase(Locale.ROOT));
       for (String v : h.getValue()) {
-        if (first) {
+        if (replace) {
           response.setHeader(h.getKey(), v);
-          first = false;
+          replace = false;
         } else {
           response.addHeader(h.getKey(), v);
         }
