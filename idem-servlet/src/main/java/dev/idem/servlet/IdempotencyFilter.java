@@ -221,7 +221,15 @@ public final class IdempotencyFilter implements Filter {
           .withDetail("idempotent routes take JSON, form-encoded or other single-part bodies"));
       return;
     }
-    byte[] body = BufferedRequest.readBody(request, maxRequestBytes);
+    byte[] body;
+    boolean streamTaken = false;
+    try {
+      body = BufferedRequest.readBody(request, maxRequestBytes);
+    } catch (IllegalStateException e) {
+      // getReader() was called before this filter: the stream is not to be had any more
+      body = new byte[0];
+      streamTaken = true;
+    }
     if (body == null) {
       response.setHeader(KEY_HEADER, keyHeader);
       // read the rest (bounded) so that the client gets the answer; a larger body closes the connection
@@ -231,8 +239,36 @@ public final class IdempotencyFilter implements Filter {
           .write(response);
       return;
     }
+    // Something before this filter may have read the body: Spring's FormContentFilter (PUT, PATCH, DELETE forms), or
+    // anything that asked a form POST for a parameter (a CSRF filter), which makes the container parse the body.
+    long declared = request.getContentLengthLong();
+    boolean readBefore = streamTaken || declared > body.length;
+    byte[] fingerprinted = body;
+    boolean parametersFromBody = true;
+    if (readBefore || body.length == 0 && BufferedRequest.formEncoded(contentType)) {
+      Map<String, List<String>> fields = BufferedRequest.formEncoded(contentType)
+          ? BufferedRequest.bodyParameters(request) : Map.of();
+      if (!fields.isEmpty()) {
+        // the form's fields as the container (or a wrapper before) parsed them, in a canonical form
+        fingerprinted = BufferedRequest.canonicalForm(fields);
+        body = new byte[0];
+        parametersFromBody = false;
+      } else if (readBefore) {
+        LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the body of a request to " + route.operation()
+            + " was read before the idempotency filter (" + (streamTaken ? "getReader() was called"
+                : body.length + " of " + declared + " bytes were left") + "); refused. Put the idempotency filter"
+            + " before every filter that reads request bodies");
+        response.setHeader(KEY_HEADER, keyHeader);
+        Problem.of(ProblemCode.BODY_READ_BEFORE_FILTER)
+            .withDetail("something on this server read the request body before the idempotency filter, so this request"
+                + " cannot be told from another with the same key; nothing was applied. This is a fault of the"
+                + " server's set-up, not of the request")
+            .write(response);
+        return;
+      }
+    }
     IdempotentRequest idempotent =
-        IdempotentRequest.of(new RecordKey(scope.get(), route.operation(), key), body, contentType);
+        IdempotentRequest.of(new RecordKey(scope.get(), route.operation(), key), fingerprinted, contentType);
     boolean trustFirstAttempt = route.mode() == IdempotentRoute.Mode.ATOMIC ? atomicFirstAttempts
         : route.mode() == IdempotentRoute.Mode.PHASED && phasedFirstAttempts;
     if (trustFirstAttempt
@@ -243,9 +279,9 @@ public final class IdempotencyFilter implements Filter {
     // /accounts/A/refunds and then to /accounts/B/refunds is two requests, and the second must not replay the first.
     String target = target(route, request);
     try {
-      idempotent = idempotent.fingerprinted(body.length > 0 && Fingerprinter.isJsonMediaType(contentType)
-          ? fingerprinter(route).fingerprintJson(target, body)
-          : fingerprinter(route).fingerprint(target, body, contentType));
+      idempotent = idempotent.fingerprinted(fingerprinted.length > 0 && Fingerprinter.isJsonMediaType(contentType)
+          ? fingerprinter(route).fingerprintJson(target, fingerprinted)
+          : fingerprinter(route).fingerprint(target, fingerprinted, contentType));
     } catch (MalformedJsonException e) {
       // A body declared as JSON must be JSON: refuse it before anything runs, instead of hashing it raw.
       response.setHeader(KEY_HEADER, keyHeader);
@@ -254,7 +290,7 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     IdempotentExchange exchange = new IdempotentExchange(this, route, idempotent, keyHeader);
-    BufferedRequest buffered = new BufferedRequest(request, body);
+    BufferedRequest buffered = new BufferedRequest(request, body, parametersFromBody);
     buffered.setAttribute(IdempotentExchange.ATTRIBUTE, exchange);
     try {
       switch (route.mode()) {
