@@ -185,11 +185,13 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     String keyHeader = values.get(0);
+    // from here on every answer carries the valid key back, refusals included
     Optional<Scope> scope;
     try {
       scope = scopes.resolve(request);
     } catch (InvalidKeyException e) {
       // Scope refuses control characters and unpaired surrogates, which no store can hold (PostgreSQL refuses a NUL)
+      response.setHeader(KEY_HEADER, keyHeader);
       refuse(request, response, Problem.of(ProblemCode.SCOPE_INVALID)
           .withDetail("the scope this request authenticated as holds a control character or an unpaired surrogate,"
               + " which the idempotency store cannot hold; nothing was applied"));
@@ -198,6 +200,7 @@ public final class IdempotencyFilter implements Filter {
       scope = Optional.empty();
     }
     if (scope.isEmpty()) {
+      response.setHeader(KEY_HEADER, keyHeader);
       refuse(request, response, Problem.of(ProblemCode.UNAUTHENTICATED).withDetail(unauthenticatedDetail));
       return;
     }
@@ -218,7 +221,15 @@ public final class IdempotencyFilter implements Filter {
           .withDetail("idempotent routes take JSON, form-encoded or other single-part bodies"));
       return;
     }
-    byte[] body = BufferedRequest.readBody(request, maxRequestBytes);
+    byte[] body;
+    boolean streamTaken = false;
+    try {
+      body = BufferedRequest.readBody(request, maxRequestBytes);
+    } catch (IllegalStateException e) {
+      // getReader() was called before this filter: the stream is not to be had any more
+      body = new byte[0];
+      streamTaken = true;
+    }
     if (body == null) {
       response.setHeader(KEY_HEADER, keyHeader);
       // read the rest (bounded) so that the client gets the answer; a larger body closes the connection
@@ -228,8 +239,36 @@ public final class IdempotencyFilter implements Filter {
           .write(response);
       return;
     }
+    // Something before this filter may have read the body: Spring's FormContentFilter (PUT, PATCH, DELETE forms), or
+    // anything that asked a form POST for a parameter (a CSRF filter), which makes the container parse the body.
+    long declared = request.getContentLengthLong();
+    boolean readBefore = streamTaken || declared > body.length;
+    byte[] fingerprinted = body;
+    boolean parametersFromBody = true;
+    if (readBefore || body.length == 0 && BufferedRequest.formEncoded(contentType)) {
+      Map<String, List<String>> fields = BufferedRequest.formEncoded(contentType)
+          ? BufferedRequest.bodyParameters(request) : Map.of();
+      if (!fields.isEmpty()) {
+        // the form's fields as the container (or a wrapper before) parsed them, in a canonical form
+        fingerprinted = BufferedRequest.canonicalForm(fields);
+        body = new byte[0];
+        parametersFromBody = false;
+      } else if (readBefore) {
+        LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the body of a request to " + route.operation()
+            + " was read before the idempotency filter (" + (streamTaken ? "getReader() was called"
+                : body.length + " of " + declared + " bytes were left") + "); refused. Put the idempotency filter"
+            + " before every filter that reads request bodies");
+        response.setHeader(KEY_HEADER, keyHeader);
+        Problem.of(ProblemCode.BODY_READ_BEFORE_FILTER)
+            .withDetail("something on this server read the request body before the idempotency filter, so this request"
+                + " cannot be told from another with the same key; nothing was applied. This is a fault of the"
+                + " server's set-up, not of the request")
+            .write(response);
+        return;
+      }
+    }
     IdempotentRequest idempotent =
-        IdempotentRequest.of(new RecordKey(scope.get(), route.operation(), key), body, contentType);
+        IdempotentRequest.of(new RecordKey(scope.get(), route.operation(), key), fingerprinted, contentType);
     boolean trustFirstAttempt = route.mode() == IdempotentRoute.Mode.ATOMIC ? atomicFirstAttempts
         : route.mode() == IdempotentRoute.Mode.PHASED && phasedFirstAttempts;
     if (trustFirstAttempt
@@ -240,9 +279,9 @@ public final class IdempotencyFilter implements Filter {
     // /accounts/A/refunds and then to /accounts/B/refunds is two requests, and the second must not replay the first.
     String target = target(route, request);
     try {
-      idempotent = idempotent.fingerprinted(body.length > 0 && Fingerprinter.isJsonMediaType(contentType)
-          ? fingerprinter(route).fingerprintJson(target, body)
-          : fingerprinter(route).fingerprint(target, body, contentType));
+      idempotent = idempotent.fingerprinted(fingerprinted.length > 0 && Fingerprinter.isJsonMediaType(contentType)
+          ? fingerprinter(route).fingerprintJson(target, fingerprinted)
+          : fingerprinter(route).fingerprint(target, fingerprinted, contentType));
     } catch (MalformedJsonException e) {
       // A body declared as JSON must be JSON: refuse it before anything runs, instead of hashing it raw.
       response.setHeader(KEY_HEADER, keyHeader);
@@ -251,7 +290,7 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     IdempotentExchange exchange = new IdempotentExchange(this, route, idempotent, keyHeader);
-    BufferedRequest buffered = new BufferedRequest(request, body);
+    BufferedRequest buffered = new BufferedRequest(request, body, parametersFromBody);
     buffered.setAttribute(IdempotentExchange.ATTRIBUTE, exchange);
     try {
       switch (route.mode()) {
@@ -323,7 +362,7 @@ public final class IdempotencyFilter implements Filter {
         if (t instanceof RefusedBeforeHandlerException) {
           CapturedResponse answer = ((RefusedBeforeHandlerException) t).answer;
           response.setHeader(KEY_HEADER, exchange.keyHeader());
-          send(answer.allHeaders(), answer.getStatus(), answer.body(), response);
+          send(answer.allHeaders(), answer.addedHeaders(), answer.getStatus(), answer.body(), response);
           return;
         }
       }
@@ -403,14 +442,18 @@ public final class IdempotencyFilter implements Filter {
           response.setHeader(STATUS_HEADER, "stored");
         }
         // The live answer carries every header the handler set; the stored one only the kept headers.
-        send(live != null ? live.allHeaders() : execution.response().headers(), live != null ? live.getStatus()
-            : execution.response().status(), execution.response().body(), response);
+        if (live != null) {
+          send(live.allHeaders(), live.addedHeaders(), live.getStatus(), execution.response().body(), response);
+        } else {
+          send(execution.response().headers(), Set.of(), execution.response().status(), execution.response().body(),
+              response);
+        }
         break;
       case REPLAYED:
         response.setHeader(STATUS_HEADER, "replayed");
         response.setHeader(REPLAYED_HEADER, "true");
         StoredResponse stored = execution.response();
-        send(stored.headers(), stored.status(), stored.body(), response);
+        send(stored.headers(), Set.of(), stored.status(), stored.body(), response);
         break;
       case PAYLOAD_MISMATCH:
         List<String> fields = execution.differingFields();
@@ -459,15 +502,20 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  private static void send(Map<String, List<String>> headers, int status, byte[] body, HttpServletResponse response)
-      throws IOException {
+  /**
+   * Writes an answer to the real response. A header named (in lower case) in {@code added} is appended to what is
+   * there already, as the handler appended to it (every {@code Set-Cookie} of the handler's, after a session cookie a
+   * filter before this one set); any other replaces it with its first value and appends the rest.
+   */
+  private static void send(Map<String, List<String>> headers, Set<String> added, int status, byte[] body,
+      HttpServletResponse response) throws IOException {
     response.setStatus(status);
     for (Map.Entry<String, List<String>> h : headers.entrySet()) {
-      boolean first = true;
+      boolean replace = !added.contains(h.getKey().toLowerCase(Locale.ROOT));
       for (String v : h.getValue()) {
-        if (first) {
+        if (replace) {
           response.setHeader(h.getKey(), v);
-          first = false;
+          replace = false;
         } else {
           response.addHeader(h.getKey(), v);
         }

@@ -156,6 +156,18 @@ abstract class HttpContractTest extends HttpContractKit {
     assertThat(service.orders("alice", a) + service.orders("alice", b)).isZero();
   }
 
+  @Test
+  void theUnauthenticatedAnswerCarriesTheKeyBack() throws Exception {
+    String key = newKey();
+
+    HttpResponse<byte[]> r = post("/orders", null, key, "{\"item\":\"book\"}");
+
+    assertThat(r.statusCode()).isEqualTo(401);
+    assertThat(text(r)).contains("\"code\":\"AUTH.unauthenticated\"");
+    assertThat(r.headers().allValues("Idempotency-Key")).containsExactly(key);
+    assertThat(r.headers().firstValue("Idempotency-Status")).isEmpty();
+  }
+
   // ------------------------------------------------------------------ first request, replay, mismatch
 
   @Test

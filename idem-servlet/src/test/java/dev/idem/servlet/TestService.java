@@ -13,6 +13,7 @@ import dev.idem.jdbc.JdbcIdempotencyStore;
 import dev.idem.jdbc.JdbcTransaction;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
+import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
@@ -29,6 +30,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -112,6 +114,20 @@ final class TestService implements AutoCloseable {
   /** As above, with {@code idemConfig} applied to the {@code Idem} builder last (encryption, say). */
   TestService(String db, String container, Clock clock, UnaryOperator<Idem.Builder> idemConfig,
       UnaryOperator<IdempotencyFilter.Builder> filterConfig) throws Exception {
+    this(db, container, clock, idemConfig, List.of(), filterConfig);
+  }
+
+  /**
+   * On embedded Jetty ({@link #JETTY}) or Tomcat ({@link #TOMCAT}), with {@code before} between the authentication
+   * and the idempotency filter, in that order.
+   */
+  TestService(String db, String container, List<Filter> before, UnaryOperator<IdempotencyFilter.Builder> filterConfig)
+      throws Exception {
+    this(db, container, Clock.systemUTC(), b -> b, before, filterConfig);
+  }
+
+  private TestService(String db, String container, Clock clock, UnaryOperator<Idem.Builder> idemConfig,
+      List<Filter> before, UnaryOperator<IdempotencyFilter.Builder> filterConfig) throws Exception {
     this.ownSchema = db.equals(DB_POSTGRES_OWN_SCHEMA)
         ? "servlet_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12) : null;
     this.dataSource = open(db, ownSchema);
@@ -139,7 +155,10 @@ final class TestService implements AutoCloseable {
     servlets.put("/notes", new Orders());
     servlets.put("/payments", new Payments());
     servlets.put("/payments-wait", new Payments());
-    List<Filter> filters = List.of(bearerAuth(), filter);
+    List<Filter> filters = new ArrayList<>();
+    filters.add(bearerAuth());
+    filters.addAll(before);
+    filters.add(filter);
     if (container.equals(TOMCAT)) {
       Tomcat tomcat = new Tomcat();
       tomcat.setBaseDir(Files.createTempDirectory("servlet-test-tomcat").toString());
@@ -285,7 +304,8 @@ final class TestService implements AutoCloseable {
    * The order handler. The body's {@code "mode"} picks the behaviour: {@code ok} (201, kept), {@code invalid} (400,
    * kept), {@code transient} (writes a row, then 503: rolled back, not kept), {@code throw} (writes a row, then
    * throws), {@code wrapped-store} (writes a row, then throws a store failure inside a framework's wrapper, two
-   * levels deep), {@code big} (a body over the kept limit).
+   * levels deep), {@code big} (a body over the kept limit). A created order's answer sets two cookies: {@code session}
+   * (a {@code Set-Cookie} header) and {@code order} ({@code addCookie}).
    */
   private static final class Orders extends HttpServlet {
     private static final long serialVersionUID = 1L;
@@ -360,6 +380,11 @@ final class TestService implements AutoCloseable {
       resp.setContentType("application/json");
       resp.setHeader("Location", "/orders/" + id);
       resp.addHeader("Set-Cookie", "session=secret-" + id);
+      Cookie order = new Cookie("order", id);
+      order.setPath("/orders");
+      order.setHttpOnly(true);
+      order.setAttribute("SameSite", "Lax");
+      resp.addCookie(order);
       resp.setHeader("X-Trace", UUID.randomUUID().toString());
       if (body.contains("\"mode\":\"big\"")) {
         resp.getOutputStream().write(new byte[MAX_RESPONSE_BYTES + 1]);

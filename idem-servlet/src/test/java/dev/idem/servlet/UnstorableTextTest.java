@@ -65,7 +65,8 @@ abstract class UnstorableTextTest {
         // the container refused the header itself, before the filter
         assertThat(answer).as(answer).doesNotContain("Idempotency-Status");
       } else {
-        assertThat(answer).contains("application/problem+json").contains("\"retryable\":false");
+        assertThat(answer).contains("application/problem+json").contains("\"retryable\":false")
+            .as("the valid key is echoed").contains("\r\nIdempotency-Key: " + key + "\r\n");
       }
       assertThat(records(key)).as("records of " + key).isZero();
     }

@@ -65,6 +65,13 @@ public final class ProblemCode {
   /** 500: an answer larger than the server keeps. */
   public static final ProblemCode RESPONSE_TOO_LARGE = of("INTERNAL.response_too_large", 500, false,
       "Response too large to keep");
+  /**
+   * 500, not retryable: something before the idempotency filter (another filter, a framework) read the request body,
+   * so the filter cannot tell this request from another with the same key; nothing runs. A fault of the server's
+   * set-up (the order of its filters), not of the request.
+   */
+  public static final ProblemCode BODY_READ_BEFORE_FILTER = of("INTERNAL.body_read_before_filter", 500, false,
+      "Request body read before the idempotency filter");
   /** 500: the store refused the request for a reason no retry fixes (a missing table). */
   public static final ProblemCode STORE_ERROR = of("INTERNAL.store_error", 500, false, "Idempotency store error");
   /**

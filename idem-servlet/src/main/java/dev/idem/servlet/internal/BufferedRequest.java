@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URLDecoder;
+import java.net.URLEncoder;
 import java.nio.charset.Charset;
 import java.nio.charset.IllegalCharsetNameException;
 import java.nio.charset.StandardCharsets;
@@ -25,15 +26,86 @@ import java.util.Map;
 /**
  * The request with its body read into memory once, so that the fingerprint and the handler see the same bytes. A
  * form-encoded body ({@code application/x-www-form-urlencoded}) is parsed from those bytes for the parameter
- * methods, merged after the query string's parameters, as the container would have.
+ * methods, merged after the query string's parameters, as the container would have; unless the parameters come from
+ * the wrapped request, for a form whose body something read before ({@link #bodyParameters}).
  */
 public final class BufferedRequest extends HttpServletRequestWrapper {
   private final byte[] body;
+  private final boolean parametersFromBody;
   private Map<String, String[]> parameters;
 
+  /** The request serving {@code body}, a form's parameters parsed from it. */
   public BufferedRequest(HttpServletRequest request, byte[] body) {
+    this(request, body, true);
+  }
+
+  /**
+   * The request serving {@code body}; with {@code parametersFromBody} false, the parameter methods are the wrapped
+   * request's (a form that the container, or a wrapper before, parsed already).
+   */
+  public BufferedRequest(HttpServletRequest request, byte[] body, boolean parametersFromBody) {
     super(request);
     this.body = body;
+    this.parametersFromBody = parametersFromBody;
+  }
+
+  /** Whether {@code contentType} is {@code application/x-www-form-urlencoded}, parameters and case ignored. */
+  public static boolean formEncoded(String contentType) {
+    return contentType != null
+        && contentType.split(";", 2)[0].trim().equalsIgnoreCase("application/x-www-form-urlencoded");
+  }
+
+  /**
+   * The parameters of a form body as the request gives them, for a body that something before the caller read (the
+   * container, asked for a parameter; a wrapper that parsed the form, such as Spring's {@code FormContentFilter}):
+   * the request's parameter map less the query string's parameters (decoded as UTF-8; a value of a name is taken
+   * off once for each time the query has it), names in the map's order. Empty when there are none, or when the
+   * request cannot give its parameters.
+   */
+  public static Map<String, List<String>> bodyParameters(HttpServletRequest request) {
+    Map<String, String[]> all;
+    try {
+      all = request.getParameterMap();
+    } catch (RuntimeException e) {
+      // Tomcat refuses a form it cannot decode (an unknown charset, a broken escape)
+      return Map.of();
+    }
+    Map<String, List<String>> query = new LinkedHashMap<>();
+    parse(request.getQueryString(), StandardCharsets.UTF_8, query);
+    Map<String, List<String>> fields = new LinkedHashMap<>();
+    all.forEach((name, values) -> {
+      List<String> left = new ArrayList<>(Arrays.asList(values));
+      query.getOrDefault(name, List.of()).forEach(left::remove);
+      if (!left.isEmpty()) {
+        fields.put(name, List.copyOf(left));
+      }
+    });
+    return fields;
+  }
+
+  /**
+   * The canonical form of a form's parameters, which the fingerprint hashes when the body itself is gone:
+   * {@code application/x-www-form-urlencoded} in UTF-8, one {@code name=value} pair per value joined by {@code &},
+   * names sorted by their UTF-8 bytes (unsigned), the values of one name in the order given; names and values encoded
+   * as {@link URLEncoder} does in UTF-8 ({@code A-Z a-z 0-9 . - * _} as they are, a space as {@code +}, every other
+   * byte as {@code %XX} with upper-case hex digits). A body sent in exactly this form fingerprints the same whether it
+   * was read before the filter or not.
+   */
+  public static byte[] canonicalForm(Map<String, List<String>> fields) {
+    List<String> names = new ArrayList<>(fields.keySet());
+    names.sort((a, b) -> Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8),
+        b.getBytes(StandardCharsets.UTF_8)));
+    StringBuilder out = new StringBuilder();
+    for (String name : names) {
+      String encodedName = URLEncoder.encode(name, StandardCharsets.UTF_8);
+      for (String value : fields.get(name)) {
+        if (out.length() > 0) {
+          out.append('&');
+        }
+        out.append(encodedName).append('=').append(URLEncoder.encode(value, StandardCharsets.UTF_8));
+      }
+    }
+    return out.toString().getBytes(StandardCharsets.US_ASCII);
   }
 
   /**
@@ -74,13 +146,8 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
     return body;
   }
 
-  private boolean formEncoded() {
-    String type = getContentType();
-    return type != null && type.split(";", 2)[0].trim().equalsIgnoreCase("application/x-www-form-urlencoded");
-  }
-
   private Map<String, String[]> parameters() {
-    if (!formEncoded()) {
+    if (!parametersFromBody || !formEncoded(getContentType())) {
       return super.getParameterMap();
     }
     if (parameters == null) {

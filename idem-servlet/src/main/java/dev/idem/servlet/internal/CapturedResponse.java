@@ -4,6 +4,7 @@ import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.ByteArrayOutputStream;
@@ -21,11 +22,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Holds everything the handler writes (status, headers, body up to a bound) and touches the real response only in
  * {@link #writeTo}. Nothing is committed while the handler runs, so the filter can still decide what to send after
- * the transaction ends. Not thread-safe, like the response it wraps.
+ * the transaction ends. Cookies ({@link #addCookie}) are held as {@code Set-Cookie} headers like any other, so that a
+ * handler run whose answer is not sent (a rolled-back duplicate that replays the first answer, a refusal) sends none.
+ * Not thread-safe, like the response it wraps.
  */
 public final class CapturedResponse extends HttpServletResponseWrapper {
   /** Thrown from a write that would take the body past the bound. */
@@ -57,10 +61,13 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
 
   private static final class Header {
     final String name;
+    /** Whether the handler set the header (replacing any value), rather than only adding values to it. */
+    final boolean replaces;
     final List<String> values = new ArrayList<>(1);
 
-    Header(String name) {
+    Header(String name, boolean replaces) {
       this.name = name;
+      this.replaces = replaces;
     }
   }
 
@@ -150,9 +157,12 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
     if (special(name, value)) {
       return;
     }
-    headers.remove(name.toLowerCase(Locale.ROOT));
+    String lower = name.toLowerCase(Locale.ROOT);
+    headers.remove(lower);
     if (value != null) {
-      addHeader(name, value);
+      Header h = new Header(name, true);
+      h.values.add(value);
+      headers.put(lower, h);
     }
   }
 
@@ -161,7 +171,64 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
     if (value == null || special(name, value)) {
       return;
     }
-    headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new Header(name)).values.add(value);
+    headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new Header(name, false)).values.add(value);
+  }
+
+  /**
+   * Held as a {@code Set-Cookie} header ({@link #setCookieHeader}), not added to the real response: the cookie goes
+   * out only with the answer this capture becomes, and a kept answer drops it as it drops every {@code Set-Cookie}.
+   *
+   * @throws IllegalArgumentException when the cookie's value or an attribute's value holds a control character or
+   *     a {@code ;}, which would break the header (as the containers refuse such cookies)
+   */
+  @Override
+  public void addCookie(Cookie cookie) {
+    addHeader("Set-Cookie", setCookieHeader(cookie, System.currentTimeMillis()));
+  }
+
+  /**
+   * The {@code Set-Cookie} value of a cookie (RFC 6265): {@code name=value}, then each of the cookie's attributes
+   * ({@link Cookie#getAttributes()}: {@code Domain}, {@code Path}, {@code Max-Age}, {@code Secure}, {@code HttpOnly},
+   * {@code SameSite} and any other) as {@code ; Name=value}, or {@code ; Name} for one with an empty value, in the
+   * cookie's order; a {@code Max-Age} is followed by the {@code Expires} date it comes to, for clients that know only
+   * {@code Expires}. A null value is written as an empty one.
+   *
+   * @param now the time {@code Expires} counts from, in epoch milliseconds
+   * @throws IllegalArgumentException when the value or an attribute's value holds a control character or a {@code ;}
+   */
+  public static String setCookieHeader(Cookie cookie, long now) {
+    StringBuilder out = new StringBuilder(cookie.getName()).append('=');
+    String value = cookie.getValue();
+    if (value != null) {
+      out.append(checked(cookie.getName(), value));
+    }
+    for (Map.Entry<String, String> a : cookie.getAttributes().entrySet()) {
+      String attribute = a.getKey();
+      String v = a.getValue();
+      out.append("; ").append(attribute);
+      if (v == null || v.isEmpty()) {
+        continue;
+      }
+      out.append('=').append(checked(cookie.getName() + "'s " + attribute, v));
+      if (attribute.equalsIgnoreCase("Max-Age")) {
+        long seconds = Math.max(0, cookie.getMaxAge());
+        // a cookie removed (Max-Age 0) expires at the epoch, as the containers write it
+        out.append("; Expires=").append(HTTP_DATE.format(
+            seconds == 0 ? Instant.EPOCH : Instant.ofEpochMilli(now).plusSeconds(seconds)));
+      }
+    }
+    return out.toString();
+  }
+
+  private static String checked(String what, String value) {
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c < 0x20 && c != '\t' || c == 0x7F || c == ';') {
+        throw new IllegalArgumentException("the cookie " + what + " holds a control character or ';' at index " + i
+            + ", which a Set-Cookie header cannot carry");
+      }
+    }
+    return value;
   }
 
   /** Content-Type and Content-Length are kept apart: the first has its own accessors, the second is computed. */
@@ -432,6 +499,21 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
       }
     }
     return kept;
+  }
+
+  /**
+   * The lower-case names of the headers the handler only added values to ({@code addHeader}, {@code addCookie}),
+   * never set: they go to the real response with {@code addHeader}, after any value a filter before this capture set
+   * there (a session cookie, say), where a header the handler set replaces such values.
+   */
+  public Set<String> addedHeaders() {
+    Set<String> added = new java.util.HashSet<>();
+    headers.forEach((lower, h) -> {
+      if (!h.replaces) {
+        added.add(lower);
+      }
+    });
+    return added;
   }
 
   /** Every header the handler set, for the live answer (which may carry headers that are not kept). */
