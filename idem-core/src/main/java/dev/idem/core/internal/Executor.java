@@ -535,7 +535,7 @@ public final class Executor {
         throw new IllegalStateException("work of " + key.operation() + " returned no response");
       }
     } catch (ResponseTooLargeException e) {
-      // the work ran and says its answer outgrew the limit (a servlet filter's bounded buffer): applied, keep a stand-in
+      // the work ran and says its answer outgrew the limit (a servlet filter's buffer): applied, keep a stand-in
       throw keptInstead(held, e.size(), policy);
     } catch (RuntimeException e) {
       release(held, e, Duration.ZERO, true, policy);
