@@ -26,6 +26,7 @@ import dev.idem.core.RecordState;
 import dev.idem.core.Resolution;
 import dev.idem.core.ResponseTooLargeException;
 import dev.idem.core.Scope;
+import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.core.spi.IdemListener;
@@ -1328,6 +1329,56 @@ public abstract class IdemExecutorContract {
         .hasMessageContaining("resumeCap maxAge must be positive");
     assertThat(OperationPolicy.ofDefaults().resumeCapAttempts()).isEqualTo(10);
     assertThat(OperationPolicy.ofDefaults().resumeCapAge()).isEqualTo(Duration.ofHours(24));
+  }
+
+  // ------------------------------------------------------------------ lock timeouts in the claim
+
+  @Test
+  void leasedClaimWhoseInsertTimesOutOnALockIsInProgressAndRunsNothing() throws Exception {
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.INSERT, FaultInjectingStore.lockTimeout());
+    Idem idem = idemBuilder().store(faulty).build();
+    IdempotentRequest request = leasedRequest("l-lock-insert");
+    AtomicInteger calls = new AtomicInteger();
+
+    Execution timedOut = idem.leased(request, key -> StoredResponse.of(201, "run " + calls.incrementAndGet()));
+    Execution retry = idem.leased(request, key -> StoredResponse.of(201, "run " + calls.incrementAndGet()));
+
+    assertThat(timedOut.outcome()).isEqualTo(Outcome.IN_PROGRESS);
+    assertThat(timedOut.retryAfter()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(calls).hasValue(1);
+  }
+
+  @Test
+  void takeoverWhoseUpdateTimesOutOnALockIsInProgressAndRunsNothing() throws Exception {
+    IdempotentRequest request = IdempotentRequest.withFingerprint(leasedRequest("l-lock-takeover").recordKey(),
+        Fingerprint.ofHash(HASH));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(request.recordKey(), Fingerprint.ofHash(HASH),
+        "dead-worker", clock.instant(), LEASE, Duration.ofHours(1));
+    store.inTransaction(tx -> store.insert(tx, claimed));
+    clock.advance(LEASE.plusSeconds(1));
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.UPDATE, FaultInjectingStore.lockTimeout());
+    Idem idem = idemBuilder().store(faulty).build();
+    AtomicInteger calls = new AtomicInteger();
+
+    Execution timedOut = idem.leased(request, key -> StoredResponse.of(201, "run " + calls.incrementAndGet()));
+    Optional<IdempotencyRecord> after = store.inTransaction(tx -> store.find(tx, request.recordKey()));
+
+    assertThat(timedOut.outcome()).isEqualTo(Outcome.IN_PROGRESS);
+    assertThat(after).contains(claimed);
+    assertThat(calls).hasValue(0);
+  }
+
+  @Test
+  void claimFailureOtherThanALockTimeoutStillFails() throws Exception {
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.INSERT, FaultInjectingStore.broken());
+    Idem idem = idemBuilder().store(faulty).build();
+
+    assertThatThrownBy(() -> idem.leased(leasedRequest("l-broken"), key -> StoredResponse.of(201, "x")))
+        .isInstanceOf(StoreException.class);
   }
 
   // ------------------------------------------------------------------ answers over maxResponseBytes

@@ -619,13 +619,19 @@ public final class Executor {
         IdempotencyRecord claimed =
             IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl(),
                 policy.retention());
-        boolean inserted = transaction(tx -> {
-          if (insertLast(tx, claimed)) {
-            return true;
-          }
-          tx.setRollbackOnly();
-          return false;
-        });
+        boolean inserted;
+        try {
+          inserted = transaction(tx -> {
+            if (insertLast(tx, claimed)) {
+              return true;
+            }
+            tx.setRollbackOnly();
+            return false;
+          });
+        } catch (StoreException e) {
+          // the insert waited on a concurrent claim's uncommitted row for the store's lock timeout: as in atomic mode
+          return lockTimedOut(key, e);
+        }
         if (inserted) {
           listener.onTransition(name, key, null, RecordState.IN_PROGRESS, null);
           return new Claim(null, claimed, false);
@@ -641,7 +647,14 @@ public final class Executor {
       }
       if (record.isLeaseExpired(now)) {
         IdempotencyRecord taken = record.withLease(owner, now.plus(policy.lease()), now);
-        if (transaction(tx -> updateLast(tx, taken))) {
+        boolean takenOver;
+        try {
+          takenOver = transaction(tx -> updateLast(tx, taken));
+        } catch (StoreException e) {
+          // another worker's takeover holds the row: it is in progress again
+          return lockTimedOut(key, e);
+        }
+        if (takenOver) {
           listener.onLeaseExpired(name, record);
           return new Claim(null, taken, true);
         }
@@ -661,6 +674,18 @@ public final class Executor {
       }
       poll = min(poll.multipliedBy(2), MAX_POLL);
     }
+  }
+
+  /**
+   * A claim's write that waited for the store's lock timeout on a row another worker holds: that worker's claim or
+   * takeover is under way, so the answer is {@code IN_PROGRESS}, as atomic mode and the first phase answer it. Any
+   * other store failure goes on as it is.
+   */
+  private static Claim lockTimedOut(RecordKey key, StoreException e) {
+    if (!e.isLockTimeout()) {
+      throw e;
+    }
+    return new Claim(Execution.inProgress(key, Duration.ofSeconds(1)), null, false);
   }
 
   /** Whether an answer ends the record: a refusal always does, another answer when the keep policy keeps it. */
