@@ -822,6 +822,12 @@ public final class IdempotencyFilter implements Filter {
         if (!seen.add(r.operation().name())) {
           throw new IllegalStateException("route " + r.operation() + " is configured twice");
         }
+        if (r.mode() == IdempotentRoute.Mode.ATOMIC && !idem.policy(r.operation()).inFlightWait().isZero()) {
+          // a policy shared with other operations may carry it: warn, as the setting does no harm here
+          LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': the policy of atomic route "
+              + r.operation() + " sets waitInFlight, which atomic mode does not use: a concurrent duplicate waits"
+              + " on the store's lock timeout instead, then gets 409 in progress");
+        }
       }
       return new IdempotencyFilter(this);
     }
