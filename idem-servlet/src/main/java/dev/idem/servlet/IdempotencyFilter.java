@@ -61,9 +61,10 @@ import java.util.function.Function;
  * }</pre>
  *
  * <p>Responses of idempotent routes are buffered up to the operation's {@code maxResponseBytes}; a handler that
- * writes more gets an {@code IOException} on write, nothing is kept, and the client gets a 500 problem
- * {@code INTERNAL.response_too_large}. Routes that stream large or unbounded bodies should not be idempotent
- * routes. Thread-safe once built.
+ * writes more gets an {@code IOException} on write, and the client gets a 500 problem
+ * {@code INTERNAL.response_too_large}: an atomic route keeps nothing (rolled back), a leased route's record keeps
+ * that problem in the answer's place (the work ran) and replays it. Routes that stream large or unbounded bodies
+ * should not be idempotent routes. Thread-safe once built.
  */
 public final class IdempotencyFilter implements Filter {
   /** {@link IdemHeaders#IDEMPOTENCY_KEY}, kept for existing code. */
@@ -348,13 +349,13 @@ public final class IdempotencyFilter implements Filter {
           return idem.atomic(exchange.request(), tx -> {
             exchange.bind(tx);
             try {
-              return handle(request, response, chain, limit, live);
+              return handle(exchange, request, response, chain, limit, live);
             } finally {
               exchange.bind(null);
             }
           });
         }
-        return idem.leased(exchange.request(), k -> handle(request, response, chain, limit, live));
+        return idem.leased(exchange.request(), k -> handle(exchange, request, response, chain, limit, live));
       });
     } catch (Exception e) {
       Throwable t = e;
@@ -381,15 +382,28 @@ public final class IdempotencyFilter implements Filter {
     write(exchange, execution, live[0], response);
   }
 
-  private StoredResponse handle(BufferedRequest request, HttpServletResponse response, FilterChain chain, int limit,
-      CapturedResponse[] live) throws IOException, ServletException {
+  private StoredResponse handle(IdempotentExchange exchange, BufferedRequest request, HttpServletResponse response,
+      FilterChain chain, int limit, CapturedResponse[] live) throws IOException, ServletException {
     if (live[0] != null) {
       // The executor retries a round after a transient store failure; the rest of the chain cannot run twice.
       throw new StoreUnavailableAfterHandlerException();
     }
     CapturedResponse captured = new CapturedResponse(response, limit);
     live[0] = captured;
-    chain.doFilter(request, captured);
+    exchange.workRan();
+    try {
+      chain.doFilter(request, captured);
+    } catch (IOException | ServletException | RuntimeException e) {
+      if (appliedTooLarge(exchange, captured)) {
+        ResponseTooLargeException tooLarge = new ResponseTooLargeException(exchange.recordKey(), limit, limit);
+        tooLarge.addSuppressed(e);
+        throw tooLarge;
+      }
+      throw e;
+    }
+    if (appliedTooLarge(exchange, captured)) {
+      throw new ResponseTooLargeException(exchange.recordKey(), limit, limit);
+    }
     if (request.isAsyncStarted()) {
       throw new IllegalStateException("the handler of " + IdempotentExchange.current(request).route()
           + " started asynchronous processing; idempotent routes need the answer when the handler returns"
@@ -402,6 +416,17 @@ public final class IdempotencyFilter implements Filter {
       throw new RefusedBeforeHandlerException(captured);
     }
     return StoredResponse.of(status, captured.headersToKeep(keptHeaders), captured.body());
+  }
+
+  /**
+   * A leased handler wrote an answer past the bound: its work ran and is not rolled back. When its status is one the
+   * operation keeps, the executor is told so ({@link ResponseTooLargeException}), and keeps a substitute answer in
+   * the record so that a retry replays it instead of running the work again (the caller throws it); otherwise the
+   * failure goes on as it is.
+   */
+  private boolean appliedTooLarge(IdempotentExchange exchange, CapturedResponse captured) {
+    return exchange.route().mode() == IdempotentRoute.Mode.LEASED && captured.overflowed()
+        && idem.policy(exchange.recordKey().operation()).keep().keeps(captured.getStatus());
   }
 
   /** The framework answered before the handler started; nothing may be kept. */
@@ -554,12 +579,31 @@ public final class IdempotencyFilter implements Filter {
       MalformedJsonException m = (MalformedJsonException) cause;
       problem = Problem.of(ProblemCode.MALFORMED_JSON)
           .withDetail(m.reason() + " at line " + m.line() + ", column " + m.column());
-    } else if (cause instanceof ResponseTooLargeException || cause instanceof CapturedResponse.BodyTooLargeException) {
+    } else if (cause instanceof ResponseTooLargeException && ((ResponseTooLargeException) cause).kept().isPresent()) {
+      // leased work or an outside phase took effect: the record ends with the substitute, which every replay returns
       LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the answer to " + exchange.recordKey()
-          + " is larger than the operation's maxResponseBytes; nothing was kept", cause);
+          + " is larger than the operation's maxResponseBytes; the work was applied, a substitute answer is kept",
+          cause);
+      if (response.isCommitted()) {
+        return false;
+      }
+      response.reset();
+      response.setHeader(KEY_HEADER, exchange.keyHeader());
+      response.setHeader(STATUS_HEADER, "stored");
+      StoredResponse kept = ((ResponseTooLargeException) cause).kept().get();
+      send(kept.headers(), kept.status(), kept.body(), response);
+      return true;
+    } else if (cause instanceof ResponseTooLargeException || cause instanceof CapturedResponse.BodyTooLargeException) {
+      Optional<String> resumesAt = cause instanceof ResponseTooLargeException
+          ? ((ResponseTooLargeException) cause).recoveryPoint() : Optional.empty();
+      LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the answer to " + exchange.recordKey()
+          + " is larger than the operation's maxResponseBytes; nothing was kept"
+          + resumesAt.map(p -> ", the record stays at its recovery point '" + p + "'").orElse(""), cause);
       problem = Problem.of(ProblemCode.RESPONSE_TOO_LARGE)
-          .withDetail("the answer to this request is larger than the server keeps for idempotent requests;"
-              + " nothing was applied");
+          .withDetail("the answer to this request is larger than the server keeps for idempotent requests; "
+              + (resumesAt.isPresent()
+                  ? "its last step was rolled back, and the steps before it stay applied and are not run again"
+                  : "nothing was applied"));
     } else if (cause instanceof DecryptionException) {
       // the kept answer exists but cannot be opened: never run the work again, never retryable
       LOG.log(System.Logger.Level.ERROR, "Idem '" + idem.name() + "': the kept answer of " + exchange.recordKey()
@@ -581,7 +625,7 @@ public final class IdempotencyFilter implements Filter {
           + exchange.recordKey(), cause);
       retryAfter = "1";
       problem = Problem.of(ProblemCode.DEPENDENCY_UNAVAILABLE).withTitle("Idempotency store unavailable")
-          .withDetail("the idempotency store could not be reached; nothing was applied, retry with the same key");
+          .withDetail("the idempotency store could not be reached; " + unavailableDetail(exchange));
     } else {
       return false;
     }
@@ -596,6 +640,25 @@ public final class IdempotencyFilter implements Filter {
     }
     problem.write(response);
     return true;
+  }
+
+  /**
+   * What a store failure left behind, per mode: atomic mode rolled everything back; leased work is not rolled back
+   * once it ran; a phased request may have committed phases, which a retry resumes after.
+   */
+  private static String unavailableDetail(IdempotentExchange exchange) {
+    switch (exchange.route().mode()) {
+      case PHASED:
+        return "steps of this request may have been applied. Retry with the same key (never a new one): the retry"
+            + " resumes where this one stopped";
+      case LEASED:
+        if (exchange.hasWorkRun()) {
+          return "this request was handled and may have been applied. Retry with the same key, never a new one";
+        }
+        return "nothing was applied, retry with the same key";
+      default:
+        return "nothing was applied, retry with the same key";
+    }
   }
 
   /**
@@ -806,6 +869,12 @@ public final class IdempotencyFilter implements Filter {
       for (IdempotentRoute r : routes) {
         if (!seen.add(r.operation().name())) {
           throw new IllegalStateException("route " + r.operation() + " is configured twice");
+        }
+        if (r.mode() == IdempotentRoute.Mode.ATOMIC && !idem.policy(r.operation()).inFlightWait().isZero()) {
+          // a policy shared with other operations may carry it: warn, as the setting does no harm here
+          LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': the policy of atomic route "
+              + r.operation() + " sets waitInFlight, which atomic mode does not use: a concurrent duplicate waits"
+              + " on the store's lock timeout instead, then gets 409 in progress");
         }
       }
       return new IdempotencyFilter(this);

@@ -36,6 +36,7 @@ public final class IdempotentExchange {
   private StoreTransaction transaction;
   private Execution execution;
   private volatile boolean handlerStarted;
+  private volatile boolean workRan;
 
   IdempotentExchange(IdempotencyFilter filter, IdempotentRoute route, IdempotentRequest request, String keyHeader) {
     this.filter = filter;
@@ -137,6 +138,16 @@ public final class IdempotentExchange {
   /** Whether {@link #markHandlerStarted()} was called. */
   public boolean handlerStarted() {
     return handlerStarted;
+  }
+
+  /** The filter is running the handler of an atomic or leased route. */
+  void workRan() {
+    this.workRan = true;
+  }
+
+  /** Whether the filter ran the handler of an atomic or leased route. */
+  boolean hasWorkRun() {
+    return workRan;
   }
 
   void bind(StoreTransaction tx) {

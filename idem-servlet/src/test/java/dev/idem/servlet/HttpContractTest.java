@@ -290,9 +290,29 @@ abstract class HttpContractTest extends HttpContractKit {
     HttpResponse<byte[]> r = post("/orders", "alice", key, "{\"mode\":\"big\"}");
 
     assertThat(r.statusCode()).isEqualTo(500);
-    assertThat(text(r)).contains("INTERNAL.response_too_large");
+    assertThat(text(r)).contains("INTERNAL.response_too_large", "nothing was applied");
     assertThat(service.orders("alice", key)).isZero();
     assertThat(recordExists("alice", "POST /orders", key)).isFalse();
+  }
+
+  @Test
+  void leasedAnswerOverTheKeptLimitIsKeptAsAppliedAndNeverRunsTwice() throws Exception {
+    for (String mode : List.of("big", "big-writer")) {
+      String key = newKey();
+
+      HttpResponse<byte[]> first = post("/leased-orders", "alice", key, "{\"mode\":\"" + mode + "\"}");
+      HttpResponse<byte[]> retry = post("/leased-orders", "alice", key, "{\"mode\":\"" + mode + "\"}");
+
+      assertThat(first.statusCode()).as(mode).isEqualTo(500);
+      assertThat(text(first)).contains("INTERNAL.response_too_large", "the request was applied",
+          "\"retryable\":false");
+      assertThat(retry.statusCode()).isEqualTo(500);
+      assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+      assertThat(retry.body()).isEqualTo(first.body());
+      assertThat(TestService.LEASED_RUNS.get(key)).as(mode).hasValue(1);
+      assertThat(service.store.find(new RecordKey(Scope.of("alice"), Operation.of("POST /leased-orders"),
+          IdempotencyKey.of(key))).orElseThrow().state()).isEqualTo(RecordState.FAILED);
+    }
   }
 
   // ------------------------------------------------------------------ bad input

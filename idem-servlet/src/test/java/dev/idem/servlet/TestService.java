@@ -138,6 +138,7 @@ final class TestService implements AutoCloseable {
         .build();
     this.idem = idemConfig.apply(Idem.builder().name("servlet-test").store(store).clock(clock)
         .policy("POST /orders", OperationPolicy.builder().maxResponseBytes(MAX_RESPONSE_BYTES).build())
+        .policy("POST /leased-orders", OperationPolicy.builder().maxResponseBytes(MAX_RESPONSE_BYTES).build())
         .policy("POST /payments", phasedPolicy)
         .policy("POST /payments-wait", phasedPolicy.toBuilder().waitInFlight(Duration.ofSeconds(30)).build())
         .phased(paymentsOperation("POST /payments"))
@@ -145,6 +146,7 @@ final class TestService implements AutoCloseable {
         .build();
     IdempotencyFilter filter = filterConfig.apply(IdempotencyFilter.builder(idem)
         .route(IdempotentRoute.atomic("POST", "/orders"))
+        .route(IdempotentRoute.leased("POST", "/leased-orders"))
         .route(IdempotentRoute.phased("POST", "/payments"))
         .route(IdempotentRoute.phased("POST", "/payments-wait"))
         .route(IdempotentRoute.atomic("POST", "/notes").withKeyOptional())
@@ -153,6 +155,7 @@ final class TestService implements AutoCloseable {
     Map<String, HttpServlet> servlets = new LinkedHashMap<>();
     servlets.put("/orders", new Orders());
     servlets.put("/notes", new Orders());
+    servlets.put("/leased-orders", new LeasedOrders());
     servlets.put("/payments", new Payments());
     servlets.put("/payments-wait", new Payments());
     List<Filter> filters = new ArrayList<>();
@@ -392,6 +395,36 @@ final class TestService implements AutoCloseable {
       }
       resp.getOutputStream().write(("{\"id\":\"" + id + "\",\"request\":" + body + "}")
           .getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  /** Runs of the leased {@code /leased-orders} handler per idempotency key. */
+  static final Map<String, AtomicInteger> LEASED_RUNS = new ConcurrentHashMap<>();
+
+  /**
+   * A leased handler (no transaction: its effect stays whatever happens next), counting its runs per key. The body's
+   * {@code "mode"}: {@code big} (a body over the kept limit, through the output stream), {@code big-writer} (the same
+   * through a writer, which swallows the failure), otherwise 201.
+   */
+  private static final class LeasedOrders extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      String body = new String(req.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      LEASED_RUNS.computeIfAbsent(IdempotentExchange.current(req).key().value(), k -> new AtomicInteger())
+          .incrementAndGet();
+      resp.setStatus(201);
+      resp.setContentType("application/json");
+      if (body.contains("\"mode\":\"big\"")) {
+        resp.getOutputStream().write(new byte[MAX_RESPONSE_BYTES + 1]);
+        return;
+      }
+      if (body.contains("\"mode\":\"big-writer\"")) {
+        resp.getWriter().write("x".repeat(MAX_RESPONSE_BYTES + 1));
+        return;
+      }
+      resp.getWriter().write("{\"ok\":true}");
     }
   }
 

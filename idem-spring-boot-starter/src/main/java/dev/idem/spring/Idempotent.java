@@ -84,8 +84,9 @@ public @interface Idempotent {
   int[] neverKeepStatuses() default {};
 
   /**
-   * A duplicate that arrives while the first is in flight waits up to this long and then gets the replay, instead
-   * of 409 at once. Empty: answer 409 with Retry-After.
+   * Phased and leased modes: a duplicate that arrives while the first is in flight waits up to this long and then
+   * gets the replay, instead of 409 at once. Empty: answer 409 with Retry-After. Not for {@code ATOMIC} (the
+   * application fails at startup): there a concurrent duplicate waits on the store's lock timeout instead.
    */
   String waitInFlight() default "";
 

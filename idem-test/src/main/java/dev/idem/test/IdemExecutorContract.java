@@ -24,7 +24,9 @@ import dev.idem.core.Reconciler;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
 import dev.idem.core.Resolution;
+import dev.idem.core.ResponseTooLargeException;
 import dev.idem.core.Scope;
+import dev.idem.core.StoreException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.core.spi.IdemListener;
@@ -1327,6 +1329,203 @@ public abstract class IdemExecutorContract {
         .hasMessageContaining("resumeCap maxAge must be positive");
     assertThat(OperationPolicy.ofDefaults().resumeCapAttempts()).isEqualTo(10);
     assertThat(OperationPolicy.ofDefaults().resumeCapAge()).isEqualTo(Duration.ofHours(24));
+  }
+
+  // ------------------------------------------------------------------ lock timeouts in the claim
+
+  @Test
+  void leasedClaimWhoseInsertTimesOutOnALockIsInProgressAndRunsNothing() throws Exception {
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.INSERT, FaultInjectingStore.lockTimeout());
+    Idem idem = idemBuilder().store(faulty).build();
+    IdempotentRequest request = leasedRequest("l-lock-insert");
+    AtomicInteger calls = new AtomicInteger();
+
+    Execution timedOut = idem.leased(request, key -> StoredResponse.of(201, "run " + calls.incrementAndGet()));
+    Execution retry = idem.leased(request, key -> StoredResponse.of(201, "run " + calls.incrementAndGet()));
+
+    assertThat(timedOut.outcome()).isEqualTo(Outcome.IN_PROGRESS);
+    assertThat(timedOut.retryAfter()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(retry.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(calls).hasValue(1);
+  }
+
+  @Test
+  void takeoverWhoseUpdateTimesOutOnALockIsInProgressAndRunsNothing() throws Exception {
+    IdempotentRequest request = IdempotentRequest.withFingerprint(leasedRequest("l-lock-takeover").recordKey(),
+        Fingerprint.ofHash(HASH));
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(request.recordKey(), Fingerprint.ofHash(HASH),
+        "dead-worker", clock.instant(), LEASE, Duration.ofHours(1));
+    store.inTransaction(tx -> store.insert(tx, claimed));
+    clock.advance(LEASE.plusSeconds(1));
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.UPDATE, FaultInjectingStore.lockTimeout());
+    Idem idem = idemBuilder().store(faulty).build();
+    AtomicInteger calls = new AtomicInteger();
+
+    Execution timedOut = idem.leased(request, key -> StoredResponse.of(201, "run " + calls.incrementAndGet()));
+    Optional<IdempotencyRecord> after = store.inTransaction(tx -> store.find(tx, request.recordKey()));
+
+    assertThat(timedOut.outcome()).isEqualTo(Outcome.IN_PROGRESS);
+    assertThat(after).contains(claimed);
+    assertThat(calls).hasValue(0);
+  }
+
+  @Test
+  void claimFailureOtherThanALockTimeoutStillFails() throws Exception {
+    FaultInjectingStore faulty = new FaultInjectingStore(store)
+        .failNext(FaultInjectingStore.Call.INSERT, FaultInjectingStore.broken());
+    Idem idem = idemBuilder().store(faulty).build();
+
+    assertThatThrownBy(() -> idem.leased(leasedRequest("l-broken"), key -> StoredResponse.of(201, "x")))
+        .isInstanceOf(StoreException.class);
+  }
+
+  // ------------------------------------------------------------------ answers over maxResponseBytes
+
+  private static final String BIG = "x".repeat(65);
+
+  private Idem idemWithLimit64(PhasedOperation... operations) {
+    OperationPolicy small = OperationPolicy.builder().lease(LEASE).maxResponseBytes(64).build();
+    Idem.Builder b = idemBuilder().policy("POST /leased", small);
+    for (PhasedOperation op : operations) {
+      b.policy(op.operation().name(), small).phased(op);
+    }
+    return b.build();
+  }
+
+  private IdempotencyRecord recordOf(RecordKey key) throws Exception {
+    return store.inTransaction(tx -> store.find(tx, key)).orElse(null);
+  }
+
+  @Test
+  void leasedAnswerOverTheLimitKeepsASubstituteSoTheWorkNeverRunsTwice() throws Exception {
+    Idem idem = idemWithLimit64();
+    IdempotentRequest request = leasedRequest("l-big");
+    AtomicInteger calls = new AtomicInteger();
+
+    assertThatThrownBy(() -> idem.leased(request, key -> {
+      calls.incrementAndGet();
+      return StoredResponse.of(201, BIG);
+    })).isInstanceOfSatisfying(ResponseTooLargeException.class, e -> {
+      assertThat(e.kept()).contains(ResponseTooLargeException.substitute(64));
+      assertThat(e).hasMessageContaining("65 bytes; the limit is 64").hasMessageContaining("the work was applied");
+    });
+    Execution retry = idem.leased(request, key -> {
+      calls.incrementAndGet();
+      return StoredResponse.of(201, BIG);
+    });
+
+    assertThat(calls).hasValue(1);
+    assertThat(retry.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(retry.response()).isEqualTo(ResponseTooLargeException.substitute(64));
+    assertThat(retry.response().status()).isEqualTo(500);
+    assertThat(retry.response().bodyAsString()).contains("INTERNAL.response_too_large")
+        .contains("the request was applied").contains("\"retryable\":false");
+    assertThat(recordOf(request.recordKey()).state()).isEqualTo(RecordState.FAILED);
+  }
+
+  @Test
+  void leasedWorkThatReportsItsAnswerTooLargeIsKeptAsApplied() throws Exception {
+    Idem idem = idemWithLimit64();
+    IdempotentRequest request = leasedRequest("l-big-thrown");
+    AtomicInteger calls = new AtomicInteger();
+
+    assertThatThrownBy(() -> idem.leased(request, key -> {
+      calls.incrementAndGet();
+      throw new ResponseTooLargeException(request.recordKey(), 65, 64);
+    })).isInstanceOfSatisfying(ResponseTooLargeException.class, e -> assertThat(e.kept()).isPresent());
+    Execution retry = idem.leased(request, key -> StoredResponse.of(201, "ran again"));
+
+    assertThat(calls).hasValue(1);
+    assertThat(retry.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(retry.response()).isEqualTo(ResponseTooLargeException.substitute(64));
+  }
+
+  @Test
+  void leasedAnswerOverTheLimitThatIsNotKeptStillFreesTheKey() throws Exception {
+    Idem idem = idemWithLimit64();
+    IdempotentRequest request = leasedRequest("l-big-503");
+
+    Execution first = idem.leased(request, key -> StoredResponse.of(503, BIG));
+
+    assertThat(first.outcome()).isEqualTo(Outcome.NOT_STORED);
+    assertThat(recordOf(request.recordKey())).isNull();
+  }
+
+  @Test
+  void outsidePhaseAnswerOverTheLimitKeepsASubstituteAndTheCallIsNotRepeated() throws Exception {
+    AtomicInteger outsideCalls = new AtomicInteger();
+    PhasedOperation op = PhasedOperation.builder("POST /big-outside")
+        .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("id", "1")))
+        .outside("charge", ctx -> {
+          outsideCalls.incrementAndGet();
+          return PhaseResult.respond(StoredResponse.of(201, BIG));
+        })
+        .build();
+    Idem idem = idemWithLimit64(op);
+    IdempotentRequest request = IdempotentRequest.of(scope, op.operation(), IdempotencyKey.of("p-big-outside"),
+        "{}".getBytes(StandardCharsets.UTF_8));
+
+    assertThatThrownBy(() -> idem.phased(request)).isInstanceOfSatisfying(ResponseTooLargeException.class,
+        e -> assertThat(e.kept()).contains(ResponseTooLargeException.substitute(64)));
+    Execution retry = idem.phased(request);
+
+    assertThat(outsideCalls).hasValue(1);
+    assertThat(retry.outcome()).isEqualTo(Outcome.REPLAYED);
+    assertThat(retry.response()).isEqualTo(ResponseTooLargeException.substitute(64));
+    assertThat(recordOf(request.recordKey()).state()).isEqualTo(RecordState.FAILED);
+  }
+
+  @Test
+  void lastTransactionalPhaseOverTheLimitRollsBackAndTheRecordStaysAtItsRecoveryPoint() throws Exception {
+    AtomicInteger outsideCalls = new AtomicInteger();
+    AtomicInteger captures = new AtomicInteger();
+    PhasedOperation op = PhasedOperation.builder("POST /big-capture")
+        .inTransaction("create", ctx -> PhaseResult.next(Checkpoint.empty().with("id", "1")))
+        .outside("charge", ctx -> {
+          outsideCalls.incrementAndGet();
+          return PhaseResult.next(ctx.checkpoint().with("charge", "ch"));
+        })
+        .inTransaction("capture", ctx -> {
+          captures.incrementAndGet();
+          return PhaseResult.respond(StoredResponse.of(201, BIG));
+        })
+        .build();
+    Idem idem = idemWithLimit64(op);
+    IdempotentRequest request = IdempotentRequest.of(scope, op.operation(), IdempotencyKey.of("p-big-capture"),
+        "{}".getBytes(StandardCharsets.UTF_8));
+
+    assertThatThrownBy(() -> idem.phased(request)).isInstanceOfSatisfying(ResponseTooLargeException.class, e -> {
+      assertThat(e.kept()).isEmpty();
+      assertThat(e.recoveryPoint()).contains("charge");
+    });
+    IdempotencyRecord after = recordOf(request.recordKey());
+    assertThatThrownBy(() -> idem.phased(request)).isInstanceOfSatisfying(ResponseTooLargeException.class,
+        e -> assertThat(e.recoveryPoint()).contains("charge"));
+
+    assertThat(after.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(after.recoveryPoint()).isEqualTo("charge");
+    assertThat(outsideCalls).hasValue(1);
+    assertThat(captures).hasValue(2);
+  }
+
+  @Test
+  void firstPhaseAnswerOverTheLimitLeavesNothing() throws Exception {
+    PhasedOperation op = PhasedOperation.builder("POST /big-first")
+        .inTransaction("create", ctx -> PhaseResult.respond(StoredResponse.of(201, BIG)))
+        .build();
+    Idem idem = idemWithLimit64(op);
+    IdempotentRequest request = IdempotentRequest.of(scope, op.operation(), IdempotencyKey.of("p-big-first"),
+        "{}".getBytes(StandardCharsets.UTF_8));
+
+    assertThatThrownBy(() -> idem.phased(request)).isInstanceOfSatisfying(ResponseTooLargeException.class, e -> {
+      assertThat(e.kept()).isEmpty();
+      assertThat(e.recoveryPoint()).isEmpty();
+      assertThat(e).hasMessageContaining("nothing was applied");
+    });
+
+    assertThat(recordOf(request.recordKey())).isNull();
   }
 
   /** Stands for a process dying mid-phase. */

@@ -434,10 +434,15 @@ public final class Executor {
             continue;
           }
           current = transaction(tx -> advance(tx, before, step.name(), result, last, policy, operation.release(),
-              new Context(key, before, seen, request, resumed, tx)));
+              new Context(key, before, seen, request, resumed, tx).afterOutsideCall()));
         }
       } catch (LeaseLostException e) {
         throw e;
+      } catch (ResponseTooLargeException e) {
+        // an answering transactional phase rolled back; the committed phases before it stay, and so does the record
+        release(before, e, holdAfterFailure, step.transactional(), policy);
+        throw before.recoveryPoint() == null || !step.transactional() ? e
+            : new ResponseTooLargeException(key, e.size(), e.limit(), null, before.recoveryPoint());
       } catch (RuntimeException e) {
         release(before, e, holdAfterFailure, step.transactional(), policy);
         throw e;
@@ -454,6 +459,11 @@ public final class Executor {
           return Execution.notStored(key, response);
         }
         listener.onTransition(name, key, RecordState.IN_PROGRESS, current.state(), step.name());
+        if (!step.transactional() && response.size() > policy.maxResponseBytes()) {
+          // the outside call took effect and cannot be undone: the record ended with the substitute (advance)
+          throw new ResponseTooLargeException(key, response.size(), policy.maxResponseBytes(), current.response(),
+              null);
+        }
         return Execution.stored(key, response);
       }
     }
@@ -466,7 +476,7 @@ public final class Executor {
    * what it gives back commits with the end of the record or not at all.
    */
   private IdempotencyRecord advance(StoreTransaction tx, IdempotencyRecord held, String phase, PhaseResult result,
-      boolean last, OperationPolicy policy, PhasedOperation.Release release, PhaseContext context) throws Exception {
+      boolean last, OperationPolicy policy, PhasedOperation.Release release, Context context) throws Exception {
     IdempotencyRecord next;
     if (result.isResponse()) {
       StoredResponse response = result.response();
@@ -474,11 +484,21 @@ public final class Executor {
         tx.setRollbackOnly();
         return null;
       }
-      checkSize(held.key(), response, policy);
-      if (result.isRefusal()) {
-        release.run(context);
+      if (response.size() > policy.maxResponseBytes() && context.outside) {
+        // An outside phase's answer: its call took effect, so the record ends with a small substitute that says so,
+        // instead of being released and the call repeated by a retry.
+        if (result.isRefusal()) {
+          release.run(context);
+        }
+        next = held.finish(RecordState.FAILED, ResponseTooLargeException.substitute(policy.maxResponseBytes()),
+            clock.instant());
+      } else {
+        checkSize(held.key(), response, policy);
+        if (result.isRefusal()) {
+          release.run(context);
+        }
+        next = held.finish(KeepPolicy.stateFor(response.status()), response, clock.instant());
       }
-      next = held.finish(KeepPolicy.stateFor(response.status()), response, clock.instant());
     } else if (last) {
       throw new IllegalStateException("the last phase '" + phase + "' of " + held.key().operation()
           + " must respond (PhaseResult.respond), not go on");
@@ -514,9 +534,9 @@ public final class Executor {
       if (response == null) {
         throw new IllegalStateException("work of " + key.operation() + " returned no response");
       }
-      if (policy.keep().keeps(response.status())) {
-        checkSize(key, response, policy);
-      }
+    } catch (ResponseTooLargeException e) {
+      // the work ran and says its answer outgrew the limit (a servlet filter's buffer): applied, keep a stand-in
+      throw keptInstead(held, e.size(), policy);
     } catch (RuntimeException e) {
       release(held, e, Duration.ZERO, true, policy);
       throw e;
@@ -528,6 +548,9 @@ public final class Executor {
       release(held, null, Duration.ZERO, true, policy);
       return done(Execution.notStored(key, response), started);
     }
+    if (response.size() > policy.maxResponseBytes()) {
+      throw keptInstead(held, response.size(), policy);
+    }
     IdempotencyRecord next = held.finish(KeepPolicy.stateFor(response.status()), response, clock.instant());
     boolean written = transaction(tx -> updateLast(tx, next));
     if (!written) {
@@ -535,6 +558,22 @@ public final class Executor {
     }
     listener.onTransition(name, key, RecordState.IN_PROGRESS, next.state(), null);
     return done(Execution.stored(key, response), started);
+  }
+
+  /**
+   * Leased work ran (its effects are not rolled back), but its answer is larger than the policy keeps: the record ends
+   * FAILED with a small substitute that says so ({@link ResponseTooLargeException#substitute}), so that every replay
+   * returns it and the work never runs again. Returns the exception for the caller, which carries the substitute.
+   */
+  private ResponseTooLargeException keptInstead(IdempotencyRecord held, long size, OperationPolicy policy) {
+    RecordKey key = held.key();
+    StoredResponse substitute = ResponseTooLargeException.substitute(policy.maxResponseBytes());
+    IdempotencyRecord next = held.finish(RecordState.FAILED, substitute, clock.instant());
+    if (!transaction(tx -> updateLast(tx, next))) {
+      throw new LeaseLostException(key, held.version(), null);
+    }
+    listener.onTransition(name, key, RecordState.IN_PROGRESS, RecordState.FAILED, null);
+    return new ResponseTooLargeException(key, size, policy.maxResponseBytes(), substitute, null);
   }
 
   /**
@@ -580,13 +619,19 @@ public final class Executor {
         IdempotencyRecord claimed =
             IdempotencyRecord.claimed(key, stored(fingerprint), owner, now, policy.lease(), policy.ttl(),
                 policy.retention());
-        boolean inserted = transaction(tx -> {
-          if (insertLast(tx, claimed)) {
-            return true;
-          }
-          tx.setRollbackOnly();
-          return false;
-        });
+        boolean inserted;
+        try {
+          inserted = transaction(tx -> {
+            if (insertLast(tx, claimed)) {
+              return true;
+            }
+            tx.setRollbackOnly();
+            return false;
+          });
+        } catch (StoreException e) {
+          // the insert waited on a concurrent claim's uncommitted row for the store's lock timeout: as in atomic mode
+          return lockTimedOut(key, e);
+        }
         if (inserted) {
           listener.onTransition(name, key, null, RecordState.IN_PROGRESS, null);
           return new Claim(null, claimed, false);
@@ -602,7 +647,14 @@ public final class Executor {
       }
       if (record.isLeaseExpired(now)) {
         IdempotencyRecord taken = record.withLease(owner, now.plus(policy.lease()), now);
-        if (transaction(tx -> updateLast(tx, taken))) {
+        boolean takenOver;
+        try {
+          takenOver = transaction(tx -> updateLast(tx, taken));
+        } catch (StoreException e) {
+          // another worker's takeover holds the row: it is in progress again
+          return lockTimedOut(key, e);
+        }
+        if (takenOver) {
           listener.onLeaseExpired(name, record);
           return new Claim(null, taken, true);
         }
@@ -622,6 +674,18 @@ public final class Executor {
       }
       poll = min(poll.multipliedBy(2), MAX_POLL);
     }
+  }
+
+  /**
+   * A claim's write that waited for the store's lock timeout on a row another worker holds: that worker's claim or
+   * takeover is under way, so the answer is {@code IN_PROGRESS}, as atomic mode and the first phase answer it. Any
+   * other store failure goes on as it is.
+   */
+  private static Claim lockTimedOut(RecordKey key, StoreException e) {
+    if (!e.isLockTimeout()) {
+      throw e;
+    }
+    return new Claim(Execution.inProgress(key, Duration.ofSeconds(1)), null, false);
   }
 
   /** Whether an answer ends the record: a refusal always does, another answer when the keep policy keeps it. */
@@ -869,6 +933,13 @@ public final class Executor {
     private final IdempotentRequest request;
     private final boolean resumed;
     private final StoreTransaction tx;
+    /** Whether this context writes the outcome of an outside phase, whose call has taken effect. */
+    private boolean outside;
+
+    Context afterOutsideCall() {
+      this.outside = true;
+      return this;
+    }
 
     Context(RecordKey key, IdempotencyRecord held, Checkpoint checkpoint, IdempotentRequest request,
         boolean resumed, StoreTransaction tx) {

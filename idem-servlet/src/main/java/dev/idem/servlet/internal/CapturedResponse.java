@@ -52,6 +52,7 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
   private String charset;
   private ServletOutputStream stream;
   private PrintWriter writer;
+  private boolean overflowed;
 
   public CapturedResponse(HttpServletResponse response, int limit) {
     super(response);
@@ -81,6 +82,7 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
 
     void check(int more) throws BodyTooLargeException {
       if ((long) count + more > max) {
+        overflowed = true;
         throw new BodyTooLargeException(limit);
       }
     }
@@ -468,6 +470,15 @@ public final class CapturedResponse extends HttpServletResponseWrapper {
     if (writer != null) {
       writer.flush();
     }
+  }
+
+  /**
+   * Whether the handler wrote more than the bound, through the output stream or a writer (whose {@link PrintWriter}
+   * swallows the failure), whether or not the handler went on.
+   */
+  public boolean overflowed() {
+    flushWriter();
+    return overflowed || writer != null && writer.checkError();
   }
 
   /**

@@ -147,6 +147,11 @@ public final class AnnotatedRoutes {
         b.keep(k.build());
       }
       if (!a.waitInFlight().isBlank()) {
+        if (a.mode() == IdempotentRoute.Mode.ATOMIC) {
+          throw new IllegalStateException("@Idempotent on " + source + ": waitInFlight applies to PHASED and LEASED"
+              + " modes only; in ATOMIC mode a concurrent duplicate waits on the store's lock timeout instead."
+              + " Remove waitInFlight, or choose another mode");
+        }
         b.waitInFlight(duration(source, "waitInFlight", a.waitInFlight()));
       }
       if (!a.lookupFirst()) {

@@ -234,6 +234,13 @@ class MethodStartupErrorsTest {
     }
   }
 
+  public static class AtomicWaitInFlight {
+    @Idempotent(key = "#id", waitInFlight = "5s")
+    public String run(String id) {
+      return id;
+    }
+  }
+
   public static class KeptStatuses {
     @Idempotent(key = "#id", keepStatuses = 409)
     public String run(String id) {
@@ -460,6 +467,8 @@ class MethodStartupErrorsTest {
         + ".run: keepStatuses and neverKeepStatuses apply to HTTP routes");
     assertThat(messages(start(ControllerWithKey.class))).contains(ControllerWithKey.class.getName()
         + ".run sets [key], which only bean methods read");
+    assertThat(messages(start(AtomicWaitInFlight.class))).contains("@Idempotent on "
+        + AtomicWaitInFlight.class.getName() + ".run: waitInFlight applies to PHASED and LEASED modes only");
   }
 
   @Test
