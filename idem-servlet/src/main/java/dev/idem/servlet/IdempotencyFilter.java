@@ -591,7 +591,7 @@ public final class IdempotencyFilter implements Filter {
       response.setHeader(KEY_HEADER, exchange.keyHeader());
       response.setHeader(STATUS_HEADER, "stored");
       StoredResponse kept = ((ResponseTooLargeException) cause).kept().get();
-      send(kept.headers(), kept.status(), kept.body(), response);
+      send(kept.headers(), Set.of(), kept.status(), kept.body(), response);
       return true;
     } else if (cause instanceof ResponseTooLargeException || cause instanceof CapturedResponse.BodyTooLargeException) {
       Optional<String> resumesAt = cause instanceof ResponseTooLargeException
