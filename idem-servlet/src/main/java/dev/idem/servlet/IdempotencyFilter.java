@@ -191,11 +191,13 @@ public final class IdempotencyFilter implements Filter {
     try {
       scope = scopes.resolve(request);
     } catch (InvalidKeyException e) {
-      // Scope refuses control characters and unpaired surrogates, which no store can hold (PostgreSQL refuses a NUL)
+      // Scope refuses what no store can hold: more than Scope.MAX_LENGTH characters, control characters and unpaired
+      // surrogates (PostgreSQL refuses a NUL). The scope itself (a principal's name) is not repeated.
       response.setHeader(KEY_HEADER, keyHeader);
       refuse(request, response, Problem.of(ProblemCode.SCOPE_INVALID)
-          .withDetail("the scope this request authenticated as holds a control character or an unpaired surrogate,"
-              + " which the idempotency store cannot hold; nothing was applied"));
+          .withDetail("the scope this request authenticated as is longer than " + Scope.MAX_LENGTH + " characters,"
+              + " or holds a control character or an unpaired surrogate, which the idempotency store cannot hold;"
+              + " nothing was applied"));
       return;
     } catch (IllegalArgumentException e) {
       scope = Optional.empty();

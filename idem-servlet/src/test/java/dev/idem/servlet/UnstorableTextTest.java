@@ -51,6 +51,18 @@ abstract class UnstorableTextTest {
   }
 
   @Test
+  void aScopeLongerThanTheStoreHoldsIsRefusedWith400SayingSoAndLeavesNoRecord() throws Exception {
+    String key = "k-" + UUID.randomUUID();
+
+    String answer = post(utf8("CN=" + "x".repeat(300) + ",O=Example"), utf8(key), "{\"item\":\"book\"}");
+
+    assertThat(answer).as(answer).startsWith("HTTP/1.1 400").contains("VALIDATION.scope_invalid")
+        .contains("longer than 255 characters").doesNotContain("x".repeat(300))
+        .contains("\r\nIdempotency-Key: " + key + "\r\n");
+    assertThat(records(key)).isZero();
+  }
+
+  @Test
   void aScopeWithAControlCharacterOrAnUnpairedSurrogateIsRefusedWith400AndLeavesNoRecord() throws Exception {
     List<byte[]> scopes = List.of(utf8("t-\u0085-" + UUID.randomUUID()), utf8("t-\u009f"),
         new byte[] {'t', (byte) 0xED, (byte) 0xA0, (byte) 0x80}, new byte[] {'t', (byte) 0x85},
