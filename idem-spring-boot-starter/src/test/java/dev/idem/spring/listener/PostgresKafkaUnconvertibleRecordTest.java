@@ -116,14 +116,7 @@ class PostgresKafkaUnconvertibleRecordTest {
    */
   @Test
   void aRecordThatFailedDeserializationIsDeadLetteredAsItsRawBytes() throws Exception {
-    Amounts amounts = start(longValues());
-    sendLongsAndAnUnreadableValue();
-
-    ConsumerRecord<String, String> dead = Eventually.await("a record on " + topic + ".dlt", DEADLINE,
-        this::firstDeadLetter, found -> found != null);
-    awaitAllConsumed(amounts);
-
-    assertDeadLetteredAsRawBytes(amounts, dead);
+    assertAnUnreadableValueIsDeadLetteredAsItsRawBytes(longValues());
   }
 
   /**
@@ -135,14 +128,7 @@ class PostgresKafkaUnconvertibleRecordTest {
     List<String> properties = new ArrayList<>(List.of(longValues()));
     properties.add("spring.kafka.producer.transaction-id-prefix=unconv-" + tables + "-");
     properties.add("spring.kafka.consumer.isolation-level=read_committed");
-    Amounts amounts = start(properties.toArray(String[]::new));
-    sendLongsAndAnUnreadableValue();
-
-    ConsumerRecord<String, String> dead = Eventually.await("a record on " + topic + ".dlt", DEADLINE,
-        this::firstDeadLetter, found -> found != null);
-    awaitAllConsumed(amounts);
-
-    assertDeadLetteredAsRawBytes(amounts, dead);
+    assertAnUnreadableValueIsDeadLetteredAsItsRawBytes(properties.toArray(String[]::new));
   }
 
   /** A key that failed deserialization is dead-lettered as its raw bytes too, with the record's value as it came. */
@@ -216,7 +202,15 @@ class PostgresKafkaUnconvertibleRecordTest {
     }
   }
 
-  private static void assertDeadLetteredAsRawBytes(Amounts amounts, ConsumerRecord<String, String> dead) {
+  /** Starts with {@code properties}, sends two numbers around a value that is not one, and checks its dead letter. */
+  private void assertAnUnreadableValueIsDeadLetteredAsItsRawBytes(String... properties) throws Exception {
+    Amounts amounts = start(properties);
+    sendLongsAndAnUnreadableValue();
+
+    ConsumerRecord<String, String> dead = Eventually.await("a record on " + topic + ".dlt", DEADLINE,
+        this::firstDeadLetter, found -> found != null);
+    awaitAllConsumed(amounts);
+
     assertThat(amounts.seen()).containsExactlyInAnyOrder("a-1=100", "a-3=300");
     assertThat(dead.key()).isEqualTo("a-2");
     assertThat(dead.value()).as("the bytes as they came").isEqualTo("abc");
