@@ -3,6 +3,7 @@ package dev.idem.rabbitmq;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ShutdownSignalException;
 import dev.idem.outbox.OutboxTransport;
 import dev.idem.outbox.consumer.ConsumerOptions;
 import dev.idem.outbox.consumer.DeadLetterHeaders;
@@ -120,12 +121,17 @@ public record RabbitMqDeadLetters(String exchange, String routingKey, Duration t
       channel.basicPublish(exchange, key, true, props.builder().headers(headers).expiration(null).userId(null).build(),
           original.body());
       if (!channel.waitForConfirms(timeout.toMillis())) {
-        throw new IOException("RabbitMQ refused (nacked) the dead letter");
+        throw new Refused("RabbitMQ refused (nacked) the dead letter", null);
       }
       if (returned.get() != null) {
-        throw new IOException("exchange '" + exchange + "' routed the dead letter nowhere (routing key '" + key
-            + "'): " + returned.get());
+        throw new Refused("exchange '" + exchange + "' routed the dead letter nowhere (routing key '" + key
+            + "'): " + returned.get(), null);
       }
+    } catch (ShutdownSignalException e) {
+      // a channel-level close is the broker refusing this publication (e.g. NOT_FOUND: the exchange is missing); a
+      // connection-level one is the broker or the network away
+      String what = OutboxTransport.describe(e);
+      throw e.isHardError() ? new IOException(what, e) : new Refused(what, e);
     } catch (TimeoutException e) {
       throw new IOException("RabbitMQ did not confirm the dead letter within " + timeout.toMillis() + " ms", e);
     } catch (InterruptedException e) {
@@ -135,6 +141,28 @@ public record RabbitMqDeadLetters(String exchange, String routingKey, Duration t
       throw new IOException(OutboxTransport.describe(e), e);
     } finally {
       close(channel);
+    }
+  }
+
+  /**
+   * Whether {@code failure}, thrown by {@link #publish}, is the broker refusing the dead letter (a nack, no route, a
+   * channel closed on it: a setting to fix), rather than a broker that did not answer in time or a connection that
+   * is down, which pass. Consumers count only refusals towards rejecting a message instead.
+   */
+  public static boolean isRefusal(Throwable failure) {
+    return failure instanceof Refused;
+  }
+
+  /**
+   * The broker took the dead letter and refused it: a nack, no route from the exchange, a channel closed on it (the
+   * exchange missing, access refused). A setting to fix, unlike a broker that does not answer in time or a
+   * connection that is down, which pass.
+   */
+  static final class Refused extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    Refused(String message, Throwable cause) {
+      super(message, cause);
     }
   }
 

@@ -559,8 +559,9 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
 
   /**
    * Republishes a message given up on to the dead-letter exchange and acknowledges it once confirmed; requeues it
-   * after a pause otherwise, or after {@link Builder#deadLetterAttempts} failures in a row (at once for a message
-   * without an id) rejects it without requeue. Returns whether it was dead-lettered (confirmed, or rejected).
+   * after a pause otherwise, or after {@link Builder#deadLetterAttempts} refusals by the broker in a row (at once for
+   * a message without an id) rejects it without requeue; a broker that does not answer or a connection that is down
+   * is waited for, requeued, and counts nothing. Returns whether it was dead-lettered (confirmed, or rejected).
    */
   private boolean republish(Channel channel, Delivery delivery, String id, GaveUp gaveUp) {
     long tag = delivery.getEnvelope().getDeliveryTag();
@@ -570,8 +571,11 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
       deadLetters.publish(publishing(channel), consumer, queue, original, gaveUp.decision(), gaveUp.history());
     } catch (IOException | RuntimeException e) {
       safely(() -> listener.deadLetterFailed(consumer, queue, id, e));
-      int failed = gaveUp.unsent() + 1;
-      if (id == null || failed >= deadLetterAttempts) {
+      // only a refusal by the broker counts: one that does not answer in time (a memory or disk alarm blocks
+      // publishers) or a connection that is down passes, and the message waits for it, requeued, never rejected
+      boolean refused = RabbitMqDeadLetters.isRefusal(e);
+      int failed = refused ? gaveUp.unsent() + 1 : gaveUp.unsent();
+      if (refused && (id == null || failed >= deadLetterAttempts)) {
         LOG.log(System.Logger.Level.ERROR, "consumer '" + consumer + "' could not dead-letter message " + id
             + " from queue '" + queue + "' to " + deadLetters + " (" + failed + " time(s), last: "
             + OutboxTransport.describe(e) + "); rejecting it without requeue instead, to the queue's own dead-letter"

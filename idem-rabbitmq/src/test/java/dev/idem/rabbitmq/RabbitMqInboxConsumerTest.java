@@ -562,6 +562,39 @@ class RabbitMqInboxConsumerTest {
   }
 
   @Test
+  void aBrokerThatDoesNotAnswerTheDeadLetterCountsNothingAndTheMessageWaitsForIt() throws Exception {
+    // one refusal would reject the message; a broker that does not answer (a memory or disk alarm blocks publishers)
+    // is no refusal: the message is requeued and waits, then dead-lettered once the broker answers again
+    OutboxMessage poison = f.message(f.toExchange());
+    AtomicInteger calls = new AtomicInteger();
+    InboxHandler fails = (tx, event) -> {
+      calls.incrementAndGet();
+      throw new IllegalStateException("injected poison");
+    };
+    ConnectionFactory factory = Rabbit.factory();
+    int brokerPort = factory.getPort();
+    factory.setHandshakeTimeout(500);
+    // a port that takes TCP connections and never answers the AMQP handshake: a broker that does not respond
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        RabbitMqInboxConsumer consumer = RabbitMqInboxConsumer.builder(factory, inbox, "billing", f.queue)
+            .handler(fails).listener(counts).failurePause(Duration.ofMillis(1)).maxFailures(1)
+            .deadLetterExchange(f.idemDeadLetterExchange, "dead").deadLetterAttempts(1)
+            .deadLetterTimeout(Duration.ofSeconds(1)).shutdownTimeout(Duration.ofSeconds(1)).build().start()) {
+      factory.setPort(silent.getLocalPort()); // the dead letters' connection is opened on the first dead letter
+      publish(poison);
+      Eventually.await("two dead letters that did not get through", WAIT, counts.deadLetterFailed::get, n -> n >= 2);
+      assertThat(counts.rejected.get()).as("rejected without requeue").isZero();
+
+      factory.setPort(brokerPort); // the broker answers again
+      Eventually.await("the message dead-lettered", WAIT, () -> f.ready(f.idemDeadLetters), n -> n == 1);
+    }
+
+    assertThat(calls.get()).as("the handler ran once; the redeliveries were only dead-lettered").isEqualTo(1);
+    assertThat(f.ready(f.deadLetters)).as("the queue's own dead letters").isZero();
+    assertThat(f.ready(f.queue)).isZero();
+  }
+
+  @Test
   void withADeadLetterExchangeAMessageWithoutIdIsRepublishedAsRefused() throws Exception {
     try (RabbitMqInboxConsumer consumer = consumer(f.recordEffect())
         .deadLetterExchange(f.idemDeadLetterExchange, "dead").build().start()) {

@@ -489,20 +489,25 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
    * {@code attempts} failures in a row the message is to be handed back: when it comes again it is given up on at
    * once, without running the method. Returns whether to stop trying (at {@code attempts}, or at once for a message
    * without an id) and reject it without requeue instead, which is then reported as the message given up on.
+   * {@code attempts} 0: a failure that counts nothing (the broker did not answer, or the connection is down), after
+   * which the message is always handed back.
    */
   boolean deadLetterFailed(ListenerGaveUpException gaveUp, String source, Throwable error, int attempts) {
     Running r = running;
     if (r != null) {
       r.listener().deadLetterFailed(gaveUp.consumer(), source, gaveUp.messageId(), error);
     }
+    boolean counted = attempts > 0;
     if (gaveUp.messageId() == null) {
-      report(gaveUp, source);
-      return true;
+      if (counted) {
+        report(gaveUp, source);
+      }
+      return counted;
     }
     String key = gaveUp.consumer() + '\u0000' + gaveUp.messageId();
     Unsent before = unsent.get(key);
-    int failed = before == null ? 1 : before.failed() + 1;
-    if (failed >= attempts) {
+    int failed = (before == null ? 0 : before.failed()) + (counted ? 1 : 0);
+    if (counted && failed >= attempts) {
       unsent.remove(key);
       report(gaveUp, source);
       return true;

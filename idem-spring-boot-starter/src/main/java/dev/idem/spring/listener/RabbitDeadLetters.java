@@ -147,7 +147,9 @@ final class RabbitDeadLetters implements MethodInterceptor {
           props.getReceivedExchange(), props.getReceivedRoutingKey(), properties(props), message.getBody()),
           gaveUp.decision(), gaveUp.history());
     } catch (IOException | RuntimeException e) {
-      if (interceptor.getObject().deadLetterFailed(gaveUp, queue, e, attempts)) {
+      // only the broker's refusal counts: one that does not answer or a connection that is down is waited for
+      int counted = RabbitMqDeadLetters.isRefusal(e) ? attempts : 0;
+      if (interceptor.getObject().deadLetterFailed(gaveUp, queue, e, counted)) {
         LOG.log(System.Logger.Level.ERROR, "consumer '" + gaveUp.consumer() + "' could not dead-letter message "
             + gaveUp.messageId() + " from queue '" + queue + "' to " + to + " (last: " + OutboxTransport.describe(e)
             + "); rejecting it without requeue instead, to the queue's own dead-letter exchange if it has one");
