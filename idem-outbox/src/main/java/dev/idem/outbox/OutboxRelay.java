@@ -275,7 +275,8 @@ public final class OutboxRelay implements AutoCloseable {
     boolean dead = r.kind() == DeliveryResult.Kind.PERMANENT || sinceReplay >= maxAttempts;
     // a destination's Retry-After (capped at maxRetryAfter) lengthens the backoff, never shortens it
     long asked = r.retryAfter().map(a -> (a.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : a).toNanos()).orElse(0L);
-    long delay = Math.max(backoff.delayNanos(Math.max(1, sinceReplay), 0L, ThreadLocalRandom.current()), asked);
+    // the relay keeps no previous delay: decorrelated jitter grows from the exponential delay of the retry before
+    long delay = Math.max(backoff.delayNanos(Math.max(1, sinceReplay), ThreadLocalRandom.current()), asked);
     return new FailedDelivery(c, r, dead, dead ? now : now.plusNanos(delay));
   }
 

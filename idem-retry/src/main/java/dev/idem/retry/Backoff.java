@@ -93,6 +93,19 @@ public final class Backoff {
     }
   }
 
+  /**
+   * The delay before retry number {@code retry}, for a caller that does not keep the delay it used before (one that
+   * reads the attempt count back from a store, such as the outbox relay): as {@link #delayNanos(int, long,
+   * RandomGenerator)}, with {@link Jitter#DECORRELATED} taking the exponential delay of the retry before (without
+   * jitter) as the previous one, so that its delays grow with the retries as the other jitters' do.
+   *
+   * @throws IllegalArgumentException if {@code retry < 1}
+   */
+  public long delayNanos(int retry, RandomGenerator random) {
+    long previous = jitter == Jitter.DECORRELATED && retry > 1 ? exponentialNanos(retry - 1) : 0L;
+    return delayNanos(retry, previous, random);
+  }
+
   /** {@code min(cap, base * 2^(retry-1))} without overflow. */
   long exponentialNanos(int retry) {
     int shift = retry - 1;

@@ -126,6 +126,28 @@ class BackoffTest {
   }
 
   @Test
+  void withoutThePreviousDelayDecorrelatedJitterStillGrowsWithTheRetries() {
+    // a caller that keeps no previous delay (the outbox relay) gets the exponential delay of the retry before as it
+    Backoff backoff = Backoff.exponential(BASE, CAP, Jitter.DECORRELATED);
+    RandomGenerator random = new SplittableRandom(46);
+
+    for (int retry = 1; retry <= 12; retry++) {
+      long previous = retry == 1 ? 0 : Math.min(2000 * MS, 5 * MS << (retry - 2));
+      long max = 0;
+      for (int i = 0; i < 2_000; i++) {
+        long d = backoff.delayNanos(retry, random);
+        assertThat(d).isBetween(5 * MS, Math.min(2000 * MS, Math.max(15 * MS, 3 * previous)));
+        max = Math.max(max, d);
+      }
+      assertThat(max).as("retry " + retry).isGreaterThan(Math.min(1900 * MS, Math.max(10 * MS, 2 * previous)));
+    }
+    for (Jitter other : new Jitter[] {Jitter.NONE, Jitter.FULL, Jitter.EQUAL}) {
+      Backoff b = Backoff.exponential(BASE, CAP, other);
+      assertThat(b.delayNanos(4, new SplittableRandom(7))).isEqualTo(b.delayNanos(4, 0, new SplittableRandom(7)));
+    }
+  }
+
+  @Test
   void noneIsAlwaysZero() {
     Backoff none = Backoff.none();
 
