@@ -1090,6 +1090,12 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         throw new IllegalArgumentException(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG + " must be false: offsets are"
             + " committed after the inbox transaction, got '" + autoCommit + "'");
       }
+      Object autoCreate = c.get(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG);
+      if (autoCreate != null && !"false".equalsIgnoreCase(autoCreate.toString().trim())) {
+        throw new IllegalArgumentException(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG + " must be false: start()"
+            + " checks that the topics and their dead-letter topics exist, and a look-up must not create a misspelt"
+            + " one with the broker's defaults, got '" + autoCreate + "'");
+      }
       for (String key : List.of(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
           ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
         if (c.containsKey(key)) {
@@ -1098,6 +1104,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         }
       }
       c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+      // a topic look-up (partitionsFor) creates a missing topic when the broker allows it, unless told not to
+      c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
       c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
       c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
       c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, batchSize);

@@ -542,6 +542,12 @@ class KafkaInboxConsumerTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("enable.auto.commit");
     assertThatThrownBy(() -> KafkaInboxConsumer.builder(Map.of("bootstrap.servers", "x:1"), inbox, List.of("t"))
         .handler(h).build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("group.id");
+    // a broker with auto.create.topics.enable (Kafka's default) would create a misspelt topic on start()'s look-up
+    assertThatThrownBy(() -> KafkaInboxConsumer.builder(Map.of("bootstrap.servers", "x:1", "group.id", "g",
+        "allow.auto.create.topics", "true"), inbox, List.of("t")).handler(h).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("allow.auto.create.topics must be false");
+    assertThat(KafkaInboxConsumer.builder(good, inbox, List.of(f.topic)).handler(h).consumerConfig(0))
+        .containsEntry("allow.auto.create.topics", "false");
     assertThatThrownBy(() -> KafkaInboxConsumer.builder(good, inbox, List.of("t")).build())
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("handler");
     assertThatThrownBy(() -> KafkaInboxConsumer.builder(Map.of("bootstrap.servers", "x:1", "group.id", "g",

@@ -78,9 +78,9 @@ import java.util.regex.Pattern;
  * durable consumer on the server so that the next start resumes where this one stopped.
  *
  * <p>No message and no failure ends the thread: whatever a handler or the fallback throws, {@link Error}s included,
- * becomes a {@code nak}, a {@code term} or a pause reported to the listener (a {@link VirtualMachineError} such as
- * {@link OutOfMemoryError} is answered with {@code nak}, reported to {@link ConsumerListener#stopped} and then ends
- * the thread, see {@link #isRunning()}). An
+ * becomes a {@code nak}, a {@code term} or a pause reported to the listener (a {@link StackOverflowError} is a
+ * failure of its message; a {@link VirtualMachineError} such as {@link OutOfMemoryError} is answered with
+ * {@code nak}, reported to {@link ConsumerListener#stopped} and then ends the thread, see {@link #isRunning()}). An
  * interrupt flag a handler leaves set is cleared before the next fetch; only {@link #close()} stops the consumer.
  * Before handling a message the consumer tells JetStream it is in progress, which restarts its ack wait, and while
  * the message is being processed it tells JetStream so again every third of the ack wait, for the message and the

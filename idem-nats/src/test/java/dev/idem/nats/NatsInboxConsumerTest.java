@@ -161,6 +161,28 @@ class NatsInboxConsumerTest {
   }
 
   @Test
+  void aHandlerThatOverflowsItsStackFailsItsMessageAndTheConsumerGoesOn() throws Exception {
+    OutboxMessage m = f.message();
+    AtomicInteger calls = new AtomicInteger();
+    InboxHandler overflowsOnce = (tx, event) -> {
+      if (calls.incrementAndGet() == 1) {
+        throw new StackOverflowError("injected");
+      }
+      return f.recordEffect().handle(tx, event);
+    };
+
+    try (NatsInboxConsumer consumer = consumer(overflowsOnce).build().start()) {
+      publish(m);
+      Eventually.await("the message acknowledged", WAIT, counts.acknowledged::get, n -> n == 1);
+      assertThat(consumer.isRunning()).isTrue();
+    }
+
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(counts.failed.get()).as("counted against the message").isEqualTo(1);
+    assertThat(f.effectCount()).isEqualTo(1);
+  }
+
+  @Test
   void aMessageWhoseTransactionFailsToCommitIsNotAcknowledgedButRedelivered() throws Exception {
     // a deferred constraint fails at COMMIT, after the handler has returned
     String gate = f.table("nats_gate", "(k INT, CONSTRAINT nats_gate_u_" + f.suffix

@@ -104,7 +104,8 @@ import java.util.function.Function;
  *
  * <p>No message ends consumption: whatever the handler or the fallback throws, {@link Error}s included, is answered
  * as above and reported to the listener, so it never reaches the client's consumer thread (which would close the
- * channel). A {@link VirtualMachineError} such as {@link OutOfMemoryError} requeues the message and is rethrown. A
+ * channel). A {@link StackOverflowError} is a failure of its message; a {@link VirtualMachineError} such as
+ * {@link OutOfMemoryError} requeues the message and is rethrown. A
  * channel the broker or the client closes while the connection stays open (e.g. after a channel error), and a
  * subscription RabbitMQ cancels ({@code basic.cancel}: the queue was deleted, or the node of a classic queue went
  * down), are replaced by a new subscription on a new channel, with a pause doubling from 100 ms to 30 s between

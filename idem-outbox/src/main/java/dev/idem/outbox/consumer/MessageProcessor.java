@@ -186,8 +186,8 @@ public final class MessageProcessor {
       InboxResult result;
       try {
         result = inbox.processBatchAndCommit(consumer, List.of(event.get()), handler, first).get(0);
-      } catch (VirtualMachineError e) {
-        throw e;
+      } catch (OutOfMemoryError | InternalError | UnknownError e) {
+        throw e; // nothing here can be trusted to go on; a StackOverflowError is the message's failure, as on Kafka
       } catch (Throwable e) {
         first = false;
         History before = history(failures.getOrDefault(id, History.NONE), brokerFailures, contentions);
