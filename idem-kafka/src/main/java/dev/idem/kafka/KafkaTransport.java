@@ -807,6 +807,19 @@ public final class KafkaTransport implements OutboxTransport {
       throw new IllegalArgumentException(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION + " must be at most 5"
           + " for an idempotent producer to keep order, got " + inFlight + " (transport " + name + ")");
     }
+    // one partition per aggregate is what keeps its events in order: a partitioner of one's own, or one told to
+    // ignore keys, spreads an aggregate over partitions
+    if (c.containsKey(ProducerConfig.PARTITIONER_CLASS_CONFIG)) {
+      throw new IllegalArgumentException(ProducerConfig.PARTITIONER_CLASS_CONFIG + " is the transport's own: events"
+          + " are keyed by aggregate id, and Kafka's default partitioner keeps an aggregate on one partition, in order"
+          + " (transport " + name + ")");
+    }
+    Object ignoreKeys = c.get(ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG);
+    if (ignoreKeys != null && !"false".equalsIgnoreCase(ignoreKeys.toString().trim())) {
+      throw new IllegalArgumentException(ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG + " must be false: it would"
+          + " spread an aggregate's events over partitions, out of order, got '" + ignoreKeys + "' (transport " + name
+          + ")");
+    }
     Long retries = number(c.get(ProducerConfig.RETRIES_CONFIG));
     if (retries != null && retries < 1) {
       throw new IllegalArgumentException(ProducerConfig.RETRIES_CONFIG + " must be at least 1 for an idempotent"

@@ -188,6 +188,12 @@ class KafkaTransportTest {
         "max.in.flight.requests.per.connection", "6")).build()).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> KafkaTransport.builder(Map.of("bootstrap.servers", "x:1", "transactional.id", "t"))
         .build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("transactional.id");
+    // an aggregate's events in order need one partition per aggregate
+    assertThatThrownBy(() -> KafkaTransport.builder(Map.of("bootstrap.servers", "x:1", "partitioner.class",
+        "org.apache.kafka.clients.producer.RoundRobinPartitioner")).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partitioner.class");
+    assertThatThrownBy(() -> KafkaTransport.builder(Map.of("bootstrap.servers", "x:1", "partitioner.ignore.keys",
+        "true")).build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partitioner.ignore.keys");
     assertThatThrownBy(() -> KafkaTransport.builder(Map.of("acks", "all")).build())
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bootstrap.servers");
     assertThatThrownBy(() -> KafkaTransport.builder(Map.of("bootstrap.servers", "x:1")).topic("t", "bad topic"))
