@@ -27,6 +27,10 @@ public interface OutboxListener {
   /** A marking found a row no longer leased to this relay (its lease ran out and another relay took it). */
   default void leaseLost(String relay, int rows) {}
 
-  /** The relay could not reach the database or a transport threw unexpectedly; it backs off and carries on. */
+  /**
+   * The relay could not reach the database or a transport threw unexpectedly; it backs off and carries on. Also
+   * called, with the error, when an error of the JVM's own ({@link OutOfMemoryError}, {@link InternalError}; not
+   * {@link StackOverflowError}) ends one of the relay's workers.
+   */
   default void relayError(String relay, Throwable error) {}
 }

@@ -19,6 +19,7 @@ import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -77,6 +78,8 @@ public final class OutboxRelay implements AutoCloseable {
   private final Condition wake = lock.newCondition();
   private volatile boolean running;
   private final List<Thread> workers = new ArrayList<>();
+  /** Workers whose loop has not ended: an error of the JVM's own ends one (see {@link #fatal}). */
+  private final AtomicInteger liveWorkers = new AtomicInteger();
 
   private record Route(OutboxTransport transport, int maxAttempts) {}
 
@@ -113,6 +116,7 @@ public final class OutboxRelay implements AutoCloseable {
       throw new IllegalStateException("relay " + name + " was started already");
     }
     running = true;
+    liveWorkers.set(threads);
     for (int i = 0; i < threads; i++) {
       Thread t = new Thread(this::work, "idem-relay-" + name + "-" + i);
       t.setDaemon(true);
@@ -220,8 +224,10 @@ public final class OutboxRelay implements AutoCloseable {
           throw new IllegalStateException("transport of route '" + e.getKey() + "' returned "
               + (results == null ? "null" : results.size() + " results") + " for " + messages.size() + " messages");
         }
-      } catch (RuntimeException ex) {
-        // the route's outcome is unknown: every message of it is a failed attempt; other routes are still marked
+      } catch (Throwable ex) {
+        // the route's outcome is unknown: every message of it is a failed attempt; other routes are still marked.
+        // A StackOverflowError or another Error of the transport is that too; only the JVM's own end the worker
+        rethrowIfFatal(ex);
         safely(() -> listener.relayError(name, ex));
         results = Collections.nCopies(messages.size(), DeliveryResult.retry(OutboxTransport.describe(ex), null));
       }
@@ -280,7 +286,37 @@ public final class OutboxRelay implements AutoCloseable {
     return new FailedDelivery(c, r, dead, dead ? now : now.plusNanos(delay));
   }
 
+  /**
+   * Whether {@code e} must end the worker: an error of the JVM's own ({@link OutOfMemoryError}, {@link InternalError},
+   * {@link UnknownError}), but not a {@link StackOverflowError}, whose stack has unwound by the time it is caught.
+   */
+  static boolean fatal(Throwable e) {
+    return e instanceof VirtualMachineError && !(e instanceof StackOverflowError);
+  }
+
+  private static void rethrowIfFatal(Throwable e) {
+    if (fatal(e)) {
+      throw (VirtualMachineError) e;
+    }
+  }
+
   private void work() {
+    try {
+      loop();
+    } catch (VirtualMachineError e) {
+      int left = liveWorkers.decrementAndGet();
+      LOG.log(System.Logger.Level.ERROR, "relay " + name + " worker " + Thread.currentThread().getName()
+          + " stopped by " + e + "; " + left + " of " + threads + " workers left", e);
+      safely(() -> listener.relayError(name, e));
+      throw e;
+    } catch (RuntimeException | Error e) {
+      liveWorkers.decrementAndGet(); // loop() lets only fatal errors out; anything else ends the worker all the same
+      throw e;
+    }
+    liveWorkers.decrementAndGet();
+  }
+
+  private void loop() {
     long errorDelay = 0;
     while (running) {
       int claimed;
@@ -293,9 +329,8 @@ public final class OutboxRelay implements AutoCloseable {
           wakePending.set(true); // look again at once: the next event of each aggregate sent is due
         }
         errorDelay = 0;
-      } catch (VirtualMachineError e) {
-        throw e;
       } catch (Throwable e) {
+        rethrowIfFatal(e);
         // a broken transport or listener must not silently end the worker; its rows come back when the lease ends
         LOG.log(System.Logger.Level.WARNING, "relay " + name + " cycle failed; backing off: " + e);
         safely(() -> listener.relayError(name, e));
@@ -321,6 +356,10 @@ public final class OutboxRelay implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      if (running) {
+        LOG.log(System.Logger.Level.WARNING, "relay " + name + " stopped: worker " + Thread.currentThread().getName()
+            + " was interrupted");
+      }
       running = false;
     } finally {
       lock.unlock();
@@ -330,8 +369,9 @@ public final class OutboxRelay implements AutoCloseable {
   private static void safely(Runnable r) {
     try {
       r.run();
-    } catch (RuntimeException ignored) {
-      // a listener must not stop the relay
+    } catch (Throwable e) {
+      rethrowIfFatal(e);
+      // a listener must not stop the relay, whatever it throws short of the JVM's own errors
     }
   }
 
@@ -358,9 +398,13 @@ public final class OutboxRelay implements AutoCloseable {
     }
   }
 
-  /** Whether the workers are running. */
+  /**
+   * Whether the relay is started, not closed, and at least one of its workers is alive: an error of the JVM's own
+   * ({@link OutOfMemoryError}, {@link InternalError}) ends the worker it hits, reported to the log and to
+   * {@link OutboxListener#relayError}, and a relay whose workers all ended is not running.
+   */
   public boolean isRunning() {
-    return running;
+    return running && liveWorkers.get() > 0;
   }
 
   @Override

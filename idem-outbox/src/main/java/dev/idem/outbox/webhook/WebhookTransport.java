@@ -23,11 +23,11 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -35,7 +35,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 /**
  * Delivers outbox events as Standard Webhooks: an HTTP POST of the payload to the endpoint named by the destination's
@@ -64,6 +64,8 @@ public final class WebhookTransport implements OutboxTransport {
   private static final Set<String> RESERVED = Set.of("webhook-id", "webhook-timestamp", "webhook-signature",
       "content-type", "content-length", "host", "user-agent", "connection", "transfer-encoding", "expect", "upgrade");
   private static final String CLOSED = "the webhook transport is closed";
+  /** Address checks waiting for a resolver thread, across batches, beyond which a check is refused at once. */
+  static final int RESOLVER_QUEUE = 1024;
 
   private final WebhookEndpoints endpoints;
   private final HttpClient client;
@@ -72,7 +74,8 @@ public final class WebhookTransport implements OutboxTransport {
   private final String userAgent;
   private final boolean allowPrivateAddresses;
   private final int maxConcurrentRequests;
-  private ExecutorService resolver;
+  private final Function<String, DeliveryResult> addressCheck;
+  private ThreadPoolExecutor resolver;
   private ThreadPoolExecutor senders;
   private boolean closed;
 
@@ -83,6 +86,7 @@ public final class WebhookTransport implements OutboxTransport {
     this.userAgent = b.userAgent;
     this.allowPrivateAddresses = b.allowPrivateAddresses;
     this.maxConcurrentRequests = b.maxConcurrentRequests;
+    this.addressCheck = b.addressCheck;
     this.client = b.client != null ? b.client : HttpClient.newBuilder().connectTimeout(b.timeout)
         .followRedirects(HttpClient.Redirect.NEVER).build();
   }
@@ -100,7 +104,8 @@ public final class WebhookTransport implements OutboxTransport {
    * Sends the batch concurrently and waits for every answer, the body included, at most the timeout (plus a second
    * of slack) in all, counted from the start: endpoint look-ups (once per endpoint and batch), address checks (once
    * per host and batch, off the calling thread) and the requests themselves. A destination that stalls, in its DNS or
-   * in the middle of its answer, gets a retry, never a stuck relay.
+   * in the middle of its answer, gets a retry, never a stuck relay. A message timed out is never sent afterwards: a
+   * late address check or a late sender thread drops it, and checks still pending are cancelled.
    */
   @Override
   public List<DeliveryResult> sendAll(List<OutboxMessage> messages) {
@@ -109,13 +114,13 @@ public final class WebhookTransport implements OutboxTransport {
     }
     long deadline = System.nanoTime() + timeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
     Map<String, Optional<WebhookEndpoint>> found = new HashMap<>();
-    Map<String, CompletableFuture<DeliveryResult>> checks = new HashMap<>();
+    Map<String, Check> checks = new HashMap<>();
     List<CompletableFuture<DeliveryResult>> futures = new ArrayList<>(messages.size());
-    List<AtomicReference<Future<?>>> exchanges = new ArrayList<>(messages.size());
+    List<Attempt> attempts = new ArrayList<>(messages.size());
     for (OutboxMessage m : messages) {
-      AtomicReference<Future<?>> exchange = new AtomicReference<>();
-      exchanges.add(exchange);
-      futures.add(dispatch(m, found, checks, exchange));
+      Attempt attempt = new Attempt(deadline);
+      attempts.add(attempt);
+      futures.add(dispatch(m, found, checks, attempt));
     }
     List<DeliveryResult> results = new ArrayList<>(messages.size());
     for (int i = 0; i < futures.size(); i++) {
@@ -123,29 +128,79 @@ public final class WebhookTransport implements OutboxTransport {
       try {
         r = futures.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
-        cancel(exchanges.get(i));
+        attempts.get(i).abandon();
         r = DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        cancel(exchanges.get(i));
+        attempts.get(i).abandon();
         r = DeliveryResult.retry("interrupted", null);
       } catch (ExecutionException e) {
         r = failure(e.getCause());
       }
       results.add(r);
     }
+    // a check still running or waiting serves only messages given up on: it must not lead to a request
+    boolean cancelled = false;
+    for (Check c : checks.values()) {
+      cancelled |= c.cancel();
+    }
+    if (cancelled) {
+      purgeResolver(); // cancelled checks leave the resolver's bounded queue now, not when a thread takes them
+    }
     return results;
   }
 
-  private static void cancel(AtomicReference<Future<?>> exchange) {
-    Future<?> f = exchange.get();
-    if (f != null) {
-      f.cancel(true); // interrupts the blocking send, which aborts the HTTP exchange
+  /** An address check shared by the batch's messages to one host, and its task on the resolver. */
+  private record Check(CompletableFuture<DeliveryResult> result, Future<?> task) {
+    boolean cancel() {
+      if (result.isDone()) {
+        return false;
+      }
+      result.cancel(false); // its continuations never run
+      task.cancel(true);
+      return true;
+    }
+  }
+
+  /**
+   * One message's request: once {@code sendAll} has given up on it (its deadline passed, or it was interrupted), it
+   * is never submitted, and a submitted exchange is cancelled. Submitting and abandoning hold the same lock, so
+   * neither a late address check nor a late thread sends a message whose failure the relay has already recorded.
+   */
+  private static final class Attempt {
+    private final long deadline;
+    private boolean abandoned;
+    private Future<?> exchange;
+
+    Attempt(long deadline) {
+      this.deadline = deadline;
+    }
+
+    /** Submits the exchange unless given up on; false when it was not submitted. */
+    synchronized boolean start(ExecutorService senders, Runnable exchange) {
+      if (abandoned || System.nanoTime() - deadline >= 0) {
+        abandoned = true;
+        return false;
+      }
+      this.exchange = senders.submit(exchange);
+      return true;
+    }
+
+    /** Whether the request may still go out: checked again by the sender thread, right before it sends. */
+    synchronized boolean live() {
+      return !abandoned && System.nanoTime() - deadline < 0;
+    }
+
+    synchronized void abandon() {
+      abandoned = true;
+      if (exchange != null) {
+        exchange.cancel(true); // interrupts the blocking send, which aborts the HTTP exchange
+      }
     }
   }
 
   private CompletableFuture<DeliveryResult> dispatch(OutboxMessage m, Map<String, Optional<WebhookEndpoint>> found,
-      Map<String, CompletableFuture<DeliveryResult>> checks, AtomicReference<Future<?>> exchange) {
+      Map<String, Check> checks, Attempt attempt) {
     String endpointId = m.destinationDetail();
     Optional<WebhookEndpoint> endpoint;
     try {
@@ -175,15 +230,28 @@ public final class WebhookTransport implements OutboxTransport {
       // no retry makes an invalid request valid
       return done(DeliveryResult.permanent("the request cannot be built: " + e.getMessage(), null));
     }
-    CompletableFuture<DeliveryResult> check = allowPrivateAddresses ? done(null)
-        : checks.computeIfAbsent(host, h -> CompletableFuture.supplyAsync(() -> checkAddress(h), resolver()));
+    CompletableFuture<DeliveryResult> check;
+    if (allowPrivateAddresses && addressCheck == null) {
+      check = done(null);
+    } else {
+      try {
+        check = checks.computeIfAbsent(host, this::check).result();
+      } catch (RejectedExecutionException e) {
+        return done(DeliveryResult.retry(isClosed() ? CLOSED : e.getMessage(), null));
+      }
+    }
     return check.thenCompose(refused -> {
       if (refused != null) {
         return done(refused);
       }
       CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
       try {
-        exchange.set(senders().submit(() -> {
+        boolean started = attempt.start(senders(), () -> {
+          if (!attempt.live()) {
+            // waited for a sender thread past the deadline: sendAll has recorded it as timed out
+            result.complete(DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null));
+            return;
+          }
           try {
             HttpResponse<Void> response = client.send(request, HttpResponse.BodyHandlers.discarding());
             Thread.interrupted(); // an interrupt that came after the answer must not fail the endpoint's update
@@ -196,7 +264,10 @@ public final class WebhookTransport implements OutboxTransport {
             result.completeExceptionally(e);
             throw e;
           }
-        }));
+        });
+        if (!started) {
+          result.complete(DeliveryResult.retry("timed out after " + timeout.toMillis() + " ms", null));
+        }
       } catch (RejectedExecutionException e) {
         result.complete(DeliveryResult.retry(CLOSED, null));
       }
@@ -228,16 +299,50 @@ public final class WebhookTransport implements OutboxTransport {
     return request.build();
   }
 
-  /** The threads that resolve endpoint hosts, so that a slow DNS answer counts against the batch's deadline. */
-  private synchronized ExecutorService resolver() {
+  /**
+   * Starts the address check of {@code host} on the resolver.
+   *
+   * @throws RejectedExecutionException once the transport is closed, or when {@link #RESOLVER_QUEUE} checks wait
+   */
+  private Check check(String host) {
+    CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
+    Future<?> task = resolver().submit(() -> {
+      try {
+        result.complete(addressCheck != null ? addressCheck.apply(host) : checkAddress(host));
+      } catch (RuntimeException e) {
+        result.complete(DeliveryResult.retry("checking the address of " + host + " failed: "
+            + OutboxTransport.describe(e), null));
+      } catch (Error e) {
+        result.completeExceptionally(e);
+        throw e;
+      }
+    });
+    return new Check(result, task);
+  }
+
+  private synchronized void purgeResolver() {
+    if (resolver != null) {
+      resolver.purge();
+    }
+  }
+
+  /**
+   * The threads that resolve endpoint hosts, so that a slow DNS answer counts against the batch's deadline: four,
+   * with at most {@link #RESOLVER_QUEUE} checks waiting; beyond, a check is refused (the message is retried).
+   */
+  private synchronized ThreadPoolExecutor resolver() {
     checkOpen();
     if (resolver == null) {
       AtomicInteger n = new AtomicInteger();
-      resolver = Executors.newFixedThreadPool(4, r -> {
-        Thread t = new Thread(r, "idem-webhook-resolver-" + n.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-      });
+      resolver = new ThreadPoolExecutor(4, 4, 0, TimeUnit.MILLISECONDS,
+          new ArrayBlockingQueue<>(RESOLVER_QUEUE), r -> {
+            Thread t = new Thread(r, "idem-webhook-resolver-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+          }, (r, pool) -> {
+            throw new RejectedExecutionException(pool.isShutdown() ? CLOSED
+                : "the webhook address resolver is busy: " + RESOLVER_QUEUE + " address checks are waiting");
+          });
     }
     return resolver;
   }
@@ -414,6 +519,7 @@ public final class WebhookTransport implements OutboxTransport {
     private HttpClient client;
     private boolean allowPrivateAddresses;
     private int maxConcurrentRequests = 256;
+    private Function<String, DeliveryResult> addressCheck;
 
     private Builder(WebhookEndpoints endpoints) {
       this.endpoints = Objects.requireNonNull(endpoints, "endpoints");
@@ -460,6 +566,15 @@ public final class WebhookTransport implements OutboxTransport {
         throw new IllegalArgumentException("maxConcurrentRequests must be 1 to 4096, got " + max);
       }
       this.maxConcurrentRequests = max;
+      return this;
+    }
+
+    /**
+     * For tests: the address check of a host (null: allowed; else the failure), run on the resolver threads instead
+     * of the look-up and the internal-address rule, whether or not private addresses are allowed.
+     */
+    Builder addressCheck(Function<String, DeliveryResult> check) {
+      this.addressCheck = Objects.requireNonNull(check, "check");
       return this;
     }
 

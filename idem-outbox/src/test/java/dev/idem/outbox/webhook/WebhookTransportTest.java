@@ -25,6 +25,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.ToIntFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -154,6 +155,79 @@ class WebhookTransportTest {
     List<DeliveryResult> batch = transport.sendAll(List.of(message("we_1"), message("we_off")));
     assertThat(batch).extracting(DeliveryResult::kind)
         .containsExactly(DeliveryResult.Kind.RETRY, DeliveryResult.Kind.PERMANENT);
+  }
+
+  @Test
+  void aMessageTimedOutInItsAddressCheckIsNeverSentAfterwards() throws Exception {
+    CountDownLatch slowCheck = new CountDownLatch(1);
+    CountDownLatch slowCheckReturned = new CountDownLatch(1);
+    AtomicInteger checks = new AtomicInteger();
+    WebhookTransport transport = WebhookTransport.builder(endpoints).timeout(Duration.ofMillis(100))
+        .maxConcurrentRequests(1).addressCheck(host -> {
+          if (checks.incrementAndGet() == 1) {
+            try {
+              slowCheck.await(30, TimeUnit.SECONDS); // a DNS answer that comes after the batch's deadline
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            } finally {
+              slowCheckReturned.countDown();
+            }
+          }
+          return null;
+        }).build();
+    try {
+      OutboxMessage late = message("we_1");
+      DeliveryResult r = transport.sendAll(List.of(late)).get(0);
+      assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY);
+      assertThat(r.error()).hasValueSatisfying(e -> assertThat(e).contains("timed out"));
+
+      slowCheck.countDown(); // the check answers now: the relay has recorded the failure, nothing may be sent
+      assertThat(slowCheckReturned.await(30, TimeUnit.SECONDS)).isTrue();
+      OutboxMessage next = message("we_1");
+      OutboxMessage last = message("we_1");
+      // one sender thread: a request submitted by the late check would be in line before these
+      assertThat(transport.sendAll(List.of(next)).get(0).isDelivered()).isTrue();
+      assertThat(transport.sendAll(List.of(last)).get(0).isDelivered()).isTrue();
+      assertThat(received).extracting(x -> x.get("id"))
+          .containsExactly(next.id().toString(), last.id().toString());
+      assertThat(checks).hasValue(3);
+    } finally {
+      transport.close();
+    }
+  }
+
+  @Test
+  void addressChecksBeyondTheResolversQueueAreRefusedAsRetries() throws Exception {
+    CountDownLatch stuck = new CountDownLatch(1);
+    int count = 4 + WebhookTransport.RESOLVER_QUEUE + 1; // four busy resolver threads, a full queue, one more
+    List<WebhookEndpoint> all = new ArrayList<>();
+    List<OutboxMessage> messages = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      String host = "h" + i + ".localhost";
+      all.add(new WebhookEndpoint("we_" + i, URI.create("http://" + host + ":1/hook"), List.of(secret), true));
+      messages.add(message("we_" + i));
+    }
+    WebhookTransport transport = WebhookTransport.builder(WebhookEndpoints.of(all.toArray(WebhookEndpoint[]::new)))
+        .timeout(Duration.ofMillis(100)).addressCheck(host -> {
+          try {
+            stuck.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return DeliveryResult.permanent("refused " + host, null);
+        }).build();
+    try {
+      List<DeliveryResult> results = transport.sendAll(messages);
+      assertThat(results).allSatisfy(r -> assertThat(r.kind()).isEqualTo(DeliveryResult.Kind.RETRY));
+      assertThat(results.subList(0, count - 1))
+          .allSatisfy(r -> assertThat(r.error()).hasValue("timed out after 100 ms"));
+      assertThat(results.get(count - 1).error()).hasValue("the webhook address resolver is busy: "
+          + WebhookTransport.RESOLVER_QUEUE + " address checks are waiting");
+    } finally {
+      stuck.countDown();
+      transport.close();
+    }
+    assertThat(received).isEmpty();
   }
 
   @Test
