@@ -633,7 +633,14 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       }
     }
     deadLetterHeaders(d, name, record, history).forEach(headers::add);
-    Throwable error = send(new ProducerRecord<>(topic, null, record.key(), record.value(), headers));
+    byte[] value = record.value();
+    if (value == null) {
+      // an empty value, not null: on a compacted dead-letter topic null would be a tombstone, deleting earlier dead
+      // letters of its key and then itself
+      headers.add("idem-dlt-value-null", utf8("true"));
+      value = new byte[0];
+    }
+    Throwable error = send(new ProducerRecord<>(topic, null, record.key(), value, headers));
     if (error instanceof RecordTooLargeException || error instanceof RecordBatchTooLargeException) {
       // the dead-letter topic will never take it whole: keep the key, our headers and the event id, drop the value
       RecordHeaders stripped = new RecordHeaders();

@@ -32,6 +32,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -359,6 +361,24 @@ class KafkaInboxConsumerTest {
 
     assertThat(f.effectCount()).isEqualTo(1);
     assertThat(counts.deadReasons).containsExactly("missing_event_id", "too_large", "invalid_event_id");
+  }
+
+  @Test
+  void aRecordWithANullValueIsDeadLetteredWithAnEmptyOneNotATombstone() throws Exception {
+    try (KafkaProducer<String, byte[]> producer = f.producer()) {
+      producer.send(new ProducerRecord<>(f.topic, null, "k", null, new RecordHeaders()));
+      producer.flush();
+    }
+
+    try (KafkaInboxConsumer consumer = f.consumer(inbox).listener(counts).build().start()) {
+      Eventually.await("every offset committed", WAIT, this::committed, n -> n == 1);
+    }
+
+    assertThat(KafkaFixture.readAll(f.deadLetterTopic, 1, WAIT)).singleElement().satisfies(d -> {
+      assertThat(d.value()).as("a null value would be a tombstone on a compacted topic").isEmpty();
+      assertThat(KafkaFixture.header(d, "idem-dlt-value-null")).isEqualTo("true");
+      assertThat(KafkaFixture.header(d, "idem-dlt-reason")).isEqualTo("missing_event_id");
+    });
   }
 
   @Test
