@@ -30,6 +30,8 @@ final class IdempotentMethod {
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
   private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
 
+  /** The bean class whose calls this is (the method may be inherited from one of its superclasses). */
+  final Class<?> type;
   final Method method;
   final String source;
   final Operation operation;
@@ -46,10 +48,12 @@ final class IdempotentMethod {
   private final int attemptParameter;
   final Codec<Object> codec;
 
-  private IdempotentMethod(Method method, String source, Idempotent a, OperationPolicy policy, Codec<Object> codec) {
+  private IdempotentMethod(Class<?> type, Method method, String source, Operation operation, Idempotent a,
+      OperationPolicy policy, Codec<Object> codec) {
+    this.type = type;
     this.method = method;
     this.source = source;
-    this.operation = operation(source, method, a);
+    this.operation = operation;
     this.policy = policy;
     this.mode = a.mode();
     this.keyRequired = a.keyRequired();
@@ -85,10 +89,14 @@ final class IdempotentMethod {
 
   /**
    * Reads and checks {@code method} of {@code type}: everything the interceptor needs, or an
-   * {@link IllegalStateException} naming the method. {@code codecs} null makes no codec (policies only).
+   * {@link IllegalStateException} naming the method. {@code codecs} null makes no codec (policies only). Without an
+   * explicit operation, the operation is named after {@code named}: the method's declaring class, or the bean's own
+   * class when beans of several classes inherit the method.
    */
-  static IdempotentMethod of(Class<?> type, Method method, Idempotent a, OperationPolicy defaults, Codecs codecs) {
+  static IdempotentMethod of(Class<?> type, Method method, Idempotent a, OperationPolicy defaults, Codecs codecs,
+      Class<?> named) {
     String source = source(type, method);
+    Operation operation = operation(source, named, method, a);
     checkInterceptable(type, method, source);
     if (a.mode() == IdempotentRoute.Mode.PHASED) {
       throw new IllegalStateException("@Idempotent(mode = PHASED) on " + source + ": phased mode is for HTTP routes"
@@ -107,7 +115,7 @@ final class IdempotentMethod {
     }
     OperationPolicy policy = policy(source, a, defaults);
     Codec<Object> codec = codecs == null ? null : codecs.codec(source, method);
-    return new IdempotentMethod(method, source, a, policy, codec);
+    return new IdempotentMethod(type, method, source, operation, a, policy, codec);
   }
 
   /** The policy the annotation declares; the fingerprint pointers apply to the fingerprint's JSON. */
@@ -115,8 +123,9 @@ final class IdempotentMethod {
     return AnnotatedRoutes.policy(source, a, defaults);
   }
 
-  static Operation operation(String source, Method method, Idempotent a) {
-    String name = a.operation().isBlank() ? method.getDeclaringClass().getName() + "#" + method.getName()
+  /** The explicit operation, or {@code <named>#<method>}. */
+  static Operation operation(String source, Class<?> named, Method method, Idempotent a) {
+    String name = a.operation().isBlank() ? named.getName() + "#" + method.getName()
         : a.operation().trim();
     try {
       return Operation.of(name);

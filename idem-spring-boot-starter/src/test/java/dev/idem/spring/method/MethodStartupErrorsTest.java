@@ -315,6 +315,27 @@ class MethodStartupErrorsTest {
     }
   }
 
+  /** Two beans of this class would share the operation and the scope of its method. */
+  public static class Mailer {
+    @Idempotent(key = "#orderId")
+    public String send(String orderId) {
+      return orderId;
+    }
+  }
+
+  @Configuration
+  static class TwoMailers {
+    @Bean
+    Mailer customerMailer() {
+      return new Mailer();
+    }
+
+    @Bean
+    Mailer staffMailer() {
+      return new Mailer();
+    }
+  }
+
   @RestController
   public static class ControllerWithKey {
     @PostMapping("/things")
@@ -533,6 +554,15 @@ class MethodStartupErrorsTest {
     assertThat(messages(start(Overloads.class))).contains("is declared twice: on public java.lang.String "
         + Overloads.class.getName() + ".refund(java.lang.String) and on public java.lang.String "
         + Overloads.class.getName() + ".refund(java.lang.String,long)");
+  }
+
+  @Test
+  void twoBeansOfOneClassOnOneOperation() {
+    assertThat(messages(start(TwoMailers.class))).contains("@Idempotent method public java.lang.String "
+        + Mailer.class.getName() + ".send(java.lang.String) is called on the beans [customerMailer, staffMailer],"
+        + " which are of one class, with one operation (the default) and one scope", "Give each bean its own"
+        + " operation (a subclass per bean that overrides the method with @Idempotent(operation = \"...\"), distinct"
+        + " for each), or keep one bean");
   }
 
   @Test
