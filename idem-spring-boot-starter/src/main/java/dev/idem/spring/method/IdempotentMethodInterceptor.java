@@ -26,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -346,10 +347,16 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     status.flush();
   }
 
-  /** Calls the method; a {@link Throwable} that is neither an exception nor an error is wrapped. */
+  /**
+   * Calls the method through the rest of the advice chain (its own {@code @Transactional}, aspects ordered after this
+   * interceptor, method validation); a {@link Throwable} that is neither an exception nor an error is wrapped. Each
+   * try proceeds on a clone of the invocation: Spring's invocation keeps its place in the chain, so proceeding on it
+   * again (a retry after a deadlock, the executor's second round) would call the bean's method directly.
+   */
   private static Object proceed(MethodInvocation invocation) throws Exception {
     try {
-      return invocation.proceed();
+      return invocation instanceof ProxyMethodInvocation proxied ? proxied.invocableClone().proceed()
+          : invocation.proceed();
     } catch (Exception | Error e) {
       throw e;
     } catch (Throwable t) {
