@@ -44,7 +44,10 @@ final class IdempotentMethod {
   final Expression attempt;
   final List<Class<? extends Throwable>> keep;
   final String[] parameterNames;
-  /** The parameter the attempt expression names alone ({@code "#attempt"}), left out of the fingerprint; or -1. */
+  /**
+   * The parameter the attempt expression names alone ({@code "#attempt"}, {@code "#p1"} or {@code "#a1"}), left out
+   * of the fingerprint; or -1.
+   */
   private final int attemptParameter;
   final Codec<Object> codec;
 
@@ -70,9 +73,28 @@ final class IdempotentMethod {
     if (fingerprint == null) {
       checkPointers(source, a, parameterNames, names != null && names.length == parameterNames.length);
     }
-    this.attemptParameter = attempt == null ? -1
-        : List.of(parameterNames).indexOf(a.attempt().trim().startsWith("#") ? a.attempt().trim().substring(1) : "");
+    this.attemptParameter = attempt == null ? -1 : attemptParameter(a.attempt().trim(), parameterNames);
     this.codec = codec;
+  }
+
+  /**
+   * The parameter an attempt expression names alone: by its name ({@code "#attempt"}) or by position, as SpEL over a
+   * method's arguments also reads {@code "#p1"} and {@code "#a1"}; or -1.
+   */
+  static int attemptParameter(String expression, String[] parameterNames) {
+    if (!expression.startsWith("#")) {
+      return -1;
+    }
+    String name = expression.substring(1);
+    int named = List.of(parameterNames).indexOf(name);
+    if (named >= 0) {
+      return named;
+    }
+    if (name.matches("[pa][0-9]{1,9}")) {
+      int position = Integer.parseInt(name.substring(1));
+      return position < parameterNames.length ? position : -1;
+    }
+    return -1;
   }
 
   /** The name a message gives the method: {@code com.acme.Orders.place}. */
