@@ -50,6 +50,12 @@ final class IdempotentMethod {
    */
   private final int attemptParameter;
   final Codec<Object> codec;
+  /**
+   * The isolation and timeout of the method's own {@code @Transactional}, which the transaction the interceptor
+   * starts for it takes (the method's then only joins it); Spring's defaults when it has none.
+   */
+  final int isolation;
+  final int timeout;
 
   private IdempotentMethod(Class<?> type, Method method, String source, Operation operation, Idempotent a,
       OperationPolicy policy, Codec<Object> codec) {
@@ -75,6 +81,9 @@ final class IdempotentMethod {
     }
     this.attemptParameter = attempt == null ? -1 : attemptParameter(a.attempt().trim(), parameterNames);
     this.codec = codec;
+    TransactionAttribute tx = TRANSACTIONS.getTransactionAttribute(method, type);
+    this.isolation = tx == null ? TransactionDefinition.ISOLATION_DEFAULT : tx.getIsolationLevel();
+    this.timeout = tx == null ? TransactionDefinition.TIMEOUT_DEFAULT : tx.getTimeout();
   }
 
   /**
@@ -174,6 +183,11 @@ final class IdempotentMethod {
           + " leaves the transaction its record is written in (REQUIRES_NEW, NOT_SUPPORTED or NEVER): its writes"
           + " would commit apart from the record, and a duplicate could apply them twice. Use REQUIRED (the"
           + " default), or mode = LEASED");
+    }
+    if (tx.isReadOnly()) {
+      throw new IllegalStateException("@Idempotent on " + source + " is @Transactional(readOnly = true): its record is"
+          + " written in the transaction the method joins, which cannot be read-only. Drop readOnly, or use"
+          + " mode = LEASED");
     }
     if (tx.getQualifier() != null && !tx.getQualifier().isEmpty()) {
       throw new IllegalStateException("@Idempotent on " + source + " is @Transactional(\"" + tx.getQualifier()

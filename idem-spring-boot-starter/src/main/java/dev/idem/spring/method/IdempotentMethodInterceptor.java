@@ -38,6 +38,7 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ClassUtils;
@@ -297,7 +298,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     boolean[] ran = {false};
     Object[] value = {null};
     Throwable[] failed = {null};
-    tx.template().executeWithoutResult(status -> {
+    template(tx, m).executeWithoutResult(status -> {
       own[0] = status.isNewTransaction();
       Connection c = DataSourceUtils.getConnection(tx.dataSource());
       JdbcIdempotencyStore.Binding binding = null;
@@ -340,6 +341,20 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
       }
     });
     return new Attempt(value[0], failed[0], ran[0], own[0]);
+  }
+
+  /**
+   * The transaction the interceptor starts for the method (or joins, when the caller has one): with the isolation
+   * and timeout of the method's own {@code @Transactional}, which then only joins it.
+   */
+  private static TransactionTemplate template(Transactions tx, IdempotentMethod m) {
+    if (m.isolation == TransactionDefinition.ISOLATION_DEFAULT && m.timeout == TransactionDefinition.TIMEOUT_DEFAULT) {
+      return tx.template();
+    }
+    TransactionTemplate template = new TransactionTemplate(tx.template().getTransactionManager());
+    template.setIsolationLevel(m.isolation);
+    template.setTimeout(m.timeout);
+    return template;
   }
 
   /** Writes what a JPA persistence context holds, so that a lost race or a failure rolls it back with the rest. */

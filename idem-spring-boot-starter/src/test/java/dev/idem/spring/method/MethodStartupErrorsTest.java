@@ -315,6 +315,14 @@ class MethodStartupErrorsTest {
     }
   }
 
+  public static class ReadOnly {
+    @Idempotent(key = "#id")
+    @Transactional(readOnly = true)
+    public String run(String id) {
+      return id;
+    }
+  }
+
   /** Two beans of this class would share the operation and the scope of its method. */
   public static class Mailer {
     @Idempotent(key = "#orderId")
@@ -554,6 +562,13 @@ class MethodStartupErrorsTest {
     assertThat(messages(start(Overloads.class))).contains("is declared twice: on public java.lang.String "
         + Overloads.class.getName() + ".refund(java.lang.String) and on public java.lang.String "
         + Overloads.class.getName() + ".refund(java.lang.String,long)");
+  }
+
+  @Test
+  void anAtomicMethodInAReadOnlyTransaction() {
+    assertThat(messages(start(ReadOnly.class))).contains("@Idempotent on " + ReadOnly.class.getName() + ".run is"
+        + " @Transactional(readOnly = true): its record is written in the transaction the method joins, which cannot"
+        + " be read-only. Drop readOnly, or use mode = LEASED");
   }
 
   @Test
