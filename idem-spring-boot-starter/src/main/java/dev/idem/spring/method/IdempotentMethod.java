@@ -30,6 +30,8 @@ final class IdempotentMethod {
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
   private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
 
+  /** The bean class whose calls this is (the method may be inherited from one of its superclasses). */
+  final Class<?> type;
   final Method method;
   final String source;
   final Operation operation;
@@ -42,14 +44,25 @@ final class IdempotentMethod {
   final Expression attempt;
   final List<Class<? extends Throwable>> keep;
   final String[] parameterNames;
-  /** The parameter the attempt expression names alone ({@code "#attempt"}), left out of the fingerprint; or -1. */
+  /**
+   * The parameter the attempt expression names alone ({@code "#attempt"}, {@code "#p1"} or {@code "#a1"}), left out
+   * of the fingerprint; or -1.
+   */
   private final int attemptParameter;
   final Codec<Object> codec;
+  /**
+   * The isolation and timeout of the method's own {@code @Transactional}, which the transaction the interceptor
+   * starts for it takes (the method's then only joins it); Spring's defaults when it has none.
+   */
+  final int isolation;
+  final int timeout;
 
-  private IdempotentMethod(Method method, String source, Idempotent a, OperationPolicy policy, Codec<Object> codec) {
+  private IdempotentMethod(Class<?> type, Method method, String source, Operation operation, Idempotent a,
+      OperationPolicy policy, Codec<Object> codec) {
+    this.type = type;
     this.method = method;
     this.source = source;
-    this.operation = operation(source, method, a);
+    this.operation = operation;
     this.policy = policy;
     this.mode = a.mode();
     this.keyRequired = a.keyRequired();
@@ -66,9 +79,31 @@ final class IdempotentMethod {
     if (fingerprint == null) {
       checkPointers(source, a, parameterNames, names != null && names.length == parameterNames.length);
     }
-    this.attemptParameter = attempt == null ? -1
-        : List.of(parameterNames).indexOf(a.attempt().trim().startsWith("#") ? a.attempt().trim().substring(1) : "");
+    this.attemptParameter = attempt == null ? -1 : attemptParameter(a.attempt().trim(), parameterNames);
     this.codec = codec;
+    TransactionAttribute tx = TRANSACTIONS.getTransactionAttribute(method, type);
+    this.isolation = tx == null ? TransactionDefinition.ISOLATION_DEFAULT : tx.getIsolationLevel();
+    this.timeout = tx == null ? TransactionDefinition.TIMEOUT_DEFAULT : tx.getTimeout();
+  }
+
+  /**
+   * The parameter an attempt expression names alone: by its name ({@code "#attempt"}) or by position, as SpEL over a
+   * method's arguments also reads {@code "#p1"} and {@code "#a1"}; or -1.
+   */
+  static int attemptParameter(String expression, String[] parameterNames) {
+    if (!expression.startsWith("#")) {
+      return -1;
+    }
+    String name = expression.substring(1);
+    int named = List.of(parameterNames).indexOf(name);
+    if (named >= 0) {
+      return named;
+    }
+    if (name.matches("[pa][0-9]{1,9}")) {
+      int position = Integer.parseInt(name.substring(1));
+      return position < parameterNames.length ? position : -1;
+    }
+    return -1;
   }
 
   /** The name a message gives the method: {@code com.acme.Orders.place}. */
@@ -85,10 +120,14 @@ final class IdempotentMethod {
 
   /**
    * Reads and checks {@code method} of {@code type}: everything the interceptor needs, or an
-   * {@link IllegalStateException} naming the method. {@code codecs} null makes no codec (policies only).
+   * {@link IllegalStateException} naming the method. {@code codecs} null makes no codec (policies only). Without an
+   * explicit operation, the operation is named after {@code named}: the method's declaring class, or the bean's own
+   * class when beans of several classes inherit the method.
    */
-  static IdempotentMethod of(Class<?> type, Method method, Idempotent a, OperationPolicy defaults, Codecs codecs) {
+  static IdempotentMethod of(Class<?> type, Method method, Idempotent a, OperationPolicy defaults, Codecs codecs,
+      Class<?> named) {
     String source = source(type, method);
+    Operation operation = operation(source, named, method, a);
     checkInterceptable(type, method, source);
     if (a.mode() == IdempotentRoute.Mode.PHASED) {
       throw new IllegalStateException("@Idempotent(mode = PHASED) on " + source + ": phased mode is for HTTP routes"
@@ -107,7 +146,7 @@ final class IdempotentMethod {
     }
     OperationPolicy policy = policy(source, a, defaults);
     Codec<Object> codec = codecs == null ? null : codecs.codec(source, method);
-    return new IdempotentMethod(method, source, a, policy, codec);
+    return new IdempotentMethod(type, method, source, operation, a, policy, codec);
   }
 
   /** The policy the annotation declares; the fingerprint pointers apply to the fingerprint's JSON. */
@@ -115,8 +154,9 @@ final class IdempotentMethod {
     return AnnotatedRoutes.policy(source, a, defaults);
   }
 
-  static Operation operation(String source, Method method, Idempotent a) {
-    String name = a.operation().isBlank() ? method.getDeclaringClass().getName() + "#" + method.getName()
+  /** The explicit operation, or {@code <named>#<method>}. */
+  static Operation operation(String source, Class<?> named, Method method, Idempotent a) {
+    String name = a.operation().isBlank() ? named.getName() + "#" + method.getName()
         : a.operation().trim();
     try {
       return Operation.of(name);
@@ -143,6 +183,11 @@ final class IdempotentMethod {
           + " leaves the transaction its record is written in (REQUIRES_NEW, NOT_SUPPORTED or NEVER): its writes"
           + " would commit apart from the record, and a duplicate could apply them twice. Use REQUIRED (the"
           + " default), or mode = LEASED");
+    }
+    if (tx.isReadOnly()) {
+      throw new IllegalStateException("@Idempotent on " + source + " is @Transactional(readOnly = true): its record is"
+          + " written in the transaction the method joins, which cannot be read-only. Drop readOnly, or use"
+          + " mode = LEASED");
     }
     if (tx.getQualifier() != null && !tx.getQualifier().isEmpty()) {
       throw new IllegalStateException("@Idempotent on " + source + " is @Transactional(\"" + tx.getQualifier()

@@ -26,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -37,6 +38,7 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ClassUtils;
@@ -66,7 +68,8 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
   private final ObjectProvider<PlatformTransactionManager> transactionManagers;
   private final ObjectProvider<IdemProperties> properties;
   private final boolean allowSeparateCommits;
-  private final Map<Method, IdempotentMethod> methods = new ConcurrentHashMap<>();
+  /** By bean class and method: beans of several classes that inherit one method each have their own operation. */
+  private final Map<Target, IdempotentMethod> methods = new ConcurrentHashMap<>();
   private volatile Idem idem;
   private volatile ObjectMapper mapper;
   private volatile Transactions transactions;
@@ -82,6 +85,9 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     this.transactionManagers = transactionManagers;
     this.properties = properties;
   }
+
+  /** A method as called on beans of one class. */
+  private record Target(Class<?> type, Method method) {}
 
   /** The JDBC store, its DataSource and the transaction manager that manages it. */
   private record Transactions(TransactionTemplate template, DataSource dataSource, JdbcIdempotencyStore store) {}
@@ -110,7 +116,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
         LOG.log(System.Logger.Level.WARNING, "Idem '" + instance.name() + "': the Idem bean has no policy for "
             + m.operation + " as " + m.source + " declares it; the bean's policy applies: " + registered);
       }
-      methods.put(m.method, m);
+      methods.put(new Target(m.type, m.method), m);
     }
     this.mapper = objectMapper;
     this.transactions = transactions(instance);
@@ -155,8 +161,8 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
 
   @Override
   public Object invoke(MethodInvocation invocation) throws Throwable {
-    Class<?> target = invocation.getThis() == null ? invocation.getMethod().getDeclaringClass()
-        : AopUtils.getTargetClass(invocation.getThis());
+    Class<?> target = ClassUtils.getUserClass(invocation.getThis() == null
+        ? invocation.getMethod().getDeclaringClass() : AopUtils.getTargetClass(invocation.getThis()));
     if (idem == null) {
       throw new IllegalStateException("@Idempotent method " + invocation.getMethod() + (started
           ? " has no Idem to run with: it needs one DataSource (or a @Primary one), one IdempotencyStore bean (or a"
@@ -165,7 +171,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
               + " exists"));
     }
     Method specific = AopUtils.getMostSpecificMethod(invocation.getMethod(), target);
-    IdempotentMethod m = methods.get(specific);
+    IdempotentMethod m = methods.get(new Target(target, specific));
     if (m == null) {
       m = unscanned(target, specific);
     }
@@ -217,14 +223,26 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
    * bean has one for it.
    */
   private IdempotentMethod unscanned(Class<?> target, Method specific) {
-    return methods.computeIfAbsent(specific, method -> {
+    return methods.computeIfAbsent(new Target(target, specific), t -> {
+      Method method = t.method();
       Idempotent a = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
       if (a == null) {
         throw new IllegalStateException("no @Idempotent on " + method);
       }
       String source = IdempotentMethod.source(target, method);
-      IdempotentMethod read = IdempotentMethod.of(ClassUtils.getUserClass(target), method, a,
-          idem.policy(IdempotentMethod.operation(source, method, a)), new JacksonCodecs(mapper));
+      // another bean class that inherits the method has its default operation already: this one is named after its
+      // own class
+      boolean shared = methods.keySet().stream().anyMatch(other -> other.method().equals(method));
+      Class<?> named = shared && a.operation().isBlank() ? target : method.getDeclaringClass();
+      IdempotentMethod read = IdempotentMethod.of(target, method, a,
+          idem.policy(IdempotentMethod.operation(source, named, method, a)), new JacksonCodecs(mapper), named);
+      for (IdempotentMethod other : methods.values()) {
+        if (other.operation.equals(read.operation)) {
+          throw new IllegalStateException("@Idempotent method " + read.source + " has the operation "
+              + read.operation + " of " + other.source + ", so a call on one would replay a call on the other with"
+              + " the same key; give each its own operation");
+        }
+      }
       LOG.log(System.Logger.Level.WARNING, "Idem '" + idem.name() + "': @Idempotent method " + read.source
           + " was not found when the application started (its bean's declared type does not show it); it runs"
           + " with the policy of " + read.operation + " that the Idem bean has, not the annotation's");
@@ -280,7 +298,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     boolean[] ran = {false};
     Object[] value = {null};
     Throwable[] failed = {null};
-    tx.template().executeWithoutResult(status -> {
+    template(tx, m).executeWithoutResult(status -> {
       own[0] = status.isNewTransaction();
       Connection c = DataSourceUtils.getConnection(tx.dataSource());
       JdbcIdempotencyStore.Binding binding = null;
@@ -325,15 +343,35 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     return new Attempt(value[0], failed[0], ran[0], own[0]);
   }
 
+  /**
+   * The transaction the interceptor starts for the method (or joins, when the caller has one): with the isolation
+   * and timeout of the method's own {@code @Transactional}, which then only joins it.
+   */
+  private static TransactionTemplate template(Transactions tx, IdempotentMethod m) {
+    if (m.isolation == TransactionDefinition.ISOLATION_DEFAULT && m.timeout == TransactionDefinition.TIMEOUT_DEFAULT) {
+      return tx.template();
+    }
+    TransactionTemplate template = new TransactionTemplate(tx.template().getTransactionManager());
+    template.setIsolationLevel(m.isolation);
+    template.setTimeout(m.timeout);
+    return template;
+  }
+
   /** Writes what a JPA persistence context holds, so that a lost race or a failure rolls it back with the rest. */
   private static void flush(TransactionStatus status) {
     status.flush();
   }
 
-  /** Calls the method; a {@link Throwable} that is neither an exception nor an error is wrapped. */
+  /**
+   * Calls the method through the rest of the advice chain (its own {@code @Transactional}, aspects ordered after this
+   * interceptor, method validation); a {@link Throwable} that is neither an exception nor an error is wrapped. Each
+   * try proceeds on a clone of the invocation: Spring's invocation keeps its place in the chain, so proceeding on it
+   * again (a retry after a deadlock, the executor's second round) would call the bean's method directly.
+   */
   private static Object proceed(MethodInvocation invocation) throws Exception {
     try {
-      return invocation.proceed();
+      return invocation instanceof ProxyMethodInvocation proxied ? proxied.invocableClone().proceed()
+          : invocation.proceed();
     } catch (Exception | Error e) {
       throw e;
     } catch (Throwable t) {

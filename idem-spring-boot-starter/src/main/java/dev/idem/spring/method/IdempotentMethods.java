@@ -40,21 +40,37 @@ public final class IdempotentMethods {
    */
   static List<IdempotentMethod> scan(ListableBeanFactory beans, OperationPolicy defaults,
       IdempotentMethod.Codecs codecs) {
-    Map<String, IdempotentMethod> found = new LinkedHashMap<>();
+    // each annotated method, with the bean classes that have it and the beans of each class
+    Map<Method, Map<Class<?>, List<String>>> holders = new LinkedHashMap<>();
+    Map<Method, Idempotent> annotations = new LinkedHashMap<>();
     for (AnnotatedBeans.Found<Idempotent> bean : AnnotatedBeans.find(beans, Idempotent.class)) {
       Class<?> user = bean.type();
-      Map<Method, Idempotent> methods = bean.methods();
       boolean controller = AnnotatedElementUtils.hasAnnotation(user, Controller.class);
-      for (Map.Entry<Method, Idempotent> e : methods.entrySet()) {
+      for (Map.Entry<Method, Idempotent> e : bean.methods().entrySet()) {
         if (controller) {
           checkRoute(user, e.getKey(), e.getValue());
           continue;
         }
-        IdempotentMethod m = IdempotentMethod.of(user, e.getKey(), e.getValue(), defaults, codecs);
+        annotations.put(e.getKey(), e.getValue());
+        holders.computeIfAbsent(e.getKey(), k -> new LinkedHashMap<>())
+            .computeIfAbsent(user, k -> new ArrayList<>()).add(bean.name());
+      }
+    }
+    Map<String, IdempotentMethod> found = new LinkedHashMap<>();
+    for (Map.Entry<Method, Map<Class<?>, List<String>>> h : holders.entrySet()) {
+      Method method = h.getKey();
+      Idempotent a = annotations.get(method);
+      Map<Class<?>, List<String>> classes = h.getValue();
+      checkOneCallerPerOperation(method, a, classes);
+      for (Class<?> user : classes.keySet()) {
+        // the method's own class names the operation, as it always has; beans of several classes that inherit it
+        // each get their own, named after their class, so that their calls never answer each other's
+        Class<?> named = classes.size() > 1 ? user : method.getDeclaringClass();
+        IdempotentMethod m = IdempotentMethod.of(user, method, a, defaults, codecs, named);
         IdempotentMethod previous = found.putIfAbsent(m.operation.name(), m);
-        // one method seen on two beans of its class is one declaration; overloads are two (their default operation
-        // is the same Class#name, and their calls would answer each other's)
-        if (previous != null && !previous.method.equals(m.method)) {
+        // overloads are two declarations (their default operation is the same Class#name, and their calls would
+        // answer each other's)
+        if (previous != null) {
           throw new IllegalStateException("@Idempotent operation " + m.operation + " is declared twice: on "
               + previous.method.toGenericString() + " and on " + m.method.toGenericString()
               + "; give one of them its own operation");
@@ -62,6 +78,24 @@ public final class IdempotentMethods {
       }
     }
     return new ArrayList<>(found.values());
+  }
+
+  /**
+   * Fails when beans would share one operation and scope, so that one's calls would replay the other's results:
+   * two beans of one class, or beans of several classes inheriting a method with an explicit operation.
+   */
+  private static void checkOneCallerPerOperation(Method method, Idempotent a, Map<Class<?>, List<String>> classes) {
+    List<String> all = classes.values().stream().flatMap(List::stream).toList();
+    boolean sameClass = classes.values().stream().anyMatch(names -> names.size() > 1);
+    boolean explicit = classes.size() > 1 && !a.operation().isBlank();
+    if (sameClass || explicit) {
+      throw new IllegalStateException("@Idempotent method " + method.toGenericString() + " is called on the beans "
+          + all + (sameClass ? ", which are of one class," : "") + " with one operation ("
+          + (explicit ? a.operation().trim() : "the default") + ") and one scope: a call on one would replay the"
+          + " result of a call on another with the same key, and never run. Give each bean its own operation (a"
+          + " subclass per bean that overrides the method with @Idempotent(operation = \"...\"), distinct for each),"
+          + " or keep one bean");
+    }
   }
 
   private static void checkRoute(Class<?> type, Method method, Idempotent a) {

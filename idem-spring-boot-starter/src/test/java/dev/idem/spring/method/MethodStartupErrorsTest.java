@@ -315,6 +315,35 @@ class MethodStartupErrorsTest {
     }
   }
 
+  public static class ReadOnly {
+    @Idempotent(key = "#id")
+    @Transactional(readOnly = true)
+    public String run(String id) {
+      return id;
+    }
+  }
+
+  /** Two beans of this class would share the operation and the scope of its method. */
+  public static class Mailer {
+    @Idempotent(key = "#orderId")
+    public String send(String orderId) {
+      return orderId;
+    }
+  }
+
+  @Configuration
+  static class TwoMailers {
+    @Bean
+    Mailer customerMailer() {
+      return new Mailer();
+    }
+
+    @Bean
+    Mailer staffMailer() {
+      return new Mailer();
+    }
+  }
+
   @RestController
   public static class ControllerWithKey {
     @PostMapping("/things")
@@ -533,6 +562,22 @@ class MethodStartupErrorsTest {
     assertThat(messages(start(Overloads.class))).contains("is declared twice: on public java.lang.String "
         + Overloads.class.getName() + ".refund(java.lang.String) and on public java.lang.String "
         + Overloads.class.getName() + ".refund(java.lang.String,long)");
+  }
+
+  @Test
+  void anAtomicMethodInAReadOnlyTransaction() {
+    assertThat(messages(start(ReadOnly.class))).contains("@Idempotent on " + ReadOnly.class.getName() + ".run is"
+        + " @Transactional(readOnly = true): its record is written in the transaction the method joins, which cannot"
+        + " be read-only. Drop readOnly, or use mode = LEASED");
+  }
+
+  @Test
+  void twoBeansOfOneClassOnOneOperation() {
+    assertThat(messages(start(TwoMailers.class))).contains("@Idempotent method public java.lang.String "
+        + Mailer.class.getName() + ".send(java.lang.String) is called on the beans [customerMailer, staffMailer],"
+        + " which are of one class, with one operation (the default) and one scope", "Give each bean its own"
+        + " operation (a subclass per bean that overrides the method with @Idempotent(operation = \"...\"), distinct"
+        + " for each), or keep one bean");
   }
 
   @Test
