@@ -1,5 +1,6 @@
 package dev.idem.spring.method;
 
+import dev.idem.core.Codec;
 import dev.idem.core.Idem;
 import dev.idem.core.IdemException;
 import dev.idem.core.IdempotencyKey;
@@ -40,6 +41,7 @@ import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ClassUtils;
 import tools.jackson.databind.ObjectMapper;
@@ -204,7 +206,20 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
     }
     try {
       if (m.mode == IdempotentRoute.Mode.LEASED) {
-        return call.keepFailures(m::keeps).leased(m.codec, () -> proceed(invocation)).value();
+        IdempotentCall leased = call.keepFailures(m::keeps);
+        Transactions outer = transactions;
+        if (outer != null && TransactionSynchronizationManager.isActualTransactionActive()
+            && !outer.store().joinsCallerTransaction()) {
+          // Leased work runs outside any transaction: a caller's transaction is suspended around it, so that what
+          // the method writes commits with it, not with a caller that could roll back after its record was completed
+          // (the retry would replay a value whose writes are gone). Inside a transaction the store joined, the
+          // executor refuses the call instead.
+          TransactionTemplate outside = new TransactionTemplate(outer.template().getTransactionManager());
+          outside.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
+          Codec<Object> codec = m.codec;
+          return outside.execute(status -> leased.leased(codec, () -> proceed(invocation)).value());
+        }
+        return leased.leased(m.codec, () -> proceed(invocation)).value();
       }
       Transactions tx = transactions;
       if (tx == null) {
