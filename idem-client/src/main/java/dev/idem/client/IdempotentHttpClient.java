@@ -340,7 +340,8 @@ public final class IdempotentHttpClient {
     if (key != null && call.attempts.size() + call.sentBefore > 1
         && ProblemCode.RETRY_BUDGET_EXHAUSTED.is(outcome.code)) {
       // A server shed this retry before looking at its key: an earlier attempt (of this call, or of the process that
-      // journaled a resumed intent) may have taken effect, and only a resend with the same key can tell. The outcome is unknown, so the intent stays pending (resumePending()).
+      // journaled a resumed intent) may have taken effect, and only a resend with the same key can tell. The outcome
+      // is unknown, so the intent stays pending (resumePending()).
       Response refused = outcome.response(key, call.attempts);
       throw new IntentPendingException(name, intent, key, refused, call.attempts,
           new IllegalStateException(name + ": the server's retry budget refused attempt " + call.attempts.size()

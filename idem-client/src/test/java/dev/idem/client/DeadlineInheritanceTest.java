@@ -150,8 +150,8 @@ class DeadlineInheritanceTest {
    * intent leaves the journal again and a later resumePending() sends nothing the caller gave up on.
    */
   @Test
-  void aDeadlineThatRunsOutWhileJournalingLeavesNothingToResume(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
-      throws IOException {
+  void aDeadlineThatRunsOutWhileJournalingLeavesNothingToResume(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
     AtomicLong nanos = new AtomicLong();
     Deadline inherited = Deadline.after(Duration.ofMillis(5), nanos::get);
     try (TestServer server = new TestServer(Reply.status(201));

@@ -135,8 +135,8 @@ public final class JdbcInboxStore extends JdbcStore implements InboxStore {
    * writes); an outage for a failure without SQLState, a transient or connection failure, a schema fault (class 42,
    * which refuses every message alike) and an SQLState by which the database refuses everyone; and for any other
    * (a trigger's exception or a program limit as the handler's writes are flushed at the commit) the message's when
-   * the database answers a health check ({@link #available}), else an outage. An SQL failure in a handler's causes is an
-   * outage when its SQLState or error code is one by which a database refuses everyone's work ({@link
+   * the database answers a health check ({@link #available}), else an outage. An SQL failure in a handler's causes
+   * is an outage when its SQLState or error code is one by which a database refuses everyone's work ({@link
    * #refusesEveryone}), contention for a conflict, and for a lost connection an outage only when the database fails
    * a health check too ({@link #available}); any other, a statement timeout included, is the message's.
    */
