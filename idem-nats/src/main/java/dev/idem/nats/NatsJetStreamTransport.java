@@ -232,9 +232,12 @@ public final class NatsJetStreamTransport implements OutboxTransport {
     return bytes.toString(StandardCharsets.UTF_8);
   }
 
-  /** {@code url} without the user information ({@code user:password@}) it may carry. */
-  static String withoutUserInfo(String url) {
-    return url == null ? null : url.replaceAll("(?<=//)[^/@]*@", "");
+  /**
+   * {@code text} (a URL, or a message naming URLs, such as jnats's when it cannot connect) without the user
+   * information ({@code user:password@}) of the URLs in it; null stays null.
+   */
+  public static String withoutUserInfo(String text) {
+    return text == null ? null : text.replaceAll("(?<=//)[^/@\\s]*@", "");
   }
 
   private PublishOptions options(OutboxMessage m) {

@@ -4,6 +4,7 @@ import static dev.idem.spring.messaging.Options.checked;
 import static dev.idem.spring.messaging.Options.set;
 
 import dev.idem.nats.NatsInboxConsumer;
+import dev.idem.nats.NatsJetStreamTransport;
 import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.outbox.consumer.ConsumerListener;
@@ -78,16 +79,11 @@ final class NatsConsumers {
       // jnats names the servers it tried, with their user information (a password) when the URL has one: neither its
       // message nor the exception is kept as it is
       throw new IllegalStateException("NATS is not reachable at " + property + ": " + e.getClass().getName() + ": "
-          + withoutUserInfo(e.getMessage()));
+          + NatsJetStreamTransport.withoutUserInfo(e.getMessage()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while connecting to NATS (" + property + ")", e);
     }
-  }
-
-  /** {@code text} without the user information ({@code user:password@}) of the URLs in it. */
-  static String withoutUserInfo(String text) {
-    return text == null ? null : text.replaceAll("(?<=//)[^/@\\s]*@", "");
   }
 
   private static void closeQuietly(Connection connection, RuntimeException cause) {

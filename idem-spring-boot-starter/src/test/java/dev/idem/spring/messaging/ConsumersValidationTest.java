@@ -3,6 +3,7 @@ package dev.idem.spring.messaging;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.nats.NatsJetStreamTransport;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
@@ -140,9 +141,9 @@ class ConsumersValidationTest {
 
   @Test
   void userInformationIsTakenOutOfEveryUrlInAText() {
-    assertThat(NatsConsumers.withoutUserInfo("Unable to connect to NATS servers: [nats://u:p@a:4222, tls://x@b:1]"))
+    assertThat(NatsJetStreamTransport.withoutUserInfo("Unable to connect to NATS servers: [nats://u:p@a:4222, tls://x@b:1]"))
         .isEqualTo("Unable to connect to NATS servers: [nats://a:4222, tls://b:1]");
-    assertThat(NatsConsumers.withoutUserInfo(null)).isNull();
+    assertThat(NatsJetStreamTransport.withoutUserInfo(null)).isNull();
   }
 
   @Test
