@@ -107,7 +107,19 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
       throw new IllegalStateException("store '" + name + "' already has a connection bound on this thread");
     }
     bound.set(connection);
-    return new Binding();
+    return new Binding(null);
+  }
+
+  /**
+   * Makes this store run on connections of its own, on this thread, until the returned binding is closed, which binds
+   * the connection of {@link #useConnection} again: for a write that must commit apart from the caller's transaction,
+   * which may still roll back (a nested idempotent call's kept failure). Without a bound connection it changes
+   * nothing. The write takes a second connection from the pool while the caller's is held.
+   */
+  public Binding suspendConnection() {
+    Connection caller = bound.get();
+    bound.remove();
+    return new Binding(caller);
   }
 
   /**
@@ -118,13 +130,22 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     return Optional.ofNullable(bound.get());
   }
 
-  /** Undoes {@link #useConnection}. */
+  /** Undoes {@link #useConnection} or {@link #suspendConnection}. */
   public final class Binding implements AutoCloseable {
-    private Binding() {}
+    /** The connection bound again on close: the one suspended, or none. */
+    private final Connection restored;
+
+    private Binding(Connection restored) {
+      this.restored = restored;
+    }
 
     @Override
     public void close() {
-      bound.remove();
+      if (restored == null) {
+        bound.remove();
+      } else {
+        bound.set(restored);
+      }
     }
   }
 

@@ -94,6 +94,41 @@ class CallerConnectionAndErrorsTest {
   }
 
   @Test
+  void aSuspendedBindingCommitsOnTheStoresOwnConnectionThenBindsTheCallersAgain() throws Exception {
+    try (Connection c = Databases.pool(JdbcDialect.POSTGRESQL).getConnection()) {
+      c.setAutoCommit(false);
+      try (var binding = store.useConnection(c)) {
+        Execution own;
+        try (var suspended = store.suspendConnection()) {
+          assertThat(store.boundConnection()).isEmpty();
+          assertThat(store.joinsCallerTransaction()).isFalse();
+          own = idem.atomic(request("own-1"), tx -> {
+            assertThat(JdbcTransaction.connectionOf(tx)).isNotSameAs(c);
+            Databases.insertEffect(JdbcTransaction.connectionOf(tx), scope + "/own-1");
+            return StoredResponse.json(422, "{}");
+          });
+        }
+        assertThat(store.boundConnection()).containsSame(c);
+        Execution joined = pay("own-2", c);
+        c.rollback();
+
+        assertThat(own.outcome()).isEqualTo(Execution.Outcome.STORED);
+        assertThat(joined.outcome()).isEqualTo(Execution.Outcome.STORED);
+      } finally {
+        c.setAutoCommit(true);
+      }
+    }
+    assertThat(store.find(RecordKey.of(scope, "POST /payments", "own-1"))).as("committed on its own").isPresent();
+    assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, scope + "/own-1")).isEqualTo(1);
+    assertThat(store.find(RecordKey.of(scope, "POST /payments", "own-2"))).as("rolled back with the caller")
+        .isEmpty();
+    try (var suspended = store.suspendConnection()) {
+      assertThat(store.boundConnection()).as("nothing bound: nothing to suspend").isEmpty();
+    }
+    assertThat(store.boundConnection()).isEmpty();
+  }
+
+  @Test
   void leasedAndPhasedExecutionsRefuseToRunInsideTheCallersOpenTransaction() throws Exception {
     AtomicInteger calls = new AtomicInteger();
     Idem phased = Idem.builder().name("caller-phased").store(store)

@@ -52,7 +52,8 @@ import tools.jackson.databind.ObjectMapper;
  *
  * <p>ATOMIC calls on the JDBC store run in a Spring transaction (the caller's, or a new one) whose connection the
  * store joins: the method's JDBC and JPA writes (flushed before the record is written) commit with the record. A
- * kept exception is recorded after that transaction rolled back, in a store transaction of its own.
+ * kept exception is recorded after that transaction rolled back, in a store transaction of its own, on a connection
+ * of its own when an outer method or route still holds the store's binding.
  */
 final class IdempotentMethodInterceptor implements MethodInterceptor, SmartInitializingSingleton {
   private static final System.Logger LOG = System.getLogger(IdempotentMethodInterceptor.class.getName());
@@ -282,7 +283,9 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
       // Idem's own exceptions (a store failure after the method ran, say) are never the key's answer
       if (a.ran && m.keeps(failure) && !(failure instanceof IdemException)) {
         Optional<IdempotentCall.Result<Object>> earlier;
-        try {
+        // called from another @Idempotent method or an atomic route, the store is still bound to their transaction,
+        // which this failure may roll back: the failure is kept on a connection of its own, as for any other caller
+        try (JdbcIdempotencyStore.Binding own = tx.store().suspendConnection()) {
           earlier = call.keepFailure(m.codec, failure);
         } catch (RuntimeException keeping) {
           a.failed.addSuppressed(keeping);

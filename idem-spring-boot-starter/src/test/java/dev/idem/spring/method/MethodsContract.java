@@ -234,6 +234,23 @@ abstract class MethodsContract {
   }
 
   @Test
+  void aNestedCallsKeptExceptionIsKeptWhenItAlsoRollsBackTheCallersTransaction() {
+    Checkout checkout = context.getBean(Checkout.class);
+    assertThatThrownBy(() -> checkout.settleThrough(k("p-2"), 500)).isInstanceOf(InsufficientFundsException.class);
+
+    assertThat(effects("settle-through/" + k("p-2"))).as("the caller's writes rolled back").isZero();
+    assertThat(effects("pay/" + k("p-2"))).as("the nested call's writes rolled back").isZero();
+    Idem idem = context.getBean(Idem.class);
+    assertThat(idem.store().find(RecordKey.of("methods-test", "shop.settle-through", k("p-2"))))
+        .as("the caller kept nothing").isEmpty();
+    assertThatThrownBy(() -> shop.pay(k("p-2"), 500)).as("the nested call's failure was kept on its own")
+        .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("balance below 500");
+    assertThatThrownBy(() -> checkout.settleThrough(k("p-2"), 500)).as("a retry of the caller gets it replayed")
+        .isInstanceOf(ReplayedFailureException.class);
+    assertThat(effects("pay/" + k("p-2"))).isZero();
+  }
+
+  @Test
   void aTransientExceptionFreesTheKey() {
     assertThatThrownBy(() -> shop.place(order("o-4", "flaky"))).isInstanceOf(IllegalStateException.class);
     assertThat(effects(tenant + "/o-4")).isZero();

@@ -215,15 +215,27 @@ public class ShopApp {
     }
   }
 
-  /** An ATOMIC method that calls the LEASED one inside its transaction, which it must not. */
+  /**
+   * An ATOMIC method that calls the LEASED one inside its transaction, which it must not, and one that calls an ATOMIC
+   * method whose kept exception it lets through.
+   */
   @Service
   public static class Checkout {
     private final JdbcTemplate jdbc;
     private final Provider provider;
+    private final Shop shop;
 
-    public Checkout(JdbcTemplate jdbc, Provider provider) {
+    public Checkout(JdbcTemplate jdbc, Provider provider, Shop shop) {
       this.jdbc = jdbc;
       this.provider = provider;
+      this.shop = shop;
+    }
+
+    @Idempotent(key = "#key", operation = "shop.settle-through")
+    @Transactional
+    public int settleThrough(String key, int amount) throws InsufficientFundsException {
+      jdbc.update("INSERT INTO idem_shop_effect (marker) VALUES (?)", "settle-through/" + key);
+      return shop.pay(key, amount);
     }
 
     @Idempotent(key = "#key", operation = "shop.checkout")
