@@ -2,10 +2,14 @@ package dev.idem.spring.internal;
 
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.SingletonBeanRegistry;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
@@ -30,7 +34,7 @@ public final class AnnotatedBeans {
       if (type == null) {
         continue;
       }
-      Class<?> user = ClassUtils.getUserClass(type);
+      Class<?> user = userClass(beans, name, type);
       if (user.getName().startsWith("org.springframework.")) {
         continue;
       }
@@ -46,5 +50,21 @@ public final class AnnotatedBeans {
       }
     }
     return found;
+  }
+
+  /**
+   * The class a bean's methods are written in. A created bean behind a JDK proxy ({@code proxyTargetClass = false})
+   * has a class that shows only its interfaces, whose methods carry no annotation of the implementation's: its
+   * target's class is read instead.
+   */
+  private static Class<?> userClass(ListableBeanFactory beans, String name, Class<?> type) {
+    if (Proxy.isProxyClass(type) && beans instanceof SingletonBeanRegistry singletons
+        && singletons.containsSingleton(name)) {
+      Object bean = singletons.getSingleton(name);
+      if (bean != null && !(bean instanceof FactoryBean)) {
+        return ClassUtils.getUserClass(AopProxyUtils.ultimateTargetClass(bean));
+      }
+    }
+    return ClassUtils.getUserClass(type);
   }
 }

@@ -7,10 +7,13 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import dev.idem.core.Idem;
+import dev.idem.core.Operation;
 import dev.idem.core.PayloadMismatchException;
 import dev.idem.core.memory.InMemoryIdempotencyStore;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -378,6 +381,26 @@ class MethodStartupErrorsTest {
     }
   }
 
+  /** Behind a JDK proxy when {@code spring.aop.proxy-target-class=false}: its class shows only {@link Greeter}. */
+  public static class NoKeyGreeter implements Greeter {
+    @Override
+    @Idempotent(ttl = "1h")
+    public String greet(String id) {
+      return "hello " + id;
+    }
+  }
+
+  /** As {@link NoKeyGreeter}, with a key and a policy of its own. */
+  public static class HourGreeter implements Greeter {
+    final AtomicInteger calls = new AtomicInteger();
+
+    @Override
+    @Idempotent(key = "#id", ttl = "1h")
+    public String greet(String id) {
+      return "hello " + id + " #" + calls.incrementAndGet();
+    }
+  }
+
   @Configuration
   static class HiddenBean {
     @Bean
@@ -587,6 +610,22 @@ class MethodStartupErrorsTest {
       assertThat(greeter.greet("a")).isEqualTo("hello a #1");
       assertThat(greeter.greet("a")).isEqualTo("hello a #1");
       assertThat(greeter.greet("b")).isEqualTo("hello b #2");
+    }
+  }
+
+  @Test
+  void methodsOfBeansBehindJdkProxiesAreCheckedAtTheStart() {
+    List<String> jdkProxies = List.of("--spring.aop.proxy-target-class=false");
+    assertThat(messages(catchThrowable(() -> run(jdkProxies, NoKeyGreeter.class).close())))
+        .contains("@Idempotent on " + NoKeyGreeter.class.getName() + ".greet needs a key");
+
+    try (ConfigurableApplicationContext context = run(jdkProxies, HourGreeter.class)) {
+      Greeter greeter = context.getBean(Greeter.class);
+      assertThat(Proxy.isProxyClass(greeter.getClass())).isTrue();
+      assertThat(greeter.greet("a")).isEqualTo("hello a #1");
+      assertThat(greeter.greet("a")).isEqualTo("hello a #1");
+      assertThat(context.getBean(Idem.class).policy(Operation.of(HourGreeter.class.getName() + "#greet")).ttl())
+          .as("the annotation's policy, registered at the start").isEqualTo(Duration.ofHours(1));
     }
   }
 
