@@ -66,8 +66,9 @@ import java.util.random.RandomGenerator;
  *       answer;
  *   <li>delays, {@code Retry-After} (a floor, read against the response's {@code Date}), the deadline and the budget
  *       are idem-retry's: {@link Retry} under the configured {@link RetryPolicy};
- *   <li>a {@code Retry-After} longer than {@link Builder#maxRetryAfter(Duration)} (default: the larger of 60 s and the
- *       policy's backoff cap) ends the call at once, with or without a deadline, with {@link IntentPendingException}
+ *   <li>a {@code Retry-After} longer than {@link Builder#maxRetryAfter(Duration)} (when not set: the call's deadline,
+ *       or without one the larger of 60 s and the policy's backoff cap) ends the call at once, with
+ *       {@link IntentPendingException}
  *       whose cause is a {@link RetryAfterTooLongException} naming the header: the client neither waits that long
  *       nor retries sooner than the server asked (a keyed intent stays pending);
  *   <li>every attempt, the first included, carries {@value #ATTEMPT_HEADER}{@code : n} (1-based), and, when there is a
@@ -135,7 +136,10 @@ public final class IdempotentHttpClient {
   private final RetryListener retryListener;
   private final ClientTracing tracing;
   private final Supplier<Map<String, String>> headers;
+  /** Set by the builder, applied to every call; null when not set. */
   private final Duration maxRetryAfter;
+  /** Applied to calls without a deadline when {@link #maxRetryAfter} is not set. */
+  private final Duration defaultMaxRetryAfter;
 
   private IdempotentHttpClient(Builder b) {
     this.name = b.name;
@@ -157,7 +161,8 @@ public final class IdempotentHttpClient {
     this.retryListener = b.retryListener;
     this.tracing = b.tracing;
     this.headers = b.headers;
-    this.maxRetryAfter = b.maxRetryAfter != null ? b.maxRetryAfter : defaultMaxRetryAfter(b.policy);
+    this.maxRetryAfter = b.maxRetryAfter;
+    this.defaultMaxRetryAfter = defaultMaxRetryAfter(b.policy);
   }
 
   /** The longest {@code Retry-After} honoured by default: the larger of 60 s and the policy's own longest delay. */
@@ -697,13 +702,16 @@ public final class IdempotentHttpClient {
         hint = RetryAfter.parse(header, r.headers().firstValue("Date").orElse(null), clock).orElse(null);
         if (hint != null) {
           note += ", Retry-After " + hint.toMillis() + " ms";
-          if (hint.compareTo(maxRetryAfter) > 0) {
+          // a call with a deadline is bounded by it (a hint past it ends the call) unless a maximum was set
+          Duration max = maxRetryAfter != null ? maxRetryAfter
+              : deadlineAt == Long.MAX_VALUE ? defaultMaxRetryAfter : null;
+          if (max != null && hint.compareTo(max) > 0) {
             // The server says it will not be ready sooner: waiting that long could hold the caller for a day, and
             // retrying sooner than asked is a retry storm. The call ends; a keyed intent stays pending.
-            log(new Attempt(n, delay, status, code, note + ", over maxRetryAfter " + maxRetryAfter.toMillis()
+            log(new Attempt(n, delay, status, code, note + ", over maxRetryAfter " + max.toMillis()
                 + " ms: given up"), AttemptOutcome.RETRYABLE, null);
             last = new Outcome(status, r.headers(), body, code, true, hint);
-            throw new RetryAfterTooLongException(name, n, status, header, hint, maxRetryAfter);
+            throw new RetryAfterTooLongException(name, n, status, header, hint, max);
           }
         }
       }
@@ -894,11 +902,12 @@ public final class IdempotentHttpClient {
      * any wait, with {@link IntentPendingException} whose cause is a {@link RetryAfterTooLongException} naming the
      * server's header: the server said it will not be ready sooner, so the client neither waits that long (without a
      * deadline, {@code Retry-After: 86400} would hold the caller for a day) nor retries sooner than asked. A keyed
-     * intent stays pending, for {@link IdempotentHttpClient#resumePending()} later. Applies with or without a
-     * deadline; a shorter hint that lands past the deadline still ends the call with
-     * {@link RetryDeadlineExceededException}. Default: the larger of
-     * {@link IdempotentHttpClient#DEFAULT_MAX_RETRY_AFTER} (60 s) and the policy's backoff cap
-     * ({@link dev.idem.retry.Backoff#cap()}), the longest wait the client would choose itself.
+     * intent stays pending, for {@link IdempotentHttpClient#resumePending()} later. Once set it applies with or
+     * without a deadline; a shorter hint that lands past the deadline still ends the call with
+     * {@link RetryDeadlineExceededException}. When not set, a call with a deadline waits for any hint that fits in
+     * it, and a call without one for at most the larger of {@link IdempotentHttpClient#DEFAULT_MAX_RETRY_AFTER}
+     * (60 s) and the policy's backoff cap ({@link dev.idem.retry.Backoff#cap()}), the longest wait the client would
+     * choose itself.
      *
      * @throws IllegalArgumentException unless {@code max} is positive and at most a day
      */

@@ -163,6 +163,34 @@ class RetryAfterClientTest {
   }
 
   @Test
+  void withADeadlineAndNoMaximumSetAHintThatFitsInTheDeadlineIsWaitedFor() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(503).header("Retry-After", "120"), Reply.status(200))) {
+      RetryPolicy<Object> tenMinutes = noDeadline().toBuilder().deadline(Duration.ofMinutes(10)).build();
+      IdempotentHttpClient client = fixture.builder().policy(tenMinutes).build();
+
+      Response response = client.send(Intent.post(server.uri("/pay"), body()));
+
+      assertThat(response.status()).isEqualTo(200);
+      assertThat(fixture.sleeper.delays).containsExactly(Duration.ofSeconds(120));
+    }
+  }
+
+  @Test
+  void aMaximumSetAppliesWithADeadlineToo() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(503).header("Retry-After", "120"), Reply.status(200))) {
+      RetryPolicy<Object> tenMinutes = noDeadline().toBuilder().deadline(Duration.ofMinutes(10)).build();
+      IdempotentHttpClient client = fixture.builder().policy(tenMinutes).maxRetryAfter(Duration.ofSeconds(30)).build();
+
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body())))
+          .isInstanceOfSatisfying(IntentPendingException.class, e -> assertThat(e.getCause())
+              .isInstanceOfSatisfying(RetryAfterTooLongException.class,
+                  t -> assertThat(t.max()).isEqualTo(Duration.ofSeconds(30))));
+      assertThat(fixture.sleeper.delays).isEmpty();
+      assertThat(server.received).hasSize(1);
+    }
+  }
+
+  @Test
   void theDefaultMaximumIsAtLeastThePolicysBackoffCap() {
     RetryPolicy<Object> slow = noDeadline().toBuilder()
         .backoff(Backoff.exponential(Duration.ofSeconds(1), Duration.ofMinutes(5), Jitter.NONE)).build();
