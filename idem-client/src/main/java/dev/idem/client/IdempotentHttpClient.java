@@ -66,6 +66,11 @@ import java.util.random.RandomGenerator;
  *       answer;
  *   <li>delays, {@code Retry-After} (a floor, read against the response's {@code Date}), the deadline and the budget
  *       are idem-retry's: {@link Retry} under the configured {@link RetryPolicy};
+ *   <li>a {@code Retry-After} longer than {@link Builder#maxRetryAfter(Duration)} (when not set: the call's deadline,
+ *       or without one the larger of 60 s and the policy's backoff cap) ends the call at once, with
+ *       {@link IntentPendingException}
+ *       whose cause is a {@link RetryAfterTooLongException} naming the header: the client neither waits that long
+ *       nor retries sooner than the server asked (a keyed intent stays pending);
  *   <li>every attempt, the first included, carries {@value #ATTEMPT_HEADER}{@code : n} (1-based), and, when there is a
  *       deadline, {@value #REQUEST_TIMEOUT_HEADER}{@code : ms} with the milliseconds left of it, which is also the
  *       transport timeout of that attempt;
@@ -100,6 +105,8 @@ public final class IdempotentHttpClient {
   public static final String PAYLOAD_MISMATCH = ProblemCode.PAYLOAD_MISMATCH.code();
   /** The largest answer body read into memory: 16 MiB. A larger one ends the call; nothing is retried. */
   public static final int MAX_RESPONSE_BYTES = 16 << 20;
+  /** The smallest default of {@link Builder#maxRetryAfter(Duration)}: 60 s. */
+  public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofSeconds(60);
 
   private static final Set<Integer> RETRYABLE_STATUSES = Set.of(408, 429, 500, 502, 503, 504);
   private static final Set<String> SECRET_HEADERS = Set.of("authorization", "cookie", "proxy-authorization");
@@ -129,6 +136,10 @@ public final class IdempotentHttpClient {
   private final RetryListener retryListener;
   private final ClientTracing tracing;
   private final Supplier<Map<String, String>> headers;
+  /** Set by the builder, applied to every call; null when not set. */
+  private final Duration maxRetryAfter;
+  /** Applied to calls without a deadline when {@link #maxRetryAfter} is not set. */
+  private final Duration defaultMaxRetryAfter;
 
   private IdempotentHttpClient(Builder b) {
     this.name = b.name;
@@ -139,7 +150,7 @@ public final class IdempotentHttpClient {
         .retryOnResult(o -> o.retryable)
         .abortOnResult(o -> !o.retryable)
         .retryAfter(o -> java.util.Optional.ofNullable(o.retryAfter))
-        .abortOn(KeyRefusedException.class)
+        .abortOn(KeyRefusedException.class, RetryAfterTooLongException.class)
         .build();
     this.budgetFactory = b.budgetFactory;
     this.clock = b.clock;
@@ -150,6 +161,14 @@ public final class IdempotentHttpClient {
     this.retryListener = b.retryListener;
     this.tracing = b.tracing;
     this.headers = b.headers;
+    this.maxRetryAfter = b.maxRetryAfter;
+    this.defaultMaxRetryAfter = defaultMaxRetryAfter(b.policy);
+  }
+
+  /** The longest {@code Retry-After} honoured by default: the larger of 60 s and the policy's own longest delay. */
+  static Duration defaultMaxRetryAfter(RetryPolicy<?> policy) {
+    Duration cap = policy.backoff().cap();
+    return cap.compareTo(DEFAULT_MAX_RETRY_AFTER) > 0 ? cap : DEFAULT_MAX_RETRY_AFTER;
   }
 
   /** A builder with the defaults: a new {@link HttpClient}, {@link RetryPolicy#ofDefaults()}, no budget, no journal. */
@@ -679,12 +698,21 @@ public final class IdempotentHttpClient {
       }
       Duration hint = null;
       if (retry) {
-        hint = RetryAfter.parse(
-            r.headers().firstValue(IdemHeaders.RETRY_AFTER).orElse(null), r.headers().firstValue("Date").orElse(null),
-            clock)
-            .orElse(null);
+        String header = r.headers().firstValue(IdemHeaders.RETRY_AFTER).orElse(null);
+        hint = RetryAfter.parse(header, r.headers().firstValue("Date").orElse(null), clock).orElse(null);
         if (hint != null) {
           note += ", Retry-After " + hint.toMillis() + " ms";
+          // a call with a deadline is bounded by it (a hint past it ends the call) unless a maximum was set
+          Duration max = maxRetryAfter != null ? maxRetryAfter
+              : deadlineAt == Long.MAX_VALUE ? defaultMaxRetryAfter : null;
+          if (max != null && hint.compareTo(max) > 0) {
+            // The server says it will not be ready sooner: waiting that long could hold the caller for a day, and
+            // retrying sooner than asked is a retry storm. The call ends; a keyed intent stays pending.
+            log(new Attempt(n, delay, status, code, note + ", over maxRetryAfter " + max.toMillis()
+                + " ms: given up"), AttemptOutcome.RETRYABLE, null);
+            last = new Outcome(status, r.headers(), body, code, true, hint);
+            throw new RetryAfterTooLongException(name, n, status, header, hint, max);
+          }
         }
       }
       AttemptOutcome traced = retry ? AttemptOutcome.RETRYABLE
@@ -764,6 +792,7 @@ public final class IdempotentHttpClient {
     private RetryListener retryListener = RetryListener.NO_OP;
     private ClientTracing tracing = ClientTracing.NONE;
     private Supplier<Map<String, String>> headers = Map::of;
+    private Duration maxRetryAfter;
 
     private Builder() {}
 
@@ -868,6 +897,30 @@ public final class IdempotentHttpClient {
       return this;
     }
 
+    /**
+     * The longest {@code Retry-After} the client waits for. An answer asking for longer ends the call at once, before
+     * any wait, with {@link IntentPendingException} whose cause is a {@link RetryAfterTooLongException} naming the
+     * server's header: the server said it will not be ready sooner, so the client neither waits that long (without a
+     * deadline, {@code Retry-After: 86400} would hold the caller for a day) nor retries sooner than asked. A keyed
+     * intent stays pending, for {@link IdempotentHttpClient#resumePending()} later. Once set it applies with or
+     * without a deadline; a shorter hint that lands past the deadline still ends the call with
+     * {@link RetryDeadlineExceededException}. When not set, a call with a deadline waits for any hint that fits in
+     * it, and a call without one for at most the larger of {@link IdempotentHttpClient#DEFAULT_MAX_RETRY_AFTER}
+     * (60 s) and the policy's backoff cap ({@link dev.idem.retry.Backoff#cap()}), the longest wait the client would
+     * choose itself.
+     *
+     * @throws IllegalArgumentException unless {@code max} is positive and at most a day
+     */
+    public Builder maxRetryAfter(Duration max) {
+      Objects.requireNonNull(max, "maxRetryAfter");
+      if (max.isNegative() || max.isZero() || max.compareTo(Duration.ofDays(1)) > 0) {
+        throw new IllegalArgumentException("maxRetryAfter must be > 0 and at most a day, was " + max);
+      }
+      this.maxRetryAfter = max;
+      return this;
+    }
+
+    /** The client, with this builder's settings. */
     public IdempotentHttpClient build() {
       return new IdempotentHttpClient(this);
     }

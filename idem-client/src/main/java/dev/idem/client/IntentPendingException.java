@@ -7,12 +7,14 @@ import java.util.Optional;
 
 /**
  * Retries ended without a final answer: attempts exhausted, the deadline (or a {@code Retry-After} hint past it)
- * reached, the retry budget refused, or an intent without a key failed once. Whether the server applied the intent is
+ * reached, a {@code Retry-After} longer than the client's maximum ({@link RetryAfterTooLongException}), the retry
+ * budget refused, or an intent without a key failed once. Whether the server applied the intent is
  * unknown; a keyed unsafe intent stays in the journal, and {@link IdempotentHttpClient#resumePending()} (or a new
  * {@code send} with the same key) finishes it safely.
  *
  * <p>{@link #getCause()} is the idem-retry exception that says why ({@code RetryExhaustedException},
- * {@code RetryDeadlineExceededException}, {@code RetryBudgetExhaustedException}, ...) or, for an intent sent once, the
+ * {@code RetryDeadlineExceededException}, {@code RetryBudgetExhaustedException}, the client's
+ * {@link RetryAfterTooLongException}, ...) or, for an intent sent once, the
  * I/O failure.
  */
 public class IntentPendingException extends IdemException {

@@ -4,18 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.client.TestServer.Reply;
+import dev.idem.retry.Backoff;
+import dev.idem.retry.Jitter;
 import dev.idem.retry.RetryDeadlineExceededException;
+import dev.idem.retry.RetryPolicy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** Retry-After in both forms as a floor on the delay, and a hint past the deadline. */
+/** Retry-After in both forms as a floor on the delay, a hint past the deadline, and one past maxRetryAfter. */
 class RetryAfterClientTest {
   private final ClientFixture fixture = new ClientFixture();
+  @TempDir Path dir;
 
   private static byte[] body() {
     return "{}".getBytes(StandardCharsets.UTF_8);
@@ -87,5 +94,118 @@ class RetryAfterClientTest {
       assertThat(fixture.sleeper.delays).isEmpty();
       assertThat(server.received).hasSize(1);
     }
+  }
+
+  /** The fixture's policy without a deadline and without an attempt timeout. */
+  private static RetryPolicy<Object> noDeadline() {
+    return ClientFixture.policy().toBuilder().noDeadline().build();
+  }
+
+  @Test
+  void withoutDeadlineARetryAfterOverTheDefaultMaximumEndsAtOnce() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(503).header("Retry-After", "86400"), Reply.status(200));
+        FileJournal journal = FileJournal.open(dir.resolve("pending.journal"))) {
+      Intent intent = Intent.post(server.uri("/pay"), body());
+      IdempotentHttpClient client = fixture.builder().policy(noDeadline()).journal(journal).build();
+
+      assertThatThrownBy(() -> client.send(intent))
+          .isInstanceOfSatisfying(IntentPendingException.class, e -> {
+            assertThat(e.getCause()).isInstanceOfSatisfying(RetryAfterTooLongException.class, t -> {
+              assertThat(t.retryAfter()).isEqualTo(Duration.ofDays(1));
+              assertThat(t.max()).isEqualTo(IdempotentHttpClient.DEFAULT_MAX_RETRY_AFTER);
+              assertThat(t.header()).isEqualTo("86400");
+              assertThat(t.status()).isEqualTo(503);
+            });
+            assertThat(e.getMessage()).contains("Retry-After: 86400", "maxRetryAfter", "60000 ms");
+            assertThat(e.lastResponse()).hasValueSatisfying(r -> assertThat(r.status()).isEqualTo(503));
+            assertThat(e.attempts()).hasSize(1);
+            assertThat(e.attempts().get(0).notes()).contains("over maxRetryAfter");
+          });
+      assertThat(fixture.sleeper.delays).isEmpty();
+      assertThat(server.received).hasSize(1);
+      assertThat(journal.pending()).hasSize(1);
+    }
+  }
+
+  @Test
+  void withoutDeadlineAnHttpDateFarAheadEndsAtOnceAtTheConfiguredMaximum() throws IOException {
+    DateTimeFormatter http = DateTimeFormatter.RFC_1123_DATE_TIME;
+    ZonedDateTime now = fixture.clock.instant().atZone(ZoneOffset.UTC);
+    String unavailable = "HTTP/1.1 503 Service Unavailable\r\nDate: " + http.format(now) + "\r\nRetry-After: "
+        + http.format(now.plusDays(30)) + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    String ok = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    try (RawServer server = new RawServer(unavailable, ok)) {
+      IdempotentHttpClient client =
+          fixture.builder().policy(noDeadline()).maxRetryAfter(Duration.ofSeconds(5)).build();
+
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body())))
+          .isInstanceOfSatisfying(IntentPendingException.class, e -> assertThat(e.getCause())
+              .isInstanceOfSatisfying(RetryAfterTooLongException.class, t -> {
+                assertThat(t.retryAfter()).isEqualTo(Duration.ofDays(30));
+                assertThat(t.max()).isEqualTo(Duration.ofSeconds(5));
+              }));
+      assertThat(fixture.sleeper.delays).isEmpty();
+      assertThat(server.requestHeads).hasSize(1);
+    }
+  }
+
+  @Test
+  void aRetryAfterAtTheMaximumIsWaitedFor() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(429).header("Retry-After", "5"), Reply.status(200))) {
+      IdempotentHttpClient client =
+          fixture.builder().policy(noDeadline()).maxRetryAfter(Duration.ofSeconds(5)).build();
+
+      Response response = client.send(Intent.post(server.uri("/pay"), body()));
+
+      assertThat(response.status()).isEqualTo(200);
+      assertThat(fixture.sleeper.delays).containsExactly(Duration.ofSeconds(5));
+    }
+  }
+
+  @Test
+  void withADeadlineAndNoMaximumSetAHintThatFitsInTheDeadlineIsWaitedFor() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(503).header("Retry-After", "120"), Reply.status(200))) {
+      RetryPolicy<Object> tenMinutes = noDeadline().toBuilder().deadline(Duration.ofMinutes(10)).build();
+      IdempotentHttpClient client = fixture.builder().policy(tenMinutes).build();
+
+      Response response = client.send(Intent.post(server.uri("/pay"), body()));
+
+      assertThat(response.status()).isEqualTo(200);
+      assertThat(fixture.sleeper.delays).containsExactly(Duration.ofSeconds(120));
+    }
+  }
+
+  @Test
+  void aMaximumSetAppliesWithADeadlineToo() throws IOException {
+    try (TestServer server = new TestServer(Reply.status(503).header("Retry-After", "120"), Reply.status(200))) {
+      RetryPolicy<Object> tenMinutes = noDeadline().toBuilder().deadline(Duration.ofMinutes(10)).build();
+      IdempotentHttpClient client = fixture.builder().policy(tenMinutes).maxRetryAfter(Duration.ofSeconds(30)).build();
+
+      assertThatThrownBy(() -> client.send(Intent.post(server.uri("/pay"), body())))
+          .isInstanceOfSatisfying(IntentPendingException.class, e -> assertThat(e.getCause())
+              .isInstanceOfSatisfying(RetryAfterTooLongException.class,
+                  t -> assertThat(t.max()).isEqualTo(Duration.ofSeconds(30))));
+      assertThat(fixture.sleeper.delays).isEmpty();
+      assertThat(server.received).hasSize(1);
+    }
+  }
+
+  @Test
+  void theDefaultMaximumIsAtLeastThePolicysBackoffCap() {
+    RetryPolicy<Object> slow = noDeadline().toBuilder()
+        .backoff(Backoff.exponential(Duration.ofSeconds(1), Duration.ofMinutes(5), Jitter.NONE)).build();
+
+    assertThat(IdempotentHttpClient.defaultMaxRetryAfter(slow)).isEqualTo(Duration.ofMinutes(5));
+    assertThat(IdempotentHttpClient.defaultMaxRetryAfter(noDeadline())).isEqualTo(Duration.ofSeconds(60));
+  }
+
+  @Test
+  void maxRetryAfterIsValidatedUpFront() {
+    IdempotentHttpClient.Builder b = IdempotentHttpClient.builder();
+    for (Duration bad : List.of(Duration.ZERO, Duration.ofMillis(-1), Duration.ofDays(2))) {
+      assertThatThrownBy(() -> b.maxRetryAfter(bad))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxRetryAfter");
+    }
+    assertThatThrownBy(() -> b.maxRetryAfter(null)).isInstanceOf(NullPointerException.class);
   }
 }

@@ -38,6 +38,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -157,6 +158,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private final ConsumerListener listener;
   private final ConsumerEngine engine;
   private final Clock clock;
+  /** Monotonic nanoseconds for pauses and their deadlines, which a step of the wall clock must not move. */
+  private final LongSupplier ticker;
   private final boolean firstDeliveryOrder;
 
   private final Object lifecycle = new Object();
@@ -166,6 +169,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return size() > MAX_TRACKED_FAILURES;
     }
   };
+  /** Paused partitions, each with when it resumes ({@link #ticker} nanoseconds). */
   private final Map<TopicPartition, Long> pausedUntil = new HashMap<>();
   /** Offsets whose commit failed while the partition stayed assigned: committed again after the next poll. */
   private final Map<TopicPartition, Long> pendingCommits = new HashMap<>();
@@ -187,7 +191,9 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   /** Set when Kafka refused an offset commit because this consumer left the group: the rest of the poll is dropped. */
   private boolean leftGroup;
   private int storeFailures;
-  /** Until when every partition waits because the database failed (epoch millis of the consumer's clock). */
+  /** Whether every partition waits because the database failed, until {@link #databaseDownUntil}. */
+  private boolean databaseDown;
+  /** Until when every partition waits because the database failed ({@link #ticker} nanoseconds). */
   private long databaseDownUntil;
   private int pollFailures;
 
@@ -206,6 +212,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     this.closeTimeout = b.closeTimeout;
     this.listener = b.listener;
     this.clock = b.clock;
+    this.ticker = b.ticker;
     this.firstDeliveryOrder = b.firstDeliveryOrder;
     this.engine = ConsumerEngine.builder().maxAttempts(b.maxAttempts).backoff(b.failurePause, MAX_PAUSE)
         .maxUncountedContention(MAX_UNCOUNTED_CONTENTION).build();
@@ -329,12 +336,13 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             break; // the rest is redelivered to the partitions' next owner
           }
           List<ConsumerRecord<String, byte[]>> batch = records.records(partition);
-          long waitMillis = databaseDownUntil - clock.millis();
-          if (waitMillis > 0) {
+          long waitNanos = databaseDown ? databaseDownUntil - ticker.getAsLong() : 0L;
+          if (waitNanos > 0) {
             // the database failed on another partition of this poll: every partition waits
-            seekAndPause(partition, batch.get(0).offset(), Duration.ofMillis(waitMillis));
+            seekAndPause(partition, batch.get(0).offset(), Duration.ofNanos(waitNanos));
             continue;
           }
+          databaseDown = false;
           try {
             processPartition(partition, batch);
             // a handler may leave the interrupt flag set; only close() stops this thread
@@ -480,7 +488,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
         safely(() -> listener.paused(name, partition.toString(), records.get(0).event.eventId(), d, e));
         LOG.log(System.Logger.Level.WARNING, "consumer '" + name + "': the database failed on " + partition + " ("
             + OutboxTransport.describe(e) + "); every partition waits " + d.after().toMillis() + " ms");
-        databaseDownUntil = clock.millis() + d.after().toMillis();
+        databaseDown = true;
+        databaseDownUntil = ticker.getAsLong() + d.after().toNanos();
         seekAndPause(partition, first.offset(), d.after());
         for (TopicPartition tp : consumer.assignment()) {
           if (!pausedUntil.containsKey(tp)) {
@@ -734,7 +743,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     try {
       consumer.seek(partition, offset);
       consumer.pause(Set.of(partition));
-      pausedUntil.put(partition, clock.millis() + pause.toMillis());
+      pausedUntil.put(partition, ticker.getAsLong() + pause.toNanos());
     } catch (IllegalStateException e) {
       // the partition is no longer assigned: its next owner reads from the committed offset
     }
@@ -744,10 +753,10 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     if (pausedUntil.isEmpty()) {
       return;
     }
-    long now = clock.millis();
+    long now = ticker.getAsLong();
     for (Iterator<Map.Entry<TopicPartition, Long>> it = pausedUntil.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<TopicPartition, Long> e = it.next();
-      if (e.getValue() <= now) {
+      if (e.getValue() - now <= 0) { // nanoTime values compare by their difference only
         it.remove();
         if (consumer.assignment().contains(e.getKey())) {
           consumer.resume(Set.of(e.getKey()));
@@ -889,6 +898,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     private Duration closeTimeout = Duration.ofSeconds(30);
     private ConsumerListener listener = new ConsumerListener() {};
     private Clock clock = Clock.systemUTC();
+    private LongSupplier ticker = System::nanoTime;
     private boolean firstDeliveryOrder;
 
     private Builder(Map<String, ?> config, Inbox inbox, Collection<String> topics) {
@@ -1023,8 +1033,19 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The wall clock of the instants the consumer reports, such as the {@code idem-dlt-attempt-<n>} headers of a dead
+     * letter (default {@link Clock#systemUTC()}). Pauses are timed on {@link System#nanoTime()} instead, so that a
+     * step of the wall clock neither ends them early nor makes them longer.
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** Monotonic nanoseconds for pauses (default {@link System#nanoTime()}); for tests. */
+    Builder ticker(LongSupplier ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker");
       return this;
     }
 

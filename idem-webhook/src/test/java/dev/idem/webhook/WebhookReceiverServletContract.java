@@ -27,6 +27,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -35,6 +36,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -167,12 +170,17 @@ abstract class WebhookReceiverServletContract {
   }
 
   private HttpResponse<String> post(String id, long timestamp, String signature, String body) throws Exception {
+    return post(id, Long.toString(timestamp), signature, body);
+  }
+
+  /** A post whose {@code webhook-timestamp} is {@code timestamp} exactly as given. */
+  private HttpResponse<String> post(String id, String timestamp, String signature, String body) throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30))
         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
     if (id != null) {
       b.header("webhook-id", id);
     }
-    b.header("webhook-timestamp", Long.toString(timestamp));
+    b.header("webhook-timestamp", timestamp);
     if (signature != null) {
       b.header("webhook-signature", signature);
     }
@@ -183,6 +191,15 @@ abstract class WebhookReceiverServletContract {
   private HttpResponse<String> deliver(String id, String body) throws Exception {
     long ts = now();
     return post(id, ts, sign(current, id, ts, body), body);
+  }
+
+  /** The Standard Webhooks signature over {@code id.timestamp.body}, the timestamp as given, computed here. */
+  private static String signedOver(WebhookSecret secret, String id, String timestamp, String body) throws Exception {
+    byte[] key = Base64.getDecoder().decode(secret.reveal().substring(WebhookSecret.PREFIX.length()));
+    Mac mac = Mac.getInstance("HmacSHA256");
+    mac.init(new SecretKeySpec(key, "HmacSHA256"));
+    mac.update((id + "." + timestamp + "." + body).getBytes(StandardCharsets.UTF_8));
+    return "v1," + Base64.getEncoder().encodeToString(mac.doFinal());
   }
 
   private int effects(String id) throws SQLException {
@@ -362,6 +379,56 @@ abstract class WebhookReceiverServletContract {
     HttpResponse<String> r = post(id, ts, sign(current, newId(), ts, body), body);
 
     assertProblem(r, 401, "AUTH.webhook_signature_invalid");
+    assertThat(recorded(id)).isFalse();
+  }
+
+  @Test
+  void aTimestampWithLeadingZerosIsVerifiedAsSent() throws Exception {
+    String id = newId();
+    String body = body(id);
+    long ts = now();
+    String sent = "000" + ts;
+
+    HttpResponse<String> r = post(id, sent, signedOver(current, id, sent, body), body);
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(effects(id)).isEqualTo(1);
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps =
+        c.prepareStatement("SELECT sent_at FROM " + EFFECT + " WHERE event_id = ?")) {
+      ps.setString(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getLong(1)).isEqualTo(ts);
+      }
+    }
+  }
+
+  @Test
+  void aSignatureOfTheShortFormSentWithLeadingZerosIs401() throws Exception {
+    String id = newId();
+    String body = body(id);
+    long ts = now();
+
+    HttpResponse<String> r = post(id, "0" + ts, sign(current, id, ts, body), body);
+
+    assertProblem(r, 401, "AUTH.webhook_signature_invalid");
+    assertThat(recorded(id)).isFalse();
+  }
+
+  @Test
+  void anOverLongOrNonDigitTimestampIs401HeadersInvalid() throws Exception {
+    String id = newId();
+    String body = body(id);
+    long ts = now();
+    String overLong = "0".repeat(WebhookVerifier.MAX_TIMESTAMP_DIGITS) + ts;
+
+    HttpResponse<String> tooLong = post(id, overLong, signedOver(current, id, overLong, body), body);
+    HttpResponse<String> signed = post(id, "+" + ts, signedOver(current, id, "+" + ts, body), body);
+
+    assertProblem(tooLong, 401, "AUTH.webhook_headers_invalid");
+    assertThat(tooLong.body()).contains("longer than " + WebhookVerifier.MAX_TIMESTAMP_DIGITS);
+    assertProblem(signed, 401, "AUTH.webhook_headers_invalid");
+    assertThat(signed.body()).contains("ASCII digits");
     assertThat(recorded(id)).isFalse();
   }
 

@@ -32,14 +32,23 @@ public final class WebhookSigner {
     return new WebhookSigner(List.of(secrets));
   }
 
-  /** The {@code webhook-signature} header value for a message. */
+  /**
+   * The {@code webhook-signature} header value for a message. The signed timestamp is
+   * {@code Long.toString(timestampSeconds)}, which is what the {@code webhook-timestamp} header must carry: the
+   * verifier checks the signature over that header's bytes exactly as received.
+   */
   public String sign(String id, long timestampSeconds, byte[] body) {
+    String timestamp = Long.toString(timestampSeconds);
     return prototypes.stream()
-        .map(p -> "v1," + Base64.getEncoder().encodeToString(digest(p, id, timestampSeconds, body)))
+        .map(p -> "v1," + Base64.getEncoder().encodeToString(digest(p, id, timestamp, body)))
         .collect(Collectors.joining(" "));
   }
 
-  static byte[] digest(Mac prototype, String id, long timestampSeconds, byte[] body) {
+  /**
+   * HMAC-SHA256 of {@code id + "." + timestamp + "." + body}, the timestamp as the bytes of the header (ASCII digits,
+   * which the verifier has checked), never re-formatted, so that one signature covers one byte string only.
+   */
+  static byte[] digest(Mac prototype, String id, String timestamp, byte[] body) {
     Mac mac;
     try {
       mac = (Mac) prototype.clone();
@@ -48,7 +57,7 @@ public final class WebhookSigner {
     }
     mac.update(id.getBytes(StandardCharsets.UTF_8));
     mac.update((byte) '.');
-    mac.update(Long.toString(timestampSeconds).getBytes(StandardCharsets.US_ASCII));
+    mac.update(timestamp.getBytes(StandardCharsets.US_ASCII));
     mac.update((byte) '.');
     return mac.doFinal(body);
   }

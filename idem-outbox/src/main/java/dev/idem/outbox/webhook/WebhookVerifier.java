@@ -13,7 +13,10 @@ import javax.crypto.Mac;
 /**
  * Verifies Standard Webhooks signatures over the raw body: the timestamp must be within the tolerance (default 5
  * minutes either way), and at least one {@code v1} signature in the header must match one of the secrets. Signatures
- * are compared in constant time. Thread-safe.
+ * are compared in constant time. The signed content is {@code id + "." + timestamp + "." + body} with the
+ * {@code webhook-timestamp} header's bytes exactly as received (ASCII digits, at most
+ * {@value #MAX_TIMESTAMP_DIGITS} of them, leading zeros kept), never the parsed number re-formatted: a signature
+ * covers one byte string only. The tolerance is checked on the parsed value. Thread-safe.
  *
  * <pre>{@code
  * WebhookVerifier verifier = WebhookVerifier.builder(WebhookSecret.parse(current), WebhookSecret.parse(previous))
@@ -24,6 +27,8 @@ import javax.crypto.Mac;
 public final class WebhookVerifier {
   /** At most this many signatures in one header are looked at. */
   public static final int MAX_SIGNATURES = 16;
+  /** The longest {@code webhook-timestamp} accepted, in digits (leading zeros included): any such value fits a long. */
+  public static final int MAX_TIMESTAMP_DIGITS = 18;
   private static final int MAX_HEADER = 4096;
   private static final int MAX_ID = 255;
 
@@ -57,13 +62,14 @@ public final class WebhookVerifier {
    * Checks a webhook.
    *
    * @param id the {@code webhook-id} header
-   * @param timestamp the {@code webhook-timestamp} header, Unix seconds
+   * @param timestamp the {@code webhook-timestamp} header, Unix seconds, as received: the signature is checked over
+   *     these bytes
    * @param signatureHeader the {@code webhook-signature} header
    * @param body the raw body, exactly as received
    * @throws WebhookVerificationException when any check fails
    */
   public void verify(String id, String timestamp, String signatureHeader, byte[] body) {
-    long seconds = checkHeaders(id, timestamp, signatureHeader);
+    checkHeaders(id, timestamp, signatureHeader);
     Objects.requireNonNull(body, "body");
     if (body.length > maxBodyBytes) {
       throw new WebhookVerificationException(Reason.BODY_TOO_LARGE, "body is larger than " + maxBodyBytes + " bytes");
@@ -71,7 +77,8 @@ public final class WebhookVerifier {
     List<byte[]> offered = parseSignatures(signatureHeader);
     boolean match = false;
     for (Mac prototype : prototypes) {
-      byte[] expected = WebhookSigner.digest(prototype, id, seconds, body);
+      // the header's bytes as received (checkHeaders allowed ASCII digits only), not the parsed value re-formatted
+      byte[] expected = WebhookSigner.digest(prototype, id, timestamp, body);
       for (byte[] candidate : offered) {
         // no early exit on a match: every candidate is compared, in constant time each
         match |= MessageDigest.isEqual(expected, candidate);
@@ -107,11 +114,16 @@ public final class WebhookVerifier {
   }
 
   private static long parseTimestamp(String timestamp) {
-    if (timestamp == null || timestamp.isEmpty() || timestamp.length() > 12) {
-      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-timestamp is missing or malformed");
+    if (timestamp == null || timestamp.isEmpty()) {
+      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-timestamp is missing");
+    }
+    if (timestamp.length() > MAX_TIMESTAMP_DIGITS) {
+      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS,
+          "webhook-timestamp is longer than " + MAX_TIMESTAMP_DIGITS + " characters");
     }
     if (!timestamp.chars().allMatch(c -> c >= '0' && c <= '9')) {
-      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS, "webhook-timestamp must be Unix seconds");
+      throw new WebhookVerificationException(Reason.MALFORMED_HEADERS,
+          "webhook-timestamp must be Unix seconds in ASCII digits only");
     }
     return Long.parseLong(timestamp);
   }
