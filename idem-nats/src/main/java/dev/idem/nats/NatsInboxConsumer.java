@@ -10,18 +10,26 @@ import dev.idem.outbox.consumer.Action;
 import dev.idem.outbox.consumer.ConsumerEngine;
 import dev.idem.outbox.consumer.ConsumerListener;
 import dev.idem.outbox.consumer.ConsumerOptions;
+import dev.idem.outbox.consumer.DeadLetterHeaders;
 import dev.idem.outbox.consumer.Decision;
 import dev.idem.outbox.consumer.MessageProcessor;
 import io.nats.client.Connection;
+import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
+import io.nats.client.PublishOptions;
 import io.nats.client.PullSubscribeOptions;
 import io.nats.client.api.AckPolicy;
 import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.impl.Headers;
+import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -51,12 +59,46 @@ import java.util.regex.Pattern;
  *       up to 30 s).</li>
  *   <li>{@code DEAD_LETTER} (the same on the last delivery {@link Builder#maxDeliver} allows; a payload mismatch) and
  *       {@code REJECT} (no {@code Nats-Msg-Id} and no {@link Builder#messageIdFallback fallback}, a fallback that
- *       threw, an id the inbox cannot hold): {@code term}, never delivered again.</li>
+ *       threw, an id the inbox cannot hold): with a {@link Builder#deadLetterSubject}, published there with its
+ *       attempt history and stored by JetStream, then {@code term}; without one, {@code term} alone (logged at
+ *       WARNING: no copy of the message is kept), never delivered again.</li>
  *   <li>{@code PAUSE} (the database is away) and a {@code RETRY} not counted (a passing conflict): no answer; the
  *       message is kept in hand with the rest of its batch (their ack wait restarted with {@code inProgress}) and
  *       tried again after the pause, so that no delivery is counted against it and {@code maxDeliver} never ends it
  *       during an outage.</li>
  * </ul>
+ *
+ * <h2>Dead letters</h2>
+ * With {@link Builder#deadLetterSubject}, a message given up on is first published with {@link JetStream#publish}
+ * to that subject, which a stream must capture ({@link #start()} checks that one does), and the consumer waits for
+ * the stream's {@code PublishAck} (up to {@link Builder#deadLetterTimeout}): only once the copy is stored is the
+ * original {@code term}ed and reported to {@link ConsumerListener#deadLettered} (or {@link ConsumerListener#rejected}).
+ * The copy has the original's data and headers (less Idem's {@code idem-dlt-*} headers of an earlier dead-lettering
+ * and JetStream's own {@code Nats-*} headers, which would direct the publication: an expected stream or sequence, a
+ * rollup, a time to live) plus the {@link DeadLetterHeaders} of this one: {@code idem-dlt-reason},
+ * {@code idem-dlt-consumer}, {@code idem-dlt-stream}, {@code idem-dlt-subject} (the subject it was stored under),
+ * {@code idem-dlt-stream-sequence}, {@code idem-dlt-message-id} (the original's {@code Nats-Msg-Id}),
+ * {@code idem-dlt-attempts} and one {@code idem-dlt-attempt-<n>} per failure this consumer saw ({@code <time>
+ * <error>}), the same as {@code KafkaInboxConsumer} and {@code RabbitMqInboxConsumer} write; a header value's line
+ * breaks and characters beyond ASCII, which NATS headers cannot hold, become {@code ?}, and the history takes at most
+ * a quarter of the server's largest payload (the oldest lines are left out). The copy's own {@code Nats-Msg-Id} is
+ * {@code idem-dlt:<consumer>:<stream>:<stream sequence>}, derived from the original stored message, so that a
+ * message dead-lettered again (its term failed, or the consumer crashed before it) is dropped by JetStream as a
+ * duplicate within the dead-letter stream's duplicate window.
+ *
+ * <p>When the copy is not stored, the original is not terminated: it is handed back with {@code nak} after the
+ * {@link Builder#nakBackoff} of its delivery (at least a second), reported to
+ * {@link ConsumerListener#deadLetterFailed}, and given up on again on its redelivery (its handler runs again: it may
+ * succeed; the failure lines are kept for the next try while this consumer remembers them, up to 1,000 ids). A
+ * refusal by NATS (no stream captures the subject, JetStream's 503 "no responders"; the stream answered with an
+ * error, e.g. it is full with {@code DiscardNew}; a copy larger than the server takes) is a setting to fix and logged
+ * at ERROR; a publication not
+ * acknowledged within the dead-letter timeout or a connection that is down passes, and is logged at WARNING. Unlike
+ * RabbitMQ, which after some refusals rejects a message to its queue's own dead-letter exchange, JetStream has no
+ * place of its own to put it, so the consumer never terminates a message whose copy was not stored, whatever failed:
+ * with an unlimited {@code maxDeliver} it is tried again until the copy is stored; with a finite one, the durable
+ * consumer allows {@value #DEAD_LETTER_DELIVERIES} deliveries beyond {@code maxDeliver} for this, after which
+ * JetStream delivers it no more (its {@code MAX_DELIVERIES} advisory) but keeps it in the stream.
  *
  * <pre>{@code
  * Connection nats = Nats.connect("nats://127.0.0.1:4222");
@@ -94,6 +136,15 @@ public final class NatsInboxConsumer implements AutoCloseable {
   public static final String MESSAGE_ID = "Nats-Msg-Id";
   private static final System.Logger LOG = System.getLogger(NatsInboxConsumer.class.getName());
   private static final Pattern DURABLE = Pattern.compile("[A-Za-z0-9_-]{1,200}");
+  /**
+   * The deliveries the durable consumer allows beyond a finite {@link Builder#maxDeliver} when a dead-letter subject
+   * is set: a message whose copy could not be stored on its last allowed delivery is delivered again for another try.
+   */
+  public static final int DEAD_LETTER_DELIVERIES = 5;
+  /** The least delay before a message whose dead letter failed is delivered again: a stream is not created at once. */
+  private static final Duration MIN_DEAD_LETTER_DELAY = Duration.ofSeconds(1);
+  /** The ids whose failure lines are kept after their dead letter failed, for its next try. */
+  private static final int MAX_UNSENT = 1_000;
 
   private final Connection nats;
   private final String consumer;
@@ -106,6 +157,19 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private final Duration fetchWait;
   private final long maxDeliver;
   private final Duration shutdownTimeout;
+  private final String deadLetterSubject;
+  private final Duration deadLetterTimeout;
+  private final Duration nakDelay;
+  private final Duration nakBackoffInitial;
+  private final Duration nakBackoffMax;
+  /** The failure lines of the messages whose dead letter failed, by id, for their next try. */
+  private final Map<String, List<String>> unsent = Collections.synchronizedMap(
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, List<String>> eldest) {
+          return size() > MAX_UNSENT;
+        }
+      });
   private final Function<Message, String> messageIdFallback;
   private final ConsumerListener listener;
   private final MessageProcessor processor;
@@ -116,6 +180,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private boolean started;
   private volatile boolean running;
   private JetStreamSubscription subscription;
+  /** Where dead letters are published; set by {@link #start()} when there is a dead-letter subject. */
+  private volatile JetStream deadLetters;
   private Thread thread;
 
   private NatsInboxConsumer(Builder b) {
@@ -130,6 +196,11 @@ public final class NatsInboxConsumer implements AutoCloseable {
     this.fetchWait = b.fetchWait;
     this.maxDeliver = b.maxDeliver;
     this.shutdownTimeout = b.shutdownTimeout;
+    this.deadLetterSubject = b.deadLetterSubject;
+    this.deadLetterTimeout = b.deadLetterTimeout;
+    this.nakDelay = b.nakDelay;
+    this.nakBackoffInitial = b.nakBackoffInitial;
+    this.nakBackoffMax = b.nakBackoffMax;
     this.messageIdFallback = b.messageIdFallback;
     this.listener = b.listener;
     this.firstDeliveryOrder = b.firstDeliveryOrder;
@@ -138,8 +209,10 @@ public final class NatsInboxConsumer implements AutoCloseable {
         .backoff(b.nakDelay != null ? b.nakDelay : b.nakBackoffInitial, b.nakDelay != null ? b.nakDelay
             : b.nakBackoffMax)
         .build();
-    // JetStream counts every delivery: no failure needs counting in memory
-    this.processor = new MessageProcessor(b.inbox, consumer, b.handler, engine, listener, MESSAGE_ID, false);
+    // JetStream counts every delivery: no failure needs counting in memory; the failure lines are kept for the
+    // dead letters when the consumer writes them
+    this.processor = new MessageProcessor(b.inbox, consumer, b.handler, engine, listener, MESSAGE_ID, false,
+        deadLetterSubject != null);
   }
 
   /**
@@ -162,11 +235,17 @@ public final class NatsInboxConsumer implements AutoCloseable {
     return durable;
   }
 
+  /** The subject messages given up on are published to, or null when they are terminated without a copy. */
+  public String deadLetterSubject() {
+    return deadLetterSubject;
+  }
+
   /**
    * Creates or updates the durable consumer and starts the fetching thread. Starts once.
    *
    * @return this consumer
-   * @throws IllegalStateException when JetStream is unreachable or the stream does not exist
+   * @throws IllegalStateException when JetStream is unreachable, the stream does not exist, or no stream captures the
+   *     {@link Builder#deadLetterSubject}
    */
   public NatsInboxConsumer start() {
     synchronized (lock) {
@@ -179,8 +258,11 @@ public final class NatsInboxConsumer implements AutoCloseable {
           .filterSubject(subject)
           .ackPolicy(AckPolicy.Explicit)
           .ackWait(ackWait)
-          .maxDeliver(maxDeliver)
+          .maxDeliver(serverMaxDeliver())
           .build();
+      if (deadLetterSubject != null) {
+        checkDeadLetterStream();
+      }
       try {
         nats.jetStreamManagement().addOrUpdateConsumer(stream, config);
         subscription = nats.jetStream().subscribe(subject, PullSubscribeOptions.bind(stream, durable));
@@ -201,6 +283,42 @@ public final class NatsInboxConsumer implements AutoCloseable {
       thread.setDaemon(true);
       thread.start();
       return this;
+    }
+  }
+
+  /**
+   * The durable consumer's {@code max_deliver}: {@link Builder#maxDeliver}, plus {@link #DEAD_LETTER_DELIVERIES} when
+   * it is finite and dead letters are published, so that a message whose copy failed on its last allowed delivery is
+   * delivered again for another try.
+   */
+  private long serverMaxDeliver() {
+    if (deadLetterSubject == null || maxDeliver <= 0 || maxDeliver > Long.MAX_VALUE - DEAD_LETTER_DELIVERIES) {
+      return maxDeliver;
+    }
+    return maxDeliver + DEAD_LETTER_DELIVERIES;
+  }
+
+  /** Checks that a stream captures the dead-letter subject and sets {@link #deadLetters}. */
+  private void checkDeadLetterStream() {
+    List<String> streams;
+    try {
+      streams = nats.jetStreamManagement().getStreamNames(deadLetterSubject);
+    } catch (IOException | JetStreamApiException | RuntimeException e) {
+      throw new IllegalStateException("consumer '" + consumer + "' cannot look up the stream of its dead-letter"
+          + " subject '" + deadLetterSubject + "': " + OutboxTransport.describe(e) + ". Check that NATS is reachable"
+          + " with JetStream enabled.", e);
+    }
+    if (streams == null || streams.isEmpty()) {
+      throw new IllegalStateException("consumer '" + consumer + "': no stream captures its dead-letter subject '"
+          + deadLetterSubject + "', so messages given up on could not be kept. Create a stream for it (e.g. nats"
+          + " stream add --subjects '" + deadLetterSubject + "') before starting, or unset the dead-letter subject to"
+          + " terminate them without a copy.");
+    }
+    try {
+      deadLetters = nats.jetStream();
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalStateException("consumer '" + consumer + "' cannot publish dead letters: "
+          + OutboxTransport.describe(e), e);
     }
   }
 
@@ -304,7 +422,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
     inProgress(m); // restarts the ack wait for this message
     String header = m.hasHeaders() ? m.getHeaders().getFirst(MESSAGE_ID) : null;
     String id = processor.messageId(subject, header, () -> messageIdFallback.apply(m), " on subject '"
-        + m.getSubject() + "'", d -> answer(m, d.action(), d.after()));
+        + m.getSubject() + "'", answers(m, List.of()));
     if (id == null) {
       return;
     }
@@ -333,28 +451,185 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private void process(Message m, String id, byte[] data, List<Message> waiting) {
     // JetStream counts every delivery, so this message's failures are its deliveries before this one
     processor.process(subject, id, () -> new InboxEvent(id, source, data, m), deliveredCount(m) - 1,
-        firstDeliveryOrder && deliveredOnce(m), new MessageProcessor.Broker() {
-          @Override
-          public boolean answer(Decision d) {
-            return NatsInboxConsumer.this.answer(m, d.action(), d.after());
-          }
+        firstDeliveryOrder && deliveredOnce(m), answers(m, waiting));
+  }
 
-          @Override
-          public boolean hold(Decision d, Throwable error) {
-            // the database is away, or a passing conflict: a nak would count a delivery against the message (and
-            // end it at maxDeliver), so it is held, with the rest of its batch, and tried again here
-            if (d.action() == Action.PAUSE) {
-              LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': the database failed ("
-                  + OutboxTransport.describe(error) + "); waiting " + d.after().toMillis()
-                  + " ms, counting no delivery");
-            }
-            if (holdBatch(m, waiting, d.after())) {
-              return true;
-            }
-            NatsInboxConsumer.this.answer(m, Action.RETRY, Duration.ZERO); // closing: hand it back
-            return false;
-          }
-        });
+  /** This consumer's answers to message {@code m}; {@code waiting} are the messages of its batch held with it. */
+  private MessageProcessor.Broker answers(Message m, List<Message> waiting) {
+    return new MessageProcessor.Broker() {
+      @Override
+      public boolean answer(Decision d) {
+        if (deadLetterSubject != null && d.action() == Action.REJECT) {
+          return NatsInboxConsumer.this.deadLetter(m, d, List.of());
+        }
+        return NatsInboxConsumer.this.answer(m, d.action(), d.after());
+      }
+
+      @Override
+      public boolean hold(Decision d, Throwable error) {
+        // the database is away, or a passing conflict: a nak would count a delivery against the message (and
+        // end it at maxDeliver), so it is held, with the rest of its batch, and tried again here
+        if (d.action() == Action.PAUSE) {
+          LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "': the database failed ("
+              + OutboxTransport.describe(error) + "); waiting " + d.after().toMillis()
+              + " ms, counting no delivery");
+        }
+        if (holdBatch(m, waiting, d.after())) {
+          return true;
+        }
+        NatsInboxConsumer.this.answer(m, Action.RETRY, Duration.ZERO); // closing: hand it back
+        return false;
+      }
+
+      @Override
+      public boolean deadLetter(Decision d, List<String> history, Throwable error) {
+        if (deadLetterSubject == null) {
+          return answer(d);
+        }
+        return NatsInboxConsumer.this.deadLetter(m, d, history);
+      }
+    };
+  }
+
+  /**
+   * Publishes {@code m}, given up on, to the dead-letter subject and terminates it once JetStream stored the copy;
+   * hands it back with {@code nak} otherwise (see the class notes). Returns whether it was dead-lettered.
+   */
+  private boolean deadLetter(Message m, Decision d, List<String> history) {
+    String id = header(m, MESSAGE_ID);
+    List<String> lines = history;
+    List<String> before = id == null ? null : unsent.remove(id);
+    if (before != null) {
+      // the lines of its earlier tries, whose dead letter failed, then this one's
+      lines = before;
+      for (String line : history) {
+        lines = DeadLetterHeaders.append(lines, line);
+      }
+    }
+    try {
+      publishDeadLetter(m, d, lines);
+    } catch (IOException | JetStreamApiException | RuntimeException e) {
+      safely(() -> listener.deadLetterFailed(consumer, subject, id, e));
+      if (id != null && !lines.isEmpty()) {
+        unsent.put(id, lines);
+      }
+      boolean refused = isRefusal(e);
+      Duration after = deadLetterDelay(deliveredCount(m));
+      LOG.log(refused ? System.Logger.Level.ERROR : System.Logger.Level.WARNING, "consumer '" + consumer
+          + "' could not dead-letter message " + id + " on '" + m.getSubject() + "' to subject '" + deadLetterSubject
+          + "' (" + OutboxTransport.describe(e) + (refused ? "; NATS refused it: check that a stream captures the"
+          + " subject and takes the message" : "") + "); not terminating it, it is delivered again in "
+          + after.toMillis() + " ms");
+      answer(m, Action.RETRY, after);
+      return false;
+    }
+    return answer(m, d.action(), Duration.ZERO);
+  }
+
+  /**
+   * Publishes the copy of {@code m} to the dead-letter subject and waits for JetStream's {@code PublishAck}.
+   *
+   * @throws IOException when JetStream did not store it: no responders (no stream captures the subject), a timeout,
+   *     the connection down
+   * @throws JetStreamApiException when the stream refused it
+   */
+  private void publishDeadLetter(Message m, Decision d, List<String> history) throws IOException,
+      JetStreamApiException {
+    JetStream js = deadLetters;
+    if (js == null) {
+      throw new IOException("the consumer was not started"); // cannot happen: messages come after start()
+    }
+    Headers headers = new Headers();
+    String originalId = null;
+    if (m.hasHeaders()) {
+      Headers original = m.getHeaders();
+      originalId = original.getFirst(MESSAGE_ID);
+      for (String name : original.keySet()) {
+        List<String> values = original.get(name);
+        if (!DeadLetterHeaders.isOwn(name) && !isJetStreams(name) && values != null && !values.isEmpty()) {
+          headers.put(name, values);
+        }
+      }
+    }
+    Long sequence = streamSequence(m);
+    Map<String, String> origin = new LinkedHashMap<>();
+    origin.put("stream", stream);
+    origin.put("subject", m.getSubject());
+    origin.put("stream-sequence", sequence == null ? null : Long.toString(sequence));
+    origin.put("message-id", originalId);
+    int room = (int) Math.min(Integer.MAX_VALUE, Math.max(4_096, nats.getMaxPayload() / 4));
+    DeadLetterHeaders.of(d, consumer, origin, history, room).forEach((name, value) -> headers.put(name,
+        headerValue(value)));
+    PublishOptions.Builder options = PublishOptions.builder().streamTimeout(deadLetterTimeout);
+    String copyId = sequence != null ? "idem-dlt:" + consumer + ':' + stream + ':' + sequence
+        : originalId != null ? "idem-dlt:" + consumer + ':' + originalId : null;
+    if (copyId != null) {
+      options.messageId(headerValue(copyId));
+    }
+    byte[] data = m.getData() == null ? new byte[0] : m.getData();
+    js.publish(NatsMessage.builder().subject(deadLetterSubject).headers(headers).data(data).build(), options.build());
+  }
+
+  /**
+   * Whether {@code failure}, thrown by a dead letter's publication, is NATS refusing it (no stream captures the
+   * subject: JetStream's 503 "no responders"; the stream answered with an error; a message the client or server
+   * does not take): a setting to fix, rather than a publication not acknowledged in time or a connection that is
+   * down, which pass. Either way the message is delivered again (see the class notes); a refusal is logged at ERROR.
+   */
+  static boolean isRefusal(Throwable failure) {
+    if (failure instanceof JetStreamApiException || failure instanceof IllegalArgumentException) {
+      return true;
+    }
+    // jnats reports a status answer (503 no responders) as "Error Publishing: <code> <text>", a timeout otherwise
+    String message = failure == null ? null : failure.getMessage();
+    return failure instanceof IOException && message != null && message.startsWith("Error Publishing:");
+  }
+
+  /** Whether header {@code name} is one of JetStream's own ({@code Nats-*}), which would direct a publication. */
+  private static boolean isJetStreams(String name) {
+    return name.regionMatches(true, 0, "Nats-", 0, 5);
+  }
+
+  /** {@code value} as a NATS header value can hold it: line breaks and characters beyond ASCII become '?'. */
+  private static String headerValue(String value) {
+    StringBuilder b = null;
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c > 126 || c == '\r' || c == '\n') {
+        if (b == null) {
+          b = new StringBuilder(value);
+        }
+        b.setCharAt(i, '?');
+      }
+    }
+    return b == null ? value : b.toString();
+  }
+
+  private static String header(Message m, String name) {
+    return m.hasHeaders() ? m.getHeaders().getFirst(name) : null;
+  }
+
+  /** The message's sequence in its stream, or null when its metadata cannot be read. */
+  private static Long streamSequence(Message m) {
+    try {
+      return m.metaData().streamSequence();
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** The delay before a message whose dead letter failed on its {@code delivery}-th delivery is delivered again. */
+  private Duration deadLetterDelay(long delivery) {
+    Duration delay = nakDelay;
+    if (delay == null) {
+      long factor = 1L << Math.min(40, Math.max(0, delivery - 1));
+      delay = nakBackoffInitial.toMillis() > nakBackoffMax.toMillis() / factor ? nakBackoffMax
+          : nakBackoffInitial.multipliedBy(factor);
+      if (delay.compareTo(nakBackoffMax) > 0) {
+        delay = nakBackoffMax;
+      }
+    }
+    return delay.compareTo(MIN_DEAD_LETTER_DELAY) < 0 ? MIN_DEAD_LETTER_DELAY : delay;
   }
 
   /**
@@ -424,6 +699,11 @@ public final class NatsInboxConsumer implements AutoCloseable {
           break;
         default:
           m.term();
+          if (deadLetterSubject == null) {
+            LOG.log(System.Logger.Level.WARNING, "consumer '" + consumer + "' terminated message "
+                + header(m, MESSAGE_ID) + " on '" + m.getSubject() + "' (" + action + ") without keeping a copy: set"
+                + " a dead-letter subject to keep one");
+          }
       }
       return true;
     } catch (RuntimeException e) {
@@ -475,7 +755,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
   @Override
   public String toString() {
     return "NatsInboxConsumer{" + consumer + " <- " + stream + '/' + subject + ", durable=" + durable + ", batch="
-        + batchSize + ", ackWait=" + ackWait + '}';
+        + batchSize + ", ackWait=" + ackWait + (deadLetterSubject == null ? "" : ", deadLetterSubject="
+        + deadLetterSubject) + '}';
   }
 
   /** Builds a {@link NatsInboxConsumer}; {@link #handler} is required. Mutable, not thread-safe. */
@@ -496,6 +777,8 @@ public final class NatsInboxConsumer implements AutoCloseable {
     private Duration nakBackoffInitial = Duration.ofMillis(100);
     private Duration nakBackoffMax = Duration.ofSeconds(30);
     private Duration shutdownTimeout = Duration.ofSeconds(10);
+    private String deadLetterSubject;
+    private Duration deadLetterTimeout = Duration.ofSeconds(10);
     private Function<Message, String> messageIdFallback = m -> null;
     private ConsumerListener listener = new ConsumerListener() {};
 
@@ -553,8 +836,10 @@ public final class NatsInboxConsumer implements AutoCloseable {
 
     /**
      * Deliveries of one message before JetStream gives up on it (default -1: unlimited). When the handler fails on
-     * the last allowed delivery the message is terminated and reported to {@link ConsumerListener#deadLettered}. A
-     * database outage counts no delivery (the message is held and tried again, see the class notes).
+     * the last allowed delivery the message is dead-lettered (published to the {@link #deadLetterSubject}, if set,
+     * then terminated) and reported to {@link ConsumerListener#deadLettered}. A database outage counts no delivery
+     * (the message is held and tried again, see the class notes). With a dead-letter subject, the durable consumer
+     * allows {@value NatsInboxConsumer#DEAD_LETTER_DELIVERIES} more deliveries, used only when a dead letter failed.
      */
     public Builder maxDeliver(long maxDeliver) {
       if (maxDeliver == 0 || maxDeliver < -1) {
@@ -605,6 +890,75 @@ public final class NatsInboxConsumer implements AutoCloseable {
     public Builder messageIdFallback(Function<Message, String> fallback) {
       this.messageIdFallback = Objects.requireNonNull(fallback, "messageIdFallback");
       return this;
+    }
+
+    /**
+     * The subject a message given up on ({@code DEAD_LETTER}, {@code REJECT}) is published to, with its data, its
+     * headers and Idem's {@code idem-dlt-*} headers, before it is terminated; see {@link NatsInboxConsumer} (Dead
+     * letters). A stream must capture it: {@link NatsInboxConsumer#start()} fails otherwise. Not set by default: such
+     * a message is then terminated without a copy (logged at WARNING).
+     *
+     * @param subject a subject without wildcards ({@code *}, {@code >}), spaces or empty tokens, at most 240
+     *     characters, that the consumer's own subject does not match (it would consume its dead letters)
+     * @throws IllegalArgumentException on a bad subject, naming why
+     */
+    public Builder deadLetterSubject(String subject) {
+      this.deadLetterSubject = checkDeadLetterSubject(subject, this.subject);
+      return this;
+    }
+
+    /** How long a dead letter may wait for JetStream's {@code PublishAck} (default 10 s; 1 ms to 5 min). */
+    public Builder deadLetterTimeout(Duration timeout) {
+      this.deadLetterTimeout = ConsumerOptions.between("deadLetterTimeout", timeout, Duration.ofMillis(1),
+          Duration.ofMinutes(5));
+      return this;
+    }
+
+    private static String checkDeadLetterSubject(String deadLetter, String filter) {
+      if (deadLetter == null || deadLetter.isBlank()) {
+        throw new IllegalArgumentException("deadLetterSubject must not be empty, got '" + deadLetter + "'");
+      }
+      if (deadLetter.length() > 240) {
+        throw new IllegalArgumentException("deadLetterSubject must be at most 240 characters, got "
+            + deadLetter.length());
+      }
+      for (int i = 0; i < deadLetter.length(); i++) {
+        char c = deadLetter.charAt(i);
+        if (c <= ' ' || c > 126) {
+          throw new IllegalArgumentException("deadLetterSubject must not contain spaces, control characters or"
+              + " characters beyond ASCII, got '" + deadLetter + "'");
+        }
+      }
+      String[] tokens = deadLetter.split("\\.", -1);
+      for (String token : tokens) {
+        if (token.isEmpty()) {
+          throw new IllegalArgumentException("deadLetterSubject must not have an empty token (a leading, trailing or"
+              + " double '.'), got '" + deadLetter + "'");
+        }
+        if (token.indexOf('*') >= 0 || token.indexOf('>') >= 0) {
+          throw new IllegalArgumentException("deadLetterSubject must be one subject, without the wildcards '*' and"
+              + " '>', got '" + deadLetter + "'");
+        }
+      }
+      if (matches(filter.split("\\.", -1), tokens)) {
+        throw new IllegalArgumentException("deadLetterSubject '" + deadLetter + "' is matched by the consumer's own"
+            + " subject '" + filter + "': the consumer would consume its own dead letters. Choose a subject that"
+            + " it does not match");
+      }
+      return deadLetter;
+    }
+
+    /** Whether NATS subject {@code filter} (with wildcards) matches the literal subject {@code tokens}. */
+    private static boolean matches(String[] filter, String[] tokens) {
+      for (int i = 0; i < filter.length; i++) {
+        if (filter[i].equals(">")) {
+          return tokens.length > i;
+        }
+        if (i >= tokens.length || !(filter[i].equals("*") || filter[i].equals(tokens[i]))) {
+          return false;
+        }
+      }
+      return filter.length == tokens.length;
     }
 
     /** Hears of what the consumer did with each message; see {@link ConsumerListener}. */

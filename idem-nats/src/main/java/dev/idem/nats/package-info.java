@@ -6,7 +6,9 @@
  * so a redelivered message has one effect.
  * What the consumer does with each message is decided by {@link dev.idem.outbox.consumer.ConsumerEngine}, as for
  * every broker, and reported to a {@link dev.idem.outbox.consumer.ConsumerListener}; during a database outage a
- * message is held and tried again, so that JetStream counts no delivery against it.
+ * message is held and tried again, so that JetStream counts no delivery against it. A message given up on is
+ * published to the consumer's dead-letter subject, if it has one, with Idem's {@code idem-dlt-*} headers, and
+ * terminated once JetStream stored the copy.
  *
  * <p>The consumer's effect is the message side's one handler type, an {@link dev.idem.outbox.InboxHandler}: the event
  * carries the JetStream message, {@code event.message(Message.class)}, and for a JDBC inbox the transaction's

@@ -153,6 +153,7 @@ final class NatsFixture implements AutoCloseable {
     final AtomicInteger consumerMismatches = new AtomicInteger();
     final AtomicInteger gaveUp = new AtomicInteger();
     final AtomicLong gaveUpDeliveries = new AtomicLong();
+    final AtomicInteger deadLetterFailed = new AtomicInteger();
 
     @Override
     public void processed(String consumer) {
@@ -203,6 +204,11 @@ final class NatsFixture implements AutoCloseable {
     @Override
     public void rejected(String consumer, String subject, String messageId, Reason reason, String detail) {
       rejected.incrementAndGet();
+    }
+
+    @Override
+    public void deadLetterFailed(String consumer, String subject, String messageId, Throwable error) {
+      deadLetterFailed.incrementAndGet();
     }
   }
 }

@@ -60,16 +60,19 @@ public interface ConsumerListener {
    * The consumer gave up on the message ({@link Action#DEAD_LETTER}): its handler failed
    * {@link Decision#attempts()} times, or its id came with another payload. It went to the consumer's dead-letter
    * exchange, confirmed (RabbitMQ with one), or was rejected to the queue's dead-letter exchange if there is one
-   * (RabbitMQ without one, or after its dead letter kept failing), was terminated (NATS), or went to the dead-letter
-   * topic (Kafka). Reported once the dead letter was written (confirmed), not before.
+   * (RabbitMQ without one, or after its dead letter kept failing), went to the dead-letter subject and was then
+   * terminated (NATS with one; terminated alone without), or went to the dead-letter topic (Kafka). Reported once the
+   * dead letter was written (confirmed, or acknowledged by the JetStream stream), not before.
    */
   default void deadLettered(String consumer, String source, String messageId, Decision decision, Throwable error) {}
 
   /**
    * Sending the message to a dead-letter destination the consumer writes itself (Kafka's dead-letter topic, RabbitMQ's
-   * dead-letter exchange of the consumer or the starter's listeners) failed: it is sent again after a pause, without
-   * running the handler again, while the consumer remembers its id (up to 10,000 ids; not across a restart). RabbitMQ
-   * gives up after a bounded number of failures in a row and rejects the message without requeue instead.
+   * dead-letter exchange of the consumer or the starter's listeners, NATS's dead-letter subject) failed: it is sent
+   * again after a pause, without running the handler again, while the consumer remembers its id (up to 10,000 ids;
+   * not across a restart). RabbitMQ gives up after a bounded number of failures in a row and rejects the message
+   * without requeue instead. NATS hands the message back ({@code nak}) and never terminates it without a stored copy;
+   * its redelivery runs the handler again.
    */
   default void deadLetterFailed(String consumer, String source, String messageId, Throwable error) {}
 

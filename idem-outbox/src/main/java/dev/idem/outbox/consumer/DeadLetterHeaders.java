@@ -13,7 +13,8 @@ import java.util.Objects;
  * Idem's dead-letter headers, the same on every broker: a message given up on is sent to its dead-letter destination
  * with its own headers plus {@code idem-dlt-reason} ({@link Reason#code()}), {@code idem-dlt-consumer}, where it came
  * from ({@code idem-dlt-topic}, {@code -partition}, {@code -offset} on Kafka; {@code idem-dlt-queue},
- * {@code -exchange}, {@code -routing-key} on RabbitMQ), {@code idem-dlt-attempts} (the failures counted; 0 for a
+ * {@code -exchange}, {@code -routing-key} on RabbitMQ; {@code idem-dlt-stream}, {@code -subject},
+ * {@code -stream-sequence} and {@code -message-id} on NATS), {@code idem-dlt-attempts} (the failures counted; 0 for a
  * refusal) and one {@code idem-dlt-attempt-<n>} per failure, oldest first ({@code <instant> <Exception>: <message>}).
  * Every value is text. The history keeps the last {@value #MAX_HISTORY} failures, each at most
  * {@value #MAX_ERROR_CHARS} characters. Stateless.
@@ -57,7 +58,8 @@ public final class DeadLetterHeaders {
    *
    * @param decision {@code DEAD_LETTER} or {@code REJECT}: the reason and the attempts counted
    * @param consumer the inbox's consumer name
-   * @param origin where the message came from, names without the prefix (e.g. {@code topic}, {@code queue}); null
+   * @param origin where the message came from, names without the prefix (e.g. {@code topic}, {@code queue},
+   *     {@code stream}); null
    *     values are left out
    * @param history one line per counted failure, oldest first
    * @param maxBytes the most UTF-8 bytes the names and values may take together: the oldest failure lines are left

@@ -67,7 +67,8 @@ public final class MessageProcessor {
    * @param remember whether to count each message's failures in memory, for a broker that does not count its
    *     deliveries itself (or not always)
    * @param keepLines whether to keep a line per failure for {@link Broker#deadLetter} as well: only for a broker that
-   *     writes its dead letters itself (and only when {@code remember})
+   *     writes its dead letters itself; without {@code remember} (a broker that counts its deliveries, NATS), the lines
+   *     are kept all the same, and the failures are counted by the broker alone
    */
   public MessageProcessor(Inbox inbox, String consumer, InboxHandler handler, ConsumerEngine engine,
       ConsumerListener listener, String idName, boolean remember, boolean keepLines) {
@@ -78,7 +79,7 @@ public final class MessageProcessor {
     this.listener = Objects.requireNonNull(listener, "listener");
     this.idName = Objects.requireNonNull(idName, "idName");
     this.remember = remember;
-    this.keepLines = remember && keepLines;
+    this.keepLines = keepLines;
   }
 
   private static <V> Map<String, V> lru(int max) {
@@ -231,9 +232,9 @@ public final class MessageProcessor {
       case RETRY:
         if (remember) {
           failures.put(id, before.next(d).withOutages(0));
-          if (keepLines) {
-            lines.put(id, history);
-          }
+        }
+        if (keepLines) {
+          lines.put(id, history);
         }
         safely(() -> listener.retried(consumer, where, id, d, e));
         if (!d.counted()) {

@@ -197,6 +197,33 @@ class MessageProcessorTest {
   }
 
   @Test
+  void aBrokerThatCountsItsDeliveriesGetsTheFailureLinesOfItsDeadLettersToo() {
+    List<List<String>> given = new ArrayList<>();
+    MessageProcessor.Broker writes = new MessageProcessor.Broker() {
+      @Override
+      public boolean answer(Decision d) {
+        return true;
+      }
+
+      @Override
+      public boolean deadLetter(Decision d, List<String> history, Throwable error) {
+        given.add(history);
+        return true;
+      }
+    };
+    // NATS: JetStream counts the deliveries (nothing counted in memory), the consumer writes its dead letters
+    MessageProcessor p = new MessageProcessor(inbox, "billing", (tx, event) -> {
+      throw new IllegalStateException("boom");
+    }, engine, listener, "Nats-Msg-Id", false, true);
+    for (int i = 0; i < 3; i++) {
+      p.process("s", "counted", () -> new InboxEvent("counted", "test:s", "{}".getBytes(UTF_8)), i, writes);
+    }
+
+    assertThat(given).hasSize(1);
+    assertThat(given.get(0)).hasSize(3).allSatisfy(line -> assertThat(line).contains("IllegalStateException: boom"));
+  }
+
+  @Test
   void optionsNameTheirRange() {
     assertThat(ConsumerOptions.between("channels", 64, 1, 64)).isEqualTo(64);
     assertThatThrownBy(() -> ConsumerOptions.between("channels", 0, 1, 64))

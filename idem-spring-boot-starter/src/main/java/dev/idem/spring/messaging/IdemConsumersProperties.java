@@ -336,8 +336,19 @@ public final class IdemConsumersProperties {
     private Duration ackWait;
     /** How long one fetch waits when there are no messages (default 500 ms). */
     private Duration fetchWait;
-    /** Deliveries of one message before it is terminated (default -1: unlimited). */
+    /**
+     * Deliveries of one message before it is given up on: published to {@code dead-letter-subject} if set, then
+     * terminated (default -1: unlimited).
+     */
     private Long maxDeliver;
+    /**
+     * The subject a message given up on is published to, with its headers and Idem's {@code idem-dlt-*} headers,
+     * before it is terminated; a stream must capture it, and the consumer's own subject must not match it. Unset:
+     * such a message is terminated without a copy.
+     */
+    private String deadLetterSubject;
+    /** How long a dead letter may wait for JetStream's publish ack (default 10 s). */
+    private Duration deadLetterTimeout;
     /** A fixed delay before a failed message is delivered again (default: 100 ms doubling up to 30 s). */
     private Duration nakDelay;
     /** How long stopping waits, beyond the fetch wait, for the message in hand (default 10 s). */
@@ -403,6 +414,22 @@ public final class IdemConsumersProperties {
 
     public void setMaxDeliver(Long maxDeliver) {
       this.maxDeliver = maxDeliver;
+    }
+
+    public String getDeadLetterSubject() {
+      return deadLetterSubject;
+    }
+
+    public void setDeadLetterSubject(String deadLetterSubject) {
+      this.deadLetterSubject = deadLetterSubject;
+    }
+
+    public Duration getDeadLetterTimeout() {
+      return deadLetterTimeout;
+    }
+
+    public void setDeadLetterTimeout(Duration deadLetterTimeout) {
+      this.deadLetterTimeout = deadLetterTimeout;
     }
 
     public Duration getNakDelay() {

@@ -43,6 +43,8 @@ final class NatsConsumers {
       set(prefix + ".ack-wait", n.getAckWait(), b::ackWait);
       set(prefix + ".fetch-wait", n.getFetchWait(), b::fetchWait);
       set(prefix + ".max-deliver", n.getMaxDeliver(), b::maxDeliver);
+      set(prefix + ".dead-letter-subject", n.getDeadLetterSubject(), b::deadLetterSubject);
+      set(prefix + ".dead-letter-timeout", n.getDeadLetterTimeout(), b::deadLetterTimeout);
       set(prefix + ".nak-delay", n.getNakDelay(), b::nakDelay);
       set(prefix + ".shutdown-timeout", n.getShutdownTimeout(), b::shutdownTimeout);
       set(prefix + ".first-delivery-order", n.getFirstDeliveryOrder(), b::firstDeliveryOrder);

@@ -1,6 +1,7 @@
 package dev.idem.spring.messaging;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.nats.NatsInboxConsumer;
 import dev.idem.test.Eventually;
@@ -14,6 +15,7 @@ import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.Options;
+import io.nats.client.api.MessageInfo;
 import io.nats.client.api.PublishAck;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
@@ -36,7 +38,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * A Spring Boot application whose NATS JetStream inbox consumer comes from properties alone (its own connection from
  * {@code idem.consumers.nats.url}), on the local NATS server and PostgreSQL, with a stream, a durable consumer and
  * tables of its own: each message id takes effect once though it is stored twice, a poison message is terminated on
- * its last allowed delivery, and the meters count both.
+ * its last allowed delivery (stored first on the {@code dead-letter-subject} when it is set), and the meters count
+ * both.
  */
 class NatsConsumersStarterTest {
   private static final Duration DEADLINE = Duration.ofSeconds(30);
@@ -46,6 +49,8 @@ class NatsConsumersStarterTest {
   private final String effects = "cst_nats_fx_" + suffix;
   private final String stream = "IDEM_STARTER_" + suffix;
   private final String subject = "idem.starter." + suffix + ".events";
+  private final String dltStream = "IDEM_STARTER_DLT_" + suffix;
+  private final String dltSubject = "idem.starter-dlt." + suffix + ".events";
   private Connection nats;
   private JetStream js;
   private JetStreamManagement jsm;
@@ -73,6 +78,9 @@ class NatsConsumersStarterTest {
         context.close();
       }
       jsm.deleteStream(stream);
+      if (jsm.getStreamNames().contains(dltStream)) {
+        jsm.deleteStream(dltStream);
+      }
       nats.close();
     } finally {
       ConsumersApp.dropTables("cst_nats_" + suffix, effects);
@@ -174,6 +182,51 @@ class NatsConsumersStarterTest {
         c -> c == 1);
     assertThat(TestPostgres.effectIds(effects)).containsExactly("first:" + id);
     assertThat(counter("idem.consumer.processed")).isEqualTo(1);
+  }
+
+  @Test
+  void aPoisonMessageIsStoredOnTheDeadLetterSubjectOfThePropertiesBeforeItIsTerminated() throws Exception {
+    jsm.addStream(StreamConfiguration.builder().name(dltStream).subjects(dltSubject).storageType(StorageType.Memory)
+        .build());
+    context = start("recordEffect", "idem.consumers." + name + ".nats.dead-letter-subject=" + dltSubject,
+        "idem.consumers." + name + ".nats.dead-letter-timeout=5s");
+    assertThat(context.getBean(InboxConsumerLifecycle.class).consumer()).get()
+        .isInstanceOf(NatsInboxConsumer.class)
+        .extracting(c -> ((NatsInboxConsumer) c).deadLetterSubject()).isEqualTo(dltSubject);
+    String poison = UUID.randomUUID().toString();
+    publish(poison, "poison");
+
+    Eventually.await("the poison message is dead-lettered", DEADLINE,
+        () -> counter("idem.consumer.dead.lettered", "reason", "handler_failed"), c -> c >= 1);
+    Eventually.await("nothing is left unacknowledged", DEADLINE, this::ackPending, c -> c == 0);
+    assertThat(jsm.getStreamInfo(dltStream).getStreamState().getMsgCount()).isEqualTo(1);
+    MessageInfo copy = jsm.getMessage(dltStream, 1);
+    assertThat(new String(copy.getData(), StandardCharsets.UTF_8)).isEqualTo("poison");
+    assertThat(copy.getHeaders().getFirst("idem-dlt-message-id")).isEqualTo(poison);
+    assertThat(copy.getHeaders().getFirst("idem-dlt-consumer")).isEqualTo(name);
+    assertThat(copy.getHeaders().getFirst("idem-dlt-attempts")).isEqualTo("3");
+    assertThat(counter("idem.consumer.errors", "kind", "dead_letter")).isZero();
+  }
+
+  @Test
+  void aBadDeadLetterSubjectOrOneNoStreamCapturesFailsTheStartNamingTheProperty() {
+    String property = "idem.consumers." + name + ".nats.dead-letter-subject";
+    assertThatThrownBy(() -> start("recordEffect", property + "=" + subject).close())
+        .satisfies(e -> assertThat(messages(e)).contains(property + ": deadLetterSubject '" + subject
+            + "' is matched by the consumer's own subject"));
+    assertThatThrownBy(() -> start("recordEffect", property + "=idem.starter-dlt.*").close())
+        .satisfies(e -> assertThat(messages(e)).contains(property + ": deadLetterSubject must be one subject"));
+    assertThatThrownBy(() -> start("recordEffect", property + "=" + dltSubject).close())
+        .satisfies(e -> assertThat(messages(e)).contains("no stream captures its dead-letter subject '" + dltSubject
+            + "'"));
+  }
+
+  private static String messages(Throwable e) {
+    StringBuilder all = new StringBuilder();
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      all.append(c.getMessage()).append('\n');
+    }
+    return all.toString();
   }
 
   private long ackPending() {
