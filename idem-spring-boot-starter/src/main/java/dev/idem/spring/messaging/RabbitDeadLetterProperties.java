@@ -3,8 +3,9 @@ package dev.idem.spring.messaging;
 /**
  * Where RabbitMQ messages given up on are republished, with their attempt history: the settings
  * {@code dead-letter-exchange}, {@code dead-letter-routing-key} and {@code dead-letter-attempts} of
- * {@code idem.consumers.<name>.rabbitmq.*} and {@code idem.listeners.rabbit.*}. Unset: such messages are rejected without requeue, to the queue's own dead-letter
- * exchange if it has one, which adds only RabbitMQ's {@code x-death} header.
+ * {@code idem.consumers.<name>.rabbitmq.*} and {@code idem.listeners.rabbit.*}. Unset: such messages are rejected
+ * without requeue, to the queue's own dead-letter exchange if it has one, which adds only RabbitMQ's {@code x-death}
+ * header.
  */
 public class RabbitDeadLetterProperties {
   /**
