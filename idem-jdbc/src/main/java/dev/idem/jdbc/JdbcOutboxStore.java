@@ -443,12 +443,13 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
       if (limit < 1) {
         throw new IllegalArgumentException("limit must be positive, got " + limit);
       }
-      // oldest finish first, along the index on delivered_at (V7): each batch reads only the rows it deletes
+      // oldest finish first, along the index on delivered_at (V7): each batch reads only the rows it deletes. On
+      // MariaDB seq (in every InnoDB index) makes the order total, as statement-based replication wants
       String finished = " WHERE delivered_at <= ? AND status IN ('delivered', 'discarded')";
       String sql = switch (dialect) {
         case POSTGRESQL -> "DELETE FROM " + table + " WHERE seq IN (SELECT seq FROM " + table + finished
             + " ORDER BY delivered_at LIMIT ? FOR UPDATE SKIP LOCKED)";
-        case MARIADB -> "DELETE FROM " + table + finished + " ORDER BY delivered_at LIMIT ?";
+        case MARIADB -> "DELETE FROM " + table + finished + " ORDER BY delivered_at, seq LIMIT ?";
         case H2 -> "DELETE FROM " + table + finished + " FETCH FIRST ? ROWS ONLY";
       };
       return executeUpdate("purging finished events", sql, finishedBefore.toEpochMilli(), limit);
