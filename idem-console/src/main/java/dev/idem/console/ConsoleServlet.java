@@ -20,6 +20,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Collection;
@@ -76,9 +77,10 @@ import java.util.function.Supplier;
  *   <li>the request's {@code Host} must be on the allow-list ({@link Builder#allowedHosts}; loopback names by
  *       default): a page on another name that resolves to this server (DNS rebinding) gets 403;
  *   <li>on the API, a request a browser sent for another site's page ({@code Sec-Fetch-Site} other than
- *       {@code same-origin} or {@code none}, or an {@code Origin} other than the request's own) gets 403, and every
- *       action (POST, DELETE) must carry {@code X-Idem-Console: 1}, a header no form can send and no other origin
- *       can add without a CORS preflight, which the console never grants;
+ *       {@code same-origin} or {@code none}, or an {@code Origin} other than the request's own and the
+ *       {@link Builder#trustedOrigins trusted ones}) gets 403, and every action (POST, DELETE) must carry
+ *       {@code X-Idem-Console: 1}, a header no form can send and no other origin can add without a CORS preflight,
+ *       which the console never grants;
  *   <li>the {@link ConsoleAuthorizer} allows the request and names the operator; the default refuses everyone;
  *   <li>inputs are bounded: query strings ({@value #MAX_QUERY} characters), bodies ({@value #MAX_BODY} bytes), key
  *       parts, page sizes, reasons; every action goes to the {@link ConsoleAudit} with the operator's name.
@@ -110,6 +112,7 @@ public final class ConsoleServlet extends HttpServlet {
   private final transient ConsoleMetrics metrics;
   private final transient Clock clock;
   private final transient Set<String> allowedHosts;
+  private final transient Set<String> trustedOrigins;
   private final transient Assets assets;
 
   private ConsoleServlet(Builder b) {
@@ -121,6 +124,7 @@ public final class ConsoleServlet extends HttpServlet {
     this.metrics = b.metrics;
     this.clock = b.clock;
     this.allowedHosts = Set.copyOf(b.allowedHosts);
+    this.trustedOrigins = Set.copyOf(b.trustedOrigins);
     this.assets = Assets.load();
   }
 
@@ -132,6 +136,14 @@ public final class ConsoleServlet extends HttpServlet {
   /** The hosts this console answers, lower case ({@code *} for any). */
   public Set<String> allowedHosts() {
     return allowedHosts;
+  }
+
+  /**
+   * The origins, besides the request's own, whose pages the API answers ({@link Builder#trustedOrigins}), as
+   * {@code scheme://host[:port]} in lower case without a default port; empty unless configured.
+   */
+  public Set<String> trustedOrigins() {
+    return trustedOrigins;
   }
 
   @Override
@@ -374,7 +386,7 @@ public final class ConsoleServlet extends HttpServlet {
   }
 
   /** Why the request looks sent by another site's page, or null. */
-  private static String crossSite(HttpServletRequest request) {
+  private String crossSite(HttpServletRequest request) {
     String site = request.getHeader("Sec-Fetch-Site");
     if (site != null && !site.equals("same-origin") && !site.equals("none")) {
       return "the browser sent this request for a page of another site (Sec-Fetch-Site: "
@@ -391,9 +403,58 @@ public final class ConsoleServlet extends HttpServlet {
         return null;
       }
     } catch (IllegalArgumentException e) {
-      // refused below
+      // refused below, unless a trusted origin
     }
-    return "the request comes from a page of another origin; the console answers its own page only";
+    // the page's public origin behind a proxy that rewrites Host or terminates TLS: configured, or the request's
+    // own scheme, name and port where the application applies a trusted proxy's forwarded headers; this servlet
+    // never reads them itself, since a page that rebinds its own name to this address can send them too
+    String normal = origin(origin);
+    if (normal != null && (trustedOrigins.contains(normal) || normal.equals(ownOrigin(request)))) {
+      return null;
+    }
+    return "the request comes from a page of another origin; the console answers its own page only (behind a"
+        + " proxy that rewrites Host, add the page's origin to the console's trusted origins)";
+  }
+
+  /**
+   * The request's origin from its scheme, server name and port: the {@code Host} header's unless a filter the
+   * application installed (Spring's {@code ForwardedHeaderFilter}) or its container applied a trusted proxy's
+   * forwarded headers; null when it is not an http or https origin.
+   */
+  private static String ownOrigin(HttpServletRequest request) {
+    String host = request.getServerName();
+    if (host == null || host.isEmpty()) {
+      return null;
+    }
+    if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
+      host = "[" + host + "]";
+    }
+    return origin(request.getScheme() + "://" + host + ":" + request.getServerPort());
+  }
+
+  /**
+   * An origin as {@code scheme://host[:port]}: scheme and host in lower case, the scheme's default port left out;
+   * null for anything but an absolute http or https URI with a host and nothing after its port.
+   */
+  static String origin(String text) {
+    if (text == null || text.length() > 300) {
+      return null;
+    }
+    URI uri;
+    try {
+      uri = new URI(text.strip());
+    } catch (URISyntaxException e) {
+      return null;
+    }
+    String scheme = uri.getScheme() == null ? null : uri.getScheme().toLowerCase(Locale.ROOT);
+    if (!"http".equals(scheme) && !"https".equals(scheme) || uri.isOpaque() || uri.getHost() == null
+        || uri.getRawUserInfo() != null || !uri.getRawPath().isEmpty() || uri.getRawQuery() != null
+        || uri.getRawFragment() != null) {
+      return null;
+    }
+    int port = uri.getPort();
+    boolean defaultPort = port == -1 || port == (scheme.equals("http") ? 80 : 443);
+    return scheme + "://" + uri.getHost().toLowerCase(Locale.ROOT) + (defaultPort ? "" : ":" + port);
   }
 
   /** The host of a {@code Host} header, lower case, without its port; an IPv6 address in brackets. */
@@ -434,7 +495,8 @@ public final class ConsoleServlet extends HttpServlet {
   @Override
   public String toString() {
     return "ConsoleServlet{store=" + records.storeName() + ", outbox=" + (outbox != null) + ", authorizer="
-        + authorizer + ", hosts=" + allowedHosts + '}';
+        + authorizer + ", hosts=" + allowedHosts + (trustedOrigins.isEmpty() ? "" : ", origins=" + trustedOrigins)
+        + '}';
   }
 
   /** Configures a {@link ConsoleServlet}; every setting is checked here, before the console answers anything. */
@@ -448,6 +510,7 @@ public final class ConsoleServlet extends HttpServlet {
     private ConsoleMetrics metrics;
     private Clock clock = Clock.systemUTC();
     private Set<String> allowedHosts = new LinkedHashSet<>(LOOPBACK_HOSTS);
+    private Set<String> trustedOrigins = new LinkedHashSet<>();
 
     private Builder(Idem idem) {
       this.idem = Objects.requireNonNull(idem, "idem");
@@ -540,6 +603,34 @@ public final class ConsoleServlet extends HttpServlet {
         checked.add(name);
       }
       this.allowedHosts = checked;
+      return this;
+    }
+
+    /**
+     * The public origins of the console's page ({@code https://ops.example.com}, {@code http://10.0.0.5:8080}) whose
+     * requests the API accepts besides the request's own origin (the one its {@code Host} header names): for a
+     * console behind a reverse proxy that rewrites {@code Host} or terminates TLS, where the browser's {@code Origin}
+     * is not the origin the request reaches the servlet with. {@code X-Forwarded-*} and {@code Forwarded} headers are
+     * never read for this, since a page that rebinds its own name to this address can send them too (with Spring's
+     * {@code ForwardedHeaderFilter} or a container that applies them, the request already carries the public
+     * origin). The request's {@code Host} must still be an {@link #allowedHosts allowed host}. Default: none.
+     *
+     * @throws IllegalArgumentException for an origin that is not an absolute {@code http} or {@code https} URI with a
+     *     host and nothing after its port (no path, not even {@code /}, no query, fragment or user information), or
+     *     {@code *}
+     */
+    public Builder trustedOrigins(Collection<String> origins) {
+      Objects.requireNonNull(origins, "origins");
+      Set<String> checked = new LinkedHashSet<>();
+      for (String o : origins) {
+        String origin = origin(o);
+        if (origin == null) {
+          throw new IllegalArgumentException("a trusted origin is an absolute http or https origin such as"
+              + " https://ops.example.com or http://10.0.0.5:8080, without a path, got '" + o + "'");
+        }
+        checked.add(origin);
+      }
+      this.trustedOrigins = checked;
       return this;
     }
 

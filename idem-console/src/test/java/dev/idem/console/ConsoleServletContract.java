@@ -106,7 +106,7 @@ abstract class ConsoleServletContract {
     ConsoleServlet ops = ConsoleServlet.builder(idem).outbox(outbox, relay).search(JdbcRecordSearch.of(store))
         .authorizer(ConsoleAuthorizer.bearerToken(TOKEN, "alice")).audit(audit::add)
         .hints(r -> r.state() == RecordState.UNCERTAIN ? Map.of("remote key", r.derive("charge")) : Map.of())
-        .build();
+        .trustedOrigins(List.of("https://ops.example.com", "HTTP://Proxy.Example.com:8080")).build();
     ConsoleServlet unconfigured = ConsoleServlet.builder(idem).build();
     sealing = EncryptedIdempotencyStore.wrap(store, Encryption.with(Keyring.generate("retired")), IdemListener.NOOP);
     Idem sealed = Idem.builder().store(store).encryption(Encryption.with(Keyring.generate("current"))).build();
@@ -220,6 +220,35 @@ abstract class ConsoleServletContract {
     assertThat(store.find(key).orElseThrow().state()).as("nothing was resolved").isEqualTo(RecordState.UNCERTAIN);
     assertThat(audit).as("refused before the authorizer: not actions").noneMatch(a -> a.target().contains(
         key.key().value()));
+  }
+
+  @Test
+  void aTrustedOriginPassesWhereTheProxyRewroteTheHostAndAForeignOneIsStillRefused() throws Exception {
+    RecordKey key = uncertain("trusted-origin");
+    long version = store.find(key).orElseThrow().version();
+    String resolve = "/api/records/resolve?" + keyQuery(key) + "&version=" + version;
+    String body = "{\"action\":\"fail\",\"status\":409,\"reason\":\"declined at the bank\"}";
+
+    // the Host the servlet sees is 127.0.0.1:<port>, as a proxy that rewrites it would leave it
+    Answer foreign = send(action(resolve, body).header("Origin", "https://attacker.example"));
+    Answer otherScheme = send(action(resolve, body).header("Origin", "http://ops.example.com"));
+    Answer otherPort = send(action(resolve, body).header("Origin", "https://ops.example.com:8443"));
+    Answer suffix = send(action(resolve, body).header("Origin", "https://ops.example.com.attacker.example"));
+    Answer opaque = send(action(resolve, body).header("Origin", "null"));
+    Answer proxied = send(action("/api/outbox/" + UUID.randomUUID() + "/replay", "")
+        .header("Origin", "http://proxy.example.com:8080"));
+    Answer trusted = send(action(resolve, body).header("Origin", "https://ops.example.com")
+        .header("Sec-Fetch-Site", "same-origin"));
+
+    for (Answer a : List.of(foreign, otherScheme, otherPort, suffix, opaque)) {
+      assertThat(a.status()).as(a.toString()).isEqualTo(403);
+      assertThat(a.code()).isEqualTo("CONSOLE.cross_site");
+    }
+    assertThat(proxied.code()).as("past the origin check: the event is unknown").isEqualTo("NOT_FOUND.outbox_event");
+    assertThat(trusted.status()).as(trusted.toString()).isEqualTo(200);
+    assertThat(store.find(key).orElseThrow().state()).isEqualTo(RecordState.FAILED);
+    assertThat(actionsOn(key.key().value())).extracting(ConsoleAction::operator, ConsoleAction::outcome)
+        .containsExactly(tuple("alice", "done"));
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.crypto.Encryption;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.jdbc.internal.HeaderCodec;
 import dev.idem.jdbc.internal.SchemaScript;
@@ -11,6 +12,8 @@ import dev.idem.outbox.OutboxPage;
 import dev.idem.outbox.OutboxQuery;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
+import dev.idem.outbox.OutboxSummary;
+import dev.idem.outbox.OutboxSummaryPage;
 import dev.idem.outbox.spi.ClaimedEvent;
 import dev.idem.outbox.spi.FailedDelivery;
 import dev.idem.outbox.spi.OutboxAdmin;
@@ -42,7 +45,8 @@ import javax.sql.DataSource;
 
 /**
  * The outbox on a JDBC database (PostgreSQL, MariaDB, H2): the table {@code idem_outbox} and its attempt history
- * {@code idem_outbox_attempt} (schema file {@code db/idem/<dialect>/V2__idem_outbox.sql}).
+ * {@code idem_outbox_attempt} (schema files {@code db/idem/<dialect>/V2__idem_outbox.sql}, then
+ * {@code V7__idem_outbox_finished_index.sql}).
  *
  * <pre>{@code
  * JdbcOutboxStore store = JdbcOutboxStore.builder(dataSource).build();
@@ -58,6 +62,14 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
   private static final String COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, ordered, payload,"
       + " headers, destination, status, attempts, attempt_base, available_at, lease_owner, lease_until, last_error,"
       + " created_at, delivered_at";
+  /**
+   * A listing's columns: the payload's size and the start that tells a sealed one, but not the payload (PostgreSQL
+   * reads the size of a TOASTed value from its header, and the start from its first chunk) nor the headers.
+   */
+  private static final String SUMMARY_COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, ordered,"
+      + " OCTET_LENGTH(payload), SUBSTRING(payload, 1, " + Encryption.TEXT_PREFIX.length() + "), destination,"
+      + " status, attempts, attempt_base, available_at, lease_owner, lease_until, last_error, created_at,"
+      + " delivered_at";
   private static final String MESSAGE_COLUMNS = "seq, id, event_type, aggregate_type, aggregate_id, payload,"
       + " headers, destination, attempts, attempt_base, created_at";
 
@@ -319,14 +331,8 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     @Override
     public OutboxPage list(OutboxQuery filter) {
       Objects.requireNonNull(filter, "query");
-      List<Object> args = new ArrayList<>();
-      String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE seq > ?" + where(filter, args)
-          + " ORDER BY seq LIMIT ?";
       return withConnection("listing events", c -> {
-        List<OutboxEntry> rows = query(c, sql, ps -> {
-          ps.setLong(1, filter.afterSeq());
-          ps.setInt(bind(ps, 2, args), filter.limit() + 1);
-        }, JdbcOutboxStore::readEntry);
+        List<OutboxEntry> rows = page(c, COLUMNS, filter, JdbcOutboxStore::readEntry);
         boolean more = rows.size() > filter.limit();
         if (more) {
           rows.remove(rows.size() - 1);
@@ -334,6 +340,40 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
         return new OutboxPage(List.copyOf(withHistory(c, rows)),
             more ? OptionalLong.of(rows.get(rows.size() - 1).seq()) : OptionalLong.empty());
       });
+    }
+
+    @Override
+    public OutboxSummaryPage summaries(OutboxQuery filter) {
+      Objects.requireNonNull(filter, "query");
+      return withConnection("listing events", c -> {
+        List<OutboxSummary> rows = page(c, SUMMARY_COLUMNS, filter, JdbcOutboxStore::readSummary);
+        boolean more = rows.size() > filter.limit();
+        if (more) {
+          rows.remove(rows.size() - 1);
+        }
+        Map<Long, List<OutboxAttempt>> history = history(c, rows.stream().map(OutboxSummary::seq).toList());
+        List<OutboxSummary> out = new ArrayList<>(rows.size());
+        for (OutboxSummary e : rows) {
+          out.add(new OutboxSummary(e.seq(), e.id(), e.type(), e.aggregateType(), e.aggregateId(), e.ordered(),
+              e.payloadBytes(), e.payloadSealed(), e.destination(), e.status(), e.attempts(),
+              e.attemptsSinceReplay(), e.availableAt(), e.leaseOwner(), e.leaseUntil(), e.lastError(),
+              e.createdAt(), e.finishedAt(), history.getOrDefault(e.seq(), List.of())));
+        }
+        return new OutboxSummaryPage(List.copyOf(out),
+            more ? OptionalLong.of(rows.get(rows.size() - 1).seq()) : OptionalLong.empty());
+      });
+    }
+
+    /** The rows of a page (one more than the limit when there are more), by {@code seq}. */
+    private <T> List<T> page(Connection c, String columns, OutboxQuery filter, RowReader<T> reader)
+        throws SQLException {
+      List<Object> args = new ArrayList<>();
+      String sql = "SELECT " + columns + " FROM " + table + " WHERE seq > ?" + where(filter, args)
+          + " ORDER BY seq LIMIT ?";
+      return query(c, sql, ps -> {
+        ps.setLong(1, filter.afterSeq());
+        ps.setInt(bind(ps, 2, args), filter.limit() + 1);
+      }, reader);
     }
 
     @Override
@@ -403,11 +443,13 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
       if (limit < 1) {
         throw new IllegalArgumentException("limit must be positive, got " + limit);
       }
-      String finished = " WHERE status IN ('delivered', 'discarded') AND delivered_at <= ?";
+      // oldest finish first, along the index on delivered_at (V7): each batch reads only the rows it deletes. On
+      // MariaDB seq (in every InnoDB index) makes the order total, as statement-based replication wants
+      String finished = " WHERE delivered_at <= ? AND status IN ('delivered', 'discarded')";
       String sql = switch (dialect) {
         case POSTGRESQL -> "DELETE FROM " + table + " WHERE seq IN (SELECT seq FROM " + table + finished
-            + " ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)";
-        case MARIADB -> "DELETE FROM " + table + finished + " ORDER BY status, seq LIMIT ?";
+            + " ORDER BY delivered_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+        case MARIADB -> "DELETE FROM " + table + finished + " ORDER BY delivered_at, seq LIMIT ?";
         case H2 -> "DELETE FROM " + table + finished + " FETCH FIRST ? ROWS ONLY";
       };
       return executeUpdate("purging finished events", sql, finishedBefore.toEpochMilli(), limit);
@@ -458,14 +500,25 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     if (rows.isEmpty()) {
       return rows;
     }
+    Map<Long, List<OutboxAttempt>> history = history(c, rows.stream().map(OutboxEntry::seq).toList());
+    List<OutboxEntry> out = new ArrayList<>(rows.size());
+    for (OutboxEntry e : rows) {
+      List<OutboxAttempt> h = history.getOrDefault(e.seq(), List.of());
+      out.add(new OutboxEntry(e.seq(), e.id(), e.type(), e.aggregateType(), e.aggregateId(), e.ordered(), e.payload(),
+          e.headers(), e.destination(), e.status(), e.attempts(), e.attemptsSinceReplay(), e.availableAt(),
+          e.leaseOwner(), e.leaseUntil(), e.lastError(), e.createdAt(), e.finishedAt(), h));
+    }
+    return out;
+  }
+
+  /** The attempt history of these rows, oldest first, by row; a row without one is not in the map. */
+  private Map<Long, List<OutboxAttempt>> history(Connection c, List<Long> seqs) throws SQLException {
+    if (seqs.isEmpty()) {
+      return Map.of();
+    }
     List<Map.Entry<Long, OutboxAttempt>> attempts = query(c, "SELECT event_seq, attempt, attempted_at, error,"
-        + " response_code FROM " + attemptTable + " WHERE event_seq IN (" + marks(rows.size()) + ")"
-        + " ORDER BY event_seq, attempt", ps -> {
-          int i = 1;
-          for (OutboxEntry e : rows) {
-            ps.setLong(i++, e.seq());
-          }
-        }, rs -> {
+        + " response_code FROM " + attemptTable + " WHERE event_seq IN (" + marks(seqs.size()) + ")"
+        + " ORDER BY event_seq, attempt", ps -> bind(ps, 1, seqs), rs -> {
           int code = rs.getInt(5);
           Integer response = rs.wasNull() ? null : code;
           return Map.entry(rs.getLong(1), new OutboxAttempt(rs.getInt(2), Instant.ofEpochMilli(rs.getLong(3)),
@@ -475,14 +528,8 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
     for (Map.Entry<Long, OutboxAttempt> a : attempts) {
       history.computeIfAbsent(a.getKey(), k -> new ArrayList<>()).add(a.getValue());
     }
-    List<OutboxEntry> out = new ArrayList<>(rows.size());
-    for (OutboxEntry e : rows) {
-      List<OutboxAttempt> h = history.getOrDefault(e.seq(), List.of());
-      out.add(new OutboxEntry(e.seq(), e.id(), e.type(), e.aggregateType(), e.aggregateId(), e.ordered(), e.payload(),
-          e.headers(), e.destination(), e.status(), e.attempts(), e.attemptsSinceReplay(), e.availableAt(),
-          e.leaseOwner(), e.leaseUntil(), e.lastError(), e.createdAt(), e.finishedAt(), List.copyOf(h)));
-    }
-    return out;
+    history.replaceAll((seq, h) -> List.copyOf(h));
+    return history;
   }
 
   private static OutboxEntry readEntry(ResultSet rs) throws SQLException {
@@ -492,6 +539,16 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
         OutboxStatus.valueOf(rs.getString(10).trim().toUpperCase(Locale.ROOT)), attempts, attempts - rs.getInt(12),
         Instant.ofEpochMilli(rs.getLong(13)), rs.getString(14), instantOrNull(rs, 15), rs.getString(16),
         Instant.ofEpochMilli(rs.getLong(17)), instantOrNull(rs, 18), List.of());
+  }
+
+  private static OutboxSummary readSummary(ResultSet rs) throws SQLException {
+    int attempts = rs.getInt(11);
+    return new OutboxSummary(rs.getLong(1), UUID.fromString(rs.getString(2).trim()), rs.getString(3),
+        rs.getString(4), rs.getString(5), rs.getBoolean(6), rs.getLong(7), Encryption.TEXT_PREFIX.equals(
+        rs.getString(8)), rs.getString(9), OutboxStatus.valueOf(rs.getString(10).trim().toUpperCase(Locale.ROOT)),
+        attempts, attempts - rs.getInt(12), Instant.ofEpochMilli(rs.getLong(13)), rs.getString(14),
+        instantOrNull(rs, 15), rs.getString(16), Instant.ofEpochMilli(rs.getLong(17)), instantOrNull(rs, 18),
+        List.of());
   }
 
   /** A status as the status column spells it. */

@@ -262,8 +262,10 @@ public final class Outbox {
   // ------------------------------------------------------------------------------------------------- operators
 
   /**
-   * One page of events matching {@code query}, by {@code seq}, each with its attempt history. Sealed payloads are
-   * shown opened; one that does not open is shown as its sealed text ({@link OutboxEntry#payloadSealed()}).
+   * One page of events matching {@code query}, by {@code seq}, each with its payload and attempt history. Sealed
+   * payloads are shown opened; one that does not open is shown as its sealed text
+   * ({@link OutboxEntry#payloadSealed()}). Every payload of the page is read: to show events without them, list
+   * {@link #summaries}.
    */
   public OutboxPage list(OutboxQuery query) {
     OutboxPage page = store.admin().list(query);
@@ -271,6 +273,16 @@ public final class Outbox {
       return page;
     }
     return new OutboxPage(page.entries().stream().map(this::opened).toList(), page.nextCursor());
+  }
+
+  /**
+   * One page of events matching {@code query}, by {@code seq}, each with its attempt history but without its payload
+   * and headers, which the store leaves in the database: what a list of events for an operator needs, however large
+   * the payloads. {@link OutboxSummary#payloadBytes} is the size as stored, that of the sealed text for a sealed
+   * payload; {@link #find} reads one event whole.
+   */
+  public OutboxSummaryPage summaries(OutboxQuery query) {
+    return store.admin().summaries(Objects.requireNonNull(query, "query"));
   }
 
   /** The event with this id, with its attempt history; its payload shown as {@link #list} shows it. */

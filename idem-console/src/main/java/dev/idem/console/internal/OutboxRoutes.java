@@ -6,13 +6,15 @@ import static dev.idem.console.internal.Params.time;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxAttempt;
 import dev.idem.outbox.OutboxEntry;
-import dev.idem.outbox.OutboxPage;
 import dev.idem.outbox.OutboxQuery;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
+import dev.idem.outbox.OutboxSummary;
+import dev.idem.outbox.OutboxSummaryPage;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.http.HttpServletRequest;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -43,7 +45,10 @@ public final class OutboxRoutes {
     }
   }
 
-  /** A page of events by age; {@code next} is the following page's cursor. */
+  /**
+   * A page of events by age, without their payloads, which the store leaves in the database (their size as stored
+   * instead); {@code next} is the following page's cursor.
+   */
   public Map<String, Object> list(HttpServletRequest request) {
     OutboxQuery query = OutboxQuery.all().limit(Params.integer(request, "limit", 50, 1, OutboxQuery.MAX_LIMIT));
     Optional<OutboxStatus> wanted = status(Params.optional(request, "status"));
@@ -55,7 +60,7 @@ public final class OutboxRoutes {
     if (cursor != null) {
       query = query.after(cursor(cursor));
     }
-    OutboxPage page = outbox.list(query);
+    OutboxSummaryPage page = outbox.summaries(query);
     List<Map<String, Object>> events = new ArrayList<>();
     page.entries().forEach(e -> events.add(toJson(e)));
     return Json.document("status", wanted.map(s -> name(s)).orElse(null), "events", events,
@@ -183,51 +188,46 @@ public final class OutboxRoutes {
     return e.name().toLowerCase(Locale.ROOT);
   }
 
+  /** One event as its own view shows it: the size of its payload opened, never the payload. */
   private static Map<String, Object> toJson(OutboxEntry e) {
+    return toJson(e.id(), e.type(), e.aggregateType(), e.aggregateId(), e.destination(), e.status(), e.attempts(),
+        e.attemptsSinceReplay(), e.availableAt(), e.leaseOwner(), e.leaseUntil(), e.lastError(), e.createdAt(),
+        e.finishedAt(), OutboxSummary.utf8Length(e.payload()), e.payloadSealed(), e.history());
+  }
+
+  /** One event as a listing shows it: the size of its payload as stored (sealed, for an encrypted route). */
+  private static Map<String, Object> toJson(OutboxSummary e) {
+    return toJson(e.id(), e.type(), e.aggregateType(), e.aggregateId(), e.destination(), e.status(), e.attempts(),
+        e.attemptsSinceReplay(), e.availableAt(), e.leaseOwner(), e.leaseUntil(), e.lastError(), e.createdAt(),
+        e.finishedAt(), e.payloadBytes(), e.payloadSealed(), e.history());
+  }
+
+  private static Map<String, Object> toJson(UUID id, String type, String aggregateType, String aggregateId,
+      String destination, OutboxStatus status, int attempts, int attemptsSinceReplay, Instant availableAt,
+      String leaseOwner, Instant leaseUntil, String lastError, Instant createdAt, Instant finishedAt,
+      long payloadBytes, boolean payloadSealed, List<OutboxAttempt> attemptHistory) {
     List<Map<String, Object>> history = new ArrayList<>();
-    for (OutboxAttempt a : e.history()) {
+    for (OutboxAttempt a : attemptHistory) {
       history.add(Json.document("attempt", a.attempt(), "at", a.at().toString(), "error", a.error(),
           "response_code", a.responseCode()));
     }
     return Json.document(
-        "id", e.id().toString(),
-        "type", e.type(),
-        "aggregate_type", e.aggregateType(),
-        "aggregate_id", e.aggregateId(),
-        "destination", e.destination(),
-        "status", name(e.status()),
-        "attempts", e.attempts(),
-        "attempts_since_replay", e.attemptsSinceReplay(),
-        "available_at", time(e.availableAt()),
-        "lease_owner", e.leaseOwner(),
-        "lease_until", time(e.leaseUntil()),
-        "last_error", e.lastError(),
-        "created_at", time(e.createdAt()),
-        "finished_at", time(e.finishedAt()),
-        "payload_bytes", utf8Length(e.payload()),
+        "id", id.toString(),
+        "type", type,
+        "aggregate_type", aggregateType,
+        "aggregate_id", aggregateId,
+        "destination", destination,
+        "status", name(status),
+        "attempts", attempts,
+        "attempts_since_replay", attemptsSinceReplay,
+        "available_at", time(availableAt),
+        "lease_owner", leaseOwner,
+        "lease_until", time(leaseUntil),
+        "last_error", lastError,
+        "created_at", time(createdAt),
+        "finished_at", time(finishedAt),
+        "payload_bytes", payloadBytes,
+        "payload_sealed", payloadSealed,
         "history", history);
-  }
-
-  /** The payload's size in UTF-8 bytes (the page shows no payload), or null when there is none. */
-  private static Integer utf8Length(String payload) {
-    if (payload == null) {
-      return null;
-    }
-    int bytes = 0;
-    for (int i = 0; i < payload.length(); i++) {
-      char c = payload.charAt(i);
-      if (c < 0x80) {
-        bytes += 1;
-      } else if (c < 0x800) {
-        bytes += 2;
-      } else if (Character.isHighSurrogate(c) && i + 1 < payload.length()
-          && Character.isLowSurrogate(payload.charAt(i + 1))) {
-        bytes += 4;
-        i++;
-      } else {
-        bytes += 3;
-      }
-    }
-    return bytes;
   }
 }

@@ -30,8 +30,11 @@ public enum SchemaScript {
    * {@code V5__idem_record_uncertain.sql}, which apply to a partitioned table as they are.
    */
   RECORD_PARTITIONED("idem_record", "partitioned/V1__idem_record_partitioned.sql", "V5__idem_record_uncertain.sql"),
-  /** The outbox and its attempt history: the outbox half of {@code V2__idem_outbox.sql}. */
-  OUTBOX("idem_outbox", "V2__idem_outbox.sql"),
+  /**
+   * The outbox and its attempt history: the outbox half of {@code V2__idem_outbox.sql}, then the purge's index of
+   * {@code V7__idem_outbox_finished_index.sql}.
+   */
+  OUTBOX("idem_outbox", "V2__idem_outbox.sql", "V7__idem_outbox_finished_index.sql"),
   /** The inbox: the inbox half of {@code V2__idem_outbox.sql}. */
   INBOX("idem_inbox", "V2__idem_outbox.sql");
 

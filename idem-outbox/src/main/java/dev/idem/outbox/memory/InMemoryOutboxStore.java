@@ -11,6 +11,8 @@ import dev.idem.outbox.OutboxPage;
 import dev.idem.outbox.OutboxQuery;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
+import dev.idem.outbox.OutboxSummary;
+import dev.idem.outbox.OutboxSummaryPage;
 import dev.idem.outbox.spi.ClaimedEvent;
 import dev.idem.outbox.spi.FailedDelivery;
 import dev.idem.outbox.spi.OutboxAdmin;
@@ -265,6 +267,21 @@ public final class InMemoryOutboxStore implements OutboxStore {
           page.add(r.entry());
         }
         return new OutboxPage(List.copyOf(page), OptionalLong.empty());
+      });
+    }
+
+    @Override
+    public OutboxSummaryPage summaries(OutboxQuery query) {
+      Objects.requireNonNull(query, "query");
+      return lock.call(() -> {
+        List<OutboxSummary> page = new ArrayList<>();
+        for (Row r : matching(query)) {
+          if (page.size() == query.limit()) {
+            return new OutboxSummaryPage(List.copyOf(page), OptionalLong.of(page.get(page.size() - 1).seq()));
+          }
+          page.add(OutboxSummary.of(r.entry()));
+        }
+        return new OutboxSummaryPage(List.copyOf(page), OptionalLong.empty());
       });
     }
 

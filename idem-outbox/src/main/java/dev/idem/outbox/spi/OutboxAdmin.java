@@ -6,6 +6,8 @@ import dev.idem.outbox.OutboxPage;
 import dev.idem.outbox.OutboxQuery;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
+import dev.idem.outbox.OutboxSummary;
+import dev.idem.outbox.OutboxSummaryPage;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.Set;
@@ -14,10 +16,21 @@ import java.util.UUID;
 /** The operator side of an {@link OutboxStore}: each method runs in a short transaction of its own. */
 public interface OutboxAdmin {
 
-  /** One page of events matching {@code query}, by {@code seq}, each with its attempt history. */
+  /** One page of events matching {@code query}, by {@code seq}, each with its payload and attempt history. */
   OutboxPage list(OutboxQuery query);
 
-  /** The event with this id, with its attempt history. */
+  /**
+   * The page {@link #list} answers, as summaries: each event with its attempt history and its payload's size as
+   * stored ({@link OutboxSummary#payloadBytes}), but without its payload and headers, which a store should not read
+   * at all (the operator console lists with this, up to {@value OutboxQuery#MAX_LIMIT} events a page). The default
+   * reads them through {@link #list} and drops them: a store overrides it to leave them in the database.
+   */
+  default OutboxSummaryPage summaries(OutboxQuery query) {
+    OutboxPage page = list(query);
+    return new OutboxSummaryPage(page.entries().stream().map(OutboxSummary::of).toList(), page.nextCursor());
+  }
+
+  /** The event with this id, with its payload and attempt history. */
   Optional<OutboxEntry> find(UUID id);
 
   /**

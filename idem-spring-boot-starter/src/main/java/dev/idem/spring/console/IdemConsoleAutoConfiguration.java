@@ -69,6 +69,11 @@ public class IdemConsoleAutoConfiguration {
     } catch (IllegalArgumentException e) {
       throw new IllegalStateException("idem.console.allowed-hosts: " + e.getMessage(), e);
     }
+    try {
+      builder.trustedOrigins(properties.getTrustedOrigins());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("idem.console.trusted-origins: " + e.getMessage(), e);
+    }
     RecordSearch chosen = search.getIfAvailable();
     if (chosen == null) {
       // the raw store (the Idem's may wrap it for encryption): its table is searched for keys, which are not sealed

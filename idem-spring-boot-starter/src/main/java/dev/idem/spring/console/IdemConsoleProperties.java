@@ -24,14 +24,21 @@ public class IdemConsoleProperties {
    */
   private List<String> allowedHosts = new ArrayList<>(ConsoleServlet.LOOPBACK_HOSTS);
   /**
+   * The public origins of the console's page ({@code https://ops.example.com}) whose requests its API accepts besides
+   * the request's own: for a console behind a reverse proxy that rewrites the Host header or terminates TLS. Absolute
+   * http or https origins without a path; checked at startup. Forwarded headers are never read for this (with
+   * {@code server.forward-headers-strategy=framework} the request already carries the public origin).
+   */
+  private List<String> trustedOrigins = new ArrayList<>();
+  /**
    * How many records per state the key search looks at when the store is not the JDBC one (which searches its table
    * in one statement).
    */
   private int searchMaxScanned = 10_000;
 
   /**
-   * Checks every setting but the hosts' names, which the console's builder checks; the message names the property
-   * and the bad value.
+   * Checks every setting but the hosts' names and the trusted origins, which the console's builder checks; the
+   * message names the property and the bad value.
    *
    * @throws IllegalStateException on a bad setting
    */
@@ -72,6 +79,14 @@ public class IdemConsoleProperties {
 
   public void setAllowedHosts(List<String> allowedHosts) {
     this.allowedHosts = allowedHosts;
+  }
+
+  public List<String> getTrustedOrigins() {
+    return trustedOrigins;
+  }
+
+  public void setTrustedOrigins(List<String> trustedOrigins) {
+    this.trustedOrigins = trustedOrigins == null ? new ArrayList<>() : trustedOrigins;
   }
 
   public int getSearchMaxScanned() {

@@ -26,7 +26,7 @@ public class IdemOutboxProperties {
   /**
    * Create the outbox, attempt history and inbox tables at startup when they are missing (as
    * {@code idem.store.initialize-schema} does for the record table). Off by default: use your migration tool with
-   * {@code db/idem/<dialect>/V2__idem_outbox.sql}.
+   * {@code db/idem/<dialect>/V2__idem_outbox.sql} and {@code V7__idem_outbox_finished_index.sql}.
    */
   private boolean initializeSchema = false;
   /** Event types delivered in order per aggregate; decided when an event is enqueued. */

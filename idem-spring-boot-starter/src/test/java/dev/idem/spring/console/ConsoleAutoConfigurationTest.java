@@ -55,13 +55,50 @@ class ConsoleAutoConfigurationTest {
   }
 
   @Test
-  void thePropertiesSetThePathAndTheHosts() {
+  void thePropertiesSetThePathTheHostsAndTheTrustedOrigins() {
     try (ConfigurableApplicationContext context = start("--idem.console.path=/ops/idem",
-        "--idem.console.allowed-hosts=ops.example.com,[::1]")) {
+        "--idem.console.allowed-hosts=ops.example.com,[::1]",
+        "--idem.console.trusted-origins=https://ops.example.com,http://10.0.0.5:8080")) {
       assertThat(registration(context).getUrlMappings()).containsExactly("/ops/idem/*");
       assertThat(((ConsoleServlet) registration(context).getServlet()).allowedHosts())
           .containsExactlyInAnyOrder("ops.example.com", "[::1]");
+      assertThat(((ConsoleServlet) registration(context).getServlet()).trustedOrigins())
+          .containsExactlyInAnyOrder("https://ops.example.com", "http://10.0.0.5:8080");
     }
+  }
+
+  @Test
+  void behindAProxyTheOriginPassesWhenTrustedOrForwardedByTheFrameworkAndAForeignOneIsStillRefused()
+      throws Exception {
+    try (ConfigurableApplicationContext trusted = start("--idem.console.trusted-origins=https://ops.example.com");
+        ConfigurableApplicationContext forwarded = start("--server.forward-headers-strategy=framework");
+        ConfigurableApplicationContext plain = start()) {
+      // past the origin check, the default authorizer refuses: CONSOLE.not_configured, not CONSOLE.cross_site
+      assertThat(post(trusted, "https://ops.example.com", false)).contains("CONSOLE.not_configured");
+      assertThat(post(trusted, "https://attacker.example", false)).contains("CONSOLE.cross_site");
+      assertThat(post(trusted, "https://attacker.example", true)).contains("CONSOLE.cross_site");
+      assertThat(post(forwarded, "https://ops.example.com", true)).contains("CONSOLE.not_configured");
+      assertThat(post(forwarded, "https://attacker.example", true)).contains("CONSOLE.cross_site");
+      assertThat(post(plain, "https://ops.example.com", true)).as("forwarded headers are not read by the console")
+          .contains("CONSOLE.cross_site");
+    }
+  }
+
+  /** A console action as a page on {@code origin} sends it through a proxy that rewrote the Host header. */
+  private static String post(ConfigurableApplicationContext context, String origin, boolean forwardedHeaders)
+      throws Exception {
+    int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+        + "/idem/console/api/outbox/replay?status=dead")).header("Origin", origin).header("X-Idem-Console", "1")
+        .POST(HttpRequest.BodyPublishers.noBody());
+    if (forwardedHeaders) {
+      request.header("X-Forwarded-Host", "ops.example.com").header("X-Forwarded-Proto", "https")
+          .header("X-Forwarded-Port", "443");
+    }
+    HttpResponse<String> answer = HttpClient.newHttpClient().send(request.build(),
+        HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    assertThat(answer.statusCode()).isEqualTo(403);
+    return answer.body();
   }
 
   @Test
@@ -77,6 +114,9 @@ class ConsoleAutoConfigurationTest {
         .hasMessageContaining("idem.console.path").hasMessageContaining("'/ops/'");
     assertThatThrownBy(() -> start("--idem.console.allowed-hosts=ops.example.com:8443")).rootCause()
         .hasMessageContaining("ops.example.com:8443");
+    assertThatThrownBy(() -> start("--idem.console.trusted-origins=https://ops.example.com/console"))
+        .hasStackTraceContaining("idem.console.trusted-origins").rootCause()
+        .hasMessageContaining("'https://ops.example.com/console'");
     assertThatThrownBy(() -> start("--idem.console.search-max-scanned=0")).rootCause()
         .hasMessageContaining("idem.console.search-max-scanned");
   }

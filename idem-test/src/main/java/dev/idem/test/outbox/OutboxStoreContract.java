@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.idem.core.StoreException;
+import dev.idem.core.crypto.Encryption;
 import dev.idem.core.spi.StoreTransaction;
 import dev.idem.outbox.DeliveryResult;
 import dev.idem.outbox.Outbox;
@@ -17,12 +18,15 @@ import dev.idem.outbox.OutboxQuery;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.OutboxStats;
 import dev.idem.outbox.OutboxStatus;
+import dev.idem.outbox.OutboxSummary;
+import dev.idem.outbox.OutboxSummaryPage;
 import dev.idem.outbox.OutboxTransport;
 import dev.idem.outbox.spi.ClaimedEvent;
 import dev.idem.outbox.spi.FailedDelivery;
 import dev.idem.outbox.spi.OutboxAdmin;
 import dev.idem.outbox.spi.OutboxStore;
 import dev.idem.outbox.spi.PendingEvent;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -691,6 +695,61 @@ public abstract class OutboxStoreContract {
 
   private List<UUID> listed(OutboxQuery query) {
     return entryIds(admin().list(query).entries());
+  }
+
+  @Test
+  void summariesPageAsListDoesWithThePayloadsStoredSizeInsteadOfThePayload() throws Exception {
+    String multibyte = "{\"name\":\"Zo\u00eb \u2713 \ud83d\ude00\"}";
+    String large = "{\"blob\":\"" + "x".repeat(300_000) + "\"}";
+    String sealed = Encryption.TEXT_PREFIX + "AAECAwQ";
+    OutboxEvent small = event("kit.a", "s1", "sink:a");
+    OutboxEvent wide = OutboxEvent.builder("kit.b").aggregate("order", "s2").payload(multibyte)
+        .header("trace", "t-1").destination("sink:b").build();
+    OutboxEvent big = OutboxEvent.builder("kit.a").aggregate("order", "s3").payload(large).destination("sink:a")
+        .build();
+    OutboxEvent closed = OutboxEvent.builder("kit.b").aggregate("order", "s4").payload(sealed).destination("sink:a")
+        .build();
+    OutboxEvent done = event("kit.a", "s5", "sink");
+    enqueue(small, wide, big, closed, done);
+    List<ClaimedEvent> claimed = claim("kit-1", now, 10);
+    delivered("kit-1", now, claimed.get(4));
+    failed("kit-1", now, dead(claimed.get(1), "refused", now), retry(claimed.get(2), "busy", 503, now));
+    store.release("kit-1", List.of(claimed.get(0), claimed.get(3)), now);
+
+    OutboxSummaryPage first = admin().summaries(OutboxQuery.all().limit(2));
+    OutboxSummaryPage second = admin().summaries(OutboxQuery.all().limit(2).after(first.nextCursor().orElseThrow()));
+    OutboxSummaryPage third = admin().summaries(OutboxQuery.all().limit(2).after(second.nextCursor().orElseThrow()));
+    OutboxSummaryPage all = admin().summaries(OutboxQuery.all());
+
+    List<OutboxSummary> paged = new ArrayList<>(first.entries());
+    paged.addAll(second.entries());
+    paged.addAll(third.entries());
+    assertThat(first.nextCursor()).isEqualTo(admin().list(OutboxQuery.all().limit(2)).nextCursor());
+    assertThat(third.nextCursor()).isEmpty();
+    assertThat(paged).isEqualTo(all.entries());
+    assertThat(all.entries()).as("everything but the payload and headers, as the full listing has it")
+        .isEqualTo(admin().list(OutboxQuery.all()).entries().stream().map(OutboxSummary::of).toList());
+    assertThat(all.entries()).extracting(OutboxSummary::id)
+        .containsExactly(small.id(), wide.id(), big.id(), closed.id(), done.id());
+    long plain = "{\"n\":1}".length();
+    assertThat(all.entries()).extracting(OutboxSummary::payloadBytes).containsExactly(plain,
+        (long) multibyte.getBytes(StandardCharsets.UTF_8).length, (long) large.length(), (long) sealed.length(), plain);
+    assertThat(all.entries()).extracting(OutboxSummary::payloadSealed).containsExactly(false, false, false, true,
+        false);
+    OutboxSummary wideSummary = all.entries().get(1);
+    assertThat(wideSummary.status()).isEqualTo(OutboxStatus.DEAD);
+    assertThat(wideSummary.history()).containsExactly(new OutboxAttempt(1, now, "refused", null));
+    assertThat(all.entries().get(2).history()).containsExactly(new OutboxAttempt(1, now, "busy", 503));
+    assertThat(all.entries().get(4).finished()).hasValue(now);
+    assertThat(entryIds(admin().list(OutboxQuery.status(OutboxStatus.PENDING).type("kit.a")).entries()))
+        .isEqualTo(admin().summaries(OutboxQuery.status(OutboxStatus.PENDING).type("kit.a")).entries().stream()
+            .map(OutboxSummary::id).toList())
+        .containsExactly(small.id(), big.id());
+    assertThat(admin().summaries(OutboxQuery.all().destination("sink:a").aggregate("order", "s4")).entries())
+        .extracting(OutboxSummary::id).containsExactly(closed.id());
+    assertThat(entry(big.id()).payload()).as("the event's own view reads the payload").isEqualTo(large);
+    assertThat(entry(wide.id()).payload()).isEqualTo(multibyte);
+    assertThat(entry(wide.id()).headers()).containsEntry("trace", "t-1");
   }
 
   @Test
