@@ -73,6 +73,8 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
   private final boolean allowSeparateCommits;
   /** By bean class and method: beans of several classes that inherit one method each have their own operation. */
   private final Map<Target, IdempotentMethod> methods = new ConcurrentHashMap<>();
+  /** The transaction templates of methods with an isolation or a timeout of their own, made once each. */
+  private final Map<IdempotentMethod, TransactionTemplate> templates = new ConcurrentHashMap<>();
   private volatile Idem idem;
   private volatile ObjectMapper mapper;
   private volatile Transactions transactions;
@@ -365,14 +367,16 @@ final class IdempotentMethodInterceptor implements MethodInterceptor, SmartIniti
    * The transaction the interceptor starts for the method (or joins, when the caller has one): with the isolation
    * and timeout of the method's own {@code @Transactional}, which then only joins it.
    */
-  private static TransactionTemplate template(Transactions tx, IdempotentMethod m) {
+  private TransactionTemplate template(Transactions tx, IdempotentMethod m) {
     if (m.isolation == TransactionDefinition.ISOLATION_DEFAULT && m.timeout == TransactionDefinition.TIMEOUT_DEFAULT) {
       return tx.template();
     }
-    TransactionTemplate template = new TransactionTemplate(tx.template().getTransactionManager());
-    template.setIsolationLevel(m.isolation);
-    template.setTimeout(m.timeout);
-    return template;
+    return templates.computeIfAbsent(m, own -> {
+      TransactionTemplate template = new TransactionTemplate(tx.template().getTransactionManager());
+      template.setIsolationLevel(own.isolation);
+      template.setTimeout(own.timeout);
+      return template;
+    });
   }
 
   /** Writes what a JPA persistence context holds, so that a lost race or a failure rolls it back with the rest. */
