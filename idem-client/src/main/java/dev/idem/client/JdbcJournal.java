@@ -57,6 +57,12 @@ public final class JdbcJournal implements PendingJournal {
   private static final Pattern TABLE = Pattern.compile(
       "[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
   private static final Set<String> SECRET_HEADERS = Set.of("authorization", "cookie", "proxy-authorization");
+  /**
+   * The first line of the {@code headers} column when the body is plaintext that begins with the bytes of a sealed
+   * envelope (a binary body may): without it the body would be read back as sealed, and the intent could not be
+   * resumed. No header line begins with ':'.
+   */
+  private static final String PLAIN_BODY = ":idem-plain-body";
 
   /** The databases this journal supports; detected from {@code DatabaseMetaData.getDatabaseProductName()}. */
   public enum Dialect {
@@ -151,9 +157,11 @@ public final class JdbcJournal implements PendingJournal {
     String key = intent.key().orElseThrow(() -> new IllegalArgumentException(
         "journal '" + name + "': an intent needs a key to be journaled, was " + intent));
     Intent clean = intent.withoutHeaders(SECRET_HEADERS);
-    String headers = encodeHeaders(clean);
     byte[] body = encryption == null ? clean.bodyUnsafe()
         : SealedBodies.seal(encryption, key, clean.method(), clean.uri().toString(), clean.bodyUnsafe());
+    // a plaintext body that begins as an envelope does is marked so, or it would be read back as sealed
+    String headers = (encryption == null && Encryption.isSealed(body) ? PLAIN_BODY + "\n" : "")
+        + encodeHeaders(clean);
     checkSize(clean, key, body.length);
     for (int attempt = 0; ; attempt++) {
       SQLException failure;
@@ -258,8 +266,13 @@ public final class JdbcJournal implements PendingJournal {
     try {
       Intent intent = Intent.of(rs.getString(2), URI.create(rs.getString(3)));
       String headers = rs.getString(4);
+      boolean plain = false;
       for (String line : headers.split("\n", -1)) {
         if (line.isEmpty()) {
+          continue;
+        }
+        if (line.equals(PLAIN_BODY)) {
+          plain = true;
           continue;
         }
         int colon = line.indexOf(": ");
@@ -271,7 +284,7 @@ public final class JdbcJournal implements PendingJournal {
       byte[] body = rs.getBytes(5);
       if (body == null) {
         body = new byte[0];
-      } else if (Encryption.isSealed(body)) {
+      } else if (!plain && Encryption.isSealed(body)) {
         body = SealedBodies.open(encryption, "journal '" + name + "' (table " + table + ")", key, intent.method(),
             intent.uri().toString(), body);
       }
@@ -282,7 +295,10 @@ public final class JdbcJournal implements PendingJournal {
     }
   }
 
-  /** One {@code Name: value} line per header. Names have no ':' and values no CR or LF, so this is unambiguous. */
+  /**
+   * One {@code Name: value} line per header. Names have no ':' and values no CR or LF, so this is unambiguous, and a
+   * line that begins with ':' is no header: {@link #PLAIN_BODY}.
+   */
   private static String encodeHeaders(Intent intent) {
     StringBuilder s = new StringBuilder();
     for (Map.Entry<String, String> h : intent.headers()) {

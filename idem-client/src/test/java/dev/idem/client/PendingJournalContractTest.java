@@ -55,6 +55,23 @@ abstract class PendingJournalContractTest {
   }
 
   @Test
+  void aBodyThatBeginsLikeASealedEnvelopeReadsBackAsItWasSent() {
+    byte[] body = {0x00, 'i', 'e', 0x01, 0x00, 0x05, 'k', '-', '1', (byte) 0xff, 0x7f};
+    Intent binary = Intent.post(URI.create("http://127.0.0.1:8080/uploads"), body)
+        .withHeader("Content-Type", "application/octet-stream").withKey("bin-1");
+    try (PendingJournal journal = open()) {
+      journal.append(binary);
+      journal.append(binary);
+
+      assertThat(journal.pending()).hasSize(1);
+      assertSameIntent(journal.pending().get(0), binary);
+    }
+    try (PendingJournal reopened = reopen()) {
+      assertSameIntent(reopened.pending().get(0), binary);
+    }
+  }
+
+  @Test
   void reopenedJournalSeesThePendingIntents() {
     try (PendingJournal journal = open()) {
       journal.append(intent("k1", "{\"a\":1}"));
