@@ -325,6 +325,15 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
 
   // ------------------------------------------------------------------------------------------------- operators
 
+  /** Drops the row a page query reads past {@code limit} to tell whether there is a next page; whether it did. */
+  private static boolean dropLookAhead(List<?> rows, int limit) {
+    boolean more = rows.size() > limit;
+    if (more) {
+      rows.remove(rows.size() - 1);
+    }
+    return more;
+  }
+
   /** The operator side, on the store's own short transactions. */
   private final class Admin implements OutboxAdmin {
 
@@ -333,10 +342,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
       Objects.requireNonNull(filter, "query");
       return withConnection("listing events", c -> {
         List<OutboxEntry> rows = page(c, COLUMNS, filter, JdbcOutboxStore::readEntry);
-        boolean more = rows.size() > filter.limit();
-        if (more) {
-          rows.remove(rows.size() - 1);
-        }
+        boolean more = dropLookAhead(rows, filter.limit());
         return new OutboxPage(List.copyOf(withHistory(c, rows)),
             more ? OptionalLong.of(rows.get(rows.size() - 1).seq()) : OptionalLong.empty());
       });
@@ -347,10 +353,7 @@ public final class JdbcOutboxStore extends JdbcStore implements OutboxStore {
       Objects.requireNonNull(filter, "query");
       return withConnection("listing events", c -> {
         List<OutboxSummary> rows = page(c, SUMMARY_COLUMNS, filter, JdbcOutboxStore::readSummary);
-        boolean more = rows.size() > filter.limit();
-        if (more) {
-          rows.remove(rows.size() - 1);
-        }
+        boolean more = dropLookAhead(rows, filter.limit());
         Map<Long, List<OutboxAttempt>> history = history(c, rows.stream().map(OutboxSummary::seq).toList());
         List<OutboxSummary> out = new ArrayList<>(rows.size());
         for (OutboxSummary e : rows) {
