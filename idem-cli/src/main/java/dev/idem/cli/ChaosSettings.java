@@ -321,8 +321,7 @@ record ChaosSettings(
    * before the host and the value of a {@code password} parameter become {@code ***}.
    */
   static String redact(String url) {
-    return url.replaceAll("(jdbc:[a-z0-9]+://)[^/@?\\s]*@", "$1***@")
-        .replaceAll("(?i)([?&;]password=)[^&;\\s]*", "$1***");
+    return Main.redact(url);
   }
 
   /** The port of a PostgreSQL JDBC URL (5432 when it names none). */

@@ -121,7 +121,7 @@ final class DemoCommand implements Command {
         return Main.FAILED;
       }
     } catch (Exception e) {
-      err.println("idem demo: " + e);
+      err.println("idem demo: " + Main.redact(e.toString()));
       return Main.FAILED;
     } finally {
       if (made != null) {

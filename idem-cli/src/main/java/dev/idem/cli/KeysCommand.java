@@ -101,10 +101,10 @@ final class KeysCommand implements Command {
           return usageError(err, "unknown action '" + args.get(0) + "': add, reseal or retire");
       }
     } catch (ConfigurationException | IllegalArgumentException e) {
-      err.println("idem keys: " + e.getMessage());
+      err.println("idem keys: " + Main.redact(String.valueOf(e.getMessage())));
       return Main.FAILED;
     } catch (RuntimeException e) {
-      err.println("idem keys: " + e);
+      err.println("idem keys: " + Main.redact(e.toString()));
       return Main.FAILED;
     }
   }

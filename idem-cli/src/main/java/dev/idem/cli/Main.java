@@ -31,6 +31,15 @@ public final class Main {
   }
 
   /**
+   * The text (a URL, or a message holding URLs) with the credentials of JDBC URLs hidden, for everything a command
+   * prints or writes: user info before the host and the value of a {@code password} parameter become {@code ***}.
+   */
+  static String redact(String text) {
+    return text.replaceAll("(jdbc:[a-z0-9]+://)[^/@?\\s]*@", "$1***@")
+        .replaceAll("(?i)([?&;]password=)[^&;\\s]*", "$1***");
+  }
+
+  /**
    * Runs {@code idem} with the given arguments and streams, returning the exit status instead of exiting, so that
    * tests can run it in-process.
    */

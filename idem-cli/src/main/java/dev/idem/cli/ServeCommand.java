@@ -74,7 +74,7 @@ final class ServeCommand implements Command {
       Thread.currentThread().interrupt();
       return Main.OK;
     } catch (RuntimeException e) {
-      err.println("idem serve: the service did not start: " + e.getMessage());
+      err.println("idem serve: the service did not start: " + Main.redact(String.valueOf(e.getMessage())));
       return Main.FAILED;
     }
   }

@@ -114,6 +114,19 @@ class KeysCommandTest {
     assertThat(Files.readString(keyring)).contains("only:");
   }
 
+  @Test
+  void aDatabaseThatCannotBeReachedIsReportedWithoutItsPassword() throws Exception {
+    Path keyring = dir.resolve("keyring-secret");
+    keys("add", "--keyring", keyring.toString(), "--id", "k1");
+    for (String db : List.of("jdbc:nosuch://db.invalid/x?user=u&password=s3cret",
+        "jdbc:nosuch://u:s3cret@db.invalid/x")) {
+      Result failed = keys("reseal", "--keyring", keyring.toString(), "--db", db);
+
+      assertThat(failed.status).as(failed.err).isEqualTo(Main.FAILED);
+      assertThat(failed.err).startsWith("idem keys: ").doesNotContain("s3cret");
+    }
+  }
+
   private static EncryptedIdempotencyStore sealing(IdempotencyStore store, Keyring keyring) {
     return EncryptedIdempotencyStore.wrap(store, Encryption.with(keyring), IdemListener.NOOP);
   }
