@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Runs schema statements ({@code CREATE ... IF NOT EXISTS}) under a database-wide lock, so that several instances
@@ -13,8 +14,11 @@ import java.util.List;
  * PostgreSQL: two sessions that both find an index missing both create it, and the second fails with a unique
  * violation on {@code pg_class} (SQLState 23505), which stopped an instance of a three-instance start in a chaos run.
  *
- * <p>PostgreSQL: a session advisory lock ({@code pg_advisory_lock}); MariaDB: {@code GET_LOCK} with a timeout; H2:
- * none (its DDL is serialised by the database). The lock is released before the connection goes back to its pool,
+ * <p>PostgreSQL: a session advisory lock, asked for with {@code pg_try_advisory_lock} every few milliseconds rather
+ * than waited for in {@code pg_advisory_lock}, for up to {@value #TIMEOUT_SECONDS} s: a session waiting in a statement
+ * holds a snapshot, and a {@code CREATE INDEX CONCURRENTLY} run under the lock waits for every older snapshot, so the
+ * two would deadlock (SQLState 40P01) and one instance would fail to start. MariaDB: {@code GET_LOCK} with the same
+ * timeout; H2: none (its DDL is serialised by the database). The lock is released before the connection goes back to its pool,
  * also when a statement fails. Public so that an application can run its own schema files the same way when several
  * instances start together.
  */
@@ -23,8 +27,10 @@ public final class SchemaLock {
   static final long POSTGRES_KEY = 0x1DE3_5C4E_3A00_0001L;
   /** The named lock on MariaDB. */
   static final String MARIADB_NAME = "idem.schema";
-  /** How long MariaDB waits for the lock, in seconds. */
-  static final int MARIADB_TIMEOUT_SECONDS = 120;
+  /** How long an instance waits for the lock, in seconds. */
+  static final int TIMEOUT_SECONDS = 120;
+  /** The longest pause between two tries for the lock on PostgreSQL, in milliseconds. */
+  private static final long MAX_PAUSE_MILLIS = 100;
 
   private SchemaLock() {}
 
@@ -48,17 +54,40 @@ public final class SchemaLock {
 
   private static void lock(Connection c, JdbcDialect dialect) throws SQLException {
     if (dialect == JdbcDialect.POSTGRESQL) {
-      execute(c, "SELECT pg_advisory_lock(?)", POSTGRES_KEY);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+      long pause = 5;
+      while (!tryPostgresLock(c)) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new SQLException("could not take the schema lock (advisory lock " + POSTGRES_KEY + ") within "
+              + TIMEOUT_SECONDS + " s: another instance holds it", "55P03");
+        }
+        try {
+          Thread.sleep(pause);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new SQLException("interrupted while waiting for the schema lock", "57014", e);
+        }
+        pause = Math.min(pause * 2, MAX_PAUSE_MILLIS);
+      }
     } else if (dialect == JdbcDialect.MARIADB) {
       try (PreparedStatement ps = c.prepareStatement("SELECT GET_LOCK(?, ?)")) {
         ps.setString(1, MARIADB_NAME);
-        ps.setInt(2, MARIADB_TIMEOUT_SECONDS);
+        ps.setInt(2, TIMEOUT_SECONDS);
         try (ResultSet rs = ps.executeQuery()) {
           if (!rs.next() || rs.getInt(1) != 1) {
             throw new SQLException("could not take the schema lock '" + MARIADB_NAME + "' within "
-                + MARIADB_TIMEOUT_SECONDS + " s: another instance holds it", "55P03");
+                + TIMEOUT_SECONDS + " s: another instance holds it", "55P03");
           }
         }
+      }
+    }
+  }
+
+  private static boolean tryPostgresLock(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
+      ps.setLong(1, POSTGRES_KEY);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
       }
     }
   }
