@@ -7,6 +7,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Runs schema statements ({@code CREATE ... IF NOT EXISTS}) under a database-wide lock, so that several instances
@@ -18,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  * than waited for in {@code pg_advisory_lock}, for up to {@value #TIMEOUT_SECONDS} s: a session waiting in a statement
  * holds a snapshot, and a {@code CREATE INDEX CONCURRENTLY} run under the lock waits for every older snapshot, so the
  * two would deadlock (SQLState 40P01) and one instance would fail to start. MariaDB: {@code GET_LOCK} with the same
- * timeout; H2: none (its DDL is serialised by the database). The lock is released before the connection goes back to its pool,
+ * timeout; H2: none (its DDL is serialised by the database). On PostgreSQL an index built {@code CONCURRENTLY} on a
+ * table without rows is built plainly (see {@link #run}). The lock is released before the connection goes back to its pool,
  * also when a statement fails. Public so that an application can run its own schema files the same way when several
  * instances start together.
  */
@@ -27,6 +30,11 @@ public final class SchemaLock {
   static final long POSTGRES_KEY = 0x1DE3_5C4E_3A00_0001L;
   /** The named lock on MariaDB. */
   static final String MARIADB_NAME = "idem.schema";
+  /** A concurrent index build: group 1 what comes before CONCURRENTLY, group 2 the table (an identifier). */
+  private static final Pattern CONCURRENT_INDEX = Pattern.compile(
+      "(CREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+)CONCURRENTLY\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?\\w+\\s+ON\\s+"
+          + "(?:ONLY\\s+)?([A-Za-z_][\\w.]*)",
+      Pattern.CASE_INSENSITIVE);
   /** How long an instance waits for the lock, in seconds. */
   static final int TIMEOUT_SECONDS = 120;
   /** The longest pause between two tries for the lock on PostgreSQL, in milliseconds. */
@@ -34,7 +42,10 @@ public final class SchemaLock {
 
   private SchemaLock() {}
 
-  /** Runs {@code statements} in order with auto-commit on, holding the schema lock; restores auto-commit after. */
+  /**
+   * Runs {@code statements} in order with auto-commit on, holding the schema lock; restores auto-commit after. On
+   * PostgreSQL a {@code CREATE INDEX CONCURRENTLY} on a table without rows runs without {@code CONCURRENTLY}.
+   */
   public static void run(Connection c, JdbcDialect dialect, List<String> statements) throws SQLException {
     boolean autoCommit = c.getAutoCommit();
     c.setAutoCommit(true);
@@ -42,7 +53,7 @@ public final class SchemaLock {
       lock(c, dialect);
       try (Statement st = c.createStatement()) {
         for (String statement : statements) {
-          st.execute(statement);
+          st.execute(dialect == JdbcDialect.POSTGRESQL ? plainOnEmptyTable(c, statement) : statement);
         }
       } finally {
         unlock(c, dialect);
@@ -80,6 +91,23 @@ public final class SchemaLock {
           }
         }
       }
+    }
+  }
+
+  /**
+   * {@code statement} without {@code CONCURRENTLY} when it builds an index concurrently on a table without rows (one
+   * just created): such a build waits for every transaction open in the database, which on a fresh table guards
+   * nothing, and the lock a plain build takes on an empty table is over at once.
+   */
+  private static String plainOnEmptyTable(Connection c, String statement) throws SQLException {
+    Matcher m = CONCURRENT_INDEX.matcher(statement);
+    if (!m.lookingAt()) {
+      return statement;
+    }
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT 1 FROM " + m.group(2)
+        + " LIMIT 1")) {
+      return rs.next() ? statement
+          : m.group(1) + statement.substring(m.end(1)).replaceFirst("(?i)^CONCURRENTLY\\s+", "");
     }
   }
 

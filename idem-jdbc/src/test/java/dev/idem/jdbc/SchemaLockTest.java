@@ -68,6 +68,47 @@ class SchemaLockTest {
     }
   }
 
+  /**
+   * The outbox's purge index is built {@code CONCURRENTLY}, which waits for every transaction open in the database
+   * with a snapshot: on a table just created, where it guards nothing, it is built plainly, so a new instance (or a
+   * store made in a test) does not wait for another application's long transaction.
+   */
+  @Test
+  void anIndexOnATableWithoutRowsIsBuiltWithoutWaitingForOpenTransactions() throws Exception {
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try (Connection open = pool.getConnection()) {
+      open.setAutoCommit(false);
+      open.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      try (Statement st = open.createStatement()) {
+        st.executeQuery("SELECT 1").close(); // holds a snapshot until the transaction ends
+      }
+      CompletableFuture<Void> created = CompletableFuture.runAsync(() -> JdbcOutboxStore.builder(pool)
+          .table(table).createSchemaIfMissing(true).build(), other);
+      try {
+        assertThatCode(() -> created.get(30, TimeUnit.SECONDS)).as("created while a transaction is open")
+            .doesNotThrowAnyException();
+      } finally {
+        open.rollback();
+        open.setAutoCommit(true);
+        open.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+      }
+      assertThat(exists(open, table + "_finished")).isTrue();
+      try (PreparedStatement ps = open.prepareStatement("SELECT indisvalid FROM pg_index WHERE indexrelid ="
+          + " to_regclass(?)")) {
+        ps.setString(1, table + "_finished");
+        try (ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next() && rs.getBoolean(1)).as("a valid index").isTrue();
+        }
+      }
+    } finally {
+      other.shutdownNow();
+      try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + table + "_attempt");
+        st.execute("DROP TABLE IF EXISTS " + table);
+      }
+    }
+  }
+
   private static int pid(Connection c) throws Exception {
     try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
       rs.next();
