@@ -5,6 +5,7 @@ import dev.idem.outbox.Outbox;
 import dev.idem.outbox.events.EventSerializer;
 import dev.idem.outbox.events.Events;
 import dev.idem.spring.outbox.IdemOutboxAutoConfiguration;
+import dev.idem.spring.internal.TransactionCompletion;
 import dev.idem.spring.outbox.OutboxRoute;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -14,6 +15,7 @@ import javax.sql.DataSource;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -88,6 +90,16 @@ public class IdemEventsAutoConfiguration {
     });
     return new ExternalizedEvents(outbox, json, dataSource, properties.getOutsideTransaction(),
         properties.getRoutes(), annotated, served, loader);
+  }
+
+  /**
+   * Marks the transactions of every transaction manager bean of a data source as completing while their after-commit
+   * and after-completion callbacks run, so that an event published there is not written on a connection that has
+   * committed or rolled back already.
+   */
+  @Bean
+  static BeanPostProcessor idemTransactionCompletion() {
+    return TransactionCompletion.postProcessor();
   }
 
   /** The {@link Externalized} classes under the application's auto-configuration packages. */
