@@ -72,13 +72,17 @@ public final class SpringDataSourceTransactions {
   /**
    * Whether the Spring transaction active on this thread holds a connection of {@code dataSource}: its manager bound
    * one ({@code DataSourceTransactionManager}, {@code JdbcTransactionManager}, a {@code JpaTransactionManager} that
-   * exposes the data source), or it joined one bound before it (the inbox's, see {@code JoinedHandler}). False outside
-   * a transaction, in a transaction of a manager of another resource (another data source's, Kafka's), where
+   * exposes the data source), or it joined one bound before it (the inbox's, see {@link JoinedHandler}); true too in a
+   * {@link JoinedHandler}'s handler itself, where the inbox's transaction is bound but no Spring one is active. False
+   * outside a transaction, in a transaction of a manager of another resource (another data source's, Kafka's), where
    * {@code DataSourceUtils.getConnection} would hand out a connection of the pool that is part of no transaction, and
    * while the transaction is completing ({@link TransactionCompletion}: its after-commit and after-completion
    * callbacks), when its connection has committed or rolled back already.
    */
   public static boolean holdsConnectionOf(DataSource dataSource) {
+    if (TransactionSynchronizationManager.getResource(dataSource) instanceof JoinedHandler.Binding) {
+      return true; // the inbox's transaction, bound without a Spring transaction; the inbox commits it
+    }
     return TransactionSynchronizationManager.isActualTransactionActive()
         && TransactionSynchronizationManager.hasResource(dataSource)
         && !TransactionCompletion.completing(dataSource);

@@ -41,6 +41,9 @@ public final class TransactionCompletion {
    */
   public static boolean completing(DataSource dataSource) {
     Object holder = TransactionSynchronizationManager.getResource(dataSource);
+    if (holder instanceof JoinedHandler.Binding) {
+      return false; // the inbox's transaction, which the inbox commits after the handler returns
+    }
     Set<Object> completing = COMPLETING.get();
     if (holder != null && completing != null && completing.contains(holder)) {
       return true;
