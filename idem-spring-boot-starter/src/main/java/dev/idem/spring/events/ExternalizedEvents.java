@@ -6,6 +6,7 @@ import dev.idem.outbox.events.EventRoute;
 import dev.idem.outbox.events.EventSerializer;
 import dev.idem.outbox.events.Events;
 import dev.idem.spring.internal.SpringDataSourceTransactions;
+import dev.idem.spring.internal.TransactionCompletion;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -38,9 +39,11 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * if that transaction commits, and the relay is woken after the commit. Other events pass by untouched.
  *
  * <p>It runs in the publisher's thread even under an asynchronous event multicaster, since the event must join the
- * publisher's transaction. Outside a transaction, or in one that holds no connection of the outbox's data source (its
- * manager manages another data source, or Kafka), it follows {@code idem.events.outside-transaction}: by default the
- * publisher gets an {@link IllegalStateException}. An event that cannot be written (it does not serialise, the outbox
+ * publisher's transaction. Outside a transaction, in one that holds no connection of the outbox's data source (its
+ * manager manages another data source, or Kafka), or in one that has committed or rolled back already (its
+ * after-commit or after-completion phase: a {@code @TransactionalEventListener(phase = AFTER_COMMIT)}, where Spring
+ * still reports it active), it follows {@code idem.events.outside-transaction}: by default the publisher gets an
+ * {@link IllegalStateException}. An event that cannot be written (it does not serialise, the outbox
  * refuses it) throws to the publisher too, which rolls its transaction back: an event is never dropped silently.
  * Thread-safe.
  */
@@ -111,7 +114,17 @@ public final class ExternalizedEvents implements ApplicationListener<Application
       }
       return;
     }
-    boolean elsewhere = TransactionSynchronizationManager.isActualTransactionActive();
+    boolean completing = TransactionCompletion.completing(dataSource);
+    if (outsideTransaction == OutsideTransaction.FAIL && completing) {
+      throw new IllegalStateException("event " + event.getClass().getName() + " was published after its Spring"
+          + " transaction committed or rolled back (in its after-commit or after-completion phase: a"
+          + " @TransactionalEventListener of phase AFTER_COMMIT, AFTER_ROLLBACK or AFTER_COMPLETION, a"
+          + " TransactionSynchronization's afterCommit or afterCompletion), when its connection is part of no"
+          + " transaction: publish it before the commit (in the transaction, or from a BEFORE_COMMIT listener), in a"
+          + " transaction of its own (@Transactional(propagation = REQUIRES_NEW) on the listener), or set"
+          + " idem.events.outside-transaction=own-transaction to write it in a transaction of its own");
+    }
+    boolean elsewhere = !completing && TransactionSynchronizationManager.isActualTransactionActive();
     if (outsideTransaction == OutsideTransaction.FAIL && elsewhere) {
       throw new IllegalStateException("event " + event.getClass().getName() + " was published in a Spring transaction"
           + " that holds no connection of the outbox's DataSource (" + dataSource + "): its transaction manager"

@@ -4,6 +4,7 @@ import dev.idem.jdbc.JdbcOutboxStore;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.events.EventSerializer;
 import dev.idem.outbox.events.Events;
+import dev.idem.spring.internal.TransactionCompletion;
 import dev.idem.spring.outbox.IdemOutboxAutoConfiguration;
 import dev.idem.spring.outbox.OutboxRoute;
 import java.util.ArrayList;
@@ -13,7 +14,10 @@ import java.util.Set;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -39,7 +43,9 @@ import tools.jackson.databind.json.JsonMapper;
  * {@link ObjectMapper}'s JSON, or an {@link EventSerializer} bean's. Properties: {@link IdemEventsProperties}
  * ({@code idem.events.*}), checked at startup together with every {@code @Externalized} class in the application's
  * packages: a destination whose route no {@link OutboxRoute} bean serves stops the start, naming it, and so does an
- * {@code Outbox} whose JDBC store is on another data source than the one events are written through.
+ * {@code Outbox} whose JDBC store is on another data source than the one events are written through, and an
+ * application with events to write whose listener is not created (no {@code Outbox} bean, several data sources and
+ * none {@code @Primary}).
  *
  * <pre>{@code
  * @Externalized(value = "webhook:payments", type = "payment.succeeded")
@@ -90,8 +96,28 @@ public class IdemEventsAutoConfiguration {
         properties.getRoutes(), annotated, served, loader);
   }
 
+  /**
+   * Stops the start when the application has events to write but the listener was not created (no {@code Outbox}
+   * bean, several {@code DataSource}s and none {@code @Primary}), naming the condition that did not match.
+   */
+  @Bean
+  SmartInitializingSingleton idemExternalizedEventsCheck(ConfigurableListableBeanFactory beanFactory,
+      IdemEventsProperties properties, Environment environment) {
+    return new ExternalizedEventsCheck(beanFactory, properties, environment);
+  }
+
+  /**
+   * Marks the transactions of every transaction manager bean of a data source as completing while their after-commit
+   * and after-completion callbacks run, so that an event published there is not written on a connection that has
+   * committed or rolled back already.
+   */
+  @Bean
+  static BeanPostProcessor idemTransactionCompletion() {
+    return TransactionCompletion.postProcessor();
+  }
+
   /** The {@link Externalized} classes under the application's auto-configuration packages. */
-  private static List<Class<?>> scan(BeanFactory beanFactory, Environment environment, ClassLoader loader) {
+  static List<Class<?>> scan(BeanFactory beanFactory, Environment environment, ClassLoader loader) {
     List<Class<?>> found = new ArrayList<>();
     if (!AutoConfigurationPackages.has(beanFactory)) {
       return found;

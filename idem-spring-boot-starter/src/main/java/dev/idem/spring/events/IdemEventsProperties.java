@@ -16,8 +16,8 @@ public class IdemEventsProperties {
    */
   private Map<String, String> routes = new LinkedHashMap<>();
   /**
-   * What an externalized event published while no Spring transaction is active, or in one that holds no connection of
-   * the outbox's data source, does.
+   * What an externalized event published while no Spring transaction is active, in one that holds no connection of the
+   * outbox's data source, or in its after-commit or after-completion phase, does.
    */
   private OutsideTransaction outsideTransaction = OutsideTransaction.FAIL;
   /** Find {@code @Externalized} classes in the application's packages at startup, to check them before any is sent. */

@@ -1,8 +1,10 @@
 package dev.idem.spring.events;
 
 /**
- * What happens to an externalized event published while no Spring transaction is active, or in one that holds no
- * connection of the outbox's data source (its transaction manager manages another data source, or Kafka).
+ * What happens to an externalized event published while no Spring transaction is active, in one that holds no
+ * connection of the outbox's data source (its transaction manager manages another data source, or Kafka), or in one
+ * that has committed or rolled back already (its after-commit or after-completion phase, such as a
+ * {@code @TransactionalEventListener(phase = AFTER_COMMIT)}).
  */
 public enum OutsideTransaction {
   /**

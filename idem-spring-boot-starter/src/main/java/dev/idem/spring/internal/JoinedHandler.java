@@ -7,6 +7,7 @@ import dev.idem.outbox.Inbox;
 import dev.idem.outbox.InboxEvent;
 import dev.idem.outbox.InboxHandler;
 import dev.idem.spring.outbox.SpringInboxTransactions;
+import java.sql.Connection;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -20,8 +21,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * anything that takes its connection through Spring's {@code DataSourceUtils}) and {@code @Transactional} methods of
  * the default propagation still write in the inbox's transaction: they commit with the inbox row or roll back with
  * it. The binding lasts for the handler's call only, and the inbox commits, not Spring: synchronizations a
- * {@code @Transactional} method registers run when it returns. An inbox on {@link SpringInboxTransactions} needs none
- * of this: its handler runs in a Spring transaction already.
+ * {@code @Transactional} method registers run when it returns. Code that asks whether a transaction holds a
+ * connection of the data source ({@link SpringDataSourceTransactions#holdsConnectionOf}, such as the starter's
+ * externalized events) counts the binding as one, in the handler itself too. An inbox on
+ * {@link SpringInboxTransactions} needs none of this: its handler runs in a Spring transaction already.
  */
 public final class JoinedHandler implements InboxHandler {
   private final InboxHandler handler;
@@ -54,6 +57,16 @@ public final class JoinedHandler implements InboxHandler {
     return joined(tx, () -> handler.handleAll(tx, events));
   }
 
+  /**
+   * The inbox transaction's connection, bound for the handler's call: a transaction that the inbox commits after the
+   * handler returns, though no Spring transaction is active ({@link SpringDataSourceTransactions#holdsConnectionOf}).
+   */
+  static final class Binding extends ConnectionHolder {
+    Binding(Connection connection) {
+      super(connection, true);
+    }
+  }
+
   private interface Call<T> {
     T run() throws Exception;
   }
@@ -62,8 +75,7 @@ public final class JoinedHandler implements InboxHandler {
     if (TransactionSynchronizationManager.hasResource(dataSource)) {
       return call.run(); // a transaction of the caller's is bound already: leave it be
     }
-    TransactionSynchronizationManager.bindResource(dataSource,
-        new ConnectionHolder(JdbcTransaction.connectionOf(tx), true));
+    TransactionSynchronizationManager.bindResource(dataSource, new Binding(JdbcTransaction.connectionOf(tx)));
     try {
       return call.run();
     } finally {

@@ -21,7 +21,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * rolls back when the work throws or marked it rollback-only. What the work throws reaches the caller as it is (a
  * checked exception too), even when the rollback fails as well (that failure is added to it as suppressed), as when
  * a store rolls back a transaction of its own. A transaction that holds no connection of the data source (its
- * manager manages another resource) is refused before the work runs. Thread-safe.
+ * manager manages another resource), or that has committed or rolled back already (the work would join it from an
+ * after-commit or after-completion callback), is refused before the work runs. Thread-safe.
  */
 public final class SpringDataSourceTransactions {
   private final TransactionTemplate template;
@@ -71,13 +72,20 @@ public final class SpringDataSourceTransactions {
   /**
    * Whether the Spring transaction active on this thread holds a connection of {@code dataSource}: its manager bound
    * one ({@code DataSourceTransactionManager}, {@code JdbcTransactionManager}, a {@code JpaTransactionManager} that
-   * exposes the data source), or it joined one bound before it (the inbox's, see {@code JoinedHandler}). False outside
-   * a transaction, and in a transaction of a manager of another resource (another data source's, Kafka's), where
-   * {@code DataSourceUtils.getConnection} would hand out a connection of the pool that is part of no transaction.
+   * exposes the data source), or it joined one bound before it (the inbox's, see {@link JoinedHandler}); true too in a
+   * {@link JoinedHandler}'s handler itself, where the inbox's transaction is bound but no Spring one is active. False
+   * outside a transaction, in a transaction of a manager of another resource (another data source's, Kafka's), where
+   * {@code DataSourceUtils.getConnection} would hand out a connection of the pool that is part of no transaction, and
+   * while the transaction is completing ({@link TransactionCompletion}: its after-commit and after-completion
+   * callbacks), when its connection has committed or rolled back already.
    */
   public static boolean holdsConnectionOf(DataSource dataSource) {
+    if (TransactionSynchronizationManager.getResource(dataSource) instanceof JoinedHandler.Binding) {
+      return true; // the inbox's transaction, bound without a Spring transaction; the inbox commits it
+    }
     return TransactionSynchronizationManager.isActualTransactionActive()
-        && TransactionSynchronizationManager.hasResource(dataSource);
+        && TransactionSynchronizationManager.hasResource(dataSource)
+        && !TransactionCompletion.completing(dataSource);
   }
 
   /** Runs {@code work} in a transaction: see the class notes. */
@@ -88,6 +96,11 @@ public final class SpringDataSourceTransactions {
     R result;
     try {
       result = template.execute(status -> {
+        if (TransactionCompletion.completing(dataSource)) {
+          throw new IllegalStateException("the Spring transaction has committed or rolled back already: this runs in"
+              + " its after-commit or after-completion phase, where its connection is part of no transaction; run it"
+              + " in a transaction of its own (propagation REQUIRES_NEW)");
+        }
         if (!holdsConnectionOf(dataSource)) {
           throw new IllegalStateException("the Spring transaction holds no connection of " + dataSource + ": "
               + template.getTransactionManager() + " does not manage that data source; use the transaction manager"

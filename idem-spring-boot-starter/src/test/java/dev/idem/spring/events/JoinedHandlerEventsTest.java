@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.PayloadApplicationEvent;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -30,21 +31,26 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Events published in a handler of an inbox that commits by itself (no Spring transaction manager of its data source,
- * so the handler is a {@link JoinedHandler}), as docs/events.md says: refused when published in the handler itself,
- * where no Spring transaction is active; written in the inbox's transaction when published in a Spring transaction the
- * handler opens (a {@code @Transactional} method's), whose wake-up of the relay comes when that transaction ends,
- * before the inbox commits. On H2.
+ * so the handler is a {@link JoinedHandler}), as docs/events.md says: written in the inbox's transaction, whether
+ * published in the handler itself (where no Spring transaction is active, and the event waits for the relay's poll)
+ * or in a Spring transaction the handler opens (a {@code @Transactional} method's), whose wake-up of the relay comes
+ * when that transaction ends, before the inbox commits; rolled back with the inbox row, so a retried message leaves
+ * one event, whatever {@code idem.events.outside-transaction} says. On H2, and on PostgreSQL by
+ * {@link PostgresJoinedHandlerEventsTest}.
  */
 class JoinedHandlerEventsTest {
   record Shipped(String orderId) {}
 
-  private final DataSource dataSource = new DriverManagerDataSource("jdbc:h2:mem:joined-events-" + UUID.randomUUID()
-      + ";DB_CLOSE_DELAY=-1", "sa", "");
-  private final Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).createSchemaIfMissing(true).build())
-      .build();
+  private final String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+  private final String outboxTable = "jh_obx_" + suffix;
+  private final String inboxTable = "jh_ibx_" + suffix;
+  private final DataSource dataSource = dataSource();
+  private final Inbox inbox = Inbox.builder(JdbcInboxStore.builder(dataSource).table(inboxTable)
+      .createSchemaIfMissing(true).build()).build();
   /** Per wake-up of the relay, whether the inbox row was committed by then. */
   private final List<Boolean> wokenAfterTheInboxCommitted = new CopyOnWriteArrayList<>();
-  private final Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(dataSource).createSchemaIfMissing(true).build())
+  private final Outbox outbox = Outbox.builder(JdbcOutboxStore.builder(dataSource).table(outboxTable)
+      .createSchemaIfMissing(true).build())
       .afterCommit((tx, wakeUp) -> new SpringAfterCommit().register(tx, () -> {
         wokenAfterTheInboxCommitted.add(inbox.contains("joined", "m-1"));
         wakeUp.run();
@@ -54,13 +60,32 @@ class JoinedHandlerEventsTest {
       Map.of(Shipped.class.getName(), "recording:shipments"), List.of(), Set.of(), getClass().getClassLoader());
   private final TransactionTemplate transactional = new TransactionTemplate(new JdbcTransactionManager(dataSource));
 
+  /** Would write an event published outside a transaction in one of its own. */
+  private final ExternalizedEvents ownTransactionEvents = new ExternalizedEvents(outbox,
+      e -> "{\"orderId\":\"" + ((Shipped) e).orderId() + "\"}", dataSource, OutsideTransaction.OWN_TRANSACTION,
+      Map.of(Shipped.class.getName(), "recording:shipments"), List.of(), Set.of(), getClass().getClassLoader());
+
+  /** The database: H2 here, PostgreSQL in {@link PostgresJoinedHandlerEventsTest}. */
+  DataSource dataSource() {
+    return new DriverManagerDataSource("jdbc:h2:mem:joined-events-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1", "sa",
+        "");
+  }
+
+  @AfterEach
+  void dropTables() {
+    JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+    for (String table : List.of(outboxTable + "_attempt", outboxTable, inboxTable)) {
+      jdbc.execute("DROP TABLE IF EXISTS " + table);
+    }
+  }
+
   private void publish(String orderId) {
     events.onApplicationEvent(new PayloadApplicationEvent<>(this, new Shipped(orderId)));
   }
 
   private int written(String orderId) {
-    return new JdbcTemplate(dataSource).queryForObject("SELECT COUNT(*) FROM idem_outbox WHERE payload LIKE ?",
-        Integer.class, "%" + orderId + "%");
+    return new JdbcTemplate(dataSource).queryForObject("SELECT COUNT(*) FROM " + outboxTable
+        + " WHERE payload LIKE ?", Integer.class, "%" + orderId + "%");
   }
 
   /** Runs {@code id} through the inbox, with a started relay of the route (its poll a minute) to be woken. */
@@ -74,17 +99,14 @@ class JoinedHandlerEventsTest {
   }
 
   @Test
-  void inTheHandlerAnEventIsRefusedAndInItsTransactionalMethodItIsWrittenInTheInboxsTransaction() {
-    Throwable[] direct = new Throwable[1];
+  void inTheHandlerAndInItsTransactionalMethodAnEventIsWrittenInTheInboxsTransaction() {
     process("m-1", (tx, event) -> {
-      direct[0] = catchThrowable(() -> publish("o-direct"));
+      publish("o-direct");
       transactional.executeWithoutResult(status -> publish("o-1"));
       return null;
     });
 
-    assertThat(direct[0]).isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("was published outside a transaction");
-    assertThat(written("o-direct")).isZero();
+    assertThat(written("o-direct")).as("written, and committed with the inbox row").isEqualTo(1);
     assertThat(written("o-1")).as("written, and committed with the inbox row").isEqualTo(1);
     assertThat(inbox.contains("joined", "m-1")).isTrue();
     assertThat(wokenAfterTheInboxCommitted).as("woken when the method's transaction ended").containsExactly(false);
@@ -100,5 +122,25 @@ class JoinedHandlerEventsTest {
     assertThat(failed).isNotNull();
     assertThat(written("o-2")).isZero();
     assertThat(inbox.contains("joined", "m-2")).isFalse();
+  }
+
+  @Test
+  void withOwnTransactionsAnEventOfTheHandlerStillRollsBackWithTheInboxRowSoARetriedMessageLeavesOne() {
+    int[] attempts = new int[1];
+    InboxHandler handler = (tx, event) -> {
+      ownTransactionEvents.onApplicationEvent(new PayloadApplicationEvent<>(this, new Shipped("o-retried")));
+      if (++attempts[0] <= 2) {
+        throw new IllegalStateException("attempt " + attempts[0] + " failed after publishing");
+      }
+      return null;
+    };
+
+    assertThat(catchThrowable(() -> process("m-3", handler))).hasMessageContaining("attempt 1 failed");
+    assertThat(catchThrowable(() -> process("m-3", handler))).hasMessageContaining("attempt 2 failed");
+    process("m-3", handler);
+
+    assertThat(attempts[0]).isEqualTo(3);
+    assertThat(inbox.contains("joined", "m-3")).isTrue();
+    assertThat(written("o-retried")).as("the failed attempts' events rolled back with them").isEqualTo(1);
   }
 }
