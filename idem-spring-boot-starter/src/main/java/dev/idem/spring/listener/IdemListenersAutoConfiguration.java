@@ -11,6 +11,7 @@ import java.lang.reflect.Method;
 import java.time.Clock;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -27,6 +28,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
@@ -50,7 +52,8 @@ import org.springframework.util.ClassUtils;
  * bean of the application's, the after-rollback processor that does the same in containers with a transaction
  * manager; with Spring AMQP and {@code idem.listeners.rabbit.dead-letter-exchange}, the advice that republishes a
  * message given up on there with its attempt history (else the container rejects it, to the queue's own dead-letter
- * exchange). See docs/listeners.md.
+ * exchange). Before any listener container starts, it checks the containers that call {@link IdempotentListener}
+ * methods: on RabbitMQ each must acknowledge in {@code AUTO} mode. See docs/listeners.md.
  */
 @AutoConfiguration(after = {IdemOutboxAutoConfiguration.class, IdemConsumersAutoConfiguration.class},
     afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
@@ -85,6 +88,53 @@ public class IdemListenersAutoConfiguration {
     public boolean matches(Method method, Class<?> targetClass) {
       return AnnotatedElementUtils.hasAnnotation(AopUtils.getMostSpecificMethod(method, targetClass),
           IdempotentListener.class);
+    }
+  }
+
+  /**
+   * A check of the listener containers, run once they exist (every singleton is) and before any starts: the first
+   * phase of all.
+   */
+  static final class ContainersCheck implements SmartLifecycle {
+    private final Runnable check;
+    private volatile boolean running;
+
+    ContainersCheck(Runnable check) {
+      this.check = check;
+    }
+
+    @Override
+    public void start() {
+      check.run();
+      running = true;
+    }
+
+    @Override
+    public void stop() {
+      running = false;
+    }
+
+    @Override
+    public boolean isRunning() {
+      return running;
+    }
+
+    @Override
+    public int getPhase() {
+      return Integer.MIN_VALUE;
+    }
+  }
+
+  /** Checks at startup that every RabbitMQ container that calls an {@link IdempotentListener} acknowledges in AUTO. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry")
+  static class RabbitContainers {
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static SmartLifecycle idemRabbitListenerContainersCheck(ObjectProvider<RabbitListenerEndpointRegistry> registry,
+        ObjectProvider<IdempotentListenerInterceptor> interceptor) {
+      return new ContainersCheck(() -> registry.forEach(r -> RabbitListenerContainers.check(r,
+          interceptor.getObject())));
     }
   }
 
