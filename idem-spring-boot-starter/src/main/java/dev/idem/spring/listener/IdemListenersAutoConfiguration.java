@@ -35,6 +35,7 @@ import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaOperations;
 import org.springframework.kafka.listener.AfterRollbackProcessor;
 import org.springframework.kafka.listener.CommonErrorHandler;
@@ -53,7 +54,9 @@ import org.springframework.util.ClassUtils;
  * manager; with Spring AMQP and {@code idem.listeners.rabbit.dead-letter-exchange}, the advice that republishes a
  * message given up on there with its attempt history (else the container rejects it, to the queue's own dead-letter
  * exchange). Before any listener container starts, it checks the containers that call {@link IdempotentListener}
- * methods: on RabbitMQ each must acknowledge in {@code AUTO} mode. See docs/listeners.md.
+ * methods: on RabbitMQ each must acknowledge in {@code AUTO} mode; on Kafka (unless
+ * {@code idem.listeners.kafka.error-handler=false}) each must hand its failures to an error handler, or after-rollback
+ * processor, that is a bean. See docs/listeners.md.
  */
 @AutoConfiguration(after = {IdemOutboxAutoConfiguration.class, IdemConsumersAutoConfiguration.class},
     afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
@@ -196,6 +199,19 @@ public class IdemListenersAutoConfiguration {
     @ConditionalOnSingleCandidate(KafkaOperations.class)
     RawDeadLetters idemListenerRawDeadLetters(ObjectProvider<KafkaOperations<?, ?>> template) {
       return new RawDeadLetters(template.getObject());
+    }
+
+    /**
+     * Checks at startup that every container that calls an {@link IdempotentListener} hands its failures to an error
+     * handler (or after-rollback processor) bean.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static SmartLifecycle idemKafkaListenerContainersCheck(ListableBeanFactory beans,
+        ObjectProvider<KafkaListenerEndpointRegistry> registry,
+        ObjectProvider<IdempotentListenerInterceptor> interceptor) {
+      return new ContainersCheck(() -> registry.forEach(r -> KafkaListenerContainers.check(beans, r,
+          interceptor.getObject())));
     }
 
     @Bean
