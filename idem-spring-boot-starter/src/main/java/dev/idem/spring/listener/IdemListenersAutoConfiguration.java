@@ -36,6 +36,7 @@ import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaOperations;
 import org.springframework.kafka.listener.AfterRollbackProcessor;
 import org.springframework.kafka.listener.CommonErrorHandler;
@@ -56,7 +57,7 @@ import org.springframework.util.ClassUtils;
  * exchange). Before any listener container starts, it checks the containers that call {@link IdempotentListener}
  * methods: on RabbitMQ each must acknowledge in {@code AUTO} mode; on Kafka (unless
  * {@code idem.listeners.kafka.error-handler=false}) each must hand its failures to an error handler, or after-rollback
- * processor, that is a bean. See docs/listeners.md.
+ * processor, that is a bean, and the dead-letter topics of the starter's handler must exist. See docs/listeners.md.
  */
 @AutoConfiguration(after = {IdemOutboxAutoConfiguration.class, IdemConsumersAutoConfiguration.class},
     afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
@@ -203,15 +204,16 @@ public class IdemListenersAutoConfiguration {
 
     /**
      * Checks at startup that every container that calls an {@link IdempotentListener} hands its failures to an error
-     * handler (or after-rollback processor) bean.
+     * handler (or after-rollback processor) bean, and that the dead-letter topics of the starter's exist.
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static SmartLifecycle idemKafkaListenerContainersCheck(ListableBeanFactory beans,
         ObjectProvider<KafkaListenerEndpointRegistry> registry,
-        ObjectProvider<IdempotentListenerInterceptor> interceptor) {
+        ObjectProvider<IdempotentListenerInterceptor> interceptor, ObjectProvider<IdemListenersProperties> properties,
+        ObjectProvider<KafkaAdmin> admin) {
       return new ContainersCheck(() -> registry.forEach(r -> KafkaListenerContainers.check(beans, r,
-          interceptor.getObject())));
+          interceptor.getObject(), properties.getObject().getKafka().getDeadLetterSuffix(), admin.getIfUnique())));
     }
 
     @Bean
