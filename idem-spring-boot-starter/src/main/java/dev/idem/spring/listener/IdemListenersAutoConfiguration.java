@@ -11,6 +11,7 @@ import java.lang.reflect.Method;
 import java.time.Clock;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -27,12 +28,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaOperations;
 import org.springframework.kafka.listener.AfterRollbackProcessor;
 import org.springframework.kafka.listener.CommonErrorHandler;
@@ -50,7 +54,10 @@ import org.springframework.util.ClassUtils;
  * bean of the application's, the after-rollback processor that does the same in containers with a transaction
  * manager; with Spring AMQP and {@code idem.listeners.rabbit.dead-letter-exchange}, the advice that republishes a
  * message given up on there with its attempt history (else the container rejects it, to the queue's own dead-letter
- * exchange). See docs/listeners.md.
+ * exchange). Before any listener container starts, it checks the containers that call {@link IdempotentListener}
+ * methods: on RabbitMQ each must acknowledge in {@code AUTO} mode; on Kafka (unless
+ * {@code idem.listeners.kafka.error-handler=false}) each must hand its failures to an error handler, or after-rollback
+ * processor, that is a bean, and the dead-letter topics of the starter's handler must exist. See docs/listeners.md.
  */
 @AutoConfiguration(after = {IdemOutboxAutoConfiguration.class, IdemConsumersAutoConfiguration.class},
     afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
@@ -85,6 +92,53 @@ public class IdemListenersAutoConfiguration {
     public boolean matches(Method method, Class<?> targetClass) {
       return AnnotatedElementUtils.hasAnnotation(AopUtils.getMostSpecificMethod(method, targetClass),
           IdempotentListener.class);
+    }
+  }
+
+  /**
+   * A check of the listener containers, run once they exist (every singleton is) and before any starts: the first
+   * phase of all.
+   */
+  static final class ContainersCheck implements SmartLifecycle {
+    private final Runnable check;
+    private volatile boolean running;
+
+    ContainersCheck(Runnable check) {
+      this.check = check;
+    }
+
+    @Override
+    public void start() {
+      check.run();
+      running = true;
+    }
+
+    @Override
+    public void stop() {
+      running = false;
+    }
+
+    @Override
+    public boolean isRunning() {
+      return running;
+    }
+
+    @Override
+    public int getPhase() {
+      return Integer.MIN_VALUE;
+    }
+  }
+
+  /** Checks at startup that every RabbitMQ container that calls an {@link IdempotentListener} acknowledges in AUTO. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry")
+  static class RabbitContainers {
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static SmartLifecycle idemRabbitListenerContainersCheck(ObjectProvider<RabbitListenerEndpointRegistry> registry,
+        ObjectProvider<IdempotentListenerInterceptor> interceptor) {
+      return new ContainersCheck(() -> registry.forEach(r -> RabbitListenerContainers.check(r,
+          interceptor.getObject())));
     }
   }
 
@@ -146,6 +200,20 @@ public class IdemListenersAutoConfiguration {
     @ConditionalOnSingleCandidate(KafkaOperations.class)
     RawDeadLetters idemListenerRawDeadLetters(ObjectProvider<KafkaOperations<?, ?>> template) {
       return new RawDeadLetters(template.getObject());
+    }
+
+    /**
+     * Checks at startup that every container that calls an {@link IdempotentListener} hands its failures to an error
+     * handler (or after-rollback processor) bean, and that the dead-letter topics of the starter's exist.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static SmartLifecycle idemKafkaListenerContainersCheck(ListableBeanFactory beans,
+        ObjectProvider<KafkaListenerEndpointRegistry> registry,
+        ObjectProvider<IdempotentListenerInterceptor> interceptor, ObjectProvider<IdemListenersProperties> properties,
+        ObjectProvider<KafkaAdmin> admin) {
+      return new ContainersCheck(() -> registry.forEach(r -> KafkaListenerContainers.check(beans, r,
+          interceptor.getObject(), properties.getObject().getKafka().getDeadLetterSuffix(), admin.getIfUnique())));
     }
 
     @Bean

@@ -312,6 +312,24 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     return SpringDataSourceTransactions.dataSourceOf(manager) == dataSource;
   }
 
+  /**
+   * The checked {@link IdempotentListener} method of {@code broker} that a container calls: {@code method} of
+   * {@code bean} (a proxy or not), or, without a method (a class-level listener), any of the bean's class; or null.
+   */
+  ListenerMethod listenerMethod(Object bean, Method method, ListenerMethod.Broker broker) {
+    Class<?> target = AopUtils.getTargetClass(bean);
+    if (method != null) {
+      ListenerMethod m = methods.get(AopUtils.getMostSpecificMethod(method, target));
+      return m != null && m.broker == broker ? m : null;
+    }
+    for (ListenerMethod m : methods.values()) {
+      if (m.broker == broker && m.method.getDeclaringClass().isAssignableFrom(target)) {
+        return m;
+      }
+    }
+    return null;
+  }
+
   @Override
   public Object invoke(MethodInvocation invocation) throws Throwable {
     Running r = running;
@@ -466,16 +484,16 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
       failures.put(key, new Failures(next.withOutages(0), lines));
     }
     if (r.clock().instant().plus(d.after()).isAfter(holdUntil)) {
-      throw new ListenerRetryLaterException("consumer '" + m.consumer + "': message " + id + " was held "
+      throw handBack(m, new ListenerRetryLaterException("consumer '" + m.consumer + "': message " + id + " was held "
           + r.maxHold() + " (idem.listeners.max-hold) waiting between tries; handing it back for a"
-          + " redelivery after " + d, cause);
+          + " redelivery after " + d, cause));
     }
     try {
       sleeper.sleep(d.after());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new ListenerRetryLaterException("consumer '" + m.consumer + "': interrupted while waiting to try"
-          + " message " + id + " again; handing it back", cause);
+      throw handBack(m, new ListenerRetryLaterException("consumer '" + m.consumer + "': interrupted while waiting"
+          + " to try message " + id + " again; handing it back", cause));
     }
   }
 
@@ -547,6 +565,14 @@ final class IdempotentListenerInterceptor implements MethodInterceptor, SmartIni
     LOG.log(System.Logger.Level.WARNING, "consumer '" + m.consumer + "': rejecting message " + id + " (" + d + "): "
         + detail);
     return gaveUp(m, new ListenerGaveUpException(m.consumer, id, d, List.of(), cause, detail));
+  }
+
+  /**
+   * The exception the method's container takes as "deliver again": on RabbitMQ Spring AMQP's immediate requeue,
+   * wrapping ours, which requeues even with {@code default-requeue-rejected=false}; else ours.
+   */
+  private static RuntimeException handBack(ListenerMethod m, ListenerRetryLaterException e) {
+    return m.rejectsAsAmqp() ? AmqpMessages.requeue(e) : e;
   }
 
   /** The exception the method's container takes as "give up": RabbitMQ's own, wrapping ours, or ours. */

@@ -73,7 +73,7 @@ final class KafkaContainerFactories {
     return false;
   }
 
-  private static Set<String> factoryNames(ListableBeanFactory beans, Method method) {
+  static Set<String> factoryNames(ListableBeanFactory beans, Method method) {
     Set<String> names = new LinkedHashSet<>();
     MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).stream(KafkaListener.class)
         .forEach(a -> add(beans, names, a));

@@ -21,6 +21,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -38,6 +39,8 @@ import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
 import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.listener.AfterRollbackProcessor;
+import org.springframework.kafka.listener.DefaultAfterRollbackProcessor;
 import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -525,15 +528,37 @@ class ListenerStartupErrorsTest {
     }
   }
 
-  /** Containers that run in the transactions of a data source that is not the inbox's. */
+  /**
+   * Containers that run in the transactions of a data source that is not the inbox's, with the starter's
+   * after-rollback processor.
+   */
   @Configuration
   @Import({KafkaPayments.class})
   static class OtherDataSourceOnTheDefaultFactory {
     @Bean
     ConcurrentKafkaListenerContainerFactory<Object, Object> kafkaListenerContainerFactory(
+        ConsumerFactory<Object, Object> consumers,
+        @Qualifier("idemListenerAfterRollbackProcessor") AfterRollbackProcessor<Object, Object> afterRollback) {
+      ConcurrentKafkaListenerContainerFactory<Object, Object> factory = otherDataSource(consumers);
+      factory.setAfterRollbackProcessor(afterRollback);
+      return factory;
+    }
+
+    static ConcurrentKafkaListenerContainerFactory<Object, Object> otherDataSource(
         ConsumerFactory<Object, Object> consumers) {
       return DatabaseTransactionOnTheDefaultFactory.databaseContainers(consumers, new DataSourceTransactionManager(
           new DriverManagerDataSource("jdbc:h2:mem:elsewhere-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1")));
+    }
+  }
+
+  /** The same, without an after-rollback processor: Spring's default, which skips a record after ten tries. */
+  @Configuration
+  @Import({KafkaPayments.class})
+  static class OtherDataSourceWithoutIdemsAfterRollbackProcessor {
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<Object, Object> kafkaListenerContainerFactory(
+        ConsumerFactory<Object, Object> consumers) {
+      return OtherDataSourceOnTheDefaultFactory.otherDataSource(consumers);
     }
   }
 
@@ -548,6 +573,48 @@ class ListenerStartupErrorsTest {
         .contains("is called by the Kafka container factory 'databaseContainers'");
     assertThat(start(KafkaPayments.class)).as("Spring Boot's own factory").isNull();
     assertThat(start(OtherDataSourceOnTheDefaultFactory.class)).as("another data source's transactions").isNull();
+    assertThat(messages(start(OtherDataSourceWithoutIdemsAfterRollbackProcessor.class)))
+        .contains("(container factory 'kafkaListenerContainerFactory'), whose after-rollback processor is "
+            + DefaultAfterRollbackProcessor.class.getName() + ", not a bean (Spring's default when the factory sets"
+            + " none)")
+        .contains("set the starter's (the bean 'idemListenerAfterRollbackProcessor') on the factory"
+            + " (setAfterRollbackProcessor)");
+  }
+
+  public static class CustomFactoryPayments {
+    @KafkaListener(topics = "listeners-startup", autoStartup = "false", containerFactory = "customContainers")
+    @IdempotentListener(consumer = "payments")
+    public void on(ConsumerRecord<String, String> record) {}
+  }
+
+  /** A container factory of the application's own, not built by Spring Boot: Spring's default error handler. */
+  @Configuration
+  @Import({CustomFactoryPayments.class})
+  static class CustomFactoryWithoutIdemsHandler {
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<Object, Object> customContainers(
+        ConsumerFactory<Object, Object> consumers) {
+      ConcurrentKafkaListenerContainerFactory<Object, Object> factory = new ConcurrentKafkaListenerContainerFactory<>();
+      factory.setConsumerFactory(consumers);
+      return factory;
+    }
+  }
+
+  /** The same factory, given the starter's error handler, as the guide shows. */
+  @Configuration
+  @Import({CustomFactoryPayments.class, ListenersGuideTest.CustomContainers.class})
+  static class CustomFactoryWithIdemsHandler {}
+
+  @Test
+  void aKafkaContainerFactoryWithoutIdemsErrorHandlerFailsTheStartNamingIt() {
+    assertThat(messages(start(CustomFactoryWithoutIdemsHandler.class)))
+        .contains("@IdempotentListener on " + source(CustomFactoryPayments.class) + " is called by the Kafka listener"
+            + " container '")
+        .contains("(container factory 'customContainers'), whose error handler is none, so Spring's default")
+        .contains("set the starter's (the bean 'idemListenerErrorHandler') on the factory (setCommonErrorHandler)");
+    assertThat(start(CustomFactoryWithIdemsHandler.class)).as("the starter's handler on the factory").isNull();
+    assertThat(start(CustomFactoryWithoutIdemsHandler.class, "idem.listeners.kafka.error-handler=false"))
+        .as("the application's own error handling, documented").isNull();
   }
 
   @Test

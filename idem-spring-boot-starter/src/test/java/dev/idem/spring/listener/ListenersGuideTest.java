@@ -24,13 +24,19 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
@@ -97,6 +103,25 @@ class ListenersGuideTest {
       jdbc.update("INSERT INTO listeners_shipment (order_id) VALUES (?)", order);
     }
     // docs/listeners.md:end rabbit
+  }
+
+  /**
+   * The guide's container factory of the application's own, given the starter's error handler: started by
+   * {@code ListenerStartupErrorsTest}.
+   */
+  @Configuration
+  static class CustomContainers {
+    // docs/listeners.md:begin custom-factory
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<Object, Object> customContainers(ConsumerFactory<Object, Object> consumers,
+        @Qualifier("idemListenerErrorHandler") CommonErrorHandler errorHandler) {
+      ConcurrentKafkaListenerContainerFactory<Object, Object> factory = new ConcurrentKafkaListenerContainerFactory<>();
+      factory.setConsumerFactory(consumers);
+      factory.setCommonErrorHandler(errorHandler); // with a transaction manager on the containers, also:
+      // factory.setAfterRollbackProcessor(the bean "idemListenerAfterRollbackProcessor")
+      return factory;
+    }
+    // docs/listeners.md:end custom-factory
   }
 
   @SpringBootConfiguration

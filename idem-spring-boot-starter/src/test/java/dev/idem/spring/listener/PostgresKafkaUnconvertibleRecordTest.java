@@ -160,13 +160,18 @@ class PostgresKafkaUnconvertibleRecordTest {
   }
 
   /**
-   * A record whose dead letter cannot be written (here its dead-letter topic is missing) is skipped, as Spring's own
-   * handler does, rather than delivered again for good, which would stop the partition.
+   * A record whose dead letter cannot be written (here its dead-letter topic, there at the start's check, was deleted
+   * since) is skipped, as Spring's own handler does, rather than delivered again for good, which would stop the
+   * partition.
    */
   @Test
   void aRecordWhoseDeadLetterCannotBeWrittenIsSkippedAndDoesNotStopThePartition() throws Exception {
+    KafkaBroker.createTopic(topic + ".missing", 1);
     Amounts amounts = start("idem.listeners.kafka.dead-letter-suffix=.missing",
         "spring.kafka.producer.properties.max.block.ms=1000");
+    try (Admin admin = KafkaBroker.admin()) {
+      admin.deleteTopics(List.of(topic + ".missing")).all().get(30, TimeUnit.SECONDS);
+    }
 
     try (KafkaProducer<String, String> producer = KafkaListenersContract.producer()) {
       producer.send(KafkaListenersContract.record(topic, "a-1", "100"));
