@@ -34,8 +34,11 @@ import java.util.random.RandomGenerator;
  * the default random source is {@link ThreadLocalRandom}).
  *
  * <p>Per call: {@link RetryBudget#onRequest()} once; before every attempt the breaker's
- * {@link CircuitBreaker#tryAcquirePermission()} (refusal ends the call with {@link CircuitOpenException}, the
- * operation not called); after every attempt {@code onSuccess}/{@code onFailure} on both; before every retry
+ * {@link CircuitBreaker#acquirePermit()} (refusal ends the call with {@link CircuitOpenException}, the operation not
+ * called); after every attempt {@code onSuccess}/{@code onFailure} on both, the breaker's with the attempt's permit,
+ * even when a classification predicate throws (reported as a failure, then propagated) and even when the caller has
+ * already completed the async result some other way; an async attempt the caller cancels gives its permit back with
+ * {@link CircuitBreaker#onIgnored(long)}; before every retry
  * {@link RetryBudget#tryAcquireRetry()} (refusal ends it with {@link RetryBudgetExhaustedException}). The delay is the
  * backoff's, raised to the server's {@code Retry-After} hint when there is one; if it lands past the deadline the call
  * ends at once with {@link RetryDeadlineExceededException}. A failure classified as not retryable counts as a success
@@ -53,6 +56,11 @@ import java.util.random.RandomGenerator;
  * @param <R> the result type
  */
 public final class Retry<R> {
+  /** Verdicts of {@link #judge}. */
+  private static final int SUCCESS = 0;
+  private static final int NOT_RETRYABLE = 1;
+  private static final int RETRYABLE = 2;
+
   private final String name;
   private final RetryPolicy<R> policy;
   private final RetryBudget budget;
@@ -175,7 +183,8 @@ public final class Retry<R> {
     Throwable lastCause = null;
     for (;;) {
       attempt++;
-      if (circuitBreaker != null && !circuitBreaker.tryAcquirePermission()) {
+      long permit = 0L;
+      if (circuitBreaker != null && (permit = circuitBreaker.acquirePermit()) < 0) {
         throw circuitOpen(attempt, lastCause);
       }
       listener.onAttempt(name, attempt);
@@ -186,17 +195,12 @@ public final class Retry<R> {
       } catch (Throwable t) {
         failure = t;
       }
-      if (failure == null && !policy.isRetryableResult(result)) {
-        if (budget != null) {
-          budget.onSuccess();
-        }
-        if (circuitBreaker != null) {
-          circuitBreaker.onSuccess();
-        }
+      int verdict = judge(permit, failure, result);
+      if (verdict == SUCCESS) {
         listener.onSuccess(name, attempt, result);
         return result;
       }
-      long delay = decide(attempt, previousDelay, failure, result, deadlineAt, false);
+      long delay = decide(attempt, previousDelay, verdict, failure, result, deadlineAt, false);
       try {
         if (delay > 0) {
           sleeper.sleep(Duration.ofNanos(delay));
@@ -224,7 +228,9 @@ public final class Retry<R> {
    * cancelling the attempt's future and failing it with a {@link TimeoutException} (retried under the default
    * classification; add it to {@code retryOn} otherwise). The returned future completes with the result or with the
    * exception {@link #call(Callable)} would throw (checked failures as they are). Cancelling it cancels the attempt
-   * in flight and stops further attempts.
+   * in flight (its breaker permit is given back) and stops further attempts. Completing it some other way (such as
+   * {@code orTimeout}) stops further attempts; the attempt in flight runs on and its outcome still reaches the budget
+   * and the breaker.
    */
   public CompletableFuture<R> callAsync(
       Supplier<? extends CompletionStage<? extends R>> operation, ScheduledExecutorService scheduler) {
@@ -243,22 +249,59 @@ public final class Retry<R> {
   }
 
   /**
-   * After a failed attempt (an exception, or a result classified retryable): the delay in nanoseconds before the next
-   * attempt, after the budget granted it and the listener heard of it; or throws what ends the call.
+   * Classifies an attempt's outcome ({@link #SUCCESS}, {@link #NOT_RETRYABLE} or {@link #RETRYABLE}) and reports it
+   * to the budget and the breaker: a retryable failure as a failure, anything else as a success (the destination
+   * answered). A classification predicate that throws is reported as a failure, then propagates: the breaker and the
+   * budget always hear of an attempt they admitted. Allocates nothing.
    */
-  private long decide(int attempt, long previousDelay, Throwable failure, R result, long deadlineAt, boolean async) {
+  private int judge(long permit, Throwable failure, R result) {
+    int verdict;
+    try {
+      if (failure == null) {
+        verdict = policy.isRetryableResult(result) ? RETRYABLE : SUCCESS;
+      } else {
+        RetryPolicy<?> governing = policy.policyFor(failure);
+        // The outer policy's abortOn always wins: a routed policy for a broad type must not retry what it aborts.
+        boolean retryable = governing == policy ? policy.isRetryable(failure)
+            : !policy.aborts(failure) && governing.isRetryableWhenRouted(failure);
+        verdict = retryable ? RETRYABLE : NOT_RETRYABLE;
+      }
+    } catch (RuntimeException | Error predicateFailure) {
+      report(permit, true);
+      throw predicateFailure;
+    }
+    report(permit, verdict == RETRYABLE);
+    return verdict;
+  }
+
+  private void report(long permit, boolean failed) {
+    if (failed) {
+      if (budget != null) {
+        budget.onFailure();
+      }
+      if (circuitBreaker != null) {
+        circuitBreaker.onFailure(permit);
+      }
+    } else {
+      if (budget != null) {
+        budget.onSuccess();
+      }
+      if (circuitBreaker != null) {
+        circuitBreaker.onSuccess(permit);
+      }
+    }
+  }
+
+  /**
+   * After a failed attempt (an exception, or a result classified retryable), already judged and reported: the delay
+   * in nanoseconds before the next attempt, after the budget granted it and the listener heard of it; or throws what
+   * ends the call.
+   */
+  private long decide(
+      int attempt, long previousDelay, int verdict, Throwable failure, R result, long deadlineAt, boolean async) {
     RetryPolicy<?> governing = failure == null ? policy : policy.policyFor(failure);
     if (failure != null) {
-      // The outer policy's abortOn always wins: a routed policy for a broad type must not retry what it aborts.
-      boolean retryable = governing == policy ? policy.isRetryable(failure)
-          : !policy.aborts(failure) && governing.isRetryableWhenRouted(failure);
-      if (!retryable) {
-        if (budget != null) {
-          budget.onSuccess();
-        }
-        if (circuitBreaker != null) {
-          circuitBreaker.onSuccess();
-        }
+      if (verdict == NOT_RETRYABLE) {
         Throwable terminal = failure;
         if (failure instanceof InterruptedException && !async) {
           Thread.currentThread().interrupt();
@@ -271,12 +314,6 @@ public final class Retry<R> {
         listener.onFailure(name, attempt, terminal);
         throw Retry.<RuntimeException>sneaky(terminal);
       }
-    }
-    if (budget != null) {
-      budget.onFailure();
-    }
-    if (circuitBreaker != null) {
-      circuitBreaker.onFailure();
     }
     if (attempt >= governing.maxAttempts()) {
       throw terminal(attempt, new RetryExhaustedException(name, attempt, failure, failure == null ? result : null));
@@ -396,12 +433,13 @@ public final class Retry<R> {
         return;
       }
       attempt++;
-      if (circuitBreaker != null && !circuitBreaker.tryAcquirePermission()) {
+      long permit = 0L;
+      if (circuitBreaker != null && (permit = circuitBreaker.acquirePermit()) < 0) {
         promise.completeExceptionally(circuitOpen(attempt, lastCause));
         return;
       }
       listener.onAttempt(name, attempt);
-      AttemptRun run = new AttemptRun(this, attempt);
+      AttemptRun run = new AttemptRun(this, attempt, permit);
       current = run;
       run.start();
       if (promise.isCancelled()) {
@@ -409,24 +447,29 @@ public final class Retry<R> {
       }
     }
 
-    void onAttemptDone(int attemptNumber, R result, Throwable failure) {
+    /**
+     * The attempt's outcome is judged and reported to budget and breaker even when the promise is already done (the
+     * caller completed it, say with {@code orTimeout}): an admitted attempt always reports.
+     */
+    void onAttemptDone(int attemptNumber, long permit, R result, Throwable failure) {
+      int verdict;
+      try {
+        verdict = judge(permit, failure, result);
+      } catch (Throwable predicateFailure) {
+        promise.completeExceptionally(predicateFailure);
+        return;
+      }
       if (promise.isDone()) {
         return;
       }
-      if (failure == null && !policy.isRetryableResult(result)) {
-        if (budget != null) {
-          budget.onSuccess();
-        }
-        if (circuitBreaker != null) {
-          circuitBreaker.onSuccess();
-        }
+      if (verdict == SUCCESS) {
         listener.onSuccess(name, attemptNumber, result);
         promise.complete(result);
         return;
       }
       long delay;
       try {
-        delay = decide(attemptNumber, previousDelay, failure, result, deadlineAt, true);
+        delay = decide(attemptNumber, previousDelay, verdict, failure, result, deadlineAt, true);
       } catch (Throwable terminal) {
         promise.completeExceptionally(terminal);
         return;
@@ -459,6 +502,8 @@ public final class Retry<R> {
   private final class AttemptRun {
     final AsyncExecution execution;
     final int attempt;
+    /** The breaker's permit of the primary copy. */
+    final long permit;
     CompletableFuture<? extends R> primary;
     CompletableFuture<? extends R> hedge;
     ScheduledFuture<?> timeoutTask;
@@ -467,9 +512,10 @@ public final class Retry<R> {
     boolean settled;
     Object winner;
 
-    AttemptRun(AsyncExecution execution, int attempt) {
+    AttemptRun(AsyncExecution execution, int attempt, long permit) {
       this.execution = execution;
       this.attempt = attempt;
+      this.permit = permit;
     }
 
     void start() {
@@ -520,7 +566,7 @@ public final class Retry<R> {
         winner = source;
       }
       cancelRest();
-      execution.onAttemptDone(attempt, result, failure == null ? null : unwrap(failure));
+      execution.onAttemptDone(attempt, permit, result, failure == null ? null : unwrap(failure));
     }
 
     void timeout(long timeoutNanos) {
@@ -531,10 +577,11 @@ public final class Retry<R> {
         settled = true;
       }
       cancelRest();
-      execution.onAttemptDone(attempt, null, new TimeoutException(
+      execution.onAttemptDone(attempt, permit, null, new TimeoutException(
           name + ": attempt " + attempt + " timed out after " + Duration.ofNanos(timeoutNanos)));
     }
 
+    /** The caller cancelled: the attempt ends without an outcome, and its breaker permit is given back. */
     void cancelByCaller() {
       synchronized (this) {
         if (settled) {
@@ -543,6 +590,9 @@ public final class Retry<R> {
         settled = true;
       }
       cancelRest();
+      if (circuitBreaker != null) {
+        circuitBreaker.onIgnored(permit);
+      }
     }
 
     void hedge() {
