@@ -140,7 +140,10 @@ public final class Retry<R> {
   /**
    * Hedge idempotent async calls: when an attempt has not completed after {@code delay}, start a second copy of it;
    * the first copy to complete with a value wins and the other is cancelled (a copy that fails waits for the other).
-   * The hedge takes a {@link RetryBudget#tryAcquireRetry()} permission and is skipped when refused. Only for
+   * The hedge needs the breaker's permission ({@link CircuitBreaker#acquirePermit()}: in half-open it takes a probe
+   * permit) and the budget's ({@link RetryBudget#tryAcquireHedge()}: a token bucket takes a token, a ratio budget
+   * counts a retry), and is skipped when either refuses. The attempt reports one outcome, with the winning copy's
+   * breaker permit; the other copy's permit is given back. Only for
    * operations that are safe to run twice, such as requests carrying an idempotency key. Applies to
    * {@link #callAsync} only; {@link #call(Callable)} runs one copy at a time.
    */
@@ -506,6 +509,8 @@ public final class Retry<R> {
     final long permit;
     CompletableFuture<? extends R> primary;
     CompletableFuture<? extends R> hedge;
+    /** The breaker's permit of the hedge, -1 while there is none. */
+    long hedgePermit = -1L;
     ScheduledFuture<?> timeoutTask;
     ScheduledFuture<?> hedgeTask;
     int running;
@@ -522,7 +527,7 @@ public final class Retry<R> {
       synchronized (this) {
         running = 1;
       }
-      CompletableFuture<? extends R> first = launch();
+      CompletableFuture<? extends R> first = launch(false);
       long timeout = execution.timeoutNanos(attempt);
       synchronized (this) {
         primary = first;
@@ -538,7 +543,7 @@ public final class Retry<R> {
       }
     }
 
-    CompletableFuture<? extends R> launch() {
+    CompletableFuture<? extends R> launch(boolean isHedge) {
       CompletableFuture<? extends R> future;
       try {
         CompletionStage<? extends R> stage = execution.operation.get();
@@ -549,11 +554,13 @@ public final class Retry<R> {
         future = CompletableFuture.failedFuture(t);
       }
       final CompletableFuture<? extends R> source = future;
-      source.whenComplete((r, t) -> completed(source, r, t));
+      source.whenComplete((r, t) -> completed(source, isHedge, r, t));
       return source;
     }
 
-    void completed(CompletableFuture<? extends R> source, R result, Throwable failure) {
+    void completed(CompletableFuture<? extends R> source, boolean isHedge, R result, Throwable failure) {
+      long mine;
+      long other;
       synchronized (this) {
         if (settled) {
           return;
@@ -564,34 +571,50 @@ public final class Retry<R> {
         }
         settled = true;
         winner = source;
+        mine = isHedge ? hedgePermit : permit;
+        other = isHedge ? permit : hedgePermit;
       }
       cancelRest();
-      execution.onAttemptDone(attempt, permit, result, failure == null ? null : unwrap(failure));
+      if (circuitBreaker != null && other >= 0) {
+        // the losing copy reports nothing: its permit goes back
+        circuitBreaker.onIgnored(other);
+      }
+      execution.onAttemptDone(attempt, mine, result, failure == null ? null : unwrap(failure));
     }
 
     void timeout(long timeoutNanos) {
+      long h;
       synchronized (this) {
         if (settled) {
           return;
         }
         settled = true;
+        h = hedgePermit;
       }
       cancelRest();
+      if (circuitBreaker != null && h >= 0) {
+        circuitBreaker.onIgnored(h);
+      }
       execution.onAttemptDone(attempt, permit, null, new TimeoutException(
           name + ": attempt " + attempt + " timed out after " + Duration.ofNanos(timeoutNanos)));
     }
 
     /** The caller cancelled: the attempt ends without an outcome, and its breaker permit is given back. */
     void cancelByCaller() {
+      long h;
       synchronized (this) {
         if (settled) {
           return;
         }
         settled = true;
+        h = hedgePermit;
       }
       cancelRest();
       if (circuitBreaker != null) {
         circuitBreaker.onIgnored(permit);
+        if (h >= 0) {
+          circuitBreaker.onIgnored(h);
+        }
       }
     }
 
@@ -601,18 +624,33 @@ public final class Retry<R> {
           return;
         }
       }
-      if (budget != null && !budget.tryAcquireRetry()) {
+      long p = 0L;
+      if (circuitBreaker != null && (p = circuitBreaker.acquirePermit()) < 0) {
+        return;
+      }
+      if (budget != null && !budget.tryAcquireHedge()) {
+        if (circuitBreaker != null) {
+          circuitBreaker.onIgnored(p);
+        }
         listener.onBudgetRefused(name, attempt);
         return;
       }
+      boolean go;
       synchronized (this) {
-        if (settled) {
-          return;
+        go = !settled;
+        if (go) {
+          running++;
+          hedgePermit = p;
         }
-        running++;
+      }
+      if (!go) {
+        if (circuitBreaker != null) {
+          circuitBreaker.onIgnored(p);
+        }
+        return;
       }
       listener.onHedge(name, attempt);
-      CompletableFuture<? extends R> second = launch();
+      CompletableFuture<? extends R> second = launch(true);
       boolean cancel;
       synchronized (this) {
         hedge = second;
