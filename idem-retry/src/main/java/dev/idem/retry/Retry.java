@@ -40,10 +40,13 @@ import java.util.random.RandomGenerator;
  * already completed the async result some other way; an async attempt the caller cancels gives its permit back with
  * {@link CircuitBreaker#onIgnored(long)}; before every retry
  * {@link RetryBudget#tryAcquireRetry()} (refusal ends it with {@link RetryBudgetExhaustedException}). The delay is the
- * backoff's, raised to the server's {@code Retry-After} hint when there is one; if it lands past the deadline the call
- * ends at once with {@link RetryDeadlineExceededException}. A failure classified as not retryable counts as a success
- * for budget and breaker (the destination answered) and ends the call: unchecked failures are rethrown as they are,
- * checked ones wrapped in {@link RetryAbortedException} (sync) or passed on as they are (async).
+ * backoff's, raised to the server's {@code Retry-After} hint plus a jitter of up to a tenth of the hint (at most the
+ * backoff cap) when there is a hint (see {@link RetryPolicy.Builder#retryAfter}); a hint longer than
+ * {@link RetryPolicy#maxRetryAfter()} ends the call at once with {@link RetryAfterExceededException}; if the delay
+ * lands past the deadline the call ends at once with {@link RetryDeadlineExceededException}. A failure classified as
+ * not retryable counts as a success for budget and breaker (the destination answered) and ends the call: unchecked
+ * failures are rethrown as they are, checked ones wrapped in {@link RetryAbortedException} (sync) or passed on as they
+ * are (async).
  *
  * <p>Implementation note, the success path of {@link #call(Callable)}: a first attempt that succeeds allocates
  * nothing here. The clock is read with {@link Clock#millis()} (no {@code Instant}), and only when the policy has a
@@ -325,7 +328,13 @@ public final class Retry<R> {
         attempt, previousDelay, random != null ? random : ThreadLocalRandom.current());
     Duration hint = hint(failure, result);
     if (hint != null) {
-      delay = Math.max(delay, saturatedNanos(hint));
+      long hintNanos = saturatedNanos(hint);
+      long maxNanos = policy.maxRetryAfterNanos();
+      if (maxNanos >= 0 && hintNanos > maxNanos) {
+        throw terminal(attempt, new RetryAfterExceededException(
+            name, attempt, hint, policy.maxRetryAfter().orElseThrow(), failure));
+      }
+      delay = Math.max(delay, saturatedAdd(hintNanos, hintJitter(hintNanos, governing.backoff())));
     }
     if (deadlineAt != Long.MAX_VALUE) {
       long remainingMillis = Math.max(0L, deadlineAt - clock.millis());
@@ -363,6 +372,16 @@ public final class Retry<R> {
       return null;
     }
     return hint.get().isNegative() ? Duration.ZERO : hint.get();
+  }
+
+  /** Uniform in {@code [0, min(hint / 10, backoff cap)]} nanoseconds, from the random source; see the class comment. */
+  private long hintJitter(long hintNanos, Backoff backoff) {
+    long bound = Math.min(hintNanos / 10, saturatedNanos(backoff.cap()));
+    if (bound <= 0) {
+      return 0L;
+    }
+    RandomGenerator r = random != null ? random : ThreadLocalRandom.current();
+    return bound == Long.MAX_VALUE ? r.nextLong(bound) : r.nextLong(bound + 1);
   }
 
   private static long saturatedNanos(Duration d) {
