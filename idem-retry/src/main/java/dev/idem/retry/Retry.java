@@ -234,7 +234,9 @@ public final class Retry<R> {
    * cancelling the attempt's future and failing it with a {@link TimeoutException} (retried under the default
    * classification; add it to {@code retryOn} otherwise). The returned future completes with the result or with the
    * exception {@link #call(Callable)} would throw (checked failures as they are). Cancelling it cancels the attempt
-   * in flight (its breaker permit is given back) and stops further attempts. Completing it some other way (such as
+   * in flight (its breaker permit is given back) and stops further attempts. This method never throws once the
+   * operation has been started: a scheduler that refuses work ({@link RejectedExecutionException}) fails the returned
+   * future, and an attempt whose timers cannot be scheduled is not sent. Completing it some other way (such as
    * {@code orTimeout}) stops further attempts; the attempt in flight runs on and its outcome still reaches the budget
    * and the breaker.
    */
@@ -542,23 +544,47 @@ public final class Retry<R> {
       this.permit = permit;
     }
 
+    /**
+     * Schedules the timers first, then sends: a scheduler that refuses the timers fails the call before anything is
+     * sent (the breaker permit given back), and nothing can throw once the operation has been started.
+     */
     void start() {
-      synchronized (this) {
-        running = 1;
-      }
-      CompletableFuture<? extends R> first = launch(false);
       long timeout = execution.timeoutNanos(attempt);
+      try {
+        synchronized (this) {
+          running = 1;
+          if (timeout > 0) {
+            timeoutTask = execution.scheduler.schedule(() -> timeout(timeout), timeout, TimeUnit.NANOSECONDS);
+          }
+          if (hedgeAfter != null) {
+            hedgeTask = execution.scheduler.schedule(this::hedge, saturatedNanos(hedgeAfter), TimeUnit.NANOSECONDS);
+          }
+        }
+      } catch (RejectedExecutionException e) {
+        synchronized (this) {
+          settled = true;
+        }
+        cancelRest();
+        if (circuitBreaker != null) {
+          circuitBreaker.onIgnored(permit);
+        }
+        execution.promise.completeExceptionally(e);
+        return;
+      }
       synchronized (this) {
-        primary = first;
         if (settled) {
+          // timed out (or cancelled) before it was sent: send nothing
           return;
         }
-        if (timeout > 0) {
-          timeoutTask = execution.scheduler.schedule(() -> timeout(timeout), timeout, TimeUnit.NANOSECONDS);
-        }
-        if (hedgeAfter != null) {
-          hedgeTask = execution.scheduler.schedule(this::hedge, saturatedNanos(hedgeAfter), TimeUnit.NANOSECONDS);
-        }
+      }
+      CompletableFuture<? extends R> first = launch(false);
+      boolean cancel;
+      synchronized (this) {
+        primary = first;
+        cancel = settled && winner != first;
+      }
+      if (cancel) {
+        first.cancel(true);
       }
     }
 
