@@ -10,11 +10,20 @@ import java.util.Objects;
  * sliding window (the last N calls, or the calls of the last T); once the window holds at least the minimum number of
  * calls and the failure rate reaches the threshold, it opens. {@link State#OPEN}: calls are refused for the open
  * duration, which is multiplied at every re-open (up to a maximum) and reset when the breaker closes.
- * {@link State#HALF_OPEN}: N probe calls pass; all succeed, it closes; one fails, it opens again.
+ * {@link State#HALF_OPEN}: N probe calls pass; all succeed, it closes; one fails, it opens again. A half-open breaker
+ * that has had no verdict for one (current) open duration lets a fresh set of probes through, so probes that never
+ * report cannot keep it half-open for ever.
  *
  * <p>Thread-safe; shared per destination. Time comes from the injected clock. Use with
  * {@link Retry#withCircuitBreaker(CircuitBreaker)}, or directly: {@link #tryAcquirePermission()} before a call, then
- * exactly one of {@link #onSuccess()} or {@link #onFailure()}.
+ * exactly one of {@link #onSuccess()}, {@link #onFailure()} or (the call was abandoned without an outcome)
+ * {@link #onIgnored()}.
+ *
+ * <p>Permits: {@link #acquirePermit()} is {@link #tryAcquirePermission()} returning a permit that remembers the state
+ * it was granted in; handing it back with {@link #onSuccess(long)}, {@link #onFailure(long)} or
+ * {@link #onIgnored(long)} lets the breaker ignore outcomes of calls admitted in an earlier state (a call admitted
+ * while closed that ends while half-open neither closes nor re-opens the breaker; only probes decide). {@link Retry}
+ * uses permits. The permit methods have defaults that fall back on the permit-less ones, for other implementations.
  */
 public interface CircuitBreaker {
   /** The states. */
@@ -31,6 +40,44 @@ public interface CircuitBreaker {
 
   /** Records a failed call. */
   void onFailure();
+
+  /**
+   * The call let through by the last permission ended without an outcome (it was cancelled): in half-open, gives the
+   * probe permit back. Default: does nothing.
+   */
+  default void onIgnored() {}
+
+  /**
+   * Like {@link #tryAcquirePermission()}, but returns a permit ({@code >= 0}) to hand back with the call's outcome,
+   * or {@code -1} when the call may not go ahead. Never allocates. Default: {@code 0} or {@code -1}.
+   */
+  default long acquirePermit() {
+    return tryAcquirePermission() ? 0L : -1L;
+  }
+
+  /**
+   * Records a successful call admitted with {@code permit}; ignored in half-open unless the permit is one of the
+   * current probes. Default: {@link #onSuccess()}.
+   */
+  default void onSuccess(long permit) {
+    onSuccess();
+  }
+
+  /**
+   * Records a failed call admitted with {@code permit}; ignored in half-open unless the permit is one of the current
+   * probes. Default: {@link #onFailure()}.
+   */
+  default void onFailure(long permit) {
+    onFailure();
+  }
+
+  /**
+   * The call admitted with {@code permit} ended without an outcome (cancelled, or never sent): a current probe
+   * permit is given back. Default: {@link #onIgnored()}.
+   */
+  default void onIgnored(long permit) {
+    onIgnored();
+  }
 
   /** The current state (an open breaker whose open duration has passed reports {@link State#HALF_OPEN}). */
   State state();

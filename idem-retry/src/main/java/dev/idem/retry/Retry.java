@@ -34,13 +34,19 @@ import java.util.random.RandomGenerator;
  * the default random source is {@link ThreadLocalRandom}).
  *
  * <p>Per call: {@link RetryBudget#onRequest()} once; before every attempt the breaker's
- * {@link CircuitBreaker#tryAcquirePermission()} (refusal ends the call with {@link CircuitOpenException}, the
- * operation not called); after every attempt {@code onSuccess}/{@code onFailure} on both; before every retry
+ * {@link CircuitBreaker#acquirePermit()} (refusal ends the call with {@link CircuitOpenException}, the operation not
+ * called); after every attempt {@code onSuccess}/{@code onFailure} on both, the breaker's with the attempt's permit,
+ * even when a classification predicate throws (reported as a failure, then propagated) and even when the caller has
+ * already completed the async result some other way; an async attempt the caller cancels gives its permit back with
+ * {@link CircuitBreaker#onIgnored(long)}; before every retry
  * {@link RetryBudget#tryAcquireRetry()} (refusal ends it with {@link RetryBudgetExhaustedException}). The delay is the
- * backoff's, raised to the server's {@code Retry-After} hint when there is one; if it lands past the deadline the call
- * ends at once with {@link RetryDeadlineExceededException}. A failure classified as not retryable counts as a success
- * for budget and breaker (the destination answered) and ends the call: unchecked failures are rethrown as they are,
- * checked ones wrapped in {@link RetryAbortedException} (sync) or passed on as they are (async).
+ * backoff's, raised to the server's {@code Retry-After} hint plus a jitter of up to a tenth of the hint (at most the
+ * backoff cap) when there is a hint (see {@link RetryPolicy.Builder#retryAfter}); a hint longer than
+ * {@link RetryPolicy#maxRetryAfter()} ends the call at once with {@link RetryAfterExceededException}; if the delay
+ * lands past the deadline the call ends at once with {@link RetryDeadlineExceededException}. A failure classified as
+ * not retryable counts as a success for budget and breaker (the destination answered) and ends the call: unchecked
+ * failures are rethrown as they are, checked ones wrapped in {@link RetryAbortedException} (sync) or passed on as they
+ * are (async).
  *
  * <p>Implementation note, the success path of {@link #call(Callable)}: a first attempt that succeeds allocates
  * nothing here. The clock is read with {@link Clock#millis()} (no {@code Instant}), and only when the policy has a
@@ -53,6 +59,11 @@ import java.util.random.RandomGenerator;
  * @param <R> the result type
  */
 public final class Retry<R> {
+  /** Verdicts of {@link #judge}. */
+  private static final int SUCCESS = 0;
+  private static final int NOT_RETRYABLE = 1;
+  private static final int RETRYABLE = 2;
+
   private final String name;
   private final RetryPolicy<R> policy;
   private final RetryBudget budget;
@@ -132,7 +143,10 @@ public final class Retry<R> {
   /**
    * Hedge idempotent async calls: when an attempt has not completed after {@code delay}, start a second copy of it;
    * the first copy to complete with a value wins and the other is cancelled (a copy that fails waits for the other).
-   * The hedge takes a {@link RetryBudget#tryAcquireRetry()} permission and is skipped when refused. Only for
+   * The hedge needs the breaker's permission ({@link CircuitBreaker#acquirePermit()}: in half-open it takes a probe
+   * permit) and the budget's ({@link RetryBudget#tryAcquireHedge()}: a token bucket takes a token, a ratio budget
+   * counts a retry), and is skipped when either refuses. The attempt reports one outcome, with the winning copy's
+   * breaker permit; the other copy's permit is given back. Only for
    * operations that are safe to run twice, such as requests carrying an idempotency key. Applies to
    * {@link #callAsync} only; {@link #call(Callable)} runs one copy at a time.
    */
@@ -175,7 +189,8 @@ public final class Retry<R> {
     Throwable lastCause = null;
     for (;;) {
       attempt++;
-      if (circuitBreaker != null && !circuitBreaker.tryAcquirePermission()) {
+      long permit = 0L;
+      if (circuitBreaker != null && (permit = circuitBreaker.acquirePermit()) < 0) {
         throw circuitOpen(attempt, lastCause);
       }
       listener.onAttempt(name, attempt);
@@ -186,17 +201,12 @@ public final class Retry<R> {
       } catch (Throwable t) {
         failure = t;
       }
-      if (failure == null && !policy.isRetryableResult(result)) {
-        if (budget != null) {
-          budget.onSuccess();
-        }
-        if (circuitBreaker != null) {
-          circuitBreaker.onSuccess();
-        }
+      int verdict = judge(permit, failure, result);
+      if (verdict == SUCCESS) {
         listener.onSuccess(name, attempt, result);
         return result;
       }
-      long delay = decide(attempt, previousDelay, failure, result, deadlineAt, false);
+      long delay = decide(attempt, previousDelay, verdict, failure, result, deadlineAt, false);
       try {
         if (delay > 0) {
           sleeper.sleep(Duration.ofNanos(delay));
@@ -224,7 +234,11 @@ public final class Retry<R> {
    * cancelling the attempt's future and failing it with a {@link TimeoutException} (retried under the default
    * classification; add it to {@code retryOn} otherwise). The returned future completes with the result or with the
    * exception {@link #call(Callable)} would throw (checked failures as they are). Cancelling it cancels the attempt
-   * in flight and stops further attempts.
+   * in flight (its breaker permit is given back) and stops further attempts. This method never throws once the
+   * operation has been started: a scheduler that refuses work ({@link RejectedExecutionException}) fails the returned
+   * future, and an attempt whose timers cannot be scheduled is not sent. Completing it some other way (such as
+   * {@code orTimeout}) stops further attempts; the attempt in flight runs on and its outcome still reaches the budget
+   * and the breaker.
    */
   public CompletableFuture<R> callAsync(
       Supplier<? extends CompletionStage<? extends R>> operation, ScheduledExecutorService scheduler) {
@@ -243,22 +257,59 @@ public final class Retry<R> {
   }
 
   /**
-   * After a failed attempt (an exception, or a result classified retryable): the delay in nanoseconds before the next
-   * attempt, after the budget granted it and the listener heard of it; or throws what ends the call.
+   * Classifies an attempt's outcome ({@link #SUCCESS}, {@link #NOT_RETRYABLE} or {@link #RETRYABLE}) and reports it
+   * to the budget and the breaker: a retryable failure as a failure, anything else as a success (the destination
+   * answered). A classification predicate that throws is reported as a failure, then propagates: the breaker and the
+   * budget always hear of an attempt they admitted. Allocates nothing.
    */
-  private long decide(int attempt, long previousDelay, Throwable failure, R result, long deadlineAt, boolean async) {
+  private int judge(long permit, Throwable failure, R result) {
+    int verdict;
+    try {
+      if (failure == null) {
+        verdict = policy.isRetryableResult(result) ? RETRYABLE : SUCCESS;
+      } else {
+        RetryPolicy<?> governing = policy.policyFor(failure);
+        // The outer policy's abortOn always wins: a routed policy for a broad type must not retry what it aborts.
+        boolean retryable = governing == policy ? policy.isRetryable(failure)
+            : !policy.aborts(failure) && governing.isRetryableWhenRouted(failure);
+        verdict = retryable ? RETRYABLE : NOT_RETRYABLE;
+      }
+    } catch (RuntimeException | Error predicateFailure) {
+      report(permit, true);
+      throw predicateFailure;
+    }
+    report(permit, verdict == RETRYABLE);
+    return verdict;
+  }
+
+  private void report(long permit, boolean failed) {
+    if (failed) {
+      if (budget != null) {
+        budget.onFailure();
+      }
+      if (circuitBreaker != null) {
+        circuitBreaker.onFailure(permit);
+      }
+    } else {
+      if (budget != null) {
+        budget.onSuccess();
+      }
+      if (circuitBreaker != null) {
+        circuitBreaker.onSuccess(permit);
+      }
+    }
+  }
+
+  /**
+   * After a failed attempt (an exception, or a result classified retryable), already judged and reported: the delay
+   * in nanoseconds before the next attempt, after the budget granted it and the listener heard of it; or throws what
+   * ends the call.
+   */
+  private long decide(
+      int attempt, long previousDelay, int verdict, Throwable failure, R result, long deadlineAt, boolean async) {
     RetryPolicy<?> governing = failure == null ? policy : policy.policyFor(failure);
     if (failure != null) {
-      // The outer policy's abortOn always wins: a routed policy for a broad type must not retry what it aborts.
-      boolean retryable = governing == policy ? policy.isRetryable(failure)
-          : !policy.aborts(failure) && governing.isRetryableWhenRouted(failure);
-      if (!retryable) {
-        if (budget != null) {
-          budget.onSuccess();
-        }
-        if (circuitBreaker != null) {
-          circuitBreaker.onSuccess();
-        }
+      if (verdict == NOT_RETRYABLE) {
         Throwable terminal = failure;
         if (failure instanceof InterruptedException && !async) {
           Thread.currentThread().interrupt();
@@ -272,12 +323,6 @@ public final class Retry<R> {
         throw Retry.<RuntimeException>sneaky(terminal);
       }
     }
-    if (budget != null) {
-      budget.onFailure();
-    }
-    if (circuitBreaker != null) {
-      circuitBreaker.onFailure();
-    }
     if (attempt >= governing.maxAttempts()) {
       throw terminal(attempt, new RetryExhaustedException(name, attempt, failure, failure == null ? result : null));
     }
@@ -285,7 +330,13 @@ public final class Retry<R> {
         attempt, previousDelay, random != null ? random : ThreadLocalRandom.current());
     Duration hint = hint(failure, result);
     if (hint != null) {
-      delay = Math.max(delay, saturatedNanos(hint));
+      long hintNanos = saturatedNanos(hint);
+      long maxNanos = policy.maxRetryAfterNanos();
+      if (maxNanos >= 0 && hintNanos > maxNanos) {
+        throw terminal(attempt, new RetryAfterExceededException(
+            name, attempt, hint, policy.maxRetryAfter().orElseThrow(), failure));
+      }
+      delay = Math.max(delay, saturatedAdd(hintNanos, hintJitter(hintNanos, governing.backoff())));
     }
     if (deadlineAt != Long.MAX_VALUE) {
       long remainingMillis = Math.max(0L, deadlineAt - clock.millis());
@@ -323,6 +374,16 @@ public final class Retry<R> {
       return null;
     }
     return hint.get().isNegative() ? Duration.ZERO : hint.get();
+  }
+
+  /** Uniform in {@code [0, min(hint / 10, backoff cap)]} nanoseconds, from the random source; see the class comment. */
+  private long hintJitter(long hintNanos, Backoff backoff) {
+    long bound = Math.min(hintNanos / 10, saturatedNanos(backoff.cap()));
+    if (bound <= 0) {
+      return 0L;
+    }
+    RandomGenerator r = random != null ? random : ThreadLocalRandom.current();
+    return bound == Long.MAX_VALUE ? r.nextLong(bound) : r.nextLong(bound + 1);
   }
 
   private static long saturatedNanos(Duration d) {
@@ -396,12 +457,13 @@ public final class Retry<R> {
         return;
       }
       attempt++;
-      if (circuitBreaker != null && !circuitBreaker.tryAcquirePermission()) {
+      long permit = 0L;
+      if (circuitBreaker != null && (permit = circuitBreaker.acquirePermit()) < 0) {
         promise.completeExceptionally(circuitOpen(attempt, lastCause));
         return;
       }
       listener.onAttempt(name, attempt);
-      AttemptRun run = new AttemptRun(this, attempt);
+      AttemptRun run = new AttemptRun(this, attempt, permit);
       current = run;
       run.start();
       if (promise.isCancelled()) {
@@ -409,24 +471,29 @@ public final class Retry<R> {
       }
     }
 
-    void onAttemptDone(int attemptNumber, R result, Throwable failure) {
+    /**
+     * The attempt's outcome is judged and reported to budget and breaker even when the promise is already done (the
+     * caller completed it, say with {@code orTimeout}): an admitted attempt always reports.
+     */
+    void onAttemptDone(int attemptNumber, long permit, R result, Throwable failure) {
+      int verdict;
+      try {
+        verdict = judge(permit, failure, result);
+      } catch (Throwable predicateFailure) {
+        promise.completeExceptionally(predicateFailure);
+        return;
+      }
       if (promise.isDone()) {
         return;
       }
-      if (failure == null && !policy.isRetryableResult(result)) {
-        if (budget != null) {
-          budget.onSuccess();
-        }
-        if (circuitBreaker != null) {
-          circuitBreaker.onSuccess();
-        }
+      if (verdict == SUCCESS) {
         listener.onSuccess(name, attemptNumber, result);
         promise.complete(result);
         return;
       }
       long delay;
       try {
-        delay = decide(attemptNumber, previousDelay, failure, result, deadlineAt, true);
+        delay = decide(attemptNumber, previousDelay, verdict, failure, result, deadlineAt, true);
       } catch (Throwable terminal) {
         promise.completeExceptionally(terminal);
         return;
@@ -459,40 +526,69 @@ public final class Retry<R> {
   private final class AttemptRun {
     final AsyncExecution execution;
     final int attempt;
+    /** The breaker's permit of the primary copy. */
+    final long permit;
     CompletableFuture<? extends R> primary;
     CompletableFuture<? extends R> hedge;
+    /** The breaker's permit of the hedge, -1 while there is none. */
+    long hedgePermit = -1L;
     ScheduledFuture<?> timeoutTask;
     ScheduledFuture<?> hedgeTask;
     int running;
     boolean settled;
     Object winner;
 
-    AttemptRun(AsyncExecution execution, int attempt) {
+    AttemptRun(AsyncExecution execution, int attempt, long permit) {
       this.execution = execution;
       this.attempt = attempt;
+      this.permit = permit;
     }
 
+    /**
+     * Schedules the timers first, then sends: a scheduler that refuses the timers fails the call before anything is
+     * sent (the breaker permit given back), and nothing can throw once the operation has been started.
+     */
     void start() {
-      synchronized (this) {
-        running = 1;
-      }
-      CompletableFuture<? extends R> first = launch();
       long timeout = execution.timeoutNanos(attempt);
+      try {
+        synchronized (this) {
+          running = 1;
+          if (timeout > 0) {
+            timeoutTask = execution.scheduler.schedule(() -> timeout(timeout), timeout, TimeUnit.NANOSECONDS);
+          }
+          if (hedgeAfter != null) {
+            hedgeTask = execution.scheduler.schedule(this::hedge, saturatedNanos(hedgeAfter), TimeUnit.NANOSECONDS);
+          }
+        }
+      } catch (RejectedExecutionException e) {
+        synchronized (this) {
+          settled = true;
+        }
+        cancelRest();
+        if (circuitBreaker != null) {
+          circuitBreaker.onIgnored(permit);
+        }
+        execution.promise.completeExceptionally(e);
+        return;
+      }
       synchronized (this) {
-        primary = first;
         if (settled) {
+          // timed out (or cancelled) before it was sent: send nothing
           return;
         }
-        if (timeout > 0) {
-          timeoutTask = execution.scheduler.schedule(() -> timeout(timeout), timeout, TimeUnit.NANOSECONDS);
-        }
-        if (hedgeAfter != null) {
-          hedgeTask = execution.scheduler.schedule(this::hedge, saturatedNanos(hedgeAfter), TimeUnit.NANOSECONDS);
-        }
+      }
+      CompletableFuture<? extends R> first = launch(false);
+      boolean cancel;
+      synchronized (this) {
+        primary = first;
+        cancel = settled && winner != first;
+      }
+      if (cancel) {
+        first.cancel(true);
       }
     }
 
-    CompletableFuture<? extends R> launch() {
+    CompletableFuture<? extends R> launch(boolean isHedge) {
       CompletableFuture<? extends R> future;
       try {
         CompletionStage<? extends R> stage = execution.operation.get();
@@ -503,11 +599,13 @@ public final class Retry<R> {
         future = CompletableFuture.failedFuture(t);
       }
       final CompletableFuture<? extends R> source = future;
-      source.whenComplete((r, t) -> completed(source, r, t));
+      source.whenComplete((r, t) -> completed(source, isHedge, r, t));
       return source;
     }
 
-    void completed(CompletableFuture<? extends R> source, R result, Throwable failure) {
+    void completed(CompletableFuture<? extends R> source, boolean isHedge, R result, Throwable failure) {
+      long mine;
+      long other;
       synchronized (this) {
         if (settled) {
           return;
@@ -518,31 +616,51 @@ public final class Retry<R> {
         }
         settled = true;
         winner = source;
+        mine = isHedge ? hedgePermit : permit;
+        other = isHedge ? permit : hedgePermit;
       }
       cancelRest();
-      execution.onAttemptDone(attempt, result, failure == null ? null : unwrap(failure));
+      if (circuitBreaker != null && other >= 0) {
+        // the losing copy reports nothing: its permit goes back
+        circuitBreaker.onIgnored(other);
+      }
+      execution.onAttemptDone(attempt, mine, result, failure == null ? null : unwrap(failure));
     }
 
     void timeout(long timeoutNanos) {
+      long h;
       synchronized (this) {
         if (settled) {
           return;
         }
         settled = true;
+        h = hedgePermit;
       }
       cancelRest();
-      execution.onAttemptDone(attempt, null, new TimeoutException(
+      if (circuitBreaker != null && h >= 0) {
+        circuitBreaker.onIgnored(h);
+      }
+      execution.onAttemptDone(attempt, permit, null, new TimeoutException(
           name + ": attempt " + attempt + " timed out after " + Duration.ofNanos(timeoutNanos)));
     }
 
+    /** The caller cancelled: the attempt ends without an outcome, and its breaker permit is given back. */
     void cancelByCaller() {
+      long h;
       synchronized (this) {
         if (settled) {
           return;
         }
         settled = true;
+        h = hedgePermit;
       }
       cancelRest();
+      if (circuitBreaker != null) {
+        circuitBreaker.onIgnored(permit);
+        if (h >= 0) {
+          circuitBreaker.onIgnored(h);
+        }
+      }
     }
 
     void hedge() {
@@ -551,18 +669,33 @@ public final class Retry<R> {
           return;
         }
       }
-      if (budget != null && !budget.tryAcquireRetry()) {
+      long p = 0L;
+      if (circuitBreaker != null && (p = circuitBreaker.acquirePermit()) < 0) {
+        return;
+      }
+      if (budget != null && !budget.tryAcquireHedge()) {
+        if (circuitBreaker != null) {
+          circuitBreaker.onIgnored(p);
+        }
         listener.onBudgetRefused(name, attempt);
         return;
       }
+      boolean go;
       synchronized (this) {
-        if (settled) {
-          return;
+        go = !settled;
+        if (go) {
+          running++;
+          hedgePermit = p;
         }
-        running++;
+      }
+      if (!go) {
+        if (circuitBreaker != null) {
+          circuitBreaker.onIgnored(p);
+        }
+        return;
       }
       listener.onHedge(name, attempt);
-      CompletableFuture<? extends R> second = launch();
+      CompletableFuture<? extends R> second = launch(true);
       boolean cancel;
       synchronized (this) {
         hedge = second;

@@ -11,7 +11,8 @@ import java.time.Duration;
  * thread-safe and do not allocate.
  *
  * <p>Protocol ({@link Retry} follows it): {@link #onRequest()} once per call, {@link #onFailure()} or
- * {@link #onSuccess()} after every attempt, {@link #tryAcquireRetry()} before every retry (and every hedge).
+ * {@link #onSuccess()} after every attempt (a hedged attempt reports one outcome), {@link #tryAcquireRetry()} before
+ * every retry, {@link #tryAcquireHedge()} before every hedge.
  */
 public interface RetryBudget {
   /** Call once per first attempt (a request, not a retry). */
@@ -26,13 +27,25 @@ public interface RetryBudget {
   /** Whether one more retry may be sent now; true consumes the permission. */
   boolean tryAcquireRetry();
 
+  /**
+   * Whether one more hedge (a second copy of an attempt still in flight) may be sent now; true consumes the
+   * permission. A hedge is an extra request that reports no outcome of its own, so it must cost something even where
+   * a retry is only gated: the token bucket takes one token for it. Default: {@link #tryAcquireRetry()} (the ratio
+   * budget counts a hedge as a retry).
+   */
+  default boolean tryAcquireHedge() {
+    return tryAcquireRetry();
+  }
+
   /** What remains: tokens for a token bucket, retries allowed now for a ratio budget. */
   double remaining();
 
   /**
    * Token bucket (the gRPC retry-throttling scheme): starts full at maxTokens; each failure costs one token; each
    * success adds tokenRatio tokens (up to maxTokens); retries are allowed only while tokens &gt; maxTokens / 2.
-   * {@link #tryAcquireRetry()} is a gate here: failures, not retries, cost tokens.
+   * {@link #tryAcquireRetry()} is a gate here: failures, not retries, cost tokens. A hedge costs one token
+   * ({@link #tryAcquireHedge()}: allowed while tokens &gt; maxTokens / 2, then one token is taken), since it sends an
+   * extra request without reporting an outcome of its own.
    *
    * @throws IllegalArgumentException unless {@code maxTokens > 0} and {@code tokenRatio > 0}, both finite
    */

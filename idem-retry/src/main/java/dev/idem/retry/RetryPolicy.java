@@ -39,6 +39,9 @@ import java.util.function.Predicate;
  * @param <R> the result type
  */
 public final class RetryPolicy<R> {
+  /** The smallest default of {@link Builder#maxRetryAfter(Duration)}, for policies without a deadline: 60 s. */
+  public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofSeconds(60);
+
   private static final List<Class<? extends Throwable>> DEFAULT_RETRY_ON =
       List.of(IOException.class, UncheckedIOException.class, TimeoutException.class);
 
@@ -46,6 +49,9 @@ public final class RetryPolicy<R> {
   private final Backoff backoff;
   private final Duration deadline;
   private final long deadlineMillis;
+  private final Duration explicitMaxRetryAfter;
+  private final Duration maxRetryAfter;
+  private final long maxRetryAfterNanos;
   private final Duration attemptTimeout;
   private final double attemptTimeoutEscalation;
   private final Duration maxAttemptTimeout;
@@ -63,6 +69,22 @@ public final class RetryPolicy<R> {
     this.backoff = b.backoff;
     this.deadline = b.deadline;
     this.deadlineMillis = b.deadline == null ? -1L : b.deadline.toMillis();
+    this.explicitMaxRetryAfter = b.maxRetryAfter;
+    if (b.maxRetryAfter != null) {
+      this.maxRetryAfter = b.maxRetryAfter;
+    } else if (b.deadline == null) {
+      this.maxRetryAfter = b.backoff.cap().compareTo(DEFAULT_MAX_RETRY_AFTER) > 0
+          ? b.backoff.cap() : DEFAULT_MAX_RETRY_AFTER;
+    } else {
+      this.maxRetryAfter = null;
+    }
+    long maxNanos;
+    try {
+      maxNanos = maxRetryAfter == null ? -1L : maxRetryAfter.toNanos();
+    } catch (ArithmeticException e) {
+      maxNanos = Long.MAX_VALUE;
+    }
+    this.maxRetryAfterNanos = maxNanos;
     this.attemptTimeout = b.attemptTimeout;
     this.attemptTimeoutEscalation = b.attemptTimeoutEscalation;
     this.maxAttemptTimeout = b.maxAttemptTimeout;
@@ -111,6 +133,21 @@ public final class RetryPolicy<R> {
 
   long deadlineMillis() {
     return deadlineMillis;
+  }
+
+  /**
+   * The longest {@code Retry-After} hint waited for; a longer one ends the call with
+   * {@link RetryAfterExceededException}. What {@link Builder#maxRetryAfter(Duration)} set; when not set, for a
+   * policy without a deadline, the larger of 60 s and the backoff cap; empty for a policy with a deadline and no
+   * explicit maximum (the deadline bounds the wait).
+   */
+  public Optional<Duration> maxRetryAfter() {
+    return Optional.ofNullable(maxRetryAfter);
+  }
+
+  /** {@link #maxRetryAfter()} in nanoseconds, -1 when there is none. */
+  long maxRetryAfterNanos() {
+    return maxRetryAfterNanos;
   }
 
   /** The timeout of the first attempt, if any (enforced by {@link Retry#callAsync}). */
@@ -215,6 +252,7 @@ public final class RetryPolicy<R> {
     private int maxAttempts = 5;
     private Backoff backoff = Backoff.exponential(Duration.ofMillis(100), Duration.ofSeconds(10), Jitter.FULL);
     private Duration deadline = Duration.ofSeconds(30);
+    private Duration maxRetryAfter;
     private Duration attemptTimeout;
     private double attemptTimeoutEscalation = 1.0;
     private Duration maxAttemptTimeout;
@@ -233,6 +271,7 @@ public final class RetryPolicy<R> {
       maxAttempts = p.maxAttempts;
       backoff = p.backoff;
       deadline = p.deadline;
+      maxRetryAfter = p.explicitMaxRetryAfter;
       attemptTimeout = p.attemptTimeout;
       attemptTimeoutEscalation = p.attemptTimeoutEscalation;
       maxAttemptTimeout = p.maxAttemptTimeout;
@@ -289,6 +328,24 @@ public final class RetryPolicy<R> {
     /** No total deadline: only max attempts bound the operation. */
     public Builder<R> noDeadline() {
       this.deadline = null;
+      return this;
+    }
+
+    /**
+     * The longest server {@code Retry-After} hint to wait for: a longer hint ends the call at once with
+     * {@link RetryAfterExceededException} instead of parking the caller (a {@code Retry-After: 31536000} would
+     * otherwise wait a year). When set, it always applies. When not set, a policy without a deadline uses the larger
+     * of {@link RetryPolicy#DEFAULT_MAX_RETRY_AFTER} (60 s) and the backoff cap, and a policy with a deadline has no
+     * maximum of its own (a hint past the deadline ends the call with {@link RetryDeadlineExceededException}).
+     *
+     * @throws IllegalArgumentException unless {@code max > 0}
+     */
+    public Builder<R> maxRetryAfter(Duration max) {
+      Objects.requireNonNull(max, "maxRetryAfter");
+      if (max.isNegative() || max.isZero()) {
+        throw new IllegalArgumentException("maxRetryAfter must be > 0, was " + max);
+      }
+      this.maxRetryAfter = max;
       return this;
     }
 
@@ -373,9 +430,13 @@ public final class RetryPolicy<R> {
 
     /**
      * How to read a server's {@code Retry-After} hint from a retried result (for instance with
-     * {@link RetryAfter#parse(String, String, java.time.Clock)}). The hint is a floor on the next delay; a hint past
-     * the deadline ends the operation at once with {@link RetryDeadlineExceededException}. Failures carry hints by
-     * implementing {@link RetryAfterHint}.
+     * {@link RetryAfter#parse(String, String, java.time.Clock)}). The hint, plus a small jitter, is a floor on the
+     * next delay: the delay is {@code max(backoff delay, hint + j)} with {@code j} drawn uniformly from
+     * {@code [0, min(hint / 10, backoff cap)]} (inclusive, in nanoseconds) from the retry's random source, so that
+     * clients given the same hint do not all come back at the same instant. A hint longer than
+     * {@link #maxRetryAfter(Duration)} ends the operation at once with {@link RetryAfterExceededException}; a delay
+     * past the deadline ends it with {@link RetryDeadlineExceededException}. Failures carry hints by implementing
+     * {@link RetryAfterHint}.
      */
     public Builder<R> retryAfter(Function<? super R, Optional<Duration>> extractor) {
       this.retryAfter = Objects.requireNonNull(extractor, "retryAfter");

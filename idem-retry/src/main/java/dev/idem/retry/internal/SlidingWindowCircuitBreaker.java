@@ -6,7 +6,9 @@ import java.time.Clock;
 /**
  * {@link CircuitBreaker#builder()}. All state sits behind one monitor held for a few field updates; nothing
  * allocates after construction. The count window is a ring of booleans; the time window is ten buckets of calls and
- * failures. Time is read with {@link Clock#millis()}.
+ * failures. Time is read with {@link Clock#millis()}. The permit-less outcome methods count, in half-open, as the
+ * outcome of a current probe while one is outstanding (callers without permits cannot say more), and are ignored
+ * otherwise; {@link dev.idem.retry.Retry} uses permits.
  */
 public final class SlidingWindowCircuitBreaker implements CircuitBreaker {
   private static final int BUCKETS = 10;
@@ -37,6 +39,9 @@ public final class SlidingWindowCircuitBreaker implements CircuitBreaker {
   private long currentOpenMillis;
   private int probesIssued;
   private int probesSucceeded;
+  /** Counts state changes; part of every permit. */
+  private long generation;
+  private long halfOpenSinceMillis;
 
   public SlidingWindowCircuitBreaker(
       String name, WindowType windowType, int windowSize, long windowMillis, double thresholdPercent,
@@ -60,56 +65,103 @@ public final class SlidingWindowCircuitBreaker implements CircuitBreaker {
   }
 
   @Override
-  public synchronized boolean tryAcquirePermission() {
+  public boolean tryAcquirePermission() {
+    return acquirePermit() >= 0;
+  }
+
+  /**
+   * A permit is {@code generation << 1 | probe}: the generation counts state changes, so an outcome reported with a
+   * permit of an earlier generation, or a non-probe permit, cannot decide a half-open round.
+   */
+  @Override
+  public synchronized long acquirePermit() {
     switch (currentState(clock.millis())) {
       case CLOSED:
-        return true;
+        return generation << 1;
       case HALF_OPEN:
         if (probesIssued < halfOpenProbes) {
           probesIssued++;
-          return true;
+          return generation << 1 | 1L;
         }
-        return false;
+        return -1L;
       default:
-        return false;
+        return -1L;
     }
   }
 
   @Override
   public synchronized void onSuccess() {
     long now = clock.millis();
-    switch (currentState(now)) {
-      case CLOSED:
-        record(now, false);
-        return;
-      case HALF_OPEN:
-        probesSucceeded++;
-        if (probesSucceeded >= halfOpenProbes) {
-          close();
-        }
-        return;
-      default:
-        // a call let through before the breaker opened; its success does not reopen anything
-    }
+    outcome(now, permitlessPermit(now), false);
   }
 
   @Override
   public synchronized void onFailure() {
     long now = clock.millis();
+    outcome(now, permitlessPermit(now), true);
+  }
+
+  /** For the permit-less outcome methods: a current probe while one is outstanding, else a non-probe. */
+  private long permitlessPermit(long now) {
+    currentState(now);
+    return probesIssued > probesSucceeded ? generation << 1 | 1L : generation << 1;
+  }
+
+  @Override
+  public synchronized void onIgnored() {
+    long now = clock.millis();
+    if (currentState(now) == State.HALF_OPEN && probesIssued > probesSucceeded) {
+      probesIssued--;
+    }
+  }
+
+  @Override
+  public synchronized void onSuccess(long permit) {
+    outcome(clock.millis(), permit, false);
+  }
+
+  @Override
+  public synchronized void onFailure(long permit) {
+    outcome(clock.millis(), permit, true);
+  }
+
+  @Override
+  public synchronized void onIgnored(long permit) {
+    long now = clock.millis();
+    if (currentState(now) == State.HALF_OPEN && isCurrentProbe(permit) && probesIssued > 0) {
+      probesIssued--;
+    }
+  }
+
+  private boolean isCurrentProbe(long permit) {
+    return permit >= 0 && (permit & 1L) == 1L && (permit >>> 1) == generation;
+  }
+
+  private void outcome(long now, long permit, boolean failure) {
     switch (currentState(now)) {
       case CLOSED:
-        record(now, true);
-        if (shouldOpen(now)) {
+        record(now, failure);
+        if (failure && shouldOpen(now)) {
           open(now, firstOpenMillis);
         }
         return;
-      case HALF_OPEN: {
-        double next = currentOpenMillis * openMultiplier;
-        open(now, next >= maxOpenMillis ? maxOpenMillis : (long) next);
+      case HALF_OPEN:
+        if (!isCurrentProbe(permit)) {
+          // a call admitted while closed, or a probe of an earlier round: only this round's probes decide
+          return;
+        }
+        if (failure) {
+          double next = currentOpenMillis * openMultiplier;
+          open(now, next >= maxOpenMillis ? maxOpenMillis : (long) next);
+        } else {
+          probesSucceeded++;
+          if (probesSucceeded >= halfOpenProbes) {
+            close();
+          }
+        }
         return;
-      }
       default:
-        // already open
+        // a call let through before the breaker opened; its outcome changes nothing
     }
   }
 
@@ -123,23 +175,36 @@ public final class SlidingWindowCircuitBreaker implements CircuitBreaker {
     return name;
   }
 
-  /** Moves OPEN to HALF_OPEN once the open duration has passed. */
+  /**
+   * Moves OPEN to HALF_OPEN once the open duration has passed, and starts a fresh half-open round when the current
+   * one has had no verdict for one open duration (probes that never report must not keep it half-open for ever).
+   */
   private State currentState(long now) {
     if (state == State.OPEN && now >= openUntilMillis) {
-      state = State.HALF_OPEN;
-      probesIssued = 0;
-      probesSucceeded = 0;
+      halfOpen(now);
+    } else if (state == State.HALF_OPEN && now - halfOpenSinceMillis >= currentOpenMillis) {
+      halfOpen(now);
     }
     return state;
   }
 
+  private void halfOpen(long now) {
+    state = State.HALF_OPEN;
+    generation++;
+    halfOpenSinceMillis = now;
+    probesIssued = 0;
+    probesSucceeded = 0;
+  }
+
   private void open(long now, long durationMillis) {
+    generation++;
     state = State.OPEN;
     currentOpenMillis = durationMillis;
     openUntilMillis = now + durationMillis;
   }
 
   private void close() {
+    generation++;
     state = State.CLOSED;
     currentOpenMillis = firstOpenMillis;
     ringNext = 0;

@@ -54,6 +54,21 @@ public final class TokenBucketRetryBudget implements RetryBudget {
     return remaining() > threshold;
   }
 
+  /** Takes one token by compare-and-set, if more than half remain: a hedge is an extra request. */
+  @Override
+  public boolean tryAcquireHedge() {
+    for (;;) {
+      long bits = tokenBits.get();
+      double tokens = Double.longBitsToDouble(bits);
+      if (!(tokens > threshold)) {
+        return false;
+      }
+      if (tokenBits.compareAndSet(bits, Double.doubleToRawLongBits(Math.max(0.0, tokens - 1.0)))) {
+        return true;
+      }
+    }
+  }
+
   @Override
   public double remaining() {
     return Double.longBitsToDouble(tokenBits.get());
