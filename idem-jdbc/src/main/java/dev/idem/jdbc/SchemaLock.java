@@ -21,9 +21,9 @@ import java.util.regex.Pattern;
  * holds a snapshot, and a {@code CREATE INDEX CONCURRENTLY} run under the lock waits for every older snapshot, so the
  * two would deadlock (SQLState 40P01) and one instance would fail to start. MariaDB: {@code GET_LOCK} with the same
  * timeout; H2: none (its DDL is serialised by the database). On PostgreSQL an index built {@code CONCURRENTLY} on a
- * table without rows is built plainly (see {@link #run}). The lock is released before the connection goes back to its pool,
- * also when a statement fails. Public so that an application can run its own schema files the same way when several
- * instances start together.
+ * table without rows is built plainly (see {@link #run}). The lock is released before the connection goes back to
+ * its pool, also when a statement fails. Public so that an application can run its own schema files the same way
+ * when several instances start together.
  */
 public final class SchemaLock {
   /** The advisory lock key on PostgreSQL: any constant shared by every Idem schema script. */

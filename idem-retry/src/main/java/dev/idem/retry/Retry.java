@@ -340,7 +340,8 @@ public final class Retry<R> {
     }
     if (deadlineAt != Long.MAX_VALUE) {
       long remainingMillis = Math.max(0L, deadlineAt - clock.millis());
-      long remainingNanos = remainingMillis > Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE : remainingMillis * 1_000_000L;
+      long remainingNanos = remainingMillis > Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE
+          : remainingMillis * 1_000_000L;
       if (delay >= remainingNanos) {
         throw terminal(attempt, new RetryDeadlineExceededException(
             name, attempt, policy.deadline().orElseThrow(), Duration.ofMillis(remainingMillis), Duration.ofNanos(delay),
