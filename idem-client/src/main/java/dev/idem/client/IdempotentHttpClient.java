@@ -105,8 +105,8 @@ public final class IdempotentHttpClient {
   public static final String PAYLOAD_MISMATCH = ProblemCode.PAYLOAD_MISMATCH.code();
   /** The largest answer body read into memory: 16 MiB. A larger one ends the call; nothing is retried. */
   public static final int MAX_RESPONSE_BYTES = 16 << 20;
-  /** The smallest default of {@link Builder#maxRetryAfter(Duration)}: 60 s. */
-  public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofSeconds(60);
+  /** The smallest default of {@link Builder#maxRetryAfter(Duration)}: the retry policy's, 60 s. */
+  public static final Duration DEFAULT_MAX_RETRY_AFTER = RetryPolicy.DEFAULT_MAX_RETRY_AFTER;
 
   private static final Set<Integer> RETRYABLE_STATUSES = Set.of(408, 429, 500, 502, 503, 504);
   private static final Set<String> SECRET_HEADERS = Set.of("authorization", "cookie", "proxy-authorization");
@@ -138,8 +138,6 @@ public final class IdempotentHttpClient {
   private final Supplier<Map<String, String>> headers;
   /** Set by the builder, applied to every call; null when not set. */
   private final Duration maxRetryAfter;
-  /** Applied to calls without a deadline when {@link #maxRetryAfter} is not set. */
-  private final Duration defaultMaxRetryAfter;
 
   private IdempotentHttpClient(Builder b) {
     this.name = b.name;
@@ -162,13 +160,6 @@ public final class IdempotentHttpClient {
     this.tracing = b.tracing;
     this.headers = b.headers;
     this.maxRetryAfter = b.maxRetryAfter;
-    this.defaultMaxRetryAfter = defaultMaxRetryAfter(b.policy);
-  }
-
-  /** The longest {@code Retry-After} honoured by default: the larger of 60 s and the policy's own longest delay. */
-  static Duration defaultMaxRetryAfter(RetryPolicy<?> policy) {
-    Duration cap = policy.backoff().cap();
-    return cap.compareTo(DEFAULT_MAX_RETRY_AFTER) > 0 ? cap : DEFAULT_MAX_RETRY_AFTER;
   }
 
   /** A builder with the defaults: a new {@link HttpClient}, {@link RetryPolicy#ofDefaults()}, no budget, no journal. */
@@ -702,9 +693,9 @@ public final class IdempotentHttpClient {
         hint = RetryAfter.parse(header, r.headers().firstValue("Date").orElse(null), clock).orElse(null);
         if (hint != null) {
           note += ", Retry-After " + hint.toMillis() + " ms";
-          // a call with a deadline is bounded by it (a hint past it ends the call) unless a maximum was set
-          Duration max = maxRetryAfter != null ? maxRetryAfter
-              : deadlineAt == Long.MAX_VALUE ? defaultMaxRetryAfter : null;
+          // the call's policy says how long a hint may be (none with a deadline, which bounds it), unless this
+          // client was given a maximum of its own; checked here to name the header and status in the exception
+          Duration max = maxRetryAfter != null ? maxRetryAfter : callPolicy.maxRetryAfter().orElse(null);
           if (max != null && hint.compareTo(max) > 0) {
             // The server says it will not be ready sooner: waiting that long could hold the caller for a day, and
             // retrying sooner than asked is a retry storm. The call ends; a keyed intent stays pending.
@@ -904,10 +895,10 @@ public final class IdempotentHttpClient {
      * deadline, {@code Retry-After: 86400} would hold the caller for a day) nor retries sooner than asked. A keyed
      * intent stays pending, for {@link IdempotentHttpClient#resumePending()} later. Once set it applies with or
      * without a deadline; a shorter hint that lands past the deadline still ends the call with
-     * {@link RetryDeadlineExceededException}. When not set, a call with a deadline waits for any hint that fits in
-     * it, and a call without one for at most the larger of {@link IdempotentHttpClient#DEFAULT_MAX_RETRY_AFTER}
-     * (60 s) and the policy's backoff cap ({@link dev.idem.retry.Backoff#cap()}), the longest wait the client would
-     * choose itself.
+     * {@link RetryDeadlineExceededException}. When not set, the call's policy decides
+     * ({@link RetryPolicy#maxRetryAfter()}): a call with a deadline waits for any hint that fits in it, and a call
+     * without one for at most the larger of {@link IdempotentHttpClient#DEFAULT_MAX_RETRY_AFTER} (60 s) and the
+     * policy's backoff cap, unless the policy sets its own maximum. Set here, it overrides the policy's.
      *
      * @throws IllegalArgumentException unless {@code max} is positive and at most a day
      */
