@@ -26,7 +26,6 @@ import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -163,13 +162,7 @@ public final class NatsInboxConsumer implements AutoCloseable {
   private final Duration nakBackoffInitial;
   private final Duration nakBackoffMax;
   /** The failure lines of the messages whose dead letter failed, by id, for their next try. */
-  private final Map<String, List<String>> unsent = Collections.synchronizedMap(
-      new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, List<String>> eldest) {
-          return size() > MAX_UNSENT;
-        }
-      });
+  private final Map<String, List<String>> unsent = MessageProcessor.lru(MAX_UNSENT);
   private final Function<Message, String> messageIdFallback;
   private final ConsumerListener listener;
   private final MessageProcessor processor;

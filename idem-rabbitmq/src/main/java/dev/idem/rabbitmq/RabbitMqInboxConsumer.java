@@ -20,8 +20,6 @@ import dev.idem.outbox.consumer.MessageProcessor;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -207,12 +205,7 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
 
   /** A map of at most {@value #MAX_REMEMBERED} ids, the least recently used forgotten first. */
   private static <V> Map<String, V> remembered() {
-    return Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
-        return size() > MAX_REMEMBERED;
-      }
-    });
+    return MessageProcessor.lru(MAX_REMEMBERED);
   }
 
   /**

@@ -82,7 +82,11 @@ public final class MessageProcessor {
     this.keepLines = keepLines;
   }
 
-  private static <V> Map<String, V> lru(int max) {
+  /**
+   * A thread-safe map of at most {@code max} message ids, the least recently used forgotten first: what a consumer
+   * remembers of its messages between deliveries.
+   */
+  public static <V> Map<String, V> lru(int max) {
     return Collections.synchronizedMap(new LinkedHashMap<>(64, 0.75f, true) {
       @Override
       protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
