@@ -33,7 +33,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
@@ -318,7 +317,9 @@ public final class IdempotencyFilter implements Filter {
 
   /**
    * What the fingerprint hashes besides the body: the method, the path within the application and the query
-   * parameters in a canonical order (sorted, as sent otherwise), so that reordering parameters is the same request.
+   * parameters sorted by name, as sent otherwise, so that reordering parameters is the same request. The sort is
+   * stable: the values of a name given more than once keep their order ({@code ?sort=date&sort=amount} is not
+   * {@code ?sort=amount&sort=date}). Empty parameters ({@code ?a=1&&b=2}, a trailing {@code &}) are dropped.
    */
   static String target(IdempotentRoute route, HttpServletRequest request) {
     // The raw (still percent-encoded) path: it cannot hold a line feed or any other control character.
@@ -330,9 +331,23 @@ public final class IdempotencyFilter implements Filter {
     if (query == null || query.isEmpty()) {
       return route.method() + " " + path;
     }
-    String[] parameters = query.split("&");
-    Arrays.sort(parameters);
+    List<String> parameters = new ArrayList<>();
+    for (String parameter : query.split("&")) {
+      if (!parameter.isEmpty()) {
+        parameters.add(parameter);
+      }
+    }
+    if (parameters.isEmpty()) {
+      return route.method() + " " + path;
+    }
+    parameters.sort(Comparator.comparing(IdempotencyFilter::parameterName));
     return route.method() + " " + path + "?" + String.join("&", parameters);
+  }
+
+  /** A query parameter's name as sent: up to its first {@code =}, or all of it. */
+  private static String parameterName(String parameter) {
+    int eq = parameter.indexOf('=');
+    return eq < 0 ? parameter : parameter.substring(0, eq);
   }
 
   private Fingerprinter fingerprinter(IdempotentRoute route) {

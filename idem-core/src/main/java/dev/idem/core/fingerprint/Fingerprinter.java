@@ -7,6 +7,10 @@ import dev.idem.core.internal.json.JsonWorkspace;
 import java.nio.charset.StandardCharsets;
 import java.security.DigestException;
 import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -21,7 +25,10 @@ import java.util.Objects;
  *       member also gets a field hash, the first 64 bits (16 hex characters) of the SHA-256 of its canonical value
  *       alone, so that a mismatch can name the
  *       fields that differ ({@link Fingerprint#differingFields});
- *   <li>any other body: {@code UTF-8(operation) 0x0A 'R' body}, the bytes as received, with no field hashes;
+ *   <li>any other body: {@code UTF-8(operation) 0x0A 'R' UTF-8(media type) 0x0A body}, the bytes as received after
+ *       the request's media type in the canonical form {@link #canonicalMediaType} gives (empty when it has none), with
+ *       no field hashes: the same bytes sent as {@code text/csv} and as {@code application/octet-stream} are two
+ *       requests;
  *   <li>an empty (or null) body: {@code UTF-8(operation) 0x0A}, the operation alone.
  * </ul>
  * The one-byte tag ({@code 'J'} = 0x4A, {@code 'R'} = 0x52) keeps a raw body from ever colliding with a canonical
@@ -91,6 +98,8 @@ public final class Fingerprinter {
       md.update(op);
       md.update((byte) '\n');
       md.update(RAW_TAG);
+      md.update(canonicalMediaType(contentType).getBytes(StandardCharsets.UTF_8));
+      md.update((byte) '\n');
       md.update(body);
       return Fingerprint.ofHash(hex(md.digest()));
     }
@@ -158,6 +167,92 @@ public final class Fingerprinter {
     }
     int second = contentType.indexOf('/', slash + 1);
     return second < 0 || second >= end;
+  }
+
+  /**
+   * The form of a {@code Content-Type} that a raw body's fingerprint hashes, so that writing one media type in
+   * another way is the same request: the type and subtype in lower case, then its parameters sorted by name (a name
+   * given twice keeps its order), each as {@code ;name="value"} with the name in lower case and the value unquoted and
+   * quoted again ({@code charset}'s value in lower case, as it is case-insensitive; other values as sent). Spaces
+   * around the parts and empty parameters are dropped. A control character (a line feed included), or {@code %},
+   * is written as {@code %} and two hex digits, so the result never holds a line feed. Empty for null or blank.
+   *
+   * <p>{@code "Text/Plain ; Charset=UTF-8"} and {@code "text/plain;charset=utf-8"} both give
+   * {@code text/plain;charset="utf-8"}.
+   */
+  public static String canonicalMediaType(String contentType) {
+    if (contentType == null || contentType.isBlank()) {
+      return "";
+    }
+    List<String> segments = splitParameters(contentType);
+    StringBuilder out = new StringBuilder(contentType.length() + 8);
+    appendEscaped(out, segments.get(0).strip().toLowerCase(Locale.ROOT));
+    List<String[]> parameters = new ArrayList<>(segments.size() - 1);
+    for (String segment : segments.subList(1, segments.size())) {
+      int eq = segment.indexOf('=');
+      String name = (eq < 0 ? segment : segment.substring(0, eq)).strip().toLowerCase(Locale.ROOT);
+      String value = eq < 0 ? "" : unquote(segment.substring(eq + 1).strip());
+      if (name.isEmpty() && value.isEmpty()) {
+        continue;
+      }
+      parameters.add(new String[] {name, name.equals("charset") ? value.toLowerCase(Locale.ROOT) : value});
+    }
+    parameters.sort(Comparator.comparing(p -> p[0]));
+    for (String[] parameter : parameters) {
+      out.append(';');
+      appendEscaped(out, parameter[0]);
+      out.append("=\"");
+      appendEscaped(out, parameter[1].replace("\\", "\\\\").replace("\"", "\\\""));
+      out.append('"');
+    }
+    return out.toString();
+  }
+
+  /** {@code contentType} cut at each {@code ;} that is not inside a quoted string. */
+  private static List<String> splitParameters(String contentType) {
+    List<String> segments = new ArrayList<>();
+    boolean quoted = false;
+    int start = 0;
+    for (int i = 0; i < contentType.length(); i++) {
+      char c = contentType.charAt(i);
+      if (quoted && c == '\\') {
+        i++;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ';' && !quoted) {
+        segments.add(contentType.substring(start, i));
+        start = i + 1;
+      }
+    }
+    segments.add(contentType.substring(start));
+    return segments;
+  }
+
+  /** The value of a quoted string ({@code "a\"b"} is {@code a"b}); any other value as it is. */
+  private static String unquote(String value) {
+    if (value.length() < 2 || value.charAt(0) != '"' || value.charAt(value.length() - 1) != '"') {
+      return value;
+    }
+    StringBuilder out = new StringBuilder(value.length());
+    for (int i = 1; i < value.length() - 1; i++) {
+      char c = value.charAt(i);
+      if (c == '\\' && i + 1 < value.length() - 1) {
+        c = value.charAt(++i);
+      }
+      out.append(c);
+    }
+    return out.toString();
+  }
+
+  private static void appendEscaped(StringBuilder out, String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c < 0x20 || c == 0x7F || c == '%') {
+        out.append('%').append((char) HEX_DIGITS[c >> 4]).append((char) HEX_DIGITS[c & 0xF]);
+      } else {
+        out.append(c);
+      }
+    }
   }
 
   private static boolean isSpace(char c) {

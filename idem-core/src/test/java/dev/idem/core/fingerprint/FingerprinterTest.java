@@ -62,7 +62,8 @@ class FingerprinterTest {
   void rawBodyIsHashedWithItsOwnTag() {
     Fingerprint fp = whole.fingerprint(OPERATION, utf8("amount=1050"), "application/x-www-form-urlencoded");
 
-    assertThat(fp.hash()).isEqualTo("70829c17b90919482f76906570f34eb037e4c8babbe25b006d85c54684b87303");
+    assertThat(fp.hash()).isEqualTo(sha256(OPERATION + "\nRapplication/x-www-form-urlencoded\namount=1050"));
+    assertThat(fp.hash()).isEqualTo("19b4e4cbcdf85831b5718d0cc00ddf03910733fc0e88c74653cada599f071047");
     assertThat(fp.fieldHashes()).isEmpty();
   }
 
@@ -74,7 +75,7 @@ class FingerprinterTest {
     Fingerprint asRaw = whole.fingerprint(OPERATION, canonical, "text/plain");
 
     assertThat(asJson.hash()).isNotEqualTo(asRaw.hash());
-    assertThat(asRaw.hash()).isEqualTo(sha256(OPERATION + "\nR{\"a\":1}"));
+    assertThat(asRaw.hash()).isEqualTo(sha256(OPERATION + "\nRtext/plain\n{\"a\":1}"));
   }
 
   @Test
@@ -83,8 +84,8 @@ class FingerprinterTest {
 
     Fingerprint fp = whole.fingerprint(OPERATION, body, "application/json");
 
-    assertThat(fp).isEqualTo(whole.fingerprint(OPERATION, body, "text/plain"));
-    assertThat(fp.hash()).isEqualTo(sha256(OPERATION + "\nR{\"a\": 1,}"));
+    assertThat(fp.hash()).isEqualTo(sha256(OPERATION + "\nRapplication/json\n{\"a\": 1,}"));
+    assertThat(fp.fieldHashes()).isEmpty();
   }
 
   @ParameterizedTest
@@ -104,8 +105,57 @@ class FingerprinterTest {
   void hashesOtherContentTypesRaw(String contentType) {
     Fingerprint fp = whole.fingerprint(OPERATION, utf8("{\"b\":1, \"a\":2}"), contentType);
 
-    assertThat(fp.hash()).isEqualTo(sha256(OPERATION + "\nR{\"b\":1, \"a\":2}"));
+    assertThat(fp.hash()).isEqualTo(sha256(OPERATION + "\nR" + contentType + "\n{\"b\":1, \"a\":2}"));
     assertThat(Fingerprinter.isJsonMediaType(contentType)).isFalse();
+  }
+
+  @Test
+  void theMediaTypeOfARawBodyIsPartOfItsFingerprint() {
+    byte[] body = utf8("id,amount\n1,1050\n");
+
+    Fingerprint csv = whole.fingerprint(OPERATION, body, "text/csv");
+    Fingerprint octets = whole.fingerprint(OPERATION, body, "application/octet-stream");
+    Fingerprint none = whole.fingerprint(OPERATION, body, null);
+    Fingerprint latin1 = whole.fingerprint(OPERATION, body, "text/csv; charset=ISO-8859-1");
+
+    assertThat(List.of(csv.hash(), octets.hash(), none.hash(), latin1.hash())).doesNotHaveDuplicates();
+    assertThat(none.hash()).isEqualTo(sha256(OPERATION + "\nR\nid,amount\n1,1050\n"));
+    assertThat(csv.matches(whole.fingerprint(OPERATION, body, "text/csv"))).isTrue();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"text/csv;charset=utf-8", "Text/CSV; Charset=UTF-8", " text/csv ; charset=\"utf-8\" ",
+      "text/csv;charset=utf-8;", "text/csv;;charset=utf-8"})
+  void oneMediaTypeWrittenInOtherWaysIsTheSameRequest(String contentType) {
+    byte[] body = utf8("id,amount\n1,1050\n");
+
+    assertThat(Fingerprinter.canonicalMediaType(contentType)).isEqualTo("text/csv;charset=\"utf-8\"");
+    assertThat(whole.fingerprint(OPERATION, body, contentType))
+        .isEqualTo(whole.fingerprint(OPERATION, body, "text/csv;charset=utf-8"));
+  }
+
+  @Test
+  void aMediaTypesParametersAreSortedByNameAndKeepTheirValues() {
+    assertThat(Fingerprinter.canonicalMediaType("multipart/mixed; Boundary=\"A;b\"; a=1; a=2"))
+        .isEqualTo("multipart/mixed;a=\"1\";a=\"2\";boundary=\"A;b\"");
+    assertThat(Fingerprinter.canonicalMediaType("text/plain; a=2; a=1"))
+        .isNotEqualTo(Fingerprinter.canonicalMediaType("text/plain; a=1; a=2"));
+    assertThat(Fingerprinter.canonicalMediaType("text/plain; x=\"q\\\"uote\""))
+        .isEqualTo("text/plain;x=\"q\\\"uote\"");
+    assertThat(Fingerprinter.canonicalMediaType("text/plain; x=Mixed")).isEqualTo("text/plain;x=\"Mixed\"");
+    assertThat(Fingerprinter.canonicalMediaType(null)).isEmpty();
+    assertThat(Fingerprinter.canonicalMediaType("  ")).isEmpty();
+  }
+
+  @Test
+  void aMediaTypeNeverPutsALineFeedIntoTheHashedBytes() {
+    String hostile = "text/plain\nR\nbody";
+
+    assertThat(Fingerprinter.canonicalMediaType(hostile)).isEqualTo("text/plain%0ar%0abody")
+        .doesNotContain("\n");
+    assertThat(Fingerprinter.canonicalMediaType("text/x%0a")).isEqualTo("text/x%250a");
+    assertThat(whole.fingerprint(OPERATION, utf8("x"), hostile))
+        .isNotEqualTo(whole.fingerprint(OPERATION, utf8("body\nx"), "text/plain"));
   }
 
   @Test
@@ -271,7 +321,7 @@ class FingerprinterTest {
 
     Fingerprint raw = fp.fingerprint(OPERATION, utf8("a=1&b=2"), "text/plain");
 
-    assertThat(raw.hash()).isEqualTo(sha256(OPERATION + "\nRa=1&b=2"));
+    assertThat(raw.hash()).isEqualTo(sha256(OPERATION + "\nRtext/plain\na=1&b=2"));
   }
 
   @Test
@@ -281,7 +331,7 @@ class FingerprinterTest {
 
     Fingerprint fp = shallow.fingerprint(OPERATION, deep, "application/json");
 
-    assertThat(fp.hash()).isEqualTo(sha256(OPERATION + "\nR{\"a\": [[1]]}"));
+    assertThat(fp.hash()).isEqualTo(sha256(OPERATION + "\nRapplication/json\n{\"a\": [[1]]}"));
     assertThatThrownBy(() -> shallow.fingerprintJson(OPERATION, deep)).isInstanceOf(MalformedJsonException.class)
         .hasMessageContaining("nesting deeper than 2 levels");
     assertThat(whole.fingerprint(OPERATION, deep, null).hash()).isEqualTo(sha256(OPERATION + "\nJ{\"a\":[[1]]}"));
