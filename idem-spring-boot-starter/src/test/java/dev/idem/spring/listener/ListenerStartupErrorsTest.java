@@ -39,6 +39,8 @@ import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
 import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.kafka.listener.AfterRollbackProcessor;
 import org.springframework.kafka.listener.DefaultAfterRollbackProcessor;
 import org.springframework.kafka.support.Acknowledgment;
@@ -615,6 +617,52 @@ class ListenerStartupErrorsTest {
     assertThat(start(CustomFactoryWithIdemsHandler.class)).as("the starter's handler on the factory").isNull();
     assertThat(start(CustomFactoryWithoutIdemsHandler.class, "idem.listeners.kafka.error-handler=false"))
         .as("the application's own error handling, documented").isNull();
+  }
+
+  /**
+   * Two {@code KafkaTemplate}s, neither {@code @Primary}: the starter cannot tell which one publishes dead letters,
+   * registers no error handler, and Spring Boot's factory falls back to Spring's default.
+   */
+  @Configuration
+  @Import({KafkaPayments.class})
+  static class TwoKafkaTemplates {
+    @Bean
+    KafkaTemplate<Object, Object> ordersTemplate(ProducerFactory<Object, Object> producers) {
+      return new KafkaTemplate<>(producers);
+    }
+
+    @Bean
+    KafkaTemplate<Object, Object> auditTemplate(ProducerFactory<Object, Object> producers) {
+      return new KafkaTemplate<>(producers);
+    }
+  }
+
+  /** The same two, one of them {@code @Primary}: the starter's handler publishes through that one. */
+  @Configuration
+  @Import({KafkaPayments.class})
+  static class TwoKafkaTemplatesOnePrimary {
+    @Bean
+    @Primary
+    KafkaTemplate<Object, Object> ordersTemplate(ProducerFactory<Object, Object> producers) {
+      return new KafkaTemplate<>(producers);
+    }
+
+    @Bean
+    KafkaTemplate<Object, Object> auditTemplate(ProducerFactory<Object, Object> producers) {
+      return new KafkaTemplate<>(producers);
+    }
+  }
+
+  @Test
+  void twoKafkaTemplatesWithoutAPrimaryOneFailTheStartSayingWhyTheStarterHasNoHandler() {
+    assertThat(messages(start(TwoKafkaTemplates.class)))
+        .contains("@IdempotentListener on " + source(KafkaPayments.class) + " is called by the Kafka listener"
+            + " container '")
+        .contains("(container factory 'kafkaListenerContainerFactory'), whose error handler is none, so Spring's"
+            + " default")
+        .contains("set the starter's, which it did not register (it needs a single, or a @Primary, KafkaTemplate,"
+            + " and no CommonErrorHandler bean of the application's) on the factory (setCommonErrorHandler)");
+    assertThat(start(TwoKafkaTemplatesOnePrimary.class)).as("a @Primary template").isNull();
   }
 
   @Test

@@ -22,12 +22,14 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.annotation.TopicPartition;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * The application of the listener tests: a {@code @KafkaListener} (when {@code listeners.kafka.topic} is set) and a
+ * The application of the listener tests: a {@code @KafkaListener} (when {@code listeners.kafka.topic} is set; one
+ * assigned a partition when {@code listeners.kafka.partition-topic} is) and a
  * {@code @RabbitListener} (when {@code listeners.rabbit.queue} is), each an {@link IdempotentListener} of consumer
  * {@code payments}, that write one row per call into the table {@code listeners.effects} through Spring's
  * {@link JdbcTemplate} and then behave as the payload says ({@link Effects#apply}).
@@ -178,6 +180,23 @@ public class ListenersApp {
     }
   }
 
+  /** A Kafka listener assigned partition 0 of {@code listeners.kafka.partition-topic}, not subscribed to a topic. */
+  public static class KafkaPartitionPayments {
+    private final Effects effects;
+
+    KafkaPartitionPayments(Effects effects) {
+      this.effects = effects;
+    }
+
+    @KafkaListener(topicPartitions = @TopicPartition(topic = "${listeners.kafka.partition-topic}", partitions = "0"),
+        groupId = "${listeners.kafka.partition-topic}")
+    @IdempotentListener(consumer = "payments")
+    public void on(ConsumerRecord<String, String> record) {
+      Header id = record.headers().lastHeader("idem-event-id");
+      effects.apply(new String(id.value(), StandardCharsets.UTF_8), record.value());
+    }
+  }
+
   /** The RabbitMQ listener: the id is the AMQP message id. */
   public static class RabbitPayments {
     private final Effects effects;
@@ -247,6 +266,12 @@ public class ListenersApp {
   @ConditionalOnProperty("listeners.kafka.topic")
   KafkaPayments kafkaPayments(Effects effects) {
     return new KafkaPayments(effects);
+  }
+
+  @Bean
+  @ConditionalOnProperty("listeners.kafka.partition-topic")
+  KafkaPartitionPayments kafkaPartitionPayments(Effects effects) {
+    return new KafkaPartitionPayments(effects);
   }
 
   @Bean
