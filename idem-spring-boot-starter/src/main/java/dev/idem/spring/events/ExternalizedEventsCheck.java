@@ -8,7 +8,6 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
 import org.springframework.core.env.Environment;
-import org.springframework.util.ClassUtils;
 
 /**
  * Stops the start when the application has events to write to the outbox ({@link Externalized} classes found by the
@@ -40,8 +39,7 @@ final class ExternalizedEventsCheck implements SmartInitializingSingleton {
       events.addAll(properties.getRoutes().keySet());
     }
     if (properties.isScan()) {
-      IdemEventsAutoConfiguration.scan(beanFactory, environment, ClassUtils.getDefaultClassLoader())
-          .forEach(c -> events.add(c.getName()));
+      events.addAll(ExternalizedScan.names(beanFactory, environment));
     }
     if (events.isEmpty()) {
       return;

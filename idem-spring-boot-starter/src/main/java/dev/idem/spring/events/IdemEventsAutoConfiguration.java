@@ -7,7 +7,6 @@ import dev.idem.outbox.events.Events;
 import dev.idem.spring.internal.TransactionCompletion;
 import dev.idem.spring.outbox.IdemOutboxAutoConfiguration;
 import dev.idem.spring.outbox.OutboxRoute;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -15,11 +14,9 @@ import javax.sql.DataSource;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -27,10 +24,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.ClassPathScanningCandidateComponentProvider;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
-import org.springframework.core.type.filter.AnnotationTypeFilter;
 import org.springframework.util.ClassUtils;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
@@ -79,7 +74,8 @@ public class IdemEventsAutoConfiguration {
     Set<String> served = new LinkedHashSet<>();
     routes.orderedStream().forEach(r -> served.add(r.name()));
     ClassLoader loader = ClassUtils.getDefaultClassLoader();
-    List<Class<?>> annotated = properties.isScan() ? scan(beanFactory, environment, loader) : List.of();
+    List<Class<?>> annotated = properties.isScan()
+        ? ExternalizedScan.classes(beanFactory, environment, loader) : List.of();
     // only an application that has events to write: without a route, the listener never writes anything
     boolean used = !annotated.isEmpty() || !properties.getRoutes().isEmpty();
     if (used && outbox.store() instanceof JdbcOutboxStore store && store.dataSource() != dataSource) {
@@ -114,23 +110,6 @@ public class IdemEventsAutoConfiguration {
   @Bean
   static BeanPostProcessor idemTransactionCompletion() {
     return TransactionCompletion.postProcessor();
-  }
-
-  /** The {@link Externalized} classes under the application's auto-configuration packages. */
-  static List<Class<?>> scan(BeanFactory beanFactory, Environment environment, ClassLoader loader) {
-    List<Class<?>> found = new ArrayList<>();
-    if (!AutoConfigurationPackages.has(beanFactory)) {
-      return found;
-    }
-    ClassPathScanningCandidateComponentProvider scanner = new ClassPathScanningCandidateComponentProvider(false,
-        environment);
-    scanner.addIncludeFilter(new AnnotationTypeFilter(Externalized.class, true, true));
-    for (String pkg : AutoConfigurationPackages.get(beanFactory)) {
-      for (BeanDefinition candidate : scanner.findCandidateComponents(pkg)) {
-        found.add(ClassUtils.resolveClassName(candidate.getBeanClassName(), loader));
-      }
-    }
-    return found;
   }
 
   /** The application's Jackson mapper as the events' serializer; a default one when the application has none. */
