@@ -166,13 +166,16 @@ public record IdempotencyRecord(
   }
 
   /**
-   * Whether the record counts as absent: its TTL has passed, unless it is in progress with committed phases or
-   * uncertain. Such a record is never dropped silently (a new execution would repeat the committed phases): it stays
-   * until a retry, the completer, a reconciler or an operator finishes it, and purge leaves it alone.
+   * Whether the record counts as absent: its TTL has passed, unless it is uncertain, or in progress with committed
+   * phases or under a live lease. A record with committed phases is never dropped silently (a new execution would
+   * repeat them): it stays until a retry, the completer, a reconciler or an operator finishes it, and purge leaves it
+   * alone. An in-progress record whose lease has not ended yet (a takeover shortly before the TTL leases it past the
+   * TTL) is not dropped either, since its holder may still be running the work: it counts as absent only once the
+   * lease has ended.
    */
   public boolean isExpired(Instant now) {
     return !expiresAt.isAfter(now) && state != RecordState.UNCERTAIN
-        && !(state == RecordState.IN_PROGRESS && recoveryPoint != null);
+        && !(state == RecordState.IN_PROGRESS && (recoveryPoint != null || !isLeaseExpired(now)));
   }
 
   /**

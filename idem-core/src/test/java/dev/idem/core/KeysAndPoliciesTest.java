@@ -207,6 +207,23 @@ class KeysAndPoliciesTest {
   }
 
   @Test
+  void anInProgressRecordPastItsTtlIsNotExpiredWhileItsLeaseIsLive() {
+    Instant t0 = Instant.parse("2026-01-01T00:00:00Z");
+    RecordKey key = RecordKey.of("acme", "POST /payments", "k-lease");
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(key, Fingerprint.ofHash("a".repeat(64)), "dead", t0,
+        Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofDays(1));
+    Instant expiry = claimed.expiresAt();
+    // taken over ten seconds before the TTL: leased until twenty seconds after it
+    IdempotencyRecord taken = claimed.withLease("b", expiry.plusSeconds(20), expiry.minusSeconds(10));
+
+    assertThat(List.of(taken.isExpired(expiry.plusSeconds(1)), taken.isGone(expiry.plusSeconds(1))))
+        .containsExactly(false, false);
+    assertThat(List.of(taken.isExpired(expiry.plusSeconds(20)), taken.isGone(expiry.plusSeconds(20))))
+        .as("once the lease has ended").containsExactly(true, true);
+    assertThat(claimed.isGone(expiry)).as("a claim whose lease ended before its TTL").isTrue();
+  }
+
+  @Test
   void aTombstoneKeepsTheKeyTheOutcomeTheFingerprintHashAndTheTimesOnly() {
     Instant t0 = Instant.parse("2026-01-01T00:00:00Z");
     IdempotencyRecord claimed = IdempotencyRecord.claimed(RecordKey.of("acme", "POST /payments", "k-2"),

@@ -25,17 +25,18 @@ import java.util.regex.Pattern;
  * {@link JdbcIdempotencyStore.Builder#partitionedExpiry}: makes them ahead and on demand, drops those whose rows are
  * all gone, and runs the two row steps purge keeps. Thread-safe.
  *
- * <p>Implementation notes. A row's {@code gone_at} is {@code COALESCE(retain_until, expires_at)}, fixed at insert
- * (no claim ever moves a row between partitions): after it, the row is gone by its own rules ({@link
- * IdempotencyRecord#isGone}) unless it is in progress with a recovery point, or in a state that waits for a decision
- * (uncertain). A partition whose upper bound has passed therefore holds only gone rows and such live ones, and the
- * rare row inserted with an earlier gone_at than its own: the insert takes the gone_at of a row its key already has
- * (so that a duplicate fails on that partition's primary key), and when that row was being deleted by a transaction
- * that takes no advisory lock (purge, evict), the insert waits for the deletion and then succeeds there. The drop
- * runs in one transaction that locks the parent table (ACCESS EXCLUSIVE, waiting at most {@link #DROP_LOCK_WAIT}),
- * moves the live rows and the rows not gone by their own times to a newer partition (no other transaction can touch
- * them meanwhile, so the move raises no serialization failure), and drops the partitions: claims wait for that
- * transaction, a few milliseconds, and none fails. When the lock is not granted in time (a long transaction on the table), the drop waits for the next purge.
+ * <p>Implementation notes. A row's {@code gone_at} is {@code COALESCE(retain_until, expires_at)}, fixed at insert (no
+ * claim ever moves a row between partitions): after it, the row is gone by its own rules ({@link
+ * IdempotencyRecord#isGone}) unless it is in progress with a recovery point or under a lease that has not ended yet (a
+ * takeover shortly before the TTL), or in a state that waits for a decision (uncertain). A partition whose upper bound
+ * has passed therefore holds only gone rows and such live ones, and the rare row inserted with an earlier gone_at than
+ * its own: the insert takes the gone_at of a row its key already has (so that a duplicate fails on that partition's
+ * primary key), and when that row was being deleted by a transaction that takes no advisory lock (purge, evict), the
+ * insert waits for the deletion and then succeeds there. The drop runs in one transaction that locks the parent table
+ * (ACCESS EXCLUSIVE, waiting at most {@link #DROP_LOCK_WAIT}), moves the live rows and the rows not gone by their own
+ * times to a newer partition (no other transaction can touch them meanwhile, so the move raises no serialization
+ * failure), and drops the partitions: claims wait for that transaction, a few milliseconds, and none fails. When the
+ * lock is not granted in time (a long transaction on the table), the drop waits for the next purge.
  *
  * <p>Partitions are made with CREATE TABLE and ATTACH PARTITION, which takes only a SHARE UPDATE EXCLUSIVE lock on
  * the parent, so a claim that finds its partition missing can make it on another connection while its own
@@ -177,9 +178,9 @@ final class RecordPartitions {
 
   /**
    * Purge in partitioned mode: makes the partitions ahead, drops every partition whose upper bound is at or before
-   * {@code now} (after moving its live rows), then deletes up to {@code limit} expired claims without a recovery
-   * point and turns expired final records into tombstones, row by row. Returns the rows deleted or shrunk row by row;
-   * the rows of dropped partitions are not counted (counting them would read them all).
+   * {@code now} (after moving its live rows), then deletes up to {@code limit} expired claims without a recovery point
+   * whose lease has ended and turns expired final records into tombstones, row by row. Returns the rows deleted or
+   * shrunk row by row; the rows of dropped partitions are not counted (counting them would read them all).
    */
   int purgeExpired(Instant now, int limit) {
     ensureAhead(now);
@@ -190,7 +191,8 @@ final class RecordPartitions {
       try (PreparedStatement ps = c.prepareStatement(sql.deleteExpiredClaims)) {
         ps.setQueryTimeout(lockTimeoutSeconds);
         ps.setLong(1, millis);
-        ps.setInt(2, limit);
+        ps.setLong(2, millis);
+        ps.setInt(3, limit);
         purged = ps.executeUpdate();
       }
       if (purged < limit) {
@@ -238,6 +240,12 @@ final class RecordPartitions {
         try (PreparedStatement ps = c.prepareStatement(sql.moveLive)) {
           ps.setLong(1, target);
           ps.setLong(2, cutoff);
+          ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql.moveLeased)) {
+          ps.setLong(1, target);
+          ps.setLong(2, cutoff);
+          ps.setLong(3, millis);
           ps.executeUpdate();
         }
         try (PreparedStatement ps = c.prepareStatement(sql.moveMisplaced)) {

@@ -758,6 +758,43 @@ public abstract class IdemExecutorContract {
     assertThat(calls).hasValue(2);
   }
 
+  @Test
+  void aClaimTakenOverJustBeforeItsTtlIsNotFreedWhileTheTakeoverHoldsItsLease() throws Exception {
+    Operation leased = Operation.of("POST /leased");
+    Idem idem = idemBuilder().policy(leased, OperationPolicy.builder().lease(LEASE).ttl(Duration.ofHours(1))
+        .build()).build();
+    IdempotentRequest request = IdempotentRequest.withFingerprint(leasedRequest("l-near-ttl").recordKey(),
+        Fingerprint.ofHash(HASH));
+    // worker A claimed at T0 and died without a word
+    IdempotencyRecord claimed = IdempotencyRecord.claimed(request.recordKey(), Fingerprint.ofHash(HASH),
+        "dead-worker", clock.instant(), LEASE, Duration.ofHours(1), OperationPolicy.ofDefaults().retention());
+    store.inTransaction(tx -> store.insert(tx, claimed));
+    clock.set(claimed.expiresAt().minusSeconds(10));
+    AtomicInteger calls = new AtomicInteger();
+    Execution[] late = new Execution[1];
+    List<Optional<IdempotencyRecord>> afterPurge = new CopyOnWriteArrayList<>();
+
+    // retry B takes over 10 s before the TTL, under a 30 s lease; while it works the TTL passes, retry C comes and
+    // the purge runs
+    Execution taken = idem.leased(request, key -> {
+      calls.incrementAndGet();
+      clock.set(claimed.expiresAt().plusSeconds(1));
+      late[0] = idem.leased(request, k -> StoredResponse.of(201, "run again " + calls.incrementAndGet()));
+      while (store.purgeExpired(clock.instant(), 1000) > 0) {
+        // drain
+      }
+      afterPurge.add(store.inTransaction(tx -> store.find(tx, request.recordKey())));
+      return StoredResponse.of(201, "done by B");
+    });
+
+    assertThat(late[0].outcome()).isEqualTo(Outcome.IN_PROGRESS);
+    assertThat(calls).as("runs of the work").hasValue(1);
+    assertThat(afterPurge.get(0)).as("the record after a purge past the TTL").isPresent();
+    assertThat(afterPurge.get(0).get().leaseOwner()).isNotEqualTo("dead-worker");
+    assertThat(taken.outcome()).isEqualTo(Outcome.STORED);
+    assertThat(events).contains("lease expired");
+  }
+
   // ------------------------------------------------------------------ permanent refusals
 
   private static final String REFUSED = "{\"code\":\"PROVIDER.idempotency_key_reused\",\"retryable\":false}";

@@ -361,6 +361,40 @@ public abstract class IdempotencyStoreContract {
     assertThat(find(unstarted.key())).isNull();
   }
 
+  @Test
+  void purgeAndDeleteIfExpiredKeepAClaimTakenOverBeforeItsTtlUntilItsLeaseEnds() throws Exception {
+    // claimed two hours ago with a one-hour TTL, its worker died; a retry took it over just before the TTL and still
+    // holds it: the record is past its expiry, but its lease runs until after now
+    Instant past = now.minus(Duration.ofHours(2));
+    IdempotencyRecord[] taken = new IdempotencyRecord[2];
+    int i = 0;
+    for (Duration retention : List.of(Duration.ZERO, Duration.ofSeconds(10))) {
+      IdempotencyRecord claimed = IdempotencyRecord.claimed(key("taken-over-" + i), Fingerprint.ofHash(HASH_A),
+          "dead-worker", past, Duration.ofSeconds(30), Duration.ofHours(1), retention);
+      insert(claimed);
+      taken[i] = claimed.withLease("worker-2", now.plusSeconds(30), claimed.expiresAt().minusSeconds(10));
+      assertThat(update(taken[i])).isTrue();
+      i++;
+    }
+
+    boolean deletedWhileLeased = store.inTransaction(tx -> store.deleteIfExpired(tx, taken[0].key(), now));
+    drainPurge(1000);
+    IdempotencyRecord afterPurge = find(taken[1].key());
+    Instant leaseOver = taken[0].lockedUntil();
+    boolean deletedOnceOver = store.inTransaction(tx -> store.deleteIfExpired(tx, taken[0].key(), leaseOver));
+    while (store.purgeExpired(leaseOver, 1000) > 0) {
+      // drain
+    }
+
+    assertThat(taken[0].isGone(now)).isFalse();
+    assertThat(taken[0].isGone(leaseOver)).isTrue();
+    assertThat(deletedWhileLeased).as("deleted under a live lease").isFalse();
+    assertThat(afterPurge).as("purged under a live lease").isEqualTo(taken[1]);
+    assertThat(deletedOnceOver).isTrue();
+    assertThat(find(taken[0].key())).isNull();
+    assertThat(find(taken[1].key())).as("purged once the lease ended").isNull();
+  }
+
   /** A completed record written at {@code at} with a TTL and a retention, with field hashes and a key nonce. */
   protected IdempotencyRecord retained(RecordKey key, Instant at, Duration ttl, Duration retention) {
     IdempotencyRecord r = completed(key, at, ttl);

@@ -102,7 +102,8 @@ public interface IdempotencyStore {
 
   /**
    * Deletes the record if its key is free at {@code now}: it expired at or before {@code now}, is not in progress
-   * with a recovery point, and is not a final record inside its retention (see {@link IdempotencyRecord#isGone});
+   * with a recovery point or under a lease that ends after {@code now}, is not uncertain, and is not a final record
+   * inside its retention (see {@link IdempotencyRecord#isGone});
    * returns whether it did. A tombstone is never deleted here, whatever the caller read.
    */
   boolean deleteIfExpired(StoreTransaction tx, RecordKey key, Instant now);
@@ -144,7 +145,8 @@ public interface IdempotencyStore {
    * keys: records whose key is free ({@link IdempotencyRecord#isGone}) are deleted, and final records past their
    * expiry but inside their retention become their {@linkplain IdempotencyRecord#tombstone tombstone}, once (the
    * response body and headers, field hashes, checkpoint and key nonce go; the row shrinks). In-progress records with
-   * a recovery point are left alone (they wait for their completion), and so are uncertain records (they wait for a
+   * a recovery point are left alone (they wait for their completion), and so are in-progress records whose lease
+   * ends after {@code now} (their holder may still be running the work) and uncertain records (they wait for a
    * decision). Returns how many records it deleted or turned
    * into tombstones; callers loop until it returns less than the limit.
    */

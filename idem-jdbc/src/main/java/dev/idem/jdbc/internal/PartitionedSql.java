@@ -36,11 +36,19 @@ public final class PartitionedSql {
   /** Moves live rows below a bound to another gone_at: bind the new gone_at and the bound. */
   public final String moveLive;
   /**
+   * Moves in-progress rows below a bound whose lease ends after now (a takeover shortly before the TTL leases a claim
+   * past its gone_at): bind the new gone_at, the bound and now. Read through the lease index.
+   */
+  public final String moveLeased;
+  /**
    * Moves rows below a bound that are not gone at now by their own times (a claim that waited for the deletion of its
    * key's old row took that row's gone_at): bind the new gone_at, the bound and now.
    */
   public final String moveMisplaced;
-  /** Deletes up to {@code ?} expired claims without a recovery point: bind now and the limit. */
+  /**
+   * Deletes up to {@code ?} expired claims without a recovery point whose lease has ended: bind now, now and the
+   * limit.
+   */
   public final String deleteExpiredClaims;
   /** Turns up to {@code ?} expired final records into tombstones: bind now (updated_at), now, now and the limit. */
   public final String shrink;
@@ -62,12 +70,14 @@ public final class PartitionedSql {
     partitions = "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
         + " JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(?)";
     moveLive = "UPDATE " + table + " SET gone_at = ? WHERE gone_at < ? AND " + LIVE;
+    moveLeased = "UPDATE " + table + " SET gone_at = ? WHERE gone_at < ? AND state = 'in_progress'"
+        + " AND locked_until > ?";
     moveMisplaced = "UPDATE " + table + " SET gone_at = ? WHERE gone_at < ? AND gone_at < COALESCE(retain_until,"
         + " expires_at) AND COALESCE(retain_until, expires_at) > ?";
     String keys = "(scope, operation, idem_key, gone_at) IN (SELECT scope, operation, idem_key, gone_at FROM " + table;
     deleteExpiredClaims = "DELETE FROM " + table + " WHERE " + keys + " WHERE state <> 'completed'"
         + " AND state <> 'failed' AND state = 'in_progress' AND recovery_point IS NULL AND expires_at <= ?"
-        + " ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+        + " AND (locked_until IS NULL OR locked_until <= ?) ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
     shrink = "UPDATE " + table + Sql.STRIP + " WHERE " + keys + " WHERE purge_at < retain_until AND purge_at <= ?"
         + " AND retain_until > ? AND (state = 'completed' OR state = 'failed') ORDER BY purge_at LIMIT ?"
         + " FOR UPDATE SKIP LOCKED)";

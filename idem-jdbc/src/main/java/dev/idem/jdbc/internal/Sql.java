@@ -23,10 +23,11 @@ public final class Sql {
   /** Keys after a key, in key order: binds scope, scope, operation, operation, key. */
   static final String AFTER = "(scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND idem_key > ?))))";
   /**
-   * Expired records that may go: not in progress with committed phases, not uncertain (see
-   * IdempotencyRecord.isExpired).
+   * Expired records that may go: not uncertain, not in progress with committed phases or under a lease that ends
+   * after now (see IdempotencyRecord.isExpired). Binds now.
    */
-  static final String PURGEABLE = " AND state <> 'uncertain' AND (state <> 'in_progress' OR recovery_point IS NULL)";
+  static final String PURGEABLE = " AND state <> 'uncertain' AND (state <> 'in_progress' OR (recovery_point IS NULL"
+      + " AND (locked_until IS NULL OR locked_until <= ?)))";
   /**
    * Records whose key is free once expired: no retention (written before it existed, or zero), retention over, or in
    * progress (never retained). Binds now. See IdempotencyRecord.isGone.
