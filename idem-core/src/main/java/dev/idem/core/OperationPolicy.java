@@ -89,7 +89,8 @@ public final class OperationPolicy {
 
   /**
    * How long a duplicate that finds the record in progress waits for it to finish before it gets the in-progress
-   * answer. {@link Duration#ZERO} (the default) answers at once.
+   * answer. {@link Duration#ZERO} (the default) answers at once. The wait is timed on {@link System#nanoTime()}, so a
+   * step of the wall clock neither stretches nor cuts it; the wall clock only says whether the lease has ended.
    */
   public Duration inFlightWait() {
     return inFlightWait;

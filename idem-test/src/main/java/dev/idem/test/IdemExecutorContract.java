@@ -302,6 +302,37 @@ public abstract class IdemExecutorContract {
   }
 
   @Test
+  void inFlightWaitEndsByItsBoundWhenTheWallClockStepsBack() throws Exception {
+    Duration[] slept = {Duration.ZERO};
+    Idem idem = idemBuilder().policy(PAYMENTS, OperationPolicy.builder().lease(LEASE)
+        .waitInFlight(Duration.ofSeconds(2)).build()).sleeper(d -> {
+          if (slept[0].isZero()) {
+            clock.advance(Duration.ofHours(-1)); // an NTP step back while the duplicate waits
+          }
+          slept[0] = slept[0].plus(d);
+          clock.advance(d);
+          if (slept[0].compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new AssertionError("the in-flight wait went on past its bound: " + slept[0]);
+          }
+        }).build();
+    Execution[] duplicate = new Execution[1];
+    Instant[] stepped = new Instant[1];
+    duringCharge = () -> {
+      Instant before = clock.instant();
+      duplicate[0] = idem.phased(request("p-step", "{\"amount\":1}"));
+      stepped[0] = clock.instant();
+      clock.set(before.plus(slept[0])); // the step is undone, so the first request goes on as it would have
+    };
+
+    Execution first = idem.phased(request("p-step", "{\"amount\":1}"));
+
+    assertThat(duplicate[0].outcome()).isEqualTo(Outcome.IN_PROGRESS);
+    assertThat(slept[0]).isEqualTo(Duration.ofSeconds(2));
+    assertThat(stepped[0]).isNotNull();
+    assertThat(first.outcome()).isEqualTo(Outcome.STORED);
+  }
+
+  @Test
   void transientFailureReleasesTheLeaseAndTheRetryResumesAfterTheRecoveryPoint() throws Exception {
     Idem idem = idem();
     externalFailsOnce.set(true);

@@ -605,8 +605,17 @@ public final class Executor {
     }
   }
 
+  /**
+   * Claims the key, takes an expired lease over, or waits for an in-flight duplicate for up to the policy's
+   * {@linkplain OperationPolicy#inFlightWait() in-flight wait}. The wall clock decides only what the record says (its
+   * lease, its expiry); the wait itself is timed on {@link System#nanoTime()}, so that a step of the wall clock
+   * neither stretches nor cuts it. It also ends once the sleeps it asked for add up to the bound, which is what ends
+   * it under a sleeper that does not really sleep (a test's).
+   */
   private Claim claim(RecordKey key, Fingerprint fingerprint, OperationPolicy policy) {
-    Instant waitUntil = clock.instant().plus(policy.inFlightWait());
+    long bound = policy.inFlightWait().toNanos();
+    long waitStarted = System.nanoTime();
+    long slept = 0;
     Duration poll = MIN_POLL;
     for (int round = 1; ; round++) {
       Instant now = clock.instant();
@@ -660,18 +669,21 @@ public final class Executor {
         }
         continue;
       }
-      if (!now.isBefore(waitUntil) || round >= 10_000) {
+      long waited = Math.max(slept, System.nanoTime() - waitStarted);
+      if (waited >= bound || round >= 10_000) {
         return new Claim(decideExisting(record, fingerprint, now), null, false);
       }
-      Duration left = Duration.between(now, waitUntil);
+      Duration left = Duration.ofNanos(bound - waited);
       Duration untilLeaseEnds = Duration.between(now, record.lockedUntil());
       Duration nap = min(min(poll, left), untilLeaseEnds.isNegative() ? MIN_POLL : untilLeaseEnds);
+      nap = nap.isZero() ? MIN_POLL : nap;
       try {
-        sleeper.sleep(nap.isZero() ? MIN_POLL : nap);
+        sleeper.sleep(nap);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return new Claim(decideExisting(record, fingerprint, now), null, false);
       }
+      slept += nap.toNanos();
       poll = min(poll.multipliedBy(2), MAX_POLL);
     }
   }
