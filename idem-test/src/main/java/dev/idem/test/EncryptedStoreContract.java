@@ -29,6 +29,7 @@ import dev.idem.core.spi.IdempotencyStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -527,6 +528,51 @@ public abstract class EncryptedStoreContract {
     IdempotencyRecord opened = sealing(k2.without("k1")).find(claimed.key()).orElseThrow();
     assertThat(opened.state()).isEqualTo(RecordState.UNCERTAIN);
     assertThat(opened.checkpoint().get("charge_id")).isEqualTo("ch_9");
+  }
+
+  @Test
+  void rotationKeepsWhenARecordWasLastWrittenSoItsAnswerAndItsUncertainSinceStayAsTheyWere() throws Exception {
+    Keyring k1 = Keyring.generate("k1");
+    EncryptedIdempotencyStore before = sealing(k1);
+    Fingerprint fingerprint = Fingerprint.ofHash("a".repeat(64));
+    IdempotencyRecord done = IdempotencyRecord.finished(key("k-done"), fingerprint,
+        completed(key("k-done"), 201).response(), RecordState.COMPLETED, now.minus(Duration.ofMinutes(50)),
+        Duration.ofHours(1), Duration.ofDays(30));
+    insert(before, done);
+    IdempotencyRecord claimed = expiredClaim("k-uncertain-since");
+    insert(before, claimed);
+    IdempotencyRecord advanced = claimed.withRecoveryPoint("charge", Checkpoint.of(Map.of("charge_id", "ch_7")),
+        now.minusSeconds(30), now.minusSeconds(59));
+    IdempotencyRecord uncertain = advanced.afterFailedResume(
+        OperationPolicy.builder().resumeCap(1, Duration.ofHours(1)).build(), Duration.ofSeconds(1),
+        now.minusSeconds(40));
+    boolean advancedOk = before.inTransaction(tx -> before.update(tx, advanced));
+    boolean uncertainOk = before.inTransaction(tx -> before.update(tx, uncertain));
+    assertThat(advancedOk && uncertainOk).isTrue();
+    Keyring k2 = k1.withNewKey("k2");
+    // the walk runs on a clock a little ahead of the nodes that answer retries: at the answer's expiry
+    Clock walkClock = Clock.fixed(done.expiresAt(), ZoneOffset.UTC);
+
+    RecordReencryption.Pass walked = RecordReencryption.of(sealing(k2), walkClock).toTheEnd(500);
+
+    IdempotencyRecord doneAfter = raw.find(done.key()).orElseThrow();
+    IdempotencyRecord uncertainAfter = raw.find(uncertain.key()).orElseThrow();
+    assertThat(walked.resealed()).isGreaterThanOrEqualTo(2);
+    assertThat(Encryption.keyIdOf(doneAfter.response().body())).isEqualTo("k2");
+    assertThat(doneAfter.version()).isEqualTo(done.version() + 1);
+    assertThat(doneAfter.updatedAt()).isEqualTo(done.updatedAt());
+    assertThat(uncertainAfter.version()).isEqualTo(uncertain.version() + 1);
+    assertThat(uncertainAfter.updatedAt()).isEqualTo(uncertain.updatedAt());
+    Idem idem = Idem.builder().name("resealed").store(raw).encryption(Encryption.with(k2.without("k1")))
+        .clock(Clock.fixed(done.expiresAt().minusSeconds(1), ZoneOffset.UTC)).build();
+    Execution replay = idem.leased(IdempotentRequest.withFingerprint(done.key(), fingerprint),
+        k -> StoredResponse.of(500, "must not run"));
+    Execution stillUncertain = idem.leased(IdempotentRequest.withFingerprint(uncertain.key(), fingerprint),
+        k -> StoredResponse.of(500, "must not run"));
+    assertThat(replay.outcome()).isEqualTo(Execution.Outcome.REPLAYED);
+    assertThat(replay.response().bodyAsString()).contains("thing_1");
+    assertThat(stillUncertain.outcome()).isEqualTo(Execution.Outcome.UNCERTAIN);
+    assertThat(stillUncertain.expiredAt()).as("uncertain since").isEqualTo(uncertain.updatedAt());
   }
 
   @Test

@@ -17,7 +17,9 @@ import java.util.Objects;
  * counts the records in progress still under an older key without touching them (they belong to their worker: run it
  * again once they have finished); each record is re-sealed
  * in its own short transaction by an update conditional on the version it read, so claims, replays and purge go on
- * meanwhile, and a record that changed in between is left to the next pass. Not thread-safe: one walk at a time.
+ * meanwhile, and a record that changed in between is left to the next pass. A re-seal writes the next version but
+ * keeps the record's {@code updatedAt}: it is the record's own time (when it became uncertain, whether it was finished
+ * before its expiry), not the walk's. Not thread-safe: one walk at a time.
  *
  * <pre>{@code
  * RecordReencryption walk = RecordReencryption.of(encryptedStore, Clock.systemUTC());
@@ -148,7 +150,9 @@ public final class RecordReencryption {
         unreadable++;
         continue;
       }
-      IdempotencyRecord next = opened.withLease(null, null, clock.instant());
+      // the next version, last written when it was: updatedAt is the record's own time (an uncertain record's
+      // uncertain_since, a final record's completion, which says whether it ended before its expiry), not the re-seal's
+      IdempotencyRecord next = opened.withLease(null, null, opened.updatedAt());
       boolean written;
       try {
         written = raw.inTransaction(tx -> raw.update(tx, store.seal(next)));
