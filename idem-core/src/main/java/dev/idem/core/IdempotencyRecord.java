@@ -25,7 +25,9 @@ import java.util.Objects;
  * @param version the fencing token: every write increments it, and a write succeeds only at the version it read
  * @param createdAt when the record was first written
  * @param updatedAt when it was last written
- * @param expiresAt after this instant the record counts as absent and purge may delete it
+ * @param expiresAt the end of the TTL: until then the record answers retries; after it a final record is a tombstone
+ *     until {@code retainUntil} (or gone, without a retention), and an in-progress one counts as absent once its lease
+ *     has ended, unless it has committed phases ({@link #isExpired})
  * @param keyNonce the record's own random value, drawn when it is first claimed and never changed, that the keys it
  *     derives for outside calls carry ({@link #derive}), so that nobody outside can compute them; {@code null} for
  *     records claimed before it existed (they keep the old derivation) and for atomic records (they derive none)

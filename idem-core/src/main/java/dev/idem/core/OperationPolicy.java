@@ -63,7 +63,13 @@ public final class OperationPolicy {
     return b;
   }
 
-  /** How long a record lives; after that it counts as absent and the key may be used again. */
+  /**
+   * How long a record answers retries (replay, mismatch, in progress). After it a final record becomes a tombstone for
+   * the {@link #retention()}: the same request is refused as {@code key_expired}, another one is a mismatch, and only
+   * after the retention is the key free again. With a retention of {@link Duration#ZERO} (and for records written
+   * before retention existed) the key is free at the TTL. An in-progress record keeps its own rules: one with
+   * committed phases never expires, one without counts as absent once the TTL has passed and its lease has ended.
+   */
   public Duration ttl() {
     return ttl;
   }
@@ -100,7 +106,14 @@ public final class OperationPolicy {
     return fingerprint;
   }
 
-  /** The largest response (body plus headers) that may be kept; a larger one fails the execution. */
+  /**
+   * The largest response (body plus headers) that may be kept; a larger one is never stored, and the execution ends
+   * with a {@link ResponseTooLargeException}. Where the work can be undone (atomic mode, a phased operation's first
+   * phase or a later transactional phase) it is rolled back and the key is freed or the record stays at its recovery
+   * point. Where it cannot (leased work, a phased outside phase that answers) the work took effect: the record ends
+   * {@link RecordState#FAILED} with a small substitute answer ({@link ResponseTooLargeException#substitute}) that
+   * every retry replays. See docs/modes.md, "Answers over maxResponseBytes".
+   */
   public int maxResponseBytes() {
     return maxResponseBytes;
   }
