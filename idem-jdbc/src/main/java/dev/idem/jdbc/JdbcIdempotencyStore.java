@@ -581,25 +581,32 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   }
 
   /**
-   * Checks that the record table exists with every column the store reads and writes, so that a deployment without
-   * the schema fails when it starts rather than on every request. {@link Builder#build()} calls it unless it creates
-   * the schema.
+   * Checks that the record table and its audit table ({@code <table>_audit}) exist with every column the store reads
+   * and writes, so that a deployment without the schema fails when it starts rather than on every request.
+   * {@link Builder#build()} calls it unless it creates the schema.
    *
-   * @throws IllegalStateException when the table or a column is missing (or not readable by this user), naming the
+   * @throws IllegalStateException when a table or a column is missing (or not readable by this user), naming the
    *     table and the schema file to run
    * @throws dev.idem.core.StoreException when the database cannot be reached
    */
   public void checkSchema() {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.probe);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
+    String checked = "record table " + table;
+    try (Connection c = dataSource.getConnection()) {
+      try (PreparedStatement ps = c.prepareStatement(sql.probe); ResultSet rs = ps.executeQuery()) {
+        rs.next();
+      }
+      checked = "audit table " + table + "_audit";
+      try (PreparedStatement ps = c.prepareStatement(sql.auditProbe); ResultSet rs = ps.executeQuery()) {
+        rs.next();
+      }
+      checked = "record table " + table;
       if (partitions != null) {
         partitions.checkSchema(c);
       }
     } catch (SQLException e) {
-      StoreException failure = wrap("checking the record table", e);
+      StoreException failure = wrap("checking the " + checked, e);
       if (failure.isSchemaFault()) {
-        throw new IllegalStateException("Idem store '" + name + "': the record table " + table + " is missing,"
+        throw new IllegalStateException("Idem store '" + name + "': the " + checked + " is missing,"
             + " or lacks a column, on " + dialect + " (" + e.getMessage().strip() + "). Create it from the schema file "
             + (partitions == null ? SchemaScript.RECORD : SchemaScript.RECORD_PARTITIONED).resource(dialect)
             + " on the classpath (with your migration tool), or let the store"
