@@ -23,6 +23,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.Clock;
 import java.time.Duration;
@@ -523,11 +524,13 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
         ps.setString(keyAt + 2, k[2]);
         ps.addBatch();
       }
-      int deleted = 0;
+      int purged = 0;
       for (int n : ps.executeBatch()) {
-        deleted += Math.max(n, 0);
+        // a driver that sends the batch in bulk (useBulkStmts) may report no count: the row is locked by this
+        // transaction and the statement checked its condition again, so it found its row
+        purged += n == Statement.SUCCESS_NO_INFO ? 1 : Math.max(n, 0);
       }
-      return deleted;
+      return purged;
     }
   }
 
