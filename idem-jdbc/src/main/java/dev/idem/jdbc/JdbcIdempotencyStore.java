@@ -853,9 +853,9 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     /**
      * PostgreSQL only: partitions the record table by the time each row is gone (its retention's end, or its expiry
      * without one), {@code width} per partition, so that purge drops whole partitions instead of deleting rows. The
-     * table must be created from {@code db/idem/postgresql/partitioned/V1__idem_record_partitioned.sql} (or by
-     * {@link #createSchemaIfMissing}); docs/jdbc.md gives the migration of an existing table. Whole minutes, 1 minute
-     * to 31 days; a day suits the default TTL and retention. Off by default. {@link #build()} throws a
+     * table must be created from {@code db/idem/postgresql/partitioned/V1__idem_record_partitioned.sql}, then
+     * {@code db/idem/postgresql/V5__idem_record_uncertain.sql} (or by {@link #createSchemaIfMissing}); docs/jdbc.md
+     * gives the migration of an existing table. Whole minutes, 1 minute to 31 days; a day suits the default TTL and retention. Off by default. {@link #build()} throws a
      * {@link ConfigurationException} on another database.
      */
     public Builder partitionedExpiry(Duration width) {
