@@ -855,8 +855,8 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
      * without one), {@code width} per partition, so that purge drops whole partitions instead of deleting rows. The
      * table must be created from {@code db/idem/postgresql/partitioned/V1__idem_record_partitioned.sql}, then
      * {@code db/idem/postgresql/V5__idem_record_uncertain.sql} (or by {@link #createSchemaIfMissing}); docs/jdbc.md
-     * gives the migration of an existing table. Whole minutes, 1 minute to 31 days; a day suits the default TTL and retention. Off by default. {@link #build()} throws a
-     * {@link ConfigurationException} on another database.
+     * gives the migration of an existing table. Whole minutes, 1 minute to 31 days; a day suits the default TTL and
+     * retention. Off by default. {@link #build()} throws a {@link ConfigurationException} on another database.
      */
     public Builder partitionedExpiry(Duration width) {
       Objects.requireNonNull(width, "width");
