@@ -174,6 +174,28 @@ class RecordSchemaScriptTest {
     }
   }
 
+  @Test
+  void onH2AStoreInAnotherSchemaCreatesAndUsesItsAuditThere() throws Exception {
+    DataSource pool = Databases.pool(JdbcDialect.H2);
+    String id = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    String schema = "idem_sq_" + id;
+    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+      st.execute("CREATE SCHEMA " + schema);
+      try {
+        JdbcIdempotencyStore.builder(pool).table(schema + ".rec_" + id).createSchemaIfMissing(true).build();
+        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(pool).name("schema-qualified")
+            .table(schema + ".rec_" + id).createSchemaIfMissing(true).build();
+        store.checkSchema();
+
+        assertThat(names(st, "SELECT LOWER(table_name) FROM information_schema.tables WHERE LOWER(table_schema) = '"
+            + schema + "'")).containsExactlyInAnyOrder("rec_" + id, "rec_" + id + "_audit");
+        assertResolvable(store);
+      } finally {
+        st.execute("DROP SCHEMA " + schema + " CASCADE");
+      }
+    }
+  }
+
   /** An uncertain record resolves, and its audit entry reads back. */
   private static void assertResolvable(JdbcIdempotencyStore store) throws Exception {
     Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
