@@ -23,6 +23,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.Clock;
 import java.time.Duration;
@@ -523,11 +524,13 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
         ps.setString(keyAt + 2, k[2]);
         ps.addBatch();
       }
-      int deleted = 0;
+      int purged = 0;
       for (int n : ps.executeBatch()) {
-        deleted += Math.max(n, 0);
+        // a driver that sends the batch in bulk (useBulkStmts) may report no count: the row is locked by this
+        // transaction and the statement checked its condition again, so it found its row
+        purged += n == Statement.SUCCESS_NO_INFO ? 1 : Math.max(n, 0);
       }
-      return deleted;
+      return purged;
     }
   }
 
@@ -581,25 +584,32 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
   }
 
   /**
-   * Checks that the record table exists with every column the store reads and writes, so that a deployment without
-   * the schema fails when it starts rather than on every request. {@link Builder#build()} calls it unless it creates
-   * the schema.
+   * Checks that the record table and its audit table ({@code <table>_audit}) exist with every column the store reads
+   * and writes, so that a deployment without the schema fails when it starts rather than on every request.
+   * {@link Builder#build()} calls it unless it creates the schema.
    *
-   * @throws IllegalStateException when the table or a column is missing (or not readable by this user), naming the
+   * @throws IllegalStateException when a table or a column is missing (or not readable by this user), naming the
    *     table and the schema file to run
    * @throws dev.idem.core.StoreException when the database cannot be reached
    */
   public void checkSchema() {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.probe);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
+    String checked = "record table " + table;
+    try (Connection c = dataSource.getConnection()) {
+      try (PreparedStatement ps = c.prepareStatement(sql.probe); ResultSet rs = ps.executeQuery()) {
+        rs.next();
+      }
+      checked = "audit table " + table + "_audit";
+      try (PreparedStatement ps = c.prepareStatement(sql.auditProbe); ResultSet rs = ps.executeQuery()) {
+        rs.next();
+      }
+      checked = "record table " + table;
       if (partitions != null) {
         partitions.checkSchema(c);
       }
     } catch (SQLException e) {
-      StoreException failure = wrap("checking the record table", e);
+      StoreException failure = wrap("checking the " + checked, e);
       if (failure.isSchemaFault()) {
-        throw new IllegalStateException("Idem store '" + name + "': the record table " + table + " is missing,"
+        throw new IllegalStateException("Idem store '" + name + "': the " + checked + " is missing,"
             + " or lacks a column, on " + dialect + " (" + e.getMessage().strip() + "). Create it from the schema file "
             + (partitions == null ? SchemaScript.RECORD : SchemaScript.RECORD_PARTITIONED).resource(dialect)
             + " on the classpath (with your migration tool), or let the store"
@@ -843,10 +853,10 @@ public final class JdbcIdempotencyStore extends JdbcStore implements Idempotency
     /**
      * PostgreSQL only: partitions the record table by the time each row is gone (its retention's end, or its expiry
      * without one), {@code width} per partition, so that purge drops whole partitions instead of deleting rows. The
-     * table must be created from {@code db/idem/postgresql/partitioned/V1__idem_record_partitioned.sql} (or by
-     * {@link #createSchemaIfMissing}); docs/jdbc.md gives the migration of an existing table. Whole minutes, 1 minute
-     * to 31 days; a day suits the default TTL and retention. Off by default. {@link #build()} throws a
-     * {@link ConfigurationException} on another database.
+     * table must be created from {@code db/idem/postgresql/partitioned/V1__idem_record_partitioned.sql}, then
+     * {@code db/idem/postgresql/V5__idem_record_uncertain.sql} (or by {@link #createSchemaIfMissing}); docs/jdbc.md
+     * gives the migration of an existing table. Whole minutes, 1 minute to 31 days; a day suits the default TTL and
+     * retention. Off by default. {@link #build()} throws a {@link ConfigurationException} on another database.
      */
     public Builder partitionedExpiry(Duration width) {
       Objects.requireNonNull(width, "width");

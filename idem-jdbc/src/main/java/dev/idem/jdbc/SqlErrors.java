@@ -7,8 +7,9 @@ import java.sql.SQLTransientException;
 
 /**
  * Classifies SQL failures per dialect, as every Idem store on JDBC does: unique violations (a lost race for a key),
- * lock timeouts, and transient failures (a lost connection, a deadlock, a serialization failure) that a retry may
- * cure. For stores of your own on JDBC, so that their {@link StoreException}s mean what Idem's do.
+ * lock timeouts, and transient failures (a lost connection or a server going away, a deadlock, a serialization
+ * failure) that a retry may cure. For stores of your own on JDBC, so that their {@link StoreException}s mean what
+ * Idem's do.
  */
 public final class SqlErrors {
   private SqlErrors() {}
@@ -35,7 +36,10 @@ public final class SqlErrors {
     };
   }
 
-  /** Whether a retry may cure {@code e}: a connection failure, a deadlock, a serialization failure, a lock timeout. */
+  /**
+   * Whether a retry may cure {@code e}: a connection failure (PostgreSQL's server going away included: SQLStates
+   * 57P01, 57P02, 57P03), a deadlock, a serialization failure, a lock timeout.
+   */
   public static boolean isTransient(JdbcDialect dialect, SQLException e) {
     if (e instanceof SQLTransientException || isLockTimeout(dialect, e)) {
       return true;
@@ -45,6 +49,8 @@ public final class SqlErrors {
       return false;
     }
     return state.startsWith("08") || state.equals("40001") || state.equals("40P01")
+        // PostgreSQL ended the backend: shutdown or pg_terminate_backend, crash of another backend, still starting
+        || state.equals("57P01") || state.equals("57P02") || state.equals("57P03")
         || dialect == JdbcDialect.MARIADB && e.getErrorCode() == 1213
         || dialect == JdbcDialect.H2 && (e.getErrorCode() == 90131 || e.getErrorCode() == 40001);
   }

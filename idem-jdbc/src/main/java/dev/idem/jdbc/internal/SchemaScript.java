@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -43,11 +44,14 @@ public enum SchemaScript {
   private final List<String> files;
   private final String table;
   private final Pattern mentions;
+  /** The table's name and the names derived from it, after the keyword that makes a derived name a table's. */
+  private final Pattern names;
 
   SchemaScript(String table, String... files) {
     this.files = List.of(files);
     this.table = table;
     this.mentions = Pattern.compile("\\b" + table + "\\b|\\b" + table + "_");
+    this.names = Pattern.compile("\\b((?:TABLE(?: IF NOT EXISTS)?|REFERENCES)\\s+)?" + table + "(_\\w+)?\\b");
   }
 
   /** The default table name, as the schema file spells it. */
@@ -79,8 +83,10 @@ public enum SchemaScript {
   }
 
   /**
-   * The statements of this table in the dialect's file, comments removed, renamed to {@code name} (which may be
-   * schema-qualified: derived names such as indexes take only its last part).
+   * The statements of this table in the dialect's file, comments removed, renamed to {@code name}. The name may be
+   * schema-qualified: the side tables derived from it ({@code <table>_audit}, {@code <table>_attempt}) are created in
+   * the same schema, and the index names derived from it take only its last part (an index always lives in its
+   * table's schema), except where a {@code DROP INDEX} finds an index by its name alone.
    */
   public List<String> statements(JdbcDialect dialect, String name) {
     StringBuilder text = new StringBuilder();
@@ -101,18 +107,26 @@ public enum SchemaScript {
         body.append(comment >= 0 ? line.substring(0, comment) : line).append('\n');
       }
     }
-    String simple = name.contains(".") ? name.substring(name.indexOf('.') + 1) : name;
-    // an index is created in its table's schema, but DROP INDEX finds it by its own name: qualify it there
-    String dropped = name.contains(".") ? name.substring(0, name.indexOf('.') + 1) + simple : simple;
+    String schema = name.contains(".") ? name.substring(0, name.indexOf('.') + 1) : "";
+    String simple = name.substring(schema.length());
     List<String> statements = new ArrayList<>();
     for (String s : body.toString().split(";\\s*\n")) {
       if (s.isBlank() || !mentions.matcher(s).find()) {
         continue;
       }
-      String derived = s.strip().startsWith("DROP INDEX") ? dropped : simple;
-      statements.add(s.strip()
-          .replaceAll("\\b" + table + "_(\\w+)", derived + "_$1")
-          .replaceAll("\\b" + table + "\\b", name));
+      String statement = s.strip();
+      // DROP INDEX finds an index by its own name, in its table's schema (but MariaDB's DROP INDEX ... ON <table>
+      // takes a plain name and finds it on the table)
+      boolean dropByName = statement.startsWith("DROP INDEX") && !statement.contains(" ON ");
+      statements.add(names.matcher(statement).replaceAll(m -> {
+        String before = m.group(1) == null ? "" : m.group(1);
+        if (m.group(2) == null) {
+          return Matcher.quoteReplacement(before + name);
+        }
+        // a derived table lives in the table's schema; an index or constraint is named without a schema
+        boolean qualified = dropByName || !before.isEmpty();
+        return Matcher.quoteReplacement(before + (qualified ? schema : "") + simple + m.group(2));
+      }));
     }
     return statements;
   }

@@ -68,6 +68,8 @@ public final class Sql {
   /** The audit of resolutions: {@code <table>_audit}. */
   public final String auditInsert;
   public final String auditHistory;
+  /** Reads no row of the audit table, but fails if it or a column is missing. */
+  public final String auditProbe;
 
   public Sql(JdbcDialect dialect, String table) {
     this.table = checkTable(table);
@@ -108,6 +110,8 @@ public final class Sql {
         + " from_state, to_state, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     auditHistory = "SELECT version, resolved_at, actor, action, from_state, to_state, reason FROM " + audit
         + " WHERE " + PK + " ORDER BY version";
+    auditProbe = "SELECT scope, operation, idem_key, version, resolved_at, actor, action, from_state, to_state, reason"
+        + " FROM " + audit + " WHERE 1 = 0";
   }
 
   /**
