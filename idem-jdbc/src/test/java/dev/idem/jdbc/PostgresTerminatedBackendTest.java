@@ -91,7 +91,10 @@ class PostgresTerminatedBackendTest {
       return StoredResponse.json(201, "{\"id\":\"pay_1\"}");
     });
 
-    assertThat(dataSource.failures).as("the store's statement met the ended backend").contains("57P01");
+    // 57P01 when pgjdbc reads the server's notice first (what happens here), 08006 if its write meets the closed
+    // socket before: both are transient, and either way the request must end stored with one effect
+    assertThat(dataSource.failures).as("the store's statement met the ended backend").isNotEmpty()
+        .allMatch(state -> state.equals("57P01") || state.startsWith("08"));
     assertThat(execution.outcome()).isEqualTo(Execution.Outcome.STORED);
     assertThat(runs).hasValue(1);
     assertThat(Databases.countEffects(JdbcDialect.POSTGRESQL, scope)).isEqualTo(1);
