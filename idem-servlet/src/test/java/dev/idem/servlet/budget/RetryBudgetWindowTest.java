@@ -42,14 +42,17 @@ class RetryBudgetWindowTest {
     boolean past = w.tryAdmitRetry(); // 3 of 11: past the share
     Snapshot during = w.snapshot();
     nanos.addAndGet(TimeUnit.SECONDS.toNanos(10)); // a whole window later: every bucket has left it
-    boolean later = w.tryAdmitRetry();
+    Snapshot emptied = w.snapshot();
+    firstAttempts(w, 4);
+    boolean later = w.tryAdmitRetry(); // 1 of 5
 
     assertThat(ninth).isTrue();
     assertThat(tenth).isTrue();
     assertThat(past).as("the budget still refuses").isFalse();
     assertThat(during).isEqualTo(new RetryShareWindow.Snapshot(10, 2, 1));
+    assertThat(emptied).isEqualTo(new RetryShareWindow.Snapshot(0, 0, 0));
     assertThat(later).isTrue();
-    assertThat(w.snapshot()).isEqualTo(new RetryShareWindow.Snapshot(1, 1, 0));
+    assertThat(w.snapshot()).isEqualTo(new RetryShareWindow.Snapshot(5, 1, 0));
   }
 
   private static void firstAttempts(RetryShareWindow w, int n) {
