@@ -65,6 +65,12 @@ public final class Problem {
    * A problem that is not retryable, for a code the application does not define as a {@link ProblemCode} (one built
    * at run time, such as {@code VALIDATION.<field>}); prefer {@link #of(ProblemCode)}.
    *
+   * <p>A code is written to logs and the MDC ({@code error_code}) as well as the answer, and one built at run time may
+   * hold text a client chose (a JSON member's name): every character outside {@link ProblemCode}'s alphabet (ASCII
+   * letters, digits, {@code _}, and {@code .} between parts) is replaced by {@code _}, so a code never carries a line
+   * break, an escape sequence or other text that could forge a log line. Build codes from names of your own where
+   * you can: the replacement keeps a client's text from the logs, not from the code.
+   *
    * @param status an HTTP status, 400..599
    * @param code the taxonomy code, such as {@code VALIDATION.amount}
    * @param title a short, human-readable summary that does not change from occurrence to occurrence
@@ -76,7 +82,24 @@ public final class Problem {
     if (code.isEmpty()) {
       throw new IllegalArgumentException("a problem's code must not be empty");
     }
-    return new Problem(status, code, title, null, false, Map.of());
+    return new Problem(status, safeCode(code), title, null, false, Map.of());
+  }
+
+  /** The code with every character other than an ASCII letter, digit, {@code _} or {@code .} replaced by {@code _}. */
+  static String safeCode(String code) {
+    StringBuilder safe = null;
+    for (int i = 0; i < code.length(); i++) {
+      char c = code.charAt(i);
+      boolean allowed = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
+          || c == '.';
+      if (!allowed && safe == null) {
+        safe = new StringBuilder(code.length()).append(code, 0, i);
+      }
+      if (safe != null) {
+        safe.append(allowed ? c : '_');
+      }
+    }
+    return safe == null ? code : safe.toString();
   }
 
   private static void checkStatus(int status) {

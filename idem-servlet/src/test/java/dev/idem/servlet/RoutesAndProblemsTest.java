@@ -94,6 +94,17 @@ class RoutesAndProblemsTest {
   }
 
   @Test
+  void aCodeBuiltFromAClientsTextCarriesNoCharacterOutsideTheProblemCodeAlphabet() {
+    Problem forged = Problem.of(400, "VALIDATION.a\r\nINFO forged\u001b[31m\u00e9", "Invalid request");
+    Problem plain = Problem.of(400, "VALIDATION.amount_1", "Invalid request");
+
+    assertThat(forged.code()).isEqualTo("VALIDATION.a__INFO_forged__31m_");
+    assertThat(new String(forged.toJson(), StandardCharsets.UTF_8))
+        .contains("\"code\":\"VALIDATION.a__INFO_forged__31m_\"");
+    assertThat(plain.code()).isEqualTo("VALIDATION.amount_1");
+  }
+
+  @Test
   void problemRefusesReservedMembersAndNonErrorStatuses() {
     assertThatThrownBy(() -> Problem.of(200, "X", "x")).hasMessageContaining("400..599");
     assertThatThrownBy(() -> Problem.of(400, "X", "x").with("code", "y")).hasMessageContaining("reserved");

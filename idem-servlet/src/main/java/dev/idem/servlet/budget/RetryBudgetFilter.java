@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 
 /**
  * A server-side retry budget: limits the share of the requests a service serves that are retries, so that during an
@@ -90,7 +91,7 @@ public final class RetryBudgetFilter implements Filter {
     this.attemptHeader = b.attemptHeader;
     this.pathPrefixes = List.copyOf(b.pathPrefixes);
     this.listener = b.listener;
-    this.counts = new RetryShareWindow(maxRetryShare, minRequests, window.toMillis(), b.clock);
+    this.counts = new RetryShareWindow(maxRetryShare, minRequests, window.toNanos(), b.nanoTime);
     this.windowNanos = window.toNanos();
     Duration after = b.retryAfter != null ? b.retryAfter : window;
     this.retryAfterSeconds = Math.max(1, after.toSeconds() + (after.toNanosPart() > 0 ? 1 : 0));
@@ -249,7 +250,7 @@ public final class RetryBudgetFilter implements Filter {
     private String attemptHeader = DEFAULT_ATTEMPT_HEADER;
     private final List<String> pathPrefixes = new ArrayList<>();
     private RetryBudgetListener listener = RetryBudgetListener.none();
-    private Clock clock = Clock.systemUTC();
+    private LongSupplier nanoTime = System::nanoTime;
 
     private Builder() {}
 
@@ -355,9 +356,25 @@ public final class RetryBudgetFilter implements Filter {
       return this;
     }
 
-    /** The clock that drives the window. Default the system clock. */
+    /**
+     * The monotonic nano source that drives the window, as {@link System#nanoTime()} (the default): only differences
+     * between its readings count. For tests, a source they step by hand.
+     */
+    public Builder nanoTime(LongSupplier nanoTime) {
+      this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+      return this;
+    }
+
+    /**
+     * Drives the window from {@code clock}'s milliseconds instead of the monotonic {@link #nanoTime} source.
+     *
+     * @deprecated a wall clock can step back (NTP, an operator), and the window then counts, and refuses, nothing
+     *     for the length of the step; use {@link #nanoTime(LongSupplier)}
+     */
+    @Deprecated
     public Builder clock(Clock clock) {
-      this.clock = Objects.requireNonNull(clock, "clock");
+      Objects.requireNonNull(clock, "clock");
+      this.nanoTime = () -> clock.millis() * 1_000_000L;
       return this;
     }
 

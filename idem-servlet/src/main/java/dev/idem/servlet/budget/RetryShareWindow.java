@@ -1,15 +1,19 @@
 package dev.idem.servlet.budget;
 
-import java.time.Clock;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 
 /**
  * The sliding window behind {@link RetryBudgetFilter}: a ring of {@value #BUCKETS} buckets, each a tenth of the
  * window, counting served requests, admitted retries and shed retries. Thread-safe and lock-free.
  *
- * <p>Implementation note. A bucket holds its epoch (its start, in bucket lengths since the Unix epoch), one
+ * <p>Time comes from a monotonic nano source ({@link System#nanoTime()} unless another is injected), never from a
+ * wall clock: a wall clock stepped back (by NTP, or an operator) would put every bucket in the future, and the window
+ * would count nothing, and refuse nothing, for the length of the step.
+ *
+ * <p>Implementation note. A bucket holds its epoch (its start, in bucket lengths since the nano source's origin), one
  * {@link AtomicLong} that packs admitted retries (high 32 bits) and served requests (low 32 bits), and a
  * {@link LongAdder} of shed retries. Packing makes "a retry is also a request" one atomic add, so a reader sees
  * both halves of an admission or neither; two separate counters would let a reader see a request whose retry it
@@ -41,22 +45,22 @@ final class RetryShareWindow {
 
   private final double maxShare;
   private final int minRequests;
-  private final long bucketMillis;
-  private final Clock clock;
+  private final long bucketNanos;
+  private final LongSupplier nanos;
   private final AtomicReferenceArray<Bucket> ring = new AtomicReferenceArray<>(BUCKETS);
   private final LongAdder admittedTotal = new LongAdder();
   private final LongAdder shedTotal = new LongAdder();
 
-  RetryShareWindow(double maxShare, int minRequests, long windowMillis, Clock clock) {
+  RetryShareWindow(double maxShare, int minRequests, long windowNanos, LongSupplier nanos) {
     this.maxShare = maxShare;
     this.minRequests = minRequests;
-    this.bucketMillis = Math.max(1L, windowMillis / BUCKETS);
-    this.clock = clock;
+    this.bucketNanos = Math.max(1L, windowNanos / BUCKETS);
+    this.nanos = nanos;
   }
 
   /** Counts a first attempt; first attempts are never refused. */
   void firstAttempt() {
-    current(clock.millis()).counts.getAndAdd(REQUEST);
+    current(nanos.getAsLong()).counts.getAndAdd(REQUEST);
   }
 
   /**
@@ -65,10 +69,10 @@ final class RetryShareWindow {
    * before it; otherwise counts it as shed, not served, and returns false.
    */
   boolean tryAdmitRetry() {
-    long now = clock.millis();
+    long now = nanos.getAsLong();
     Bucket bucket = current(now);
     bucket.counts.getAndAdd(RETRY);
-    long epoch = Math.floorDiv(now, bucketMillis);
+    long epoch = Math.floorDiv(now, bucketNanos);
     long requests = 0;
     long retries = 0;
     for (int i = 0; i < BUCKETS; i++) {
@@ -91,7 +95,7 @@ final class RetryShareWindow {
 
   /** What the window holds now. */
   Snapshot snapshot() {
-    long epoch = Math.floorDiv(clock.millis(), bucketMillis);
+    long epoch = Math.floorDiv(nanos.getAsLong(), bucketNanos);
     long requests = 0;
     long retries = 0;
     long shed = 0;
@@ -121,7 +125,7 @@ final class RetryShareWindow {
 
   /** The bucket for {@code now}, replacing the slot's bucket if it is older. Ends after at most a few rounds. */
   private Bucket current(long now) {
-    long epoch = Math.floorDiv(now, bucketMillis);
+    long epoch = Math.floorDiv(now, bucketNanos);
     int slot = (int) Math.floorMod(epoch, (long) BUCKETS);
     while (true) {
       Bucket b = ring.get(slot);

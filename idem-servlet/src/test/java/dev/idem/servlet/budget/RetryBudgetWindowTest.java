@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import dev.idem.servlet.budget.RetryShareWindow.Snapshot;
 import org.junit.jupiter.api.Test;
 
 /** The retry-share window and the attempt header, on a manual clock. */
@@ -24,7 +25,34 @@ class RetryBudgetWindowTest {
   private final MutableClock clock = new MutableClock(START);
 
   private RetryShareWindow window(double share, int minRequests) {
-    return new RetryShareWindow(share, minRequests, 10_000, clock);
+    return new RetryShareWindow(share, minRequests, TimeUnit.SECONDS.toNanos(10),
+        () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()));
+  }
+
+  @Test
+  void theWindowFollowsTheNanoSourceFromAnyOrigin() {
+    // System.nanoTime() has an arbitrary origin, negative as often as not: start just below zero and cross it
+    AtomicLong nanos = new AtomicLong(-TimeUnit.SECONDS.toNanos(3));
+    RetryShareWindow w = new RetryShareWindow(0.2, 0, TimeUnit.SECONDS.toNanos(10), nanos::get);
+    firstAttempts(w, 8);
+    boolean ninth = w.tryAdmitRetry(); // 1 of 9
+    boolean tenth = w.tryAdmitRetry(); // 2 of 10
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(5)); // t = +2 s, across the source's zero
+
+    boolean past = w.tryAdmitRetry(); // 3 of 11: past the share
+    Snapshot during = w.snapshot();
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(10)); // a whole window later: every bucket has left it
+    Snapshot emptied = w.snapshot();
+    firstAttempts(w, 4);
+    boolean later = w.tryAdmitRetry(); // 1 of 5
+
+    assertThat(ninth).isTrue();
+    assertThat(tenth).isTrue();
+    assertThat(past).as("the budget still refuses").isFalse();
+    assertThat(during).isEqualTo(new RetryShareWindow.Snapshot(10, 2, 1));
+    assertThat(emptied).isEqualTo(new RetryShareWindow.Snapshot(0, 0, 0));
+    assertThat(later).isTrue();
+    assertThat(w.snapshot()).isEqualTo(new RetryShareWindow.Snapshot(5, 1, 0));
   }
 
   private static void firstAttempts(RetryShareWindow w, int n) {

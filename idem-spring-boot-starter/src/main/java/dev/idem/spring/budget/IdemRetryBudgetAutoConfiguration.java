@@ -4,7 +4,6 @@ import dev.idem.servlet.budget.RetryBudgetFilter;
 import dev.idem.servlet.budget.RetryBudgetListener;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.DispatcherType;
-import java.time.Clock;
 import java.util.List;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -41,13 +40,13 @@ public class IdemRetryBudgetAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public RetryBudgetFilter idemRetryBudgetFilter(RetryBudgetProperties properties, Environment environment,
-      ObjectProvider<RetryBudgetListener> listeners, ObjectProvider<Clock> clock) {
+      ObjectProvider<RetryBudgetListener> listeners) {
     properties.validate();
     RetryBudgetFilter.Builder builder = RetryBudgetFilter.builder()
         .name(environment.getProperty("idem.name", "idem"))
         .maxRetryShare(properties.getMaxRetryShare()).window(properties.getWindow())
         .minRequests(properties.getMinRequests()).attemptHeader(properties.getAttemptHeader())
-        .pathPrefixes(properties.getPathPrefixes()).clock(clock.getIfAvailable(Clock::systemUTC));
+        .pathPrefixes(properties.getPathPrefixes());
     if (properties.getRetryAfter() != null) {
       builder.retryAfter(properties.getRetryAfter());
     }

@@ -138,6 +138,14 @@ public final class IdemMdcFilter implements Filter {
     return attempt.isPresent() ? Integer.toString(attempt.getAsInt()) : null;
   }
 
+  /**
+   * Whether {@code c} may stand in a problem code in the MDC: ASCII letters, digits, {@code _} and {@code .}, as
+   * {@code ProblemCode} defines codes; a code with anything else (a kept answer's, written by other code) is left out.
+   */
+  private static boolean codeChar(int c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  }
+
   /** The request's path within the server, without the query string (which may carry anything). */
   private static String path(HttpServletRequest request) {
     return key(request.getRequestURI());
@@ -162,7 +170,7 @@ public final class IdemMdcFilter implements Filter {
 
     @Override
     public void problemWritten(String code) {
-      if (code != null && code.length() <= MAX_CODE_LENGTH) {
+      if (code != null && code.length() <= MAX_CODE_LENGTH && code.chars().allMatch(IdemMdcFilter::codeChar)) {
         this.code = code;
         frame.put(IdemMdc.ERROR_CODE, code);
       }

@@ -81,6 +81,19 @@ class Slf4jIdemListenerTest {
   }
 
   @Test
+  void differingMemberNamesAreLoggedWithControlAndNonAsciiCharactersEscaped() {
+    List<String> names = List.of("amount\r\n2026-01-01 INFO forged line", "\u001b[31mred\u001b[0m", "caf\u00e9\\x");
+
+    listener.onExecution("payments", Execution.payloadMismatch(KEY, names), Duration.ofMillis(2));
+
+    List<Line> lines = logs.lines();
+    assertThat(lines).hasSize(1);
+    assertThat(lines.get(0).message()).doesNotContain("\r", "\n", "\u001b", "\u00e9")
+        .contains("differing_fields=[amount\\r\\n2026-01-01 INFO forged line, \\u001b[31mred\\u001b[0m,"
+            + " caf\\u00e9\\\\x]");
+  }
+
+  @Test
   void anExpiredKeyIsLoggedAtInfoWithItsCodeAndItsMeterName() {
     listener.onExecution("payments", Execution.keyExpired(KEY, Instant.parse("2026-01-02T00:00:00Z")),
         Duration.ofMillis(1));

@@ -28,7 +28,9 @@ import java.util.Random;
 import java.util.random.RandomGenerator;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -159,6 +161,43 @@ public class PaymentsConfiguration {
             + " routes and the operator console with it; set a secret of your own before listening elsewhere");
   }
 
+  /**
+   * Refuses to start with the admin routes' loopback exemption on while forwarded headers are applied to requests
+   * ({@code server.forward-headers-strategy} {@code framework} or {@code native}, or unset on a cloud platform whose
+   * proxy Spring Boot trusts by itself, such as Kubernetes): the client's address and host would then come from
+   * {@code X-Forwarded-For}, {@code X-Forwarded-Host} or {@code Forwarded}, which a client can write, so
+   * {@code X-Forwarded-For: 127.0.0.1} would make any caller a loopback caller.
+   *
+   * @param allowLoopback {@code payments.admin-allow-loopback}
+   * @param environment where {@code server.forward-headers-strategy} and the cloud platform are read
+   * @throws IllegalStateException when both are in effect
+   */
+  static void refuseLoopbackExemptionWithForwardedHeaders(boolean allowLoopback, ConfigurableEnvironment environment) {
+    if (!allowLoopback) {
+      return;
+    }
+    String strategy = Binder.get(environment).bind("server.forward-headers-strategy", String.class)
+        .map(s -> s.strip().toLowerCase(java.util.Locale.ROOT).replace("_", "").replace("-", "")).orElse(null);
+    String applied;
+    if (strategy == null) {
+      CloudPlatform platform = CloudPlatform.getActive(environment);
+      if (platform == null || !platform.isUsingForwardHeaders()) {
+        return;
+      }
+      applied = "server.forward-headers-strategy is unset on " + platform
+          + ", where Spring Boot applies forwarded headers (native)";
+    } else if (strategy.equals("framework") || strategy.equals("native")) {
+      applied = "server.forward-headers-strategy=" + strategy;
+    } else {
+      return;
+    }
+    throw new IllegalStateException("payments.admin-allow-loopback=true and " + applied + ": the client's address"
+        + " and host would be taken from X-Forwarded-For, X-Forwarded-Host or Forwarded, which any client can write,"
+        + " so a request carrying X-Forwarded-For: 127.0.0.1 would hold the admin routes without the admin key. Set"
+        + " payments.admin-allow-loopback=false (environment PAYMENTS_ADMINALLOWLOOPBACK=false) to require the admin"
+        + " key from every caller, or server.forward-headers-strategy=none");
+  }
+
   @Bean
   ApiKeys apiKeys(ConfigurableEnvironment environment) {
     return ApiKeys.from(environment);
@@ -168,6 +207,7 @@ public class PaymentsConfiguration {
   FilterRegistrationBean<ApiKeyAuthentication> apiKeyAuthentication(ApiKeys keys, PaymentsProperties properties,
       ConfigurableEnvironment environment) {
     refuseDefaultAdminKeyOffLoopback(properties.adminKey(), environment.getProperty("server.address"));
+    refuseLoopbackExemptionWithForwardedHeaders(properties.adminAllowLoopback(), environment);
     AdminAccess admin = new AdminAccess(properties.adminKey(), properties.adminAllowLoopback());
     FilterRegistrationBean<ApiKeyAuthentication> registration =
         new FilterRegistrationBean<>(new ApiKeyAuthentication(keys, admin));

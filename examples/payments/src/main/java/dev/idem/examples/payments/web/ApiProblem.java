@@ -21,9 +21,42 @@ public final class ApiProblem extends RuntimeException {
     return problem;
   }
 
-  /** A 400 {@code VALIDATION.<field>} problem, not retryable. */
+  /** The longest field name that becomes part of a code; the service's own names are far shorter. */
+  private static final int MAX_CODE_FIELD = 64;
+
+  /**
+   * A 400 {@code VALIDATION.<field>} problem, not retryable. The field may be a name the client chose (an unknown
+   * member): only a name of ASCII letters, digits and {@code _}, at most 64 of them, becomes part of the code, which
+   * logs and the MDC carry; any other is answered {@code VALIDATION.field}, with the name, escaped, in the
+   * {@code field} member.
+   */
   public static ApiProblem invalid(String field, String detail) {
-    return new ApiProblem(Problem.of(400, "VALIDATION." + field, "Invalid request").withDetail(detail));
+    if (plainName(field)) {
+      return new ApiProblem(Problem.of(400, "VALIDATION." + field, "Invalid request").withDetail(detail));
+    }
+    return new ApiProblem(Problem.of(400, "VALIDATION.field", "Invalid request").withDetail(detail)
+        .with("field", escaped(field)));
+  }
+
+  private static boolean plainName(String field) {
+    return !field.isEmpty() && field.length() <= MAX_CODE_FIELD && field.chars().allMatch(
+        c -> (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+  }
+
+  /** The name with a backslash doubled and every character outside printable ASCII as a backslash-u escape. */
+  private static String escaped(String name) {
+    StringBuilder out = new StringBuilder(name.length());
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (c == '\\') {
+        out.append("\\\\");
+      } else if (c >= 0x20 && c < 0x7f) {
+        out.append(c);
+      } else {
+        out.append(String.format("\\u%04x", (int) c));
+      }
+    }
+    return out.toString();
   }
 
   /** A 404 {@code NOT_FOUND.<what>} problem, titled "<What> not found". */

@@ -1,5 +1,6 @@
 package dev.idem.examples.payments.web;
 
+import dev.idem.core.Deadline;
 import dev.idem.core.protocol.IdemHeaders;
 import dev.idem.servlet.Problem;
 import jakarta.servlet.FilterChain;
@@ -18,9 +19,11 @@ import java.util.concurrent.atomic.LongAdder;
  * A bound on the requests the service serves at once ({@code payments.admission.max-in-flight}), so that the
  * container's request threads (Tomcat: 200) never queue on a connection pool smaller than them: a request beyond the
  * bound waits for a slot, first come first served, at most {@code payments.admission.max-wait} (1 s by default), so
- * that a short burst passes; then it is answered 503 {@code TRANSIENT.overloaded} ({@link PaymentsProblems#OVERLOADED},
- * retryable, with {@code Retry-After}), before it has done anything, taken a connection or created an idempotency
- * record, so a retry with the same key is served as if it were the first attempt. The bound is checked against the
+ * that a short burst passes, and never past the request's deadline ({@code Request-Timeout}, which the deadline filter,
+ * ordered before this one, has bound to the thread: {@link Deadline#current()}); then it is answered 503
+ * {@code TRANSIENT.overloaded} ({@link PaymentsProblems#OVERLOADED}, retryable, with {@code Retry-After}), before
+ * it has done anything, taken a connection or created an idempotency record, so a retry with the same key is served
+ * as if it were the first attempt. The bound is checked against the
  * pool when the service starts ({@link dev.idem.examples.payments.PaymentsProperties.Admission#boundFor}): every
  * admitted request can have the two connections an idempotent request may hold at once.
  *
@@ -72,7 +75,7 @@ public final class InFlightLimit extends HttpFilter {
       chain.doFilter(request, response);
       return;
     }
-    if (!admit()) {
+    if (!admit(Deadline.current().map(Deadline::remainingNanos).orElse(Long.MAX_VALUE))) {
       refuse(response);
       return;
     }
@@ -83,9 +86,10 @@ public final class InFlightLimit extends HttpFilter {
     }
   }
 
-  private boolean admit() {
+  /** Takes a slot, waiting at most {@code maxWaitNanos} and at most {@code remainingNanos} (the deadline's). */
+  private boolean admit(long remainingNanos) {
     try {
-      return slots.tryAcquire(maxWaitNanos, TimeUnit.NANOSECONDS);
+      return slots.tryAcquire(Math.max(0, Math.min(maxWaitNanos, remainingNanos)), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       // the container is stopping: refuse, as if no slot came
       Thread.currentThread().interrupt();
