@@ -14,7 +14,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -362,19 +361,6 @@ public final class RetryBudgetFilter implements Filter {
      */
     public Builder nanoTime(LongSupplier nanoTime) {
       this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
-      return this;
-    }
-
-    /**
-     * Drives the window from {@code clock}'s milliseconds instead of the monotonic {@link #nanoTime} source.
-     *
-     * @deprecated a wall clock can step back (NTP, an operator), and the window then counts, and refuses, nothing
-     *     for the length of the step; use {@link #nanoTime(LongSupplier)}
-     */
-    @Deprecated
-    public Builder clock(Clock clock) {
-      Objects.requireNonNull(clock, "clock");
-      this.nanoTime = () -> clock.millis() * 1_000_000L;
       return this;
     }
 
