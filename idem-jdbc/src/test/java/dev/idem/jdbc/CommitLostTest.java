@@ -7,16 +7,13 @@ import dev.idem.core.Idem;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.RecordKey;
 import dev.idem.core.StoredResponse;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -28,13 +25,12 @@ import org.junit.jupiter.params.provider.EnumSource;
 class CommitLostTest {
 
   /** Connections whose next commit commits, then reports a lost connection (SQLState 08006). */
-  static final class LosingCommits implements DataSource {
-    final DataSource real;
+  static final class LosingCommits extends WrappingDataSource {
     final AtomicBoolean loseNext = new AtomicBoolean();
     final AtomicInteger lost = new AtomicInteger();
 
     LosingCommits(DataSource real) {
-      this.real = real;
+      super(real);
     }
 
     @Override
@@ -54,42 +50,6 @@ class CommitLostTest {
             }
             return result;
           });
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      throw new SQLFeatureNotSupportedException();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 

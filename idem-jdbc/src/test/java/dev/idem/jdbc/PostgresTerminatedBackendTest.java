@@ -8,7 +8,6 @@ import dev.idem.core.Idem;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.RecordKey;
 import dev.idem.core.StoredResponse;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
@@ -18,7 +17,6 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,7 +27,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -105,13 +102,12 @@ class PostgresTerminatedBackendTest {
    * {@code pg_terminate_backend} on another connection, which waits until it is gone) as its first statement is
    * prepared. Keeps the SQLStates its statements fail with.
    */
-  static final class Terminating implements DataSource {
-    final DataSource real;
+  static final class Terminating extends WrappingDataSource {
     final AtomicBoolean terminateNext = new AtomicBoolean();
     final List<String> failures = new CopyOnWriteArrayList<>();
 
     Terminating(DataSource real) {
-      this.real = real;
+      super(real);
     }
 
     @Override
@@ -161,42 +157,6 @@ class PostgresTerminatedBackendTest {
       } catch (InvocationTargetException e) {
         throw e.getCause();
       }
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      throw new SQLFeatureNotSupportedException();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 

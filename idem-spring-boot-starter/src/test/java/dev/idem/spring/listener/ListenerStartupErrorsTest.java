@@ -12,6 +12,7 @@ import dev.idem.outbox.consumer.Reason;
 import dev.idem.outbox.memory.InMemoryInboxStore;
 import dev.idem.outbox.webhook.WebhookSecret;
 import dev.idem.spring.Idempotent;
+import dev.idem.spring.WithoutPackage;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -432,27 +433,9 @@ class ListenerStartupErrorsTest {
         + " ...) but the Inbox bean's store is " + InMemoryInboxStore.class.getName() + ", not a JdbcInboxStore");
   }
 
-  /** The application's class loader, as if the classes of a package were not on the classpath. */
-  private static final class Without extends ClassLoader {
-    private final String hidden;
-
-    Without(String hidden) {
-      super(ListenerStartupErrorsTest.class.getClassLoader());
-      this.hidden = hidden;
-    }
-
-    @Override
-    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-      if (name.startsWith(hidden)) {
-        throw new ClassNotFoundException(name);
-      }
-      return super.loadClass(name, resolve);
-    }
-  }
-
   @Test
   void aPayloadOfJsonWithoutJackson() {
-    Throwable failure = catchThrowable(() -> run(new Without("tools.jackson."), Fine.class).close());
+    Throwable failure = catchThrowable(() -> run(new WithoutPackage("tools.jackson."), Fine.class).close());
 
     assertThat(messages(failure)).contains("@IdempotentListener on " + source(Fine.class) + " takes no raw message,"
         + " so its payload is its arguments as JSON, which needs Jackson 3");
@@ -460,7 +443,7 @@ class ListenerStartupErrorsTest {
 
   @Test
   void listenersWithoutIdemOutboxWouldBeIgnored() {
-    Throwable failure = catchThrowable(() -> run(new Without("dev.idem.outbox."), Fine.class).close());
+    Throwable failure = catchThrowable(() -> run(new WithoutPackage("dev.idem.outbox."), Fine.class).close());
 
     assertThat(messages(failure)).contains("@IdempotentListener methods exist (bean 'listenerStartupErrorsTest.Fine'"
         + " of " + Fine.class.getName() + " ...) but nothing runs them through an inbox");

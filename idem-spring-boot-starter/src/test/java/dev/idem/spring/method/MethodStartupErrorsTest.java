@@ -12,6 +12,7 @@ import dev.idem.core.PayloadMismatchException;
 import dev.idem.core.memory.InMemoryIdempotencyStore;
 import dev.idem.servlet.IdempotentRoute;
 import dev.idem.spring.Idempotent;
+import dev.idem.spring.WithoutPackage;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -638,21 +639,6 @@ class MethodStartupErrorsTest {
     }
   }
 
-  /** Loads every class through the test's loader but Jackson 3's, as an application without it would. */
-  static final class WithoutJackson extends ClassLoader {
-    WithoutJackson() {
-      super(MethodStartupErrorsTest.class.getClassLoader());
-    }
-
-    @Override
-    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-      if (name.startsWith("tools.jackson.")) {
-        throw new ClassNotFoundException(name);
-      }
-      return super.loadClass(name, resolve);
-    }
-  }
-
   @Test
   void beanMethodsWithoutJacksonFailTheStartEvenWithTheApplicationsOwnIdem() {
     for (List<Class<?>> beans : List.<List<Class<?>>>of(List.of(Fine.class), List.of(Fine.class, OwnIdem.class))) {
@@ -660,7 +646,7 @@ class MethodStartupErrorsTest {
       sources.addAll(beans);
       Throwable failure = catchThrowable(() -> {
         try (ConfigurableApplicationContext ignored = new SpringApplicationBuilder(sources.toArray(Class<?>[]::new))
-            .resourceLoader(new DefaultResourceLoader(new WithoutJackson())).web(WebApplicationType.NONE)
+            .resourceLoader(new DefaultResourceLoader(new WithoutPackage("tools.jackson."))).web(WebApplicationType.NONE)
             .run("--spring.datasource.url=jdbc:h2:mem:startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
                 "--idem.store.initialize-schema=true")) {
           // started: no failure

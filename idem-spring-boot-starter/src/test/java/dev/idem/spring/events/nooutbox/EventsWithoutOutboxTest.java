@@ -3,6 +3,7 @@ package dev.idem.spring.events.nooutbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import dev.idem.spring.WithoutPackage;
 import dev.idem.spring.events.Externalized;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,21 +32,6 @@ class EventsWithoutOutboxTest {
   @EnableAutoConfiguration
   static class App {}
 
-  /** The test's class loader, as if idem-outbox were not on the classpath. */
-  private static final class WithoutOutbox extends ClassLoader {
-    WithoutOutbox() {
-      super(EventsWithoutOutboxTest.class.getClassLoader());
-    }
-
-    @Override
-    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-      if (name.startsWith("dev.idem.outbox.")) {
-        throw new ClassNotFoundException(name);
-      }
-      return super.loadClass(name, resolve);
-    }
-  }
-
   private static Throwable start(ClassLoader loader, String... properties) {
     List<String> args = new ArrayList<>(List.of(
         "--spring.datasource.url=jdbc:h2:mem:events-no-outbox-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
@@ -72,22 +58,22 @@ class EventsWithoutOutboxTest {
 
   @Test
   void externalizedEventsWithoutIdemOutboxStopTheStartNamingThem() {
-    assertThat(messages(start(new WithoutOutbox()))).contains("events of [" + Shipped.class.getName()
+    assertThat(messages(start(new WithoutPackage("dev.idem.outbox.")))).contains("events of [" + Shipped.class.getName()
         + "] (@Externalized, or in idem.events.routes) are to be written to the outbox, but dev.idem:idem-outbox is"
         + " not on the classpath", "set idem.events.enabled=false");
   }
 
   @Test
   void aConfiguredRouteWithoutIdemOutboxStopsTheStartToo() {
-    assertThat(messages(start(new WithoutOutbox(), "idem.events.scan=false",
+    assertThat(messages(start(new WithoutPackage("dev.idem.outbox."), "idem.events.scan=false",
         "idem.events.routes[com.example.Refunded]=webhook:refunds")))
         .contains("events of [com.example.Refunded]", "dev.idem:idem-outbox is not on the classpath");
   }
 
   @Test
   void theCheckIsOffWhenEventsAreOffAndAbsentWithIdemOutbox() {
-    assertThat(start(new WithoutOutbox(), "idem.events.enabled=false")).as("events off").isNull();
-    assertThat(start(new WithoutOutbox(), "idem.events.scan=false")).as("nothing to write").isNull();
+    assertThat(start(new WithoutPackage("dev.idem.outbox."), "idem.events.enabled=false")).as("events off").isNull();
+    assertThat(start(new WithoutPackage("dev.idem.outbox."), "idem.events.scan=false")).as("nothing to write").isNull();
     assertThat(start(EventsWithoutOutboxTest.class.getClassLoader(), "idem.outbox.initialize-schema=true"))
         .as("with idem-outbox, the same application starts").isNull();
   }
