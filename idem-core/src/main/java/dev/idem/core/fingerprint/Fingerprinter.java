@@ -92,14 +92,17 @@ public final class Fingerprinter {
         }
       }
     }
-    MessageDigest md;
     try (JsonWorkspace w = JsonWorkspace.acquire()) {
-      md = w.sha256();
-      md.update(op);
-      md.update((byte) '\n');
-      md.update(RAW_TAG);
-      md.update(canonicalMediaType(contentType).getBytes(StandardCharsets.UTF_8));
-      md.update((byte) '\n');
+      // everything before the body in one buffer, one digest call
+      ByteSink head = w.sink;
+      head.reset();
+      head.write(op, 0, op.length);
+      head.write('\n');
+      head.write(RAW_TAG);
+      writeMediaType(head, contentType);
+      head.write('\n');
+      MessageDigest md = w.sha256();
+      md.update(head.array(), 0, head.size());
       md.update(body);
       return Fingerprint.ofHash(hex(md.digest()));
     }
@@ -206,6 +209,27 @@ public final class Fingerprinter {
       out.append('"');
     }
     return out.toString();
+  }
+
+  /**
+   * Writes the canonical media type to {@code out}. A type already in canonical form (printable ASCII without spaces,
+   * upper case, {@code ;} or {@code %}, as {@code application/octet-stream} is) goes in as it is, without building
+   * anything.
+   */
+  private static void writeMediaType(ByteSink out, String contentType) {
+    if (contentType == null) {
+      return;
+    }
+    int n = contentType.length();
+    for (int i = 0; i < n; i++) {
+      char c = contentType.charAt(i);
+      if (c <= 0x20 || c >= 0x7F || c == ';' || c == '%' || (c >= 'A' && c <= 'Z')) {
+        byte[] canonical = canonicalMediaType(contentType).getBytes(StandardCharsets.UTF_8);
+        out.write(canonical, 0, canonical.length);
+        return;
+      }
+    }
+    out.writeAscii(contentType);
   }
 
   /** {@code contentType} cut at each {@code ;} that is not inside a quoted string. */

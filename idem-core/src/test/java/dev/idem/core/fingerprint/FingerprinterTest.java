@@ -134,6 +134,16 @@ class FingerprinterTest {
         .isEqualTo(whole.fingerprint(OPERATION, body, "text/csv;charset=utf-8"));
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"application/octet-stream", "text/csv", "Text/CSV", "text/csv ", "text/csv;charset=utf-8",
+      "text/x%41", "a\"b/c", "x", ""})
+  void aMediaTypeIsHashedInItsCanonicalFormWhateverPathItTakes(String contentType) {
+    byte[] body = utf8("id,amount\n1,1050\n");
+
+    assertThat(whole.fingerprint(OPERATION, body, contentType).hash()).isEqualTo(sha256(OPERATION + "\nR"
+        + Fingerprinter.canonicalMediaType(contentType) + "\nid,amount\n1,1050\n"));
+  }
+
   @Test
   void aMediaTypesParametersAreSortedByNameAndKeepTheirValues() {
     assertThat(Fingerprinter.canonicalMediaType("multipart/mixed; Boundary=\"A;b\"; a=1; a=2"))
