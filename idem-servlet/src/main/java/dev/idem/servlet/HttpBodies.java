@@ -38,10 +38,11 @@ public final class HttpBodies {
 
   /**
    * Call before writing a refusal that did not read the request body. Reads and discards the body, up to
-   * {@code limit} bytes, so that the connection can carry the client's next request; when the body is larger, of a
-   * length not declared ({@code Transfer-Encoding: chunked}), or cannot be read, sets {@code Connection: close} on
-   * the response instead. A body without a declared length is never read: it arrives at the sender's pace, and a
-   * refusal must not wait for a client that sends slowly or never finishes. A container that finds a body unread
+   * {@code limit} bytes, so that the connection can carry the client's next request; when the body is larger, or
+   * cannot be read, sets {@code Connection: close} on the response instead. A body of no declared length (chunked)
+   * is read as it arrives, up to the limit: clients that stream a body (Java's {@code HttpClient} with a publisher of
+   * unknown length) then keep their connection, and a sender that trickles it is bounded by the container's read
+   * timeout, as any request that is slow to arrive is. A container that finds a body unread
    * after the answer may close the connection without a word (Jetty 12 does when the body has not all arrived yet),
    * and a client that already sent its next request on that connection gets no answer at all.
    *
@@ -54,10 +55,7 @@ public final class HttpBodies {
     if (limit < 0) {
       throw new IllegalArgumentException("limit must not be negative, got " + limit);
     }
-    long length = request.getContentLengthLong();
-    // no Content-Length: no body at all, unless a Transfer-Encoding says one follows (of a length nobody declared)
-    boolean unknownLength = length < 0 && request.getHeader("Transfer-Encoding") != null;
-    if (!unknownLength && length <= limit) {
+    if (request.getContentLengthLong() <= limit) {
       try {
         InputStream in = request.getInputStream();
         byte[] buffer = new byte[8192];

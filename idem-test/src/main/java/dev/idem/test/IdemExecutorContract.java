@@ -325,7 +325,10 @@ public abstract class IdemExecutorContract {
     Execution first = idem.phased(request("p-step", "{\"amount\":1}"));
 
     assertThat(duplicate[0].outcome()).isEqualTo(Outcome.IN_PROGRESS);
-    assertThat(slept[0]).as("the wait, by the sleeps it asked for").isEqualTo(Duration.ofSeconds(2));
+    // at most the bound, which a loaded machine's real time can end early (the wait is timed on it too); never the
+    // hour the wall clock stepped back
+    assertThat(slept[0]).as("the wait, by the sleeps it asked for").isLessThanOrEqualTo(Duration.ofSeconds(2))
+        .isGreaterThan(Duration.ZERO);
     assertThat(first.outcome()).isEqualTo(Outcome.STORED);
   }
 

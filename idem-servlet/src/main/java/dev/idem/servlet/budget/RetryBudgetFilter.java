@@ -46,7 +46,8 @@ import java.util.function.LongSupplier;
  * }</pre>
  *
  * <p>A refused request's body is read and discarded when it is at most 64 KiB, so that the client can reuse the
- * connection; a larger or chunked body gets {@code Connection: close} instead.
+ * connection; a larger one (declared, or a chunked one that grows past the limit) gets {@code Connection: close}
+ * instead. See {@link HttpBodies#discardOrClose}.
  *
  * <p>Register it before any filter that does work (before the {@link IdempotencyFilter}). It acts on
  * {@link DispatcherType#REQUEST} dispatches only. Thread-safe once built and lock-free: a first attempt costs a clock

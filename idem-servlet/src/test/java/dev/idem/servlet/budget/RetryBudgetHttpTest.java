@@ -3,10 +3,6 @@ package dev.idem.servlet.budget;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.test.MutableClock;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -112,37 +108,6 @@ class RetryBudgetHttpTest {
       assertThat(statuses.stream().filter(s -> s == 503).count()).isEqualTo(50);
       assertThat(statuses.stream().filter(s -> s == 200).count()).isEqualTo(50);
     }
-  }
-
-  @Test
-  void aRefusedRetryWithAChunkedBodyIsAnsweredAtOnceWithConnectionClose() throws Exception {
-    RetryBudgetFilter budget = RetryBudgetFilter.builder().maxRetryShare(0.0).minRequests(0).nanoTime(this::nanos)
-        .build();
-    try (BudgetService service = new BudgetService(budget);
-        Socket socket = new Socket("127.0.0.1", URI.create(service.url("/")).getPort())) {
-      socket.setSoTimeout(10_000);
-      OutputStream out = socket.getOutputStream();
-      // the first chunk only: a sender that has not finished (and may never) must not hold the refusal
-      out.write(("POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-          + RetryBudgetFilter.DEFAULT_ATTEMPT_HEADER + ": 2\r\nTransfer-Encoding: chunked\r\n\r\n"
-          + "2\r\n{}\r\n").getBytes(StandardCharsets.US_ASCII));
-      out.flush();
-
-      String head = readHead(socket.getInputStream());
-
-      assertThat(head).startsWith("HTTP/1.1 503");
-      assertThat(head.toLowerCase(java.util.Locale.ROOT)).contains("\r\nconnection: close\r\n");
-      assertThat(budget.shedRetries()).isEqualTo(1);
-    }
-  }
-
-  /** The status line and headers of the answer, up to the empty line. */
-  private static String readHead(InputStream in) throws IOException {
-    StringBuilder head = new StringBuilder();
-    for (int c; !head.toString().endsWith("\r\n\r\n") && (c = in.read()) >= 0; ) {
-      head.append((char) c);
-    }
-    return head.toString();
   }
 
   @Test

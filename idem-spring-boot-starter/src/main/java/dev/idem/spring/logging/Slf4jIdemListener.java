@@ -4,6 +4,7 @@ import dev.idem.core.AuditEntry;
 import dev.idem.core.Execution;
 import dev.idem.core.IdempotencyRecord;
 import dev.idem.core.LoggingListener;
+import dev.idem.core.PayloadMismatchException;
 import dev.idem.core.Reconciler;
 import dev.idem.core.RecordKey;
 import dev.idem.core.RecordState;
@@ -62,39 +63,6 @@ public final class Slf4jIdemListener implements IdemListener {
     return "idem '" + instance + "' " + key.operation() + " scope=" + key.scope() + " idempotency_key=" + key.key();
   }
 
-  /**
-   * The member names as {@code [a, b]}, each with what a client could use to forge or garble a log line escaped as
-   * in a Java string: a backslash doubled, CR, LF and tab as {@code \r}, {@code \n}, {@code \t}, and every other
-   * character outside printable ASCII (controls, ANSI escape sequences, non-ASCII letters) as a backslash, {@code u}
-   * and four hexadecimal digits.
-   */
-  static String printable(List<String> names) {
-    StringBuilder out = new StringBuilder("[");
-    for (int n = 0; n < names.size(); n++) {
-      if (n > 0) {
-        out.append(", ");
-      }
-      String name = names.get(n);
-      for (int i = 0; i < name.length(); i++) {
-        char c = name.charAt(i);
-        switch (c) {
-          case '\\' -> out.append("\\\\");
-          case '\n' -> out.append("\\n");
-          case '\r' -> out.append("\\r");
-          case '\t' -> out.append("\\t");
-          default -> {
-            if (c >= 0x20 && c < 0x7f) {
-              out.append(c);
-            } else {
-              out.append(String.format("\\u%04x", (int) c));
-            }
-          }
-        }
-      }
-    }
-    return out.append(']').toString();
-  }
-
   private static IdemMdc.Frame mdc(RecordKey key, String... more) {
     String[] all = new String[6 + more.length];
     all[0] = IdemMdc.IDEMPOTENCY_KEY;
@@ -122,7 +90,7 @@ public final class Slf4jIdemListener implements IdemListener {
     String line = where(instance, execution.key()) + " outcome=" + execution.outcome()
         + (execution.response() == null ? "" : " status=" + execution.response().status())
         + (mismatch && !execution.differingFields().isEmpty()
-            ? " differing_fields=" + printable(execution.differingFields()) : "")
+            ? " differing_fields=" + PayloadMismatchException.printable(execution.differingFields()) : "")
         + (execution.keyAge() == null || execution.keyAge().isZero() ? ""
             : " key_age_ms=" + execution.keyAge().toMillis())
         + " elapsed_us=" + elapsed.toNanos() / 1000;
