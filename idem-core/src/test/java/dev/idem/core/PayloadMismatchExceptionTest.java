@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The message of a mismatch names the differing fields, which a client chose, without letting them forge a log line. */
+/** A mismatch's message names the differing fields, which a client chose, without letting them forge a log line. */
 class PayloadMismatchExceptionTest {
 
   @Test

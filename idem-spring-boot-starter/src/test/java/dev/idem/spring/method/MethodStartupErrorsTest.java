@@ -646,7 +646,8 @@ class MethodStartupErrorsTest {
       sources.addAll(beans);
       Throwable failure = catchThrowable(() -> {
         try (ConfigurableApplicationContext ignored = new SpringApplicationBuilder(sources.toArray(Class<?>[]::new))
-            .resourceLoader(new DefaultResourceLoader(new WithoutPackage("tools.jackson."))).web(WebApplicationType.NONE)
+            .resourceLoader(new DefaultResourceLoader(new WithoutPackage("tools.jackson.")))
+            .web(WebApplicationType.NONE)
             .run("--spring.datasource.url=jdbc:h2:mem:startup-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
                 "--idem.store.initialize-schema=true")) {
           // started: no failure
