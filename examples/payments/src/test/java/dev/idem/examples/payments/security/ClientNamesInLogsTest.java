@@ -8,6 +8,8 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 import dev.idem.examples.payments.Answer;
 import dev.idem.examples.payments.ServiceOfItsOwn;
+import dev.idem.test.Eventually;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -52,6 +54,8 @@ class ClientNamesInLogsTest extends ServiceOfItsOwn {
       unknown = service.put("/admin/faults", "sk_admin", "{\"" + name + "\":0}");
       unstorable = service.post("/payments", "sk_test_alice", UUID.randomUUID().toString(),
           "{\"" + name + "\":\"\\u0000\"}");
+      // the filter logs a request's line after its answer went out, so the client can read it first
+      Eventually.await("both requests' lines at DEBUG", Duration.ofSeconds(10), events::size, n -> n >= 2);
     } finally {
       logger.detachAppender(appender);
       appender.stop();
