@@ -127,6 +127,14 @@ public final class ProblemCode {
   }
 
   /**
+   * Whether {@code code} has a problem code's form, {@code CATEGORY.name}: two or more dot-separated parts of ASCII
+   * letters, digits and {@code _}. Such a code holds nothing that could break a log line or a header. False for null.
+   */
+  public static boolean isWellFormed(String code) {
+    return code != null && FORMAT.matcher(code).matches();
+  }
+
+  /**
    * A problem code.
    *
    * @param code {@code CATEGORY.name}: two or more dot-separated parts of ASCII letters, digits and {@code _}
@@ -138,7 +146,7 @@ public final class ProblemCode {
   public static ProblemCode of(String code, int status, boolean retryable, String title) {
     Objects.requireNonNull(code, "code");
     Objects.requireNonNull(title, "title");
-    if (!FORMAT.matcher(code).matches()) {
+    if (!isWellFormed(code)) {
       throw new IllegalArgumentException("a problem code is CATEGORY.name (dot-separated ASCII letters, digits and"
           + " '_'), got '" + code + "'");
     }

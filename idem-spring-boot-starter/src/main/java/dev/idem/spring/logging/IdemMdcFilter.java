@@ -3,6 +3,7 @@ package dev.idem.spring.logging;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.InvalidKeyException;
 import dev.idem.core.protocol.IdemHeaders;
+import dev.idem.core.protocol.ProblemCode;
 import dev.idem.servlet.Problem;
 import dev.idem.servlet.ProblemListener;
 import jakarta.servlet.Filter;
@@ -138,14 +139,6 @@ public final class IdemMdcFilter implements Filter {
     return attempt.isPresent() ? Integer.toString(attempt.getAsInt()) : null;
   }
 
-  /**
-   * Whether {@code c} may stand in a problem code in the MDC: ASCII letters, digits, {@code _} and {@code .}, as
-   * {@code ProblemCode} defines codes; a code with anything else (a kept answer's, written by other code) is left out.
-   */
-  private static boolean codeChar(int c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
-  }
-
   /** The request's path within the server, without the query string (which may carry anything). */
   private static String path(HttpServletRequest request) {
     return key(request.getRequestURI());
@@ -170,7 +163,8 @@ public final class IdemMdcFilter implements Filter {
 
     @Override
     public void problemWritten(String code) {
-      if (code != null && code.length() <= MAX_CODE_LENGTH && code.chars().allMatch(IdemMdcFilter::codeChar)) {
+      // only a code of ProblemCode's form: one written by other code (a kept answer's) may hold anything
+      if (code != null && code.length() <= MAX_CODE_LENGTH && ProblemCode.isWellFormed(code)) {
         this.code = code;
         frame.put(IdemMdc.ERROR_CODE, code);
       }
