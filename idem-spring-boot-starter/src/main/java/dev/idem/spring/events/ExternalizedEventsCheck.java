@@ -3,7 +3,7 @@ package dev.idem.spring.events;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
+import java.util.SortedSet;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
@@ -34,13 +34,7 @@ final class ExternalizedEventsCheck implements SmartInitializingSingleton {
     if (beanFactory.getBeanNamesForType(ExternalizedEvents.class, true, false).length > 0) {
       return;
     }
-    TreeSet<String> events = new TreeSet<>();
-    if (properties.getRoutes() != null) {
-      events.addAll(properties.getRoutes().keySet());
-    }
-    if (properties.isScan()) {
-      events.addAll(ExternalizedScan.names(beanFactory, environment));
-    }
+    SortedSet<String> events = ExternalizedScan.eventsToWrite(properties, beanFactory, environment);
     if (events.isEmpty()) {
       return;
     }

@@ -2,6 +2,8 @@ package dev.idem.spring.events;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
@@ -32,6 +34,22 @@ final class ExternalizedScan {
       }
     }
     return found;
+  }
+
+  /**
+   * The names of the events the application has to write to the outbox: the classes of {@code idem.events.routes},
+   * and the {@link Externalized} classes the scan finds when it is on. Sorted; empty when there are none.
+   */
+  static SortedSet<String> eventsToWrite(IdemEventsProperties properties, BeanFactory beanFactory,
+      Environment environment) {
+    TreeSet<String> events = new TreeSet<>();
+    if (properties.getRoutes() != null) {
+      events.addAll(properties.getRoutes().keySet());
+    }
+    if (properties.isScan()) {
+      events.addAll(names(beanFactory, environment));
+    }
+    return events;
   }
 
   /** The {@link Externalized} classes, loaded with {@code loader}. */

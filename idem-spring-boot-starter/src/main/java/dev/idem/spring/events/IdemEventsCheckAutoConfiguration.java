@@ -1,6 +1,6 @@
 package dev.idem.spring.events;
 
-import java.util.TreeSet;
+import java.util.SortedSet;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -29,13 +29,7 @@ public class IdemEventsCheckAutoConfiguration {
   static SmartInitializingSingleton idemEventsWithoutOutboxCheck(ListableBeanFactory beans, Environment environment) {
     return () -> {
       IdemEventsProperties properties = beans.getBean(IdemEventsProperties.class);
-      TreeSet<String> events = new TreeSet<>();
-      if (properties.getRoutes() != null) {
-        events.addAll(properties.getRoutes().keySet());
-      }
-      if (properties.isScan()) {
-        events.addAll(ExternalizedScan.names(beans, environment));
-      }
+      SortedSet<String> events = ExternalizedScan.eventsToWrite(properties, beans, environment);
       if (!events.isEmpty()) {
         throw new IllegalStateException("events of " + events + " (@Externalized, or in idem.events.routes) are to"
             + " be written to the outbox, but dev.idem:idem-outbox is not on the classpath, so they would be"
